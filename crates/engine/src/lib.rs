@@ -1,0 +1,2 @@
+//! The functional SIMT engine.
+pub mod memory;
