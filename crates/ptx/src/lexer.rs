@@ -9,7 +9,7 @@ use logos::Logos;
 #[logos(skip(r"//[^\n]*", allow_greedy = true))]
 #[logos(skip r"/\*([^*]|\*+[^*/])*\*+/")]
 pub enum Tok {
-    #[regex(r"\.[a-zA-Z_][a-zA-Z0-9_$]*")]
+    #[regex(r"\.[a-zA-Z0-9_][a-zA-Z0-9_$]*(::[a-zA-Z0-9_]+)*")]
     Dot,
     #[regex(r"[a-zA-Z][a-zA-Z0-9_$]*|[_$%][a-zA-Z0-9_$]+")]
     Ident,

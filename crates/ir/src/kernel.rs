@@ -1,0 +1,123 @@
+//! A lowered kernel and program: code, per-instruction source information,
+//! register file shape, and the memory layout the engine must set up.
+
+use crate::inst::{Inst, RegRef};
+use std::collections::BTreeMap;
+use warpsim_numerics::ScalarType;
+
+/// A CUDA source position from `.loc`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SourceLoc {
+    pub file: u32,
+    pub line: u32,
+    pub col: u32,
+}
+
+/// What the engine needs to say about one instruction in messages and reports.
+#[derive(Clone, Debug, Default)]
+pub struct InstInfo {
+    /// 1-based line in the PTX file.
+    pub ptx_line: u32,
+    /// The `.loc` in force, if any.
+    pub loc: Option<SourceLoc>,
+    /// Where the inlined function containing this instruction was called.
+    pub inlined_at: Option<SourceLoc>,
+    /// The opcode with modifiers, as written (`ld.global.f32`).
+    pub opcode: String,
+}
+
+/// Values that special registers hold; filled per warp at launch.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Special {
+    Tid(u8),
+    Ntid(u8),
+    Ctaid(u8),
+    Nctaid(u8),
+    LaneId,
+    WarpId,
+    NWarpId,
+    SmId,
+    NSmId,
+    LanemaskEq,
+    LanemaskLe,
+    LanemaskLt,
+    LanemaskGe,
+    LanemaskGt,
+    WarpSize,
+    GridId,
+    DynamicSmemSize,
+    TotalSmemSize,
+}
+
+#[derive(Clone, Debug)]
+pub struct KernelParam {
+    pub name: String,
+    pub offset: u32,
+    pub size: u32,
+    pub ty: ScalarType,
+}
+
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    pub name: String,
+    pub code: Vec<Inst>,
+    pub info: Vec<InstInfo>,
+    pub n32: u32,
+    pub n64: u32,
+    pub npred: u32,
+    /// Constant registers (immediates) and their values.
+    pub const32: Vec<(u32, u32)>,
+    pub const64: Vec<(u32, u64)>,
+    pub specials: Vec<(RegRef, Special)>,
+    /// 64-bit registers holding the address of a module-level global or const variable.
+    pub symbol_addrs: Vec<(u32, String)>,
+    pub params: Vec<KernelParam>,
+    pub param_bytes: u32,
+    pub shared_static_bytes: u32,
+    /// Where `extern .shared` arrays start (the static size rounded up to their alignment).
+    pub dynamic_shared_offset: u32,
+    /// Per-thread local memory (`.local` variables and call parameters).
+    pub local_bytes: u32,
+    pub reqntid: Option<[u32; 3]>,
+    pub maxntid: Option<[u32; 3]>,
+    pub minnctapersm: Option<u32>,
+    pub maxnreg: Option<u32>,
+    /// Registers declared in PTX (not counting constants), a lower bound on ptxas' allocation.
+    pub declared_regs32: u32,
+}
+
+impl Kernel {
+    /// Source text of a `.loc` position as `file:line`.
+    pub fn loc_string(&self, program: &Program, loc: SourceLoc) -> String {
+        let name = program.files.get(&loc.file).map(String::as_str).unwrap_or("?");
+        format!("{name}:{}", loc.line)
+    }
+}
+
+/// A module-level `.global` or `.const` variable.
+#[derive(Clone, Debug)]
+pub struct GlobalVar {
+    pub name: String,
+    pub is_const: bool,
+    pub size: u64,
+    pub align: u32,
+    pub init: Vec<u8>,
+    /// `(byte offset, symbol, addend)`: initialisers that hold another variable's address.
+    pub relocs: Vec<(u64, String, i64)>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Program {
+    /// The PTX file name used in messages.
+    pub source_name: String,
+    pub kernels: Vec<Kernel>,
+    pub globals: Vec<GlobalVar>,
+    /// `.file` index -> path.
+    pub files: BTreeMap<u32, String>,
+}
+
+impl Program {
+    pub fn kernel(&self, name: &str) -> Option<&Kernel> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+}
