@@ -1,2 +1,15 @@
-//! The functional SIMT engine.
+//! The functional SIMT engine: runs a decoded kernel over a grid of blocks,
+//! warp by warp, with lane masks, a SIMT stack for divergence, block
+//! barriers, and shared, local, parameter and (lazily paged) global memory.
+//! Observers (metrics, timing, sanitizer) watch the instruction stream.
+
+pub mod exec;
+pub mod fault;
+pub mod launch;
 pub mod memory;
+pub mod observer;
+
+pub use fault::{FaultKind, KernelFault};
+pub use launch::{alloc_module_globals, launch, launch_observed, LaunchConfig, LaunchError, LaunchStats};
+pub use memory::{Filler, GlobalMemory};
+pub use observer::{MemAccessKind, NoObserver, Observer};

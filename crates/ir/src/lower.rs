@@ -94,6 +94,8 @@ fn lower_globals(m: &Module, file: &str, src: &str) -> LResult<Program> {
 
 #[derive(Clone, Debug)]
 enum Sym {
+    /// A register and its declared type.
+    #[allow(dead_code)]
     Reg(RegRef, ScalarType),
     Shared(u32),
     /// Per-thread local memory offset (`.local` and call `.param` variables).

@@ -1,0 +1,168 @@
+//! Small hand-written PTX kernels exercising the SIMT engine: warps, partial
+//! warps, divergence and reconvergence, barriers, shuffles, faults.
+
+use std::collections::HashMap;
+use warpsim_engine::{launch, FaultKind, GlobalMemory, LaunchConfig, LaunchError};
+
+struct Run {
+    mem: GlobalMemory,
+    bufs: Vec<u64>,
+    result: Result<warpsim_engine::LaunchStats, LaunchError>,
+}
+
+fn run(src: &str, kernel: &str, grid: u32, block: u32, buf_bytes: &[u64], scalars: &[u32]) -> Run {
+    let prog = warpsim_ir::compile_kernel("test.ptx", src, kernel).unwrap_or_else(|e| panic!("{e}"));
+    let k = prog.kernel(kernel).unwrap();
+    let mut mem = GlobalMemory::new();
+    let globals = warpsim_engine::alloc_module_globals(&prog, &mut mem);
+    let mut params = Vec::new();
+    let mut bufs = Vec::new();
+    for (i, &n) in buf_bytes.iter().enumerate() {
+        let a = mem.alloc(&format!("b{i}"), n, None);
+        bufs.push(a);
+        params.extend_from_slice(&a.to_le_bytes());
+    }
+    for s in scalars {
+        params.extend_from_slice(&s.to_le_bytes());
+    }
+    let cfg = LaunchConfig { grid: [grid, 1, 1], block: [block, 1, 1], ..Default::default() };
+    let result = launch(&prog, k, &mem, &globals, &params, &cfg);
+    let _ = HashMap::<u8, u8>::new();
+    Run { mem, bufs, result }
+}
+
+fn read_u32(r: &Run, buf: usize, n: usize) -> Vec<u32> {
+    let mut b = vec![0u8; n * 4];
+    r.mem.read(r.bufs[buf], &mut b).unwrap();
+    b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+const HEADER: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
+
+#[test]
+fn divergent_if_else_reconverges() {
+    // out[t] = (t odd) ? t*3 : t+100; then every lane adds 1 after reconvergence.
+    let src = format!(
+        "{HEADER}.visible .entry k(.param .u64 out)
+{{
+    .reg .pred %p<2>; .reg .b32 %r<6>; .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    and.b32 %r2, %r1, 1;
+    setp.eq.s32 %p1, %r2, 0;
+    @%p1 bra EVEN;
+    mul.lo.s32 %r3, %r1, 3;
+    bra.uni JOIN;
+EVEN:
+    add.s32 %r3, %r1, 100;
+JOIN:
+    add.s32 %r3, %r3, 1;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r3;
+    ret;
+}}"
+    );
+    let r = run(&src, "k", 1, 40, &[160], &[]);
+    let stats = r.result.as_ref().unwrap();
+    let out = read_u32(&r, 0, 40);
+    for t in 0..40u32 {
+        let want = if t % 2 == 1 { t * 3 + 1 } else { t + 101 };
+        assert_eq!(out[t as usize], want, "thread {t}");
+    }
+    assert_eq!(stats.warps, 2);
+    // The second warp has 8 lanes: every instruction it issues counts 8 or fewer threads.
+    assert!(stats.threads_per_instruction() < 32.0);
+}
+
+#[test]
+fn barrier_and_shared_memory_reverse() {
+    let src = format!(
+        "{HEADER}.visible .entry k(.param .u64 out)
+{{
+    .reg .b32 %r<8>; .reg .b64 %rd<4>;
+    .shared .align 4 .b8 s[256];
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    shl.b32 %r2, %r1, 2;
+    mov.u32 %r3, s;
+    add.s32 %r4, %r3, %r2;
+    st.shared.u32 [%r4], %r1;
+    bar.sync 0;
+    sub.s32 %r5, 63, %r1;
+    shl.b32 %r5, %r5, 2;
+    add.s32 %r5, %r3, %r5;
+    ld.shared.u32 %r6, [%r5];
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r6;
+    ret;
+}}"
+    );
+    let r = run(&src, "k", 1, 64, &[256], &[]);
+    r.result.as_ref().unwrap();
+    let out = read_u32(&r, 0, 64);
+    for t in 0..64 {
+        assert_eq!(out[t], 63 - t as u32);
+    }
+}
+
+#[test]
+fn one_past_the_end_store_faults_with_its_place() {
+    let src = format!(
+        "{HEADER}.visible .entry k(.param .u64 out)
+{{
+    .reg .b32 %r<4>; .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    add.s32 %r2, %r1, 1;
+    mul.wide.u32 %rd2, %r2, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r1;
+    ret;
+}}"
+    );
+    let r = run(&src, "k", 1, 32, &[128], &[]);
+    let Err(LaunchError::Fault(f)) = r.result else { panic!("expected a fault") };
+    assert!(matches!(f.kind, FaultKind::OutOfBounds { size: 4, .. }), "{f}");
+    assert_eq!(f.thread, Some([31, 0, 0]));
+    assert_eq!(f.lane, Some(31));
+    assert_eq!(f.ptx_line, 12);
+    assert_eq!(f.address(), Some(r.bufs[0] + 128));
+    let msg = f.to_string();
+    assert!(msg.contains("out-of-bounds global store of 4 bytes"), "{msg}");
+    assert!(msg.contains("thread (31,0,0)"), "{msg}");
+}
+
+#[test]
+fn runaway_loop_hits_the_budget() {
+    let src = format!("{HEADER}.visible .entry k()\n{{\nL: bra.uni L;\n}}");
+    let prog = warpsim_ir::compile_kernel("t.ptx", &src, "k").unwrap();
+    let mem = GlobalMemory::new();
+    let cfg = LaunchConfig { max_warp_instructions_per_block: 10_000, ..Default::default() };
+    let e = launch(&prog, prog.kernel("k").unwrap(), &mem, &Default::default(), &[], &cfg).unwrap_err();
+    assert!(e.to_string().contains("instruction budget exceeded"), "{e}");
+}
+
+#[test]
+fn barrier_reached_by_part_of_the_block_is_a_deadlock() {
+    let src = format!(
+        "{HEADER}.visible .entry k()
+{{
+    .reg .pred %p<2>; .reg .b32 %r<2>;
+    mov.u32 %r1, %tid.x;
+    setp.ge.u32 %p1, %r1, 48;
+    @%p1 bra SKIP;
+    bar.sync 0;
+SKIP:
+    ret;
+}}"
+    );
+    let prog = warpsim_ir::compile_kernel("t.ptx", &src, "k").unwrap();
+    let mem = GlobalMemory::new();
+    let cfg = LaunchConfig { block: [64, 1, 1], ..Default::default() };
+    let e = launch(&prog, prog.kernel("k").unwrap(), &mem, &Default::default(), &[], &cfg).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("barrier can never complete"), "{msg}");
+    assert!(msg.contains("48 arrived"), "{msg}");
+}
