@@ -1,1 +1,255 @@
-fn main() {}
+//! The `warpsim` command line.
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use warpsim::runner::{self, CaseStatus, ProgramCache, RunOptions};
+use warpsim_launch::{load_manifest, parse_param_arg, ParamSpec, Role};
+
+#[derive(Parser)]
+#[command(name = "warpsim", version, about = "Run PTX kernels on a simulated SIMT GPU, warp by warp")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one kernel launch described on the command line.
+    Run(RunArgs),
+    /// Run the cases of a launch manifest and check their outputs.
+    Corpus(CorpusArgs),
+}
+
+#[derive(Args, Clone)]
+struct EngineArgs {
+    /// Lanes per warp: 32 (NVIDIA) or 64 (AMD CDNA wavefronts).
+    #[arg(long, default_value_t = 32)]
+    warp_size: u32,
+    /// Worker threads for running blocks in parallel (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Run blocks one after another on one thread.
+    #[arg(long)]
+    serial: bool,
+    /// Warp instructions one block may execute before it is stopped as a runaway loop.
+    #[arg(long, default_value_t = 1 << 28)]
+    max_instructions: u64,
+}
+
+impl EngineArgs {
+    fn options(&self) -> RunOptions {
+        RunOptions { warp_size: self.warp_size, serial: self.serial, max_warp_instructions_per_block: self.max_instructions, ..Default::default() }
+    }
+
+    fn init_threads(&self) -> Result<()> {
+        if let Some(n) = self.threads {
+            rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build_global().context("setting up worker threads")?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// The PTX file.
+    file: PathBuf,
+    /// The `.entry` to launch (optional when the file has one).
+    #[arg(long)]
+    kernel: Option<String>,
+    /// Grid dimensions: X[,Y[,Z]].
+    #[arg(long, default_value = "1")]
+    grid: String,
+    /// Block dimensions: X[,Y[,Z]].
+    #[arg(long, default_value = "32")]
+    block: String,
+    /// Dynamic shared memory in bytes.
+    #[arg(long, default_value_t = 0)]
+    shared: u32,
+    /// A kernel parameter, in order: scalars as TYPE=VALUE (u32=5, f32=1.5),
+    /// buffers as NAME:DTYPE[COUNT]=INIT[:ROLE] (in:f32[1024]=unit_f32:in,
+    /// out:f32[1024]=zeros:out, x:f32[256]=file:x.npy).
+    #[arg(long = "param", value_name = "SPEC")]
+    params: Vec<String>,
+    /// Folder for output buffers (written as .npy).
+    #[arg(long, default_value = "warpsim-out")]
+    out: PathBuf,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    engine: EngineArgs,
+}
+
+#[derive(Args)]
+struct CorpusArgs {
+    /// The manifest (e.g. ../shared/corpus/cases.json).
+    manifest: PathBuf,
+    /// Run only these cases.
+    #[arg(long = "case")]
+    cases: Vec<String>,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    engine: EngineArgs,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let r = match cli.command {
+        Command::Run(a) => cmd_run(a),
+        Command::Corpus(a) => cmd_corpus(a),
+    };
+    if let Err(e) = r {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn parse_dims(s: &str, what: &str) -> Result<[u32; 3]> {
+    let parts: Vec<&str> = s.split([',', 'x']).map(str::trim).collect();
+    if parts.is_empty() || parts.len() > 3 {
+        bail!("--{what} takes X[,Y[,Z]], got {s:?}");
+    }
+    let mut d = [1u32; 3];
+    for (i, p) in parts.iter().enumerate() {
+        d[i] = p.parse().with_context(|| format!("--{what}: {p:?} is not a number"))?;
+        if d[i] == 0 {
+            bail!("--{what}: dimensions must be at least 1");
+        }
+    }
+    Ok(d)
+}
+
+fn cmd_run(a: RunArgs) -> Result<()> {
+    a.engine.init_threads()?;
+    let grid = parse_dims(&a.grid, "grid")?;
+    let block = parse_dims(&a.block, "block")?;
+    let src = std::fs::read_to_string(&a.file).with_context(|| format!("reading {}", a.file.display()))?;
+    let name = a.file.display().to_string();
+    let kernel = match &a.kernel {
+        Some(k) => k.clone(),
+        None => {
+            let m = warpsim_ptx::parse_module(&name, &src).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let entries: Vec<_> = m.entries().map(|f| f.name.clone()).collect();
+            match entries.as_slice() {
+                [one] => one.clone(),
+                [] => bail!("{name} has no .entry"),
+                many => bail!("{name} has several kernels; choose one with --kernel: {}", many.join(", ")),
+            }
+        }
+    };
+    let program = warpsim_ir::compile_kernel(&name, &src, &kernel).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let params: Vec<ParamSpec> = a.params.iter().map(|p| parse_param_arg(p)).collect::<Result<_, _>>()?;
+    let prepared = runner::prepare(std::sync::Arc::new(program), &kernel, &params).map_err(anyhow::Error::msg)?;
+    let t0 = Instant::now();
+    let stats = prepared.launch(grid, block, a.shared, &a.engine.options()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let secs = t0.elapsed().as_secs_f64();
+    let mut written = Vec::new();
+    for (spec, base, len) in &prepared.buffers {
+        if spec.role == Role::In {
+            continue;
+        }
+        std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+        let path = a.out.join(format!("{}.npy", spec.name));
+        let mut bytes = vec![0u8; *len as usize];
+        prepared.mem.read(*base, &mut bytes).map_err(|e| anyhow::anyhow!("reading {}: {e:?}", spec.name))?;
+        let f = std::fs::File::create(&path).with_context(|| format!("writing {}", path.display()))?;
+        warpsim_launch::npy::write_npy(std::io::BufWriter::new(f), spec.dtype, &bytes)?;
+        written.push(path);
+    }
+    if a.json {
+        let j = serde_json::json!({
+            "kernel": kernel, "grid": grid, "block": block,
+            "blocks": stats.blocks, "warps": stats.warps,
+            "warp_instructions": stats.warp_instructions,
+            "thread_instructions": stats.thread_instructions,
+            "threads_per_instruction": stats.threads_per_instruction(),
+            "sim_seconds": secs,
+            "outputs": written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&j)?);
+    } else {
+        println!("kernel {kernel}: grid {grid:?} x block {block:?}");
+        println!("  blocks               {:>14}", stats.blocks);
+        println!("  warps                {:>14}", stats.warps);
+        println!("  warp instructions    {:>14}", stats.warp_instructions);
+        println!("  thread instructions  {:>14}", stats.thread_instructions);
+        println!("  threads per warp instruction {:>6.2} of {}", stats.threads_per_instruction(), a.engine.warp_size);
+        println!("  simulated in {:.3} s ({:.1} M warp instructions/s)", secs, stats.warp_instructions as f64 / secs.max(1e-9) / 1e6);
+        for p in &written {
+            println!("  wrote {}", p.display());
+        }
+    }
+    Ok(())
+}
+
+fn cmd_corpus(a: CorpusArgs) -> Result<()> {
+    a.engine.init_threads()?;
+    let manifest = load_manifest(&a.manifest)?;
+    let opts = a.engine.options();
+    let mut cache = ProgramCache::default();
+    let selected: Vec<_> = manifest.cases.iter().filter(|c| a.cases.is_empty() || a.cases.contains(&c.name)).collect();
+    if selected.is_empty() {
+        bail!("no case matches {:?}", a.cases);
+    }
+    let color = std::io::stdout().is_terminal() && !a.json;
+    let mut outcomes = Vec::new();
+    if !a.json {
+        println!("{:<26} {:<6} {:>14} {:>8} {:>9}", "case", "status", "warp insts", "thr/inst", "seconds");
+    }
+    for c in selected {
+        let o = runner::run_case(c, &opts, &mut cache);
+        if !a.json {
+            let status = match (o.status, color) {
+                (CaseStatus::Pass, true) => "\x1b[32mpass\x1b[0m  ".to_string(),
+                (CaseStatus::Fail, true) => "\x1b[31mfail\x1b[0m  ".to_string(),
+                (CaseStatus::Error, true) => "\x1b[33merror\x1b[0m ".to_string(),
+                (s, false) => format!("{:<6}", s.name()),
+            };
+            println!(
+                "{:<26} {} {:>14} {:>8.2} {:>9.3}",
+                truncate(&o.name, 26),
+                status,
+                o.stats.warp_instructions,
+                o.stats.threads_per_instruction(),
+                o.sim_seconds
+            );
+            for ch in o.checks.iter().filter(|c| !c.matched) {
+                println!("    {ch}");
+            }
+            if let Some(e) = &o.error {
+                for line in e.lines() {
+                    println!("    {line}");
+                }
+            }
+        }
+        outcomes.push(o);
+    }
+    let pass = outcomes.iter().filter(|o| o.status == CaseStatus::Pass).count();
+    let fail = outcomes.iter().filter(|o| o.status == CaseStatus::Fail).count();
+    let err = outcomes.len() - pass - fail;
+    if a.json {
+        let j = serde_json::json!({
+            "manifest": a.manifest.display().to_string(),
+            "cases": outcomes.iter().map(|o| o.to_json()).collect::<Vec<_>>(),
+            "summary": {"pass": pass, "fail": fail, "error": err},
+        });
+        println!("{}", serde_json::to_string_pretty(&j)?);
+    } else {
+        println!("{pass} passed, {fail} failed, {err} errors (of {})", outcomes.len());
+    }
+    let _ = Path::new("");
+    Ok(())
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n - 1).collect::<String>() + "…"
+    }
+}

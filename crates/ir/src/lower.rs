@@ -148,6 +148,8 @@ struct Lowerer<'a> {
     cur_loc: Option<SourceLoc>,
     cur_inlined: Option<SourceLoc>,
     cc: Option<u32>,
+    /// Constant registers holding extern-shared addresses: (register, offset past the array start).
+    extern_patches: Vec<(RegRef, i64)>,
 }
 
 fn align_up(x: u32, a: u32) -> u32 {
@@ -184,6 +186,7 @@ fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str) -> LResult<Kern
         cur_loc: None,
         cur_inlined: None,
         cc: None,
+        extern_patches: Vec::new(),
     };
     // Module-level names: globals, consts, shared.
     for g in &m.globals {
@@ -237,19 +240,14 @@ fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str) -> LResult<Kern
         let a = l.extern_shared.iter().map(|e| e.1).max().unwrap_or(16).max(16);
         align_up(l.shared_bytes, a)
     };
-    // Patch extern shared references now that the static size is known.
+    // Extern shared addresses are known only now that the static layout is complete.
     let mut const32: Vec<(u32, u32)> = l.const32.iter().map(|(v, s)| (*s, *v)).collect();
     let mut const64: Vec<(u32, u64)> = l.const64.iter().map(|(v, s)| (*s, *v)).collect();
-    for c in const32.iter_mut() {
-        if let Some(k) = c.1.checked_sub(EXTERN_SHARED_TAG32) {
-            c.1 = dynamic_shared_offset + k;
-        }
-    }
-    for c in const64.iter_mut() {
-        if let Some(k) = c.1.checked_sub(EXTERN_SHARED_TAG64) {
-            if k < 1 << 32 {
-                c.1 = dynamic_shared_offset as u64 + k;
-            }
+    for (r, off) in &l.extern_patches {
+        let v = (dynamic_shared_offset as i64 + off) as u64;
+        match r.bank {
+            Bank::R64 => const64.push((r.slot, v)),
+            _ => const32.push((r.slot, v as u32)),
         }
     }
     let _ = NO_RECONV;
@@ -278,10 +276,8 @@ fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str) -> LResult<Kern
 }
 
 // Extern shared arrays start where the static layout ends, which is only known at
-// the end; their addresses are tagged constants patched then. The tags sit far above
-// any real shared offset (shared memory is at most 228 KB).
-const EXTERN_SHARED_TAG32: u32 = 0xF000_0000;
-const EXTERN_SHARED_TAG64: u64 = 0xF000_0000_0000_0000;
+// the end of lowering; until then their symbol carries this marker offset.
+const EXTERN_SHARED: u32 = u32::MAX;
 
 /// Operand type classes, for choosing banks and immediates.
 fn bank_of(ty: ScalarType) -> Bank {
@@ -316,7 +312,7 @@ impl<'a> Lowerer<'a> {
     fn declare_shared(&mut self, d: &ast::VarDecl) {
         if d.is_extern || d.size_bytes().is_none() {
             self.extern_shared.push((d.name.clone(), d.alignment()));
-            self.scopes[0].names.insert(d.name.clone(), Sym::Shared(EXTERN_SHARED_TAG32));
+            self.scopes[0].names.insert(d.name.clone(), Sym::Shared(EXTERN_SHARED));
             return;
         }
         let off = align_up(self.shared_bytes, d.alignment());
@@ -531,13 +527,11 @@ impl<'a> Lowerer<'a> {
     fn symbol_value(&mut self, name: &str, offset: i64, ty: ScalarType, span: Span) -> LResult<RegRef> {
         match self.lookup(name) {
             Some(Sym::Shared(off)) => {
-                if off == EXTERN_SHARED_TAG32 {
-                    let tagged = if bank_of(ty) == Bank::R64 {
-                        EXTERN_SHARED_TAG64.wrapping_add(offset as u64)
-                    } else {
-                        (EXTERN_SHARED_TAG32 as u64).wrapping_add(offset as u64)
-                    };
-                    Ok(self.const_reg(ty, tagged))
+                if off == EXTERN_SHARED {
+                    // A constant register of its own, filled once the layout is known.
+                    let r = self.alloc_reg(if bank_of(ty) == Bank::R64 { ScalarType::B64 } else { ScalarType::B32 });
+                    self.extern_patches.push((r, offset));
+                    Ok(r)
                 } else {
                     Ok(self.const_reg(ty, (off as i64 + offset) as u64))
                 }
@@ -726,7 +720,7 @@ impl<'a> Lowerer<'a> {
                     Ok((space, Addr { base: Some(r), offset: *offset }))
                 }
                 Some(Sym::Shared(off)) => {
-                    let base_off = if off == EXTERN_SHARED_TAG32 {
+                    let base_off = if off == EXTERN_SHARED {
                         let r = self.symbol_value(name, 0, ScalarType::U32, *span)?;
                         return Ok(match space {
                             Space::Generic => {

@@ -1,0 +1,5 @@
+//! warpsim as a library: running launches described by manifests (the corpus
+//! runner) and by command-line arguments, shared by the binary and the
+//! corpus-wide integration tests.
+
+pub mod runner;

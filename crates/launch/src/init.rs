@@ -1,0 +1,593 @@
+//! Buffer initialisers, exactly as the corpus README defines them.
+//!
+//! Every named initialiser is a pure function of the element index, so
+//! [`BufferInit`] implements [`Filler`] by computing any byte range on demand:
+//! the engine's global memory asks for a page at a time and a 4 GiB input costs
+//! only the pages a kernel touches. All integer arithmetic is modulo 2^32 (the
+//! index is taken modulo 2^32 for `hash_u32` and what is built on it).
+//!
+//! The value each initialiser names is converted to the buffer's dtype by the
+//! rule in [`crate::value`]: integers wrap to the width, reals round to nearest
+//! even, reals stored into integer buffers truncate toward zero.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use warpsim_engine::memory::Filler;
+
+use crate::value::{check_fits, encode, Value};
+use crate::{Dtype, LaunchError};
+
+/// Files up to this size are read into memory when the initialiser is built;
+/// larger ones are read page by page as the engine asks (unit tests use a
+/// tiny limit so that both paths run).
+const INLINE_FILE_LIMIT: u64 = if cfg!(test) { 8 } else { 16 << 20 };
+
+/// `fmix32` from MurmurHash3.
+pub const fn fmix32(mut x: u32) -> u32 {
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x85EB_CA6B);
+    x ^= x >> 13;
+    x = x.wrapping_mul(0xC2B2_AE35);
+    x ^= x >> 16;
+    x
+}
+
+/// `fmix32(i * 0x9E3779B1)`, arithmetic modulo 2^32.
+pub const fn hash_u32(i: u64) -> u32 {
+    fmix32((i as u32).wrapping_mul(0x9E37_79B1))
+}
+
+/// `(hash_u32(i) >> 8) * 2^-24`, in [0, 1), exact in `f32`.
+pub fn unit_f32(i: u64) -> f32 {
+    (hash_u32(i) >> 8) as f32 * (1.0 / 16_777_216.0)
+}
+
+/// `unit_f32(i) - 0.5` (exact in `f32`) rounded to `f16`, nearest even.
+pub fn sym_f16(i: u64) -> half::f16 {
+    half::f16::from_f32(unit_f32(i) - 0.5)
+}
+
+/// `unit_f32(i)` as `f64` (exact).
+pub fn unit_f64(i: u64) -> f64 {
+    unit_f32(i) as f64
+}
+
+/// The initialisers named by a string in the manifest.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum NamedInit {
+    Zeros,
+    Iota,
+    HashU32,
+    UnitF32,
+    SymF16,
+    UnitF64,
+}
+
+impl NamedInit {
+    pub const ALL: [NamedInit; 6] = [
+        NamedInit::Zeros,
+        NamedInit::Iota,
+        NamedInit::HashU32,
+        NamedInit::UnitF32,
+        NamedInit::SymF16,
+        NamedInit::UnitF64,
+    ];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            NamedInit::Zeros => "zeros",
+            NamedInit::Iota => "iota",
+            NamedInit::HashU32 => "hash_u32",
+            NamedInit::UnitF32 => "unit_f32",
+            NamedInit::SymF16 => "sym_f16",
+            NamedInit::UnitF64 => "unit_f64",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<NamedInit> {
+        NamedInit::ALL.into_iter().find(|n| n.name() == s)
+    }
+
+    /// The value element `i` names, before conversion to a dtype.
+    pub fn value(self, i: u64) -> Value {
+        match self {
+            NamedInit::Zeros => Value::Int(0),
+            NamedInit::Iota => Value::Int(i as i128),
+            NamedInit::HashU32 => Value::Int(hash_u32(i) as i128),
+            NamedInit::UnitF32 | NamedInit::UnitF64 => Value::Float(unit_f64(i)),
+            NamedInit::SymF16 => Value::Float(sym_f16(i).to_f64()),
+        }
+    }
+}
+
+/// A buffer's initialiser as the manifest gives it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Init {
+    /// `"zeros"`, `"iota"`, ...
+    Named(NamedInit),
+    /// `{"values": [...]}`: exactly `count` elements.
+    Values(Vec<Value>),
+    /// `{"file": "path"}`: raw little-endian bytes of exactly `count` elements,
+    /// or a `.npy` file (by extension) of the buffer's dtype and `count` elements.
+    File(PathBuf),
+}
+
+impl Init {
+    /// Reads the manifest form: a name, `{"values": [...]}` or `{"file": "..."}`.
+    /// A relative file path is joined to `base`. Errors carry the sub-field
+    /// (`values[3]`, `file`) and the message.
+    pub fn from_json(v: &serde_json::Value, base: &Path) -> Result<Init, (String, String)> {
+        use serde_json::Value as J;
+        match v {
+            J::String(s) => NamedInit::parse(s).map(Init::Named).ok_or_else(|| {
+                let names: Vec<_> = NamedInit::ALL.iter().map(|n| n.name()).collect();
+                (String::new(), format!("unknown init {s:?} (expected one of {}, {{\"values\": [..]}} or {{\"file\": ..}})", names.join(", ")))
+            }),
+            J::Object(m) => {
+                if m.len() != 1 {
+                    let keys: Vec<_> = m.keys().map(|k| k.as_str()).collect();
+                    return Err((String::new(), format!("expected exactly one of \"values\" or \"file\", found keys {keys:?}")));
+                }
+                if let Some(vals) = m.get("values") {
+                    let arr = vals.as_array().ok_or_else(|| {
+                        ("values".to_string(), format!("expected an array, found {}", crate::value::json_kind(vals)))
+                    })?;
+                    let mut out = Vec::with_capacity(arr.len());
+                    for (k, e) in arr.iter().enumerate() {
+                        out.push(Value::from_json(e).map_err(|msg| (format!("values[{k}]"), msg))?);
+                    }
+                    Ok(Init::Values(out))
+                } else if let Some(f) = m.get("file") {
+                    let s = f.as_str().ok_or_else(|| {
+                        ("file".to_string(), format!("expected a path string, found {}", crate::value::json_kind(f)))
+                    })?;
+                    if s.is_empty() {
+                        return Err(("file".to_string(), "empty path".to_string()));
+                    }
+                    Ok(Init::File(base.join(s)))
+                } else {
+                    let k = m.keys().next().map(|k| k.as_str()).unwrap_or("");
+                    Err((String::new(), format!("unknown init key {k:?} (expected \"values\" or \"file\")")))
+                }
+            }
+            other => Err((String::new(), format!("expected an init name or object, found {}", crate::value::json_kind(other)))),
+        }
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Init::Named(n) => n.name().into(),
+            Init::Values(v) => {
+                serde_json::json!({ "values": v.iter().map(Value::to_json).collect::<Vec<_>>() })
+            }
+            Init::File(p) => serde_json::json!({ "file": p.to_string_lossy() }),
+        }
+    }
+
+    /// Short human description (`unit_f32`, `values[4]`, `file:x.bin`).
+    pub fn describe(&self) -> String {
+        match self {
+            Init::Named(n) => n.name().to_string(),
+            Init::Values(v) => format!("values[{}]", v.len()),
+            Init::File(p) => format!("file:{}", p.display()),
+        }
+    }
+}
+
+impl serde::Serialize for Init {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_json().serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Init {
+    /// Paths stay as written (relative to the current directory).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Init, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        Init::from_json(&v, Path::new("")).map_err(|(field, msg)| {
+            serde::de::Error::custom(if field.is_empty() {
+                msg
+            } else {
+                format!("{field}: {msg}")
+            })
+        })
+    }
+}
+
+enum Source {
+    Named(NamedInit),
+    Bytes(Vec<u8>),
+    File {
+        file: Mutex<File>,
+        data_offset: u64,
+        path: PathBuf,
+    },
+}
+
+/// A buffer's initial contents, computed lazily: a [`Filler`] for the engine.
+pub struct BufferInit {
+    pub dtype: Dtype,
+    pub init: Init,
+    pub count: u64,
+    byte_len: u64,
+    source: Source,
+    error: OnceLock<String>,
+}
+
+impl std::fmt::Debug for BufferInit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BufferInit")
+            .field("dtype", &self.dtype)
+            .field("init", &self.init.describe())
+            .field("count", &self.count)
+            .finish()
+    }
+}
+
+impl BufferInit {
+    /// Checks the initialiser against the buffer (values length, raw bits
+    /// widths, file size and `.npy` header) and opens files.
+    pub fn new(dtype: Dtype, init: Init, count: u64) -> Result<BufferInit, LaunchError> {
+        let byte_len = count
+            .checked_mul(dtype.size_bytes() as u64)
+            .ok_or_else(|| {
+                LaunchError::Other(format!("{count} elements of {dtype} overflow 64-bit sizes"))
+            })?;
+        let source = match &init {
+            Init::Named(n) => Source::Named(*n),
+            Init::Values(vals) => {
+                if vals.len() as u64 != count {
+                    return Err(LaunchError::Other(format!(
+                        "init values has {} elements, the buffer has {count}",
+                        vals.len()
+                    )));
+                }
+                let mut bytes = Vec::with_capacity(byte_len as usize);
+                for (k, v) in vals.iter().enumerate() {
+                    check_fits(dtype, *v)
+                        .map_err(|m| LaunchError::Other(format!("init values[{k}]: {m}")))?;
+                    bytes.extend_from_slice(&encode(dtype, *v).to_le_bytes()[..dtype.size_bytes()]);
+                }
+                Source::Bytes(bytes)
+            }
+            Init::File(path) => open_file_source(path, dtype, count, byte_len)?,
+        };
+        Ok(BufferInit {
+            dtype,
+            init,
+            count,
+            byte_len,
+            source,
+            error: OnceLock::new(),
+        })
+    }
+
+    /// [`BufferInit::new`] for a manifest buffer; errors name the buffer.
+    pub fn from_spec(spec: &crate::BufferSpec) -> Result<BufferInit, LaunchError> {
+        BufferInit::new(spec.dtype, spec.init.clone(), spec.count).map_err(|e| match e {
+            LaunchError::Other(message) => LaunchError::Init {
+                buffer: spec.name.clone(),
+                message,
+            },
+            other => other,
+        })
+    }
+
+    /// `count * dtype.size_bytes()`.
+    pub fn byte_len(&self) -> u64 {
+        self.byte_len
+    }
+
+    /// Element `i`'s bits (little-endian, in the low `dtype.bits()`).
+    pub fn element(&self, i: u64) -> u64 {
+        let mut b = [0u8; 8];
+        let n = self.dtype.size_bytes();
+        self.fill_bytes(i.saturating_mul(n as u64), &mut b[..n]);
+        u64::from_le_bytes(b)
+    }
+
+    /// The whole buffer (for small buffers and tests).
+    pub fn to_bytes(&self) -> Result<Vec<u8>, LaunchError> {
+        let n = usize::try_from(self.byte_len).map_err(|_| {
+            LaunchError::Other(format!("{} bytes do not fit in memory", self.byte_len))
+        })?;
+        let mut v = Vec::new();
+        v.try_reserve_exact(n)
+            .map_err(|_| LaunchError::Other(format!("cannot allocate {n} bytes")))?;
+        v.resize(n, 0);
+        self.fill_bytes(0, &mut v);
+        match self.take_error() {
+            Some(e) => Err(LaunchError::Other(e)),
+            None => Ok(v),
+        }
+    }
+
+    /// The first I/O error met while filling from a file (after which the
+    /// bytes that could not be read were filled with zeros), if any.
+    pub fn take_error(&self) -> Option<String> {
+        self.error.get().cloned()
+    }
+
+    pub fn into_filler(self) -> Arc<dyn Filler> {
+        Arc::new(self)
+    }
+
+    /// Writes bytes `[offset, offset + out.len())`; bytes past the end are 0.
+    pub fn fill_bytes(&self, offset: u64, out: &mut [u8]) {
+        let total = self.byte_len;
+        let avail = total.saturating_sub(offset).min(out.len() as u64) as usize;
+        let (head, tail) = out.split_at_mut(avail);
+        tail.fill(0);
+        if head.is_empty() {
+            return;
+        }
+        match &self.source {
+            Source::Bytes(b) => {
+                let o = offset as usize; // offset < total <= b.len()
+                head.copy_from_slice(&b[o..o + head.len()]);
+            }
+            Source::File {
+                file,
+                data_offset,
+                path,
+            } => {
+                let r = (|| -> std::io::Result<()> {
+                    let mut f = file.lock().unwrap_or_else(|p| p.into_inner());
+                    f.seek(SeekFrom::Start(data_offset + offset))?;
+                    f.read_exact(head)
+                })();
+                if let Err(e) = r {
+                    head.fill(0);
+                    let _ = self.error.set(format!("{}: {e}", path.display()));
+                }
+            }
+            Source::Named(NamedInit::Zeros) => head.fill(0),
+            Source::Named(n) => fill_named(*n, self.dtype, offset, head),
+        }
+    }
+}
+
+fn fill_named(n: NamedInit, dtype: Dtype, offset: u64, out: &mut [u8]) {
+    let size = dtype.size_bytes();
+    let mut i = offset / size as u64;
+    let mut within = (offset % size as u64) as usize;
+    let mut k = 0;
+    while k < out.len() {
+        let bytes = encode(dtype, n.value(i)).to_le_bytes();
+        let take = (size - within).min(out.len() - k);
+        out[k..k + take].copy_from_slice(&bytes[within..within + take]);
+        k += take;
+        within = 0;
+        i += 1;
+    }
+}
+
+fn open_file_source(
+    path: &Path,
+    dtype: Dtype,
+    count: u64,
+    byte_len: u64,
+) -> Result<Source, LaunchError> {
+    let mut file = File::open(path).map_err(|e| LaunchError::io(path, e))?;
+    let file_len = file.metadata().map_err(|e| LaunchError::io(path, e))?.len();
+    let is_npy = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+    let data_offset = if is_npy {
+        let h = crate::npy::read_header(&mut file).map_err(|e| match e {
+            crate::npy::NpyError::Io(e) => LaunchError::io(path, e),
+            crate::npy::NpyError::Format(m) => LaunchError::Npy {
+                path: path.to_path_buf(),
+                message: m,
+            },
+        })?;
+        if !h.dtype_matches(dtype) {
+            return Err(LaunchError::Other(format!(
+                "{}: holds {} ('{}'), the buffer is {dtype}",
+                path.display(),
+                h.dtype,
+                h.descr
+            )));
+        }
+        if h.count != count {
+            return Err(LaunchError::Other(format!(
+                "{}: holds {} elements, the buffer has {count}",
+                path.display(),
+                h.count
+            )));
+        }
+        h.data_offset
+    } else {
+        0
+    };
+    let data_len = file_len.saturating_sub(data_offset);
+    if data_len != byte_len {
+        return Err(LaunchError::Other(format!(
+            "{}: has {data_len} bytes of data, the buffer needs {byte_len} ({count} x {dtype})",
+            path.display()
+        )));
+    }
+    if byte_len <= INLINE_FILE_LIMIT {
+        let mut bytes = vec![0u8; byte_len as usize];
+        file.seek(SeekFrom::Start(data_offset))
+            .map_err(|e| LaunchError::io(path, e))?;
+        file.read_exact(&mut bytes)
+            .map_err(|e| LaunchError::io(path, e))?;
+        return Ok(Source::Bytes(bytes));
+    }
+    Ok(Source::File {
+        file: Mutex::new(file),
+        data_offset,
+        path: path.to_path_buf(),
+    })
+}
+
+impl Filler for BufferInit {
+    fn fill(&self, byte_offset: u64, out: &mut [u8]) {
+        self.fill_bytes(byte_offset, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const UNIT_F32_1: f64 = 0.07026684284210205;
+
+    #[test]
+    fn readme_check_values() {
+        assert_eq!(hash_u32(0), 0x0000_0000);
+        assert_eq!(hash_u32(1), 0x11FD_02EB);
+        assert_eq!(hash_u32(2), 0xBB2A_AFDE);
+        assert_eq!(hash_u32(3), 0xD6A3_DEEC);
+        // The README's value is exact in f32 (and printed as an f64).
+        assert_eq!(unit_f32(1) as f64, UNIT_F32_1);
+        assert_eq!(unit_f64(1), UNIT_F32_1);
+        // index arithmetic is modulo 2^32
+        assert_eq!(hash_u32(1 << 32 | 1), hash_u32(1));
+    }
+
+    fn bytes_of(d: Dtype, init: NamedInit, count: u64) -> Vec<u8> {
+        BufferInit::new(d, Init::Named(init), count)
+            .unwrap()
+            .to_bytes()
+            .unwrap()
+    }
+
+    #[test]
+    fn named_inits_per_dtype() {
+        let b = bytes_of(Dtype::U32, NamedInit::HashU32, 4);
+        assert_eq!(b[4..8], 0x11FD_02EBu32.to_le_bytes());
+        let b = bytes_of(Dtype::I32, NamedInit::HashU32, 4);
+        assert_eq!(b[8..12], 0xBB2A_AFDEu32.to_le_bytes()); // the same 32 bits
+        let b = bytes_of(Dtype::U8, NamedInit::HashU32, 2);
+        assert_eq!(b, [0x00, 0xEB]);
+        let b = bytes_of(Dtype::I64, NamedInit::HashU32, 3);
+        assert_eq!(b[16..24], 0xBB2A_AFDEu64.to_le_bytes()); // the value, zero-extended
+        let b = bytes_of(Dtype::U8, NamedInit::Iota, 300);
+        assert_eq!(b[299], (299 % 256) as u8);
+        let b = bytes_of(Dtype::F16, NamedInit::Iota, 3000);
+        let v = |i: usize| half::f16::from_le_bytes([b[2 * i], b[2 * i + 1]]).to_f32();
+        assert_eq!(v(2049), 2048.0);
+        assert_eq!(v(2051), 2052.0);
+        let b = bytes_of(Dtype::F32, NamedInit::UnitF32, 2);
+        assert_eq!(
+            f32::from_le_bytes(b[4..8].try_into().unwrap()) as f64,
+            UNIT_F32_1
+        );
+        let b = bytes_of(Dtype::F64, NamedInit::UnitF64, 2);
+        assert_eq!(f64::from_le_bytes(b[8..16].try_into().unwrap()), UNIT_F32_1);
+        let b = bytes_of(Dtype::F16, NamedInit::SymF16, 2);
+        let want = half::f16::from_f32(UNIT_F32_1 as f32 - 0.5);
+        assert_eq!(b[2..4], want.to_le_bytes());
+        assert_eq!(b[0..2], half::f16::from_f32(-0.5).to_le_bytes());
+        // sym_f16 into f32 is the f16 value, exactly
+        let b = bytes_of(Dtype::F32, NamedInit::SymF16, 2);
+        assert_eq!(
+            f32::from_le_bytes(b[4..8].try_into().unwrap()),
+            want.to_f32()
+        );
+        // floats into integers truncate toward zero
+        assert!(bytes_of(Dtype::I32, NamedInit::UnitF32, 100)
+            .iter()
+            .all(|&x| x == 0));
+        // bf16 from unit_f32 rounds to nearest even
+        let b = bytes_of(Dtype::Bf16, NamedInit::UnitF32, 2);
+        assert_eq!(b[2..4], half::bf16::from_f32(unit_f32(1)).to_le_bytes());
+        assert!(bytes_of(Dtype::F64, NamedInit::Zeros, 10)
+            .iter()
+            .all(|&x| x == 0));
+    }
+
+    #[test]
+    fn values_and_errors() {
+        let init = Init::Values(vec![Value::Int(-1), Value::Float(1.5), Value::Bits(0x7fff)]);
+        let b = BufferInit::new(Dtype::I16, init.clone(), 3)
+            .unwrap()
+            .to_bytes()
+            .unwrap();
+        assert_eq!(b, [0xff, 0xff, 1, 0, 0xff, 0x7f]);
+        let f = BufferInit::new(Dtype::F16, init.clone(), 3).unwrap();
+        assert_eq!(f.element(0), 0xbc00);
+        assert_eq!(f.element(1), 0x3e00);
+        assert_eq!(f.element(2), 0x7fff);
+        assert!(BufferInit::new(Dtype::I16, init.clone(), 4).is_err());
+        assert!(BufferInit::new(Dtype::U8, init, 3).is_err()); // 0x7fff does not fit
+        assert!(BufferInit::new(Dtype::U64, Init::Named(NamedInit::Iota), u64::MAX).is_err());
+        let e = BufferInit::new(Dtype::U8, Init::File("/nonexistent/x.bin".into()), 3).unwrap_err();
+        assert!(e.to_string().contains("/nonexistent/x.bin"), "{e}");
+    }
+
+    #[test]
+    fn files_raw_and_npy() {
+        let dir = std::env::temp_dir().join(format!("warpsim-launch-init-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let raw = dir.join("a.bin");
+        let data: Vec<u8> = (0..16u8).collect();
+        std::fs::write(&raw, &data).unwrap();
+        let bi = BufferInit::new(Dtype::U32, Init::File(raw.clone()), 4).unwrap();
+        assert_eq!(bi.to_bytes().unwrap(), data);
+        let mut part = [0u8; 5];
+        bi.fill(3, &mut part);
+        assert_eq!(part, [3, 4, 5, 6, 7]);
+        assert!(BufferInit::new(Dtype::U32, Init::File(raw.clone()), 5).is_err());
+        let npy = dir.join("a.npy");
+        crate::npy::write_npy_file(&npy, Dtype::U32, &data).unwrap();
+        let bi = BufferInit::new(Dtype::U32, Init::File(npy.clone()), 4).unwrap();
+        assert_eq!(bi.to_bytes().unwrap(), data);
+        assert!(BufferInit::new(Dtype::F32, Init::File(npy.clone()), 4).is_err());
+        assert!(BufferInit::new(Dtype::U32, Init::File(npy), 3).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn big_buffer_is_lazy() {
+        // 4 GiB of f32 through the engine's memory: only touched pages exist.
+        let bi = BufferInit::new(Dtype::F32, Init::Named(NamedInit::UnitF32), 1 << 30).unwrap();
+        assert_eq!(bi.byte_len(), 4 << 30);
+        let mut m = warpsim_engine::memory::GlobalMemory::new();
+        let a = m.alloc("in", bi.byte_len(), Some(bi.into_filler()));
+        let i = (1u64 << 30) - 1;
+        let v = m.load(a + 4 * i, 4).unwrap();
+        assert_eq!(v as u32, unit_f32(i).to_bits());
+        let mut b = [0u8; 4];
+        m.read(a + 4 * 12345, &mut b).unwrap();
+        assert_eq!(f32::from_le_bytes(b), unit_f32(12345));
+        assert_eq!(m.resident_bytes(), warpsim_engine::memory::PAGE_SIZE);
+    }
+
+    fn arb_init() -> impl Strategy<Value = NamedInit> {
+        prop::sample::select(NamedInit::ALL.to_vec())
+    }
+
+    proptest! {
+        #[test]
+        fn any_byte_range_matches_whole(
+            d in prop::sample::select(Dtype::ALL.to_vec()),
+            n in arb_init(),
+            count in 1u64..200,
+            off in 0u64..2000,
+            len in 0usize..100,
+        ) {
+            let bi = BufferInit::new(d, Init::Named(n), count).unwrap();
+            let whole = bi.to_bytes().unwrap();
+            let mut out = vec![0xAAu8; len];
+            bi.fill(off, &mut out);
+            for (k, b) in out.iter().enumerate() {
+                let want = whole.get(off as usize + k).copied().unwrap_or(0);
+                prop_assert_eq!(*b, want);
+            }
+            for i in 0..count {
+                let s = d.size_bytes();
+                let mut e = [0u8; 8];
+                e[..s].copy_from_slice(&whole[i as usize * s..(i as usize + 1) * s]);
+                prop_assert_eq!(bi.element(i), u64::from_le_bytes(e));
+                prop_assert_eq!(bi.element(i), encode(d, n.value(i)));
+            }
+        }
+    }
+}
