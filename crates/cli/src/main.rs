@@ -3,7 +3,7 @@
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 use warpsim::runner::{self, CaseStatus, ProgramCache, RunOptions};
 use warpsim_launch::{load_manifest, parse_param_arg, ParamSpec, Role};
@@ -242,7 +242,16 @@ fn cmd_corpus(a: CorpusArgs) -> Result<()> {
     } else {
         println!("{pass} passed, {fail} failed, {err} errors (of {})", outcomes.len());
     }
-    let _ = Path::new("");
+    // Cases that declare a bug (`expect_diagnostic`) may end in a fault; any other case must pass.
+    let bad: Vec<_> = outcomes
+        .iter()
+        .zip(manifest.cases.iter().filter(|c| a.cases.is_empty() || a.cases.contains(&c.name)))
+        .filter(|(o, c)| o.status == CaseStatus::Fail || (o.status == CaseStatus::Error && c.expect_diagnostic.is_none()))
+        .map(|(o, _)| o.name.clone())
+        .collect();
+    if !bad.is_empty() {
+        bail!("{} case(s) did not pass: {}", bad.len(), bad.join(", "));
+    }
     Ok(())
 }
 

@@ -1,0 +1,69 @@
+//! Corpus-wide: every non-bug case gives the H200's output bytes; the bug
+//! cases run to a result or a clear error, never a panic.
+
+use std::path::PathBuf;
+use warpsim::runner::{run_case, CaseStatus, ProgramCache, RunOptions};
+
+fn manifest() -> warpsim_launch::Manifest {
+    let p = std::env::var_os("WARPSIM_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/cases.json"));
+    warpsim_launch::load_manifest(&p).unwrap_or_else(|e| panic!("loading {}: {e}", p.display()))
+}
+
+#[test]
+fn every_non_bug_case_matches_the_h200() {
+    let m = manifest();
+    let mut cache = ProgramCache::default();
+    let mut failures = Vec::new();
+    let mut passed = 0;
+    for case in m.cases.iter().filter(|c| !c.name.starts_with("bug_")) {
+        let o = run_case(case, &RunOptions::default(), &mut cache);
+        if o.status == CaseStatus::Pass {
+            passed += 1;
+        } else {
+            failures.push(format!("{}: {:?} {:?} {:?}", o.name, o.status, o.error, o.checks));
+        }
+    }
+    assert!(failures.is_empty(), "{} passed; failures:\n{}", passed, failures.join("\n"));
+    assert!(passed >= 37, "only {passed} non-bug cases in the corpus?");
+}
+
+#[test]
+fn bug_cases_end_in_a_result_or_a_clear_error() {
+    let m = manifest();
+    let mut cache = ProgramCache::default();
+    for case in m.cases.iter().filter(|c| c.name.starts_with("bug_")) {
+        let o = run_case(case, &RunOptions::default(), &mut cache);
+        if let Some(e) = &o.error {
+            assert!(e.contains("PTX line"), "{}: error without a place: {e}", o.name);
+        }
+        match case.name.as_str() {
+            "bug_oob" => {
+                let e = o.error.as_deref().expect("bug_oob must fault");
+                assert!(e.contains("out-of-bounds global store"), "{e}");
+                assert!(e.contains("thread (63,0,0)"), "{e}");
+            }
+            "bug_divergent_barrier" => {
+                let e = o.error.as_deref().expect("bug_divergent_barrier must not complete");
+                assert!(e.contains("barrier can never complete"), "{e}");
+            }
+            _ => assert_eq!(o.status, CaseStatus::Pass, "{}: {:?}", o.name, o.error),
+        }
+    }
+}
+
+#[test]
+fn serial_and_parallel_runs_agree() {
+    let m = manifest();
+    let mut cache = ProgramCache::default();
+    for name in ["votes", "block_sum_smem", "branch_short"] {
+        let case = m.case(name).unwrap();
+        let serial = RunOptions { serial: true, ..Default::default() };
+        let a = run_case(case, &serial, &mut cache);
+        let b = run_case(case, &RunOptions::default(), &mut cache);
+        assert_eq!(a.status, CaseStatus::Pass, "{name}");
+        assert_eq!(b.status, CaseStatus::Pass, "{name}");
+        assert_eq!(a.stats, b.stats, "{name}");
+    }
+}
