@@ -21,6 +21,25 @@ enum Command {
     Run(RunArgs),
     /// Run the cases of a launch manifest and check their outputs.
     Corpus(CorpusArgs),
+    /// Measure simulation speed (warp instructions per second) on manifest cases.
+    Bench(BenchArgs),
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// The manifest (e.g. ../shared/corpus/cases.json).
+    manifest: PathBuf,
+    /// Cases to measure (default: all but the bug_ cases).
+    #[arg(long = "case")]
+    cases: Vec<String>,
+    /// Launches per case; the best is reported.
+    #[arg(long, default_value_t = 3)]
+    repeat: u32,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    engine: EngineArgs,
 }
 
 #[derive(Args, Clone)]
@@ -102,6 +121,7 @@ fn main() {
     let r = match cli.command {
         Command::Run(a) => cmd_run(a),
         Command::Corpus(a) => cmd_corpus(a),
+        Command::Bench(a) => cmd_bench(a),
     };
     if let Err(e) = r {
         eprintln!("error: {e:#}");
@@ -261,4 +281,34 @@ fn truncate(s: &str, n: usize) -> String {
     } else {
         s.chars().take(n - 1).collect::<String>() + "…"
     }
+}
+
+fn cmd_bench(a: BenchArgs) -> Result<()> {
+    a.engine.init_threads()?;
+    let manifest = load_manifest(&a.manifest)?;
+    let opts = a.engine.options();
+    let mut cache = ProgramCache::default();
+    let threads = if a.engine.serial { 1 } else { rayon::current_num_threads() };
+    let mut rows = Vec::new();
+    for c in manifest.cases.iter().filter(|c| if a.cases.is_empty() { !c.name.starts_with("bug_") } else { a.cases.contains(&c.name) }) {
+        let program = cache.get(&c.ptx, &c.kernel).map_err(anyhow::Error::msg)?;
+        let mut best = f64::INFINITY;
+        let mut insts = 0;
+        for _ in 0..a.repeat.max(1) {
+            let prepared = runner::prepare(program.clone(), &c.kernel, &c.params).map_err(anyhow::Error::msg)?;
+            let t0 = Instant::now();
+            let s = prepared.launch(c.grid, c.block, c.dynamic_shared_bytes, &opts).map_err(|e| anyhow::anyhow!("{}: {e}", c.name))?;
+            best = best.min(t0.elapsed().as_secs_f64());
+            insts = s.warp_instructions;
+        }
+        let rate = insts as f64 / best / 1e6;
+        if !a.json {
+            println!("{:<26} {:>12} warp insts {:>9.4} s {:>9.1} M warp insts/s", c.name, insts, best, rate);
+        }
+        rows.push(serde_json::json!({"name": c.name, "warp_instructions": insts, "seconds": best, "mwips": rate}));
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"threads": threads, "cases": rows}))?);
+    }
+    Ok(())
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use warpsim_engine::{alloc_module_globals, launch, GlobalMemory, LaunchConfig, LaunchError, LaunchStats};
 use warpsim_ir::Program;
-use warpsim_launch::{check::Checker, BufferInit, Case, CheckResult, ParamSpec, Role};
+use warpsim_launch::{check::Checker, BufferInit, Case, CheckResult, Init, NamedInit, ParamSpec, Role};
 
 /// Engine settings that are not part of a case.
 #[derive(Clone, Debug)]
@@ -138,7 +138,9 @@ pub fn prepare(program: std::sync::Arc<Program>, kernel: &str, params: &[ParamSp
                 }
                 let init = BufferInit::from_spec(b).map_err(|e| e.to_string())?;
                 let len = init.byte_len();
-                let base = mem.alloc(&b.name, len, Some(init.into_filler()));
+                // Zero-filled allocations need no filler: untouched bytes read as zero.
+                let filler = if b.init == Init::Named(NamedInit::Zeros) { None } else { Some(init.into_filler()) };
+                let base = mem.alloc(&b.name, len, filler);
                 slot.copy_from_slice(&base.to_le_bytes());
                 buffers.push((b.clone(), base, len));
             }

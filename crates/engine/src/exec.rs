@@ -75,6 +75,13 @@ pub struct WarpFault {
     pub kind: FaultKind,
 }
 
+struct Counters {
+    clock: u64,
+    budget: u64,
+    warp_insts: u64,
+    thread_insts: u64,
+}
+
 /// Everything a warp needs from its block and launch while it runs.
 pub struct WarpCtx<'a> {
     pub kernel: &'a Kernel,
@@ -114,10 +121,9 @@ fn write32<const W: usize>(r: &mut [u32], d: u32, out: &[u32; W], mask: u64) {
     if mask == full_mask::<W>() {
         *dst = *out;
     } else {
+        // A select per lane, which vectorises (a conditional store would not).
         for l in 0..W {
-            if mask >> l & 1 != 0 {
-                dst[l] = out[l];
-            }
+            dst[l] = if mask >> l & 1 != 0 { out[l] } else { dst[l] };
         }
     }
 }
@@ -129,9 +135,7 @@ fn write64<const W: usize>(r: &mut [u64], d: u32, out: &[u64; W], mask: u64) {
         *dst = *out;
     } else {
         for l in 0..W {
-            if mask >> l & 1 != 0 {
-                dst[l] = out[l];
-            }
+            dst[l] = if mask >> l & 1 != 0 { out[l] } else { dst[l] };
         }
     }
 }
@@ -309,6 +313,18 @@ impl<const W: usize> Warp<W> {
 
     /// Runs this warp until it exits, reaches a barrier, faults or uses up `slice` instructions.
     pub fn run<O: Observer>(&mut self, ctx: &mut WarpCtx<'_>, obs: &mut O, slice: u32) -> Result<Stop, WarpFault> {
+        // The counters live in locals (registers) while the warp runs.
+        let mut n = Counters { clock: *ctx.clock, budget: *ctx.budget, warp_insts: 0, thread_insts: 0 };
+        let r = self.run_loop(ctx, obs, slice, &mut n);
+        *ctx.clock = n.clock;
+        *ctx.budget = n.budget;
+        *ctx.warp_instructions += n.warp_insts;
+        *ctx.thread_instructions += n.thread_insts;
+        r
+    }
+
+    #[inline(always)]
+    fn run_loop<O: Observer>(&mut self, ctx: &mut WarpCtx<'_>, obs: &mut O, slice: u32, n: &mut Counters) -> Result<Stop, WarpFault> {
         let code = &ctx.kernel.code;
         let full = full_mask::<W>();
         let mut left = slice;
@@ -332,10 +348,10 @@ impl<const W: usize> Warp<W> {
                 return Ok(Stop::Yield);
             }
             left -= 1;
-            if *ctx.budget == 0 {
+            if n.budget == 0 {
                 return Err(WarpFault { pc, lane: None, kind: FaultKind::BudgetExceeded { limit: ctx.budget_limit } });
             }
-            *ctx.budget -= 1;
+            n.budget -= 1;
             let active = top.mask;
             top.pc = pc + 1;
             let inst = &code[pc as usize];
@@ -346,19 +362,29 @@ impl<const W: usize> Warp<W> {
                     active & if g.negate { !p } else { p }
                 }
             };
-            *ctx.clock += 1;
-            *ctx.warp_instructions += 1;
-            *ctx.thread_instructions += active.count_ones() as u64;
+            n.clock += 1;
+            n.warp_insts += 1;
+            n.thread_insts += active.count_ones() as u64;
             obs.instruction(self.index, pc, active, exec);
             if exec == 0 && !matches!(inst.op, Op::Bra { .. } | Op::BrxIdx { .. }) {
                 continue;
             }
             match &inst.op {
                 Op::Nop | Op::Fence => {}
-                Op::Mov { d, a } => {
-                    let v = self.gather(*a);
-                    self.scatter(*d, &v, exec);
-                }
+                Op::Mov { d, a } => match (d.bank, a.bank) {
+                    (Bank::R32, Bank::R32) => {
+                        let v = *col32::<W>(&self.r32, a.slot);
+                        write32::<W>(&mut self.r32, d.slot, &v, exec);
+                    }
+                    (Bank::R64, Bank::R64) => {
+                        let v = *col64::<W>(&self.r64, a.slot);
+                        write64::<W>(&mut self.r64, d.slot, &v, exec);
+                    }
+                    _ => {
+                        let v = self.gather(*a);
+                        self.scatter(*d, &v, exec);
+                    }
+                },
                 Op::Bin32 { f, d, a, b } => {
                     let x = *col32::<W>(&self.r32, *a);
                     let y = *col32::<W>(&self.r32, *b);
@@ -688,6 +714,19 @@ impl<const W: usize> Warp<W> {
                     }
                     self.scatter(*d, &o, exec);
                 }
+                Op::Ld { space: Space::KernelParam, size, signed, n, d, addr } if addr.base.is_none() => {
+                    // Kernel parameters are uniform: one read, broadcast to every lane.
+                    for k in 0..*n as usize {
+                        let off = (addr.offset as u64).wrapping_add(k as u64 * *size as u64);
+                        let raw = self
+                            .load(ctx, Space::KernelParam, off, *size as u32, 0, 0)
+                            .map_err(|kind| WarpFault { pc, lane: None, kind })?;
+                        if let Some(dk) = d[k] {
+                            let v = if *signed { sext(raw, *size as u32 * 8) } else { raw };
+                            self.scatter(dk, &[v; W], exec);
+                        }
+                    }
+                }
                 Op::Ld { space, size, signed, n, d, addr } => {
                     let base = self.addresses(addr);
                     let size = *size as u32;
@@ -971,7 +1010,7 @@ impl<const W: usize> Warp<W> {
                     }
                 }
                 Op::Clock { kind, d } => {
-                    let c = *ctx.clock;
+                    let c = n.clock;
                     let v = match kind {
                         ClockKind::Clock32 => c & 0xFFFF_FFFF,
                         ClockKind::Clock64 => c,
@@ -1043,7 +1082,7 @@ impl<const W: usize> Warp<W> {
             return Err(FaultKind::OutOfBounds { space: "local", access, size, addr: off });
         }
         if self.local.is_empty() {
-            self.local = vec![0u8; local_bytes as usize * W];
+            self.local.resize(local_bytes as usize * W, 0);
         }
         Ok(lane * local_bytes as usize + off as usize)
     }

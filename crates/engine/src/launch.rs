@@ -202,18 +202,18 @@ fn run_blocks<const W: usize, O: Observer + Send>(
     let nblocks = cfg.grid.iter().map(|&d| d as u64).product::<u64>();
     let first_fault = AtomicU64::new(u64::MAX);
     let template = RegisterTemplate::<W>::new(kernel, symbols);
-    let run_one = |b: u64, obs: &mut O| -> Result<LaunchStats, (u64, KernelFault)> {
+    let run_one = |b: u64, obs: &mut O, scratch: &mut BlockScratch<W>| -> Result<LaunchStats, (u64, KernelFault)> {
         if b > first_fault.load(Ordering::Relaxed) {
             return Ok(LaunchStats::default());
         }
-        run_block::<W, O>(kernel, mem, &template, params, cfg, b, obs).map_err(|f| {
+        run_block::<W, O>(kernel, mem, &template, params, cfg, b, obs, scratch).map_err(|f| {
             first_fault.fetch_min(b, Ordering::Relaxed);
             (b, f)
         })
     };
-    type Acc<O> = (LaunchStats, O, Option<(u64, KernelFault)>);
-    let fold = |mut acc: Acc<O>, b: u64| {
-        match run_one(b, &mut acc.1) {
+    type Acc<O, const W: usize> = (LaunchStats, O, Option<(u64, KernelFault)>, BlockScratch<W>);
+    let fold = |mut acc: Acc<O, W>, b: u64| {
+        match run_one(b, &mut acc.1, &mut acc.3) {
             Ok(s) => acc.0.add(&s),
             Err((bi, f)) => {
                 if acc.2.as_ref().is_none_or(|(x, _)| bi < *x) {
@@ -223,7 +223,7 @@ fn run_blocks<const W: usize, O: Observer + Send>(
         }
         acc
     };
-    let reduce = |mut a: Acc<O>, b: Acc<O>| {
+    let reduce = |mut a: Acc<O, W>, b: Acc<O, W>| {
         a.0.add(&b.0);
         merge(&mut a.1, b.1);
         a.2 = match (a.2, b.2) {
@@ -232,17 +232,29 @@ fn run_blocks<const W: usize, O: Observer + Send>(
         };
         a
     };
-    let (stats, obs, fault) = if cfg.serial {
-        (0..nblocks).fold((LaunchStats::default(), make(), None), fold)
+    let (stats, obs, fault, _) = if cfg.serial {
+        (0..nblocks).fold((LaunchStats::default(), make(), None, BlockScratch::default()), fold)
     } else {
         (0..nblocks)
             .into_par_iter()
-            .fold(|| (LaunchStats::default(), make(), None), fold)
-            .reduce(|| (LaunchStats::default(), make(), None), reduce)
+            .fold(|| (LaunchStats::default(), make(), None, BlockScratch::default()), fold)
+            .reduce(|| (LaunchStats::default(), make(), None, BlockScratch::default()), reduce)
     };
     match fault {
         Some((_, f)) => Err(LaunchError::Fault(Box::new(f))),
         None => Ok((stats, obs)),
+    }
+}
+
+/// Warps and shared memory reused from block to block by one worker.
+struct BlockScratch<const W: usize> {
+    warps: Vec<Warp<W>>,
+    shared: Vec<u8>,
+}
+
+impl<const W: usize> Default for BlockScratch<W> {
+    fn default() -> Self {
+        BlockScratch { warps: Vec::new(), shared: Vec::new() }
     }
 }
 
@@ -300,17 +312,37 @@ fn run_block<const W: usize, O: Observer>(
     cfg: &LaunchConfig,
     b: u64,
     obs: &mut O,
+    scratch: &mut BlockScratch<W>,
 ) -> Result<LaunchStats, KernelFault> {
     let ctaid = block_coords(b, cfg.grid);
     let nthreads: u32 = cfg.block.iter().product();
     let nwarps = nthreads.div_ceil(W as u32);
-    let mut warps: Vec<Warp<W>> = (0..nwarps).map(|w| new_warp::<W>(kernel, template, cfg, ctaid, b, w, nthreads)).collect();
-    let mut shared = vec![0u8; (kernel.dynamic_shared_offset + cfg.dynamic_shared_bytes).max(kernel.shared_static_bytes) as usize];
+    let warps = &mut scratch.warps;
+    warps.truncate(nwarps as usize);
+    while warps.len() < nwarps as usize {
+        warps.push(Warp::<W> {
+            index: 0,
+            r32: Vec::new(),
+            r64: Vec::new(),
+            preds: Vec::new(),
+            stack: Vec::new(),
+            present: 0,
+            exited: 0,
+            local: Vec::new(),
+            state: WarpState::Done,
+        });
+    }
+    for (w, warp) in warps.iter_mut().enumerate() {
+        init_warp::<W>(warp, kernel, template, cfg, ctaid, b, w as u32, nthreads);
+    }
+    let shared = &mut scratch.shared;
+    shared.clear();
+    shared.resize((kernel.dynamic_shared_offset + cfg.dynamic_shared_bytes).max(kernel.shared_static_bytes) as usize, 0);
     let mut clock = (b / cfg.num_sms.max(1) as u64) * 1_000_000;
     let mut budget = cfg.max_warp_instructions_per_block;
     let mut stats = LaunchStats { blocks: 1, warps: nwarps as u64, ..Default::default() };
     let mut barriers: Vec<BarrierState> = vec![BarrierState::default(); 16];
-    let fault_at = |warps: &Vec<Warp<W>>, wi: usize, f: WarpFault| -> KernelFault {
+    let fault_at = |warps: &[Warp<W>], wi: usize, f: WarpFault| -> KernelFault {
         let info = &kernel.info[(f.pc as usize).min(kernel.info.len() - 1)];
         let _ = warps;
         let thread = f.lane.map(|l| thread_coords(wi as u32 * W as u32 + l, cfg.block));
@@ -338,7 +370,7 @@ fn run_block<const W: usize, O: Observer>(
                 let mut ctx = WarpCtx {
                     kernel,
                     gmem: mem,
-                    shared: &mut shared,
+                    shared,
                     params,
                     clock: &mut clock,
                     budget: &mut budget,
@@ -346,29 +378,33 @@ fn run_block<const W: usize, O: Observer>(
                     warp_instructions: &mut stats.warp_instructions,
                     thread_instructions: &mut stats.thread_instructions,
                 };
-                warps[wi].run(&mut ctx, obs, SLICE).map_err(|f| fault_at(&warps, wi, f))?
+                warps[wi].run(&mut ctx, obs, SLICE).map_err(|f| fault_at(warps, wi, f))?
             };
             match stop {
                 Stop::Yield => {}
                 Stop::Exited => {
                     // Fewer live threads may complete a barrier others wait at.
                     for id in 0..barriers.len() {
-                        complete_barrier(&mut barriers, id, &mut warps);
+                        if barriers[id].used {
+                            complete_barrier(&mut barriers, id, warps);
+                        }
                     }
                 }
-                Stop::Barrier(a) => arrive(&mut barriers, wi, a, &mut warps),
+                Stop::Barrier(a) => arrive(&mut barriers, wi, a, warps),
             }
         }
         if warps.iter().all(|w| w.state == WarpState::Done) {
             return Ok(stats);
         }
         if !progressed {
-            return Err(deadlock(kernel, &warps, &barriers, ctaid, nthreads));
+            return Err(deadlock(kernel, warps, &barriers, ctaid, nthreads));
         }
     }
 }
 
-fn new_warp<const W: usize>(
+#[allow(clippy::too_many_arguments)]
+fn init_warp<const W: usize>(
+    warp: &mut Warp<W>,
     kernel: &Kernel,
     template: &RegisterTemplate<W>,
     cfg: &LaunchConfig,
@@ -376,27 +412,30 @@ fn new_warp<const W: usize>(
     block_linear: u64,
     w: u32,
     nthreads: u32,
-) -> Warp<W> {
+) {
     let first = w * W as u32;
     let lanes = (nthreads - first).min(W as u32);
     let present = if lanes as usize >= 64 { u64::MAX } else { (1u64 << lanes) - 1 };
-    let mut warp = Warp::<W> {
-        index: w,
-        r32: template.r32.clone(),
-        r64: template.r64.clone(),
-        preds: vec![0u64; kernel.npred as usize],
-        stack: vec![StackEntry { pc: 0, mask: present, rpc: warpsim_ir::cfg::NO_RECONV }],
-        present,
-        exited: 0,
-        local: Vec::new(),
-        state: WarpState::Ready,
-    };
+    warp.index = w;
+    warp.r32.clone_from(&template.r32);
+    warp.r64.clone_from(&template.r64);
+    warp.preds.clear();
+    warp.preds.resize(kernel.npred as usize, 0);
+    warp.stack.clear();
+    warp.stack.push(StackEntry { pc: 0, mask: present, rpc: warpsim_ir::cfg::NO_RECONV });
+    warp.present = present;
+    warp.exited = 0;
+    warp.local.clear();
+    warp.state = WarpState::Ready;
+    let mut tid = [[0u32; 3]; W];
+    for (l, t) in tid.iter_mut().enumerate() {
+        *t = thread_coords(first + l as u32, cfg.block);
+    }
     for &(r, sp) in &kernel.specials {
         let value = |lane: u32| -> u64 {
-            let t = thread_coords(first + lane, cfg.block);
             let l32 = lane & 31;
             match sp {
-                Special::Tid(d) => t[d as usize] as u64,
+                Special::Tid(d) => tid[lane as usize][d as usize] as u64,
                 Special::Ntid(d) => cfg.block[d as usize] as u64,
                 Special::Ctaid(d) => ctaid[d as usize] as u64,
                 Special::Nctaid(d) => cfg.grid[d as usize] as u64,
@@ -416,9 +455,8 @@ fn new_warp<const W: usize>(
                 Special::TotalSmemSize => (kernel.dynamic_shared_offset + cfg.dynamic_shared_bytes) as u64,
             }
         };
-        write_lanes::<W>(&mut warp, r, value);
+        write_lanes::<W>(warp, r, value);
     }
-    warp
 }
 
 fn write_lanes<const W: usize>(warp: &mut Warp<W>, r: RegRef, value: impl Fn(u32) -> u64) {

@@ -137,13 +137,31 @@ impl GlobalMemory {
         Ok(unsafe { (page.as_ptr() as *const u8).add(in_page) })
     }
 
-    /// Loads `size` (1, 2, 4 or 8) bytes, zero-extended.
+    /// Loads `size` (1, 2, 4 or 8) bytes, zero-extended. A page nothing has
+    /// stored to is not materialised: the bytes come from the filler.
     #[inline]
     pub fn load(&self, addr: u64, size: u32) -> Result<u64, MemFault> {
-        let p = self.locate(addr, size)?;
-        // SAFETY: `p` points into a live page at an address aligned to `size`;
-        // atomics of any width may view the page's bytes.
+        if addr & (size as u64 - 1) != 0 {
+            return Err(MemFault::Misaligned { addr, size });
+        }
+        let a = self.find(addr).ok_or(MemFault::OutOfBounds { addr, size })?;
+        let off = addr - a.base;
+        if off + size as u64 > a.size {
+            return Err(MemFault::OutOfBounds { addr, size });
+        }
+        let in_page = (off & (PAGE_SIZE - 1)) as usize;
+        let Some(page) = a.pages[(off >> PAGE_SHIFT) as usize].get() else {
+            let mut b = [0u8; 8];
+            if let Some(f) = &a.filler {
+                f.fill(off, &mut b[..size as usize]);
+            }
+            return Ok(u64::from_le_bytes(b));
+        };
+        let p = page.as_ptr() as *const u8;
+        // SAFETY: `p + in_page` lies inside the live page at an address aligned to `size`
+        // (PAGE_SIZE is a multiple of every access size); atomics of any width may view it.
         unsafe {
+            let p = p.add(in_page);
             Ok(match size {
                 1 => (*(p as *const AtomicU8)).load(Relaxed) as u64,
                 2 => (*(p as *const AtomicU16)).load(Relaxed) as u64,
@@ -272,7 +290,8 @@ mod tests {
         let mut buf = [0u8; 4];
         m.read(a + 1000, &mut buf).unwrap();
         assert_eq!(buf, [232, 233, 234, 235]);
-        assert_eq!(m.resident_bytes(), 0);
+        assert_eq!(m.load(a + 1000, 4), Ok(0xEBEAE9E8));
+        assert_eq!(m.resident_bytes(), 0, "loads do not materialise pages");
         assert_eq!(m.load(a + (3 << 30), 1), Ok(0));
         m.store(a + (3 << 30) + 8, 8, u64::MAX).unwrap();
         assert_eq!(m.resident_bytes(), PAGE_SIZE);

@@ -350,13 +350,31 @@ impl BufferInit {
     }
 }
 
+/// Element bits for the (initialiser, dtype) pairs that are common enough to
+/// skip the general value conversion; `None` for the rest.
+fn fast_element(n: NamedInit, dtype: Dtype) -> Option<fn(u64) -> u64> {
+    Some(match (n, dtype) {
+        (NamedInit::UnitF32, Dtype::F32) => |i| unit_f32(i).to_bits() as u64,
+        (NamedInit::UnitF64, Dtype::F64) => |i| unit_f64(i).to_bits(),
+        (NamedInit::HashU32, Dtype::I32 | Dtype::U32) => |i| hash_u32(i) as u64,
+        (NamedInit::Iota, Dtype::I32 | Dtype::U32) => |i| i as u32 as u64,
+        (NamedInit::Iota, Dtype::I64 | Dtype::U64) => |i| i,
+        _ => return None,
+    })
+}
+
 fn fill_named(n: NamedInit, dtype: Dtype, offset: u64, out: &mut [u8]) {
     let size = dtype.size_bytes();
     let mut i = offset / size as u64;
     let mut within = (offset % size as u64) as usize;
     let mut k = 0;
+    let fast = fast_element(n, dtype);
     while k < out.len() {
-        let bytes = encode(dtype, n.value(i)).to_le_bytes();
+        let bits = match fast {
+            Some(f) => f(i),
+            None => encode(dtype, n.value(i)),
+        };
+        let bytes = bits.to_le_bytes();
         let take = (size - within).min(out.len() - k);
         out[k..k + take].copy_from_slice(&bytes[within..within + take]);
         k += take;
@@ -428,6 +446,24 @@ fn open_file_source(
 impl Filler for BufferInit {
     fn fill(&self, byte_offset: u64, out: &mut [u8]) {
         self.fill_bytes(byte_offset, out)
+    }
+}
+
+#[cfg(test)]
+mod fast_path_tests {
+    use super::*;
+
+    #[test]
+    fn fast_elements_equal_the_general_conversion() {
+        for n in NamedInit::ALL {
+            for d in Dtype::ALL {
+                if let Some(f) = fast_element(n, d) {
+                    for i in [0u64, 1, 2, 3, 1000, 1 << 20, (1 << 32) + 5] {
+                        assert_eq!(f(i), encode(d, n.value(i)), "{n:?} {d:?} {i}");
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -557,7 +593,12 @@ mod tests {
         let mut b = [0u8; 4];
         m.read(a + 4 * 12345, &mut b).unwrap();
         assert_eq!(f32::from_le_bytes(b), unit_f32(12345));
+        // Loads read through the filler; only a store materialises a page.
+        assert_eq!(m.resident_bytes(), 0);
+        m.store(a + 4 * i, 4, 7).unwrap();
         assert_eq!(m.resident_bytes(), warpsim_engine::memory::PAGE_SIZE);
+        assert_eq!(m.load(a + 4 * i, 4), Ok(7));
+        assert_eq!(m.load(a + 4 * (i - 1), 4).unwrap() as u32, unit_f32(i - 1).to_bits());
     }
 
     fn arb_init() -> impl Strategy<Value = NamedInit> {
