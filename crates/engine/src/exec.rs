@@ -121,9 +121,10 @@ fn write32<const W: usize>(r: &mut [u32], d: u32, out: &[u32; W], mask: u64) {
     if mask == full_mask::<W>() {
         *dst = *out;
     } else {
-        // A select per lane, which vectorises (a conditional store would not).
+        // Branch-free blend, which vectorises (a conditional store would not).
         for l in 0..W {
-            dst[l] = if mask >> l & 1 != 0 { out[l] } else { dst[l] };
+            let m = ((mask >> l) & 1).wrapping_neg() as u32;
+            dst[l] = (out[l] & m) | (dst[l] & !m);
         }
     }
 }
@@ -135,7 +136,8 @@ fn write64<const W: usize>(r: &mut [u64], d: u32, out: &[u64; W], mask: u64) {
         *dst = *out;
     } else {
         for l in 0..W {
-            dst[l] = if mask >> l & 1 != 0 { out[l] } else { dst[l] };
+            let m = ((mask >> l) & 1).wrapping_neg();
+            dst[l] = (out[l] & m) | (dst[l] & !m);
         }
     }
 }
@@ -733,6 +735,25 @@ impl<const W: usize> Warp<W> {
                     if O::WANTS_MEMORY {
                         obs.memory(self.index, pc, *space, MemAccessKind::Load, size * *n as u32, &base, exec);
                     }
+                    if let Some(alloc) = self.one_allocation(ctx, *space, &base, exec, size * *n as u32, size) {
+                        let mut m = exec;
+                        while m != 0 {
+                            let l = m.trailing_zeros() as usize;
+                            m &= m - 1;
+                            for k in 0..*n as usize {
+                                let raw = alloc.load_at(base[l] - alloc.base + k as u64 * size as u64, size);
+                                if let Some(dk) = d[k] {
+                                    let v = if *signed { sext(raw, size * 8) } else { raw };
+                                    match dk.bank {
+                                        Bank::R32 => self.r32[dk.slot as usize * W + l] = v as u32,
+                                        Bank::R64 => self.r64[dk.slot as usize * W + l] = v,
+                                        Bank::Pred => {}
+                                    }
+                                }
+                            }
+                        }
+                        continue;
+                    }
                     let local_bytes = ctx.kernel.local_bytes;
                     let mut m = exec;
                     while m != 0 {
@@ -759,6 +780,18 @@ impl<const W: usize> Warp<W> {
                     let size = *size as u32;
                     if O::WANTS_MEMORY {
                         obs.memory(self.index, pc, *space, MemAccessKind::Store, size * *n as u32, &base, exec);
+                    }
+                    if let Some(alloc) = self.one_allocation(ctx, *space, &base, exec, size * *n as u32, size) {
+                        let mut m = exec;
+                        while m != 0 {
+                            let l = m.trailing_zeros() as usize;
+                            m &= m - 1;
+                            for k in 0..*n as usize {
+                                let v = self.lane_value(s[k], l);
+                                alloc.store_at(base[l] - alloc.base + k as u64 * size as u64, size, v);
+                            }
+                        }
+                        continue;
                     }
                     let local_bytes = ctx.kernel.local_bytes;
                     let mut m = exec;
@@ -1023,6 +1056,27 @@ impl<const W: usize> Warp<W> {
             }
             let _ = full;
         }
+    }
+
+    /// For a global access: the allocation holding every active lane's bytes when
+    /// all are aligned and in one allocation (the common case, checked once).
+    #[inline]
+    fn one_allocation<'m>(&self, ctx: &WarpCtx<'m>, space: Space, base: &[u64; W], exec: u64, bytes: u32, size: u32) -> Option<&'m crate::memory::Allocation> {
+        if !matches!(space, Space::Global | Space::Generic) {
+            return None;
+        }
+        let (mut lo, mut hi, mut misaligned) = (u64::MAX, 0u64, 0u64);
+        for l in 0..W {
+            let on = exec >> l & 1 != 0;
+            let a = base[l];
+            lo = if on { lo.min(a) } else { lo };
+            hi = if on { hi.max(a) } else { hi };
+            misaligned |= if on { a & (size as u64 - 1) } else { 0 };
+        }
+        if misaligned != 0 || lo.wrapping_sub(SHARED_WINDOW) < WINDOW_SIZE || lo.wrapping_sub(LOCAL_WINDOW) < WINDOW_SIZE {
+            return None;
+        }
+        ctx.gmem.find_range(lo, hi.checked_add(bytes as u64)?)
     }
 
     fn compare(&self, cmp: num::CmpOp, ty: ScalarType, ftz: bool, a: RegRef, b: RegRef, exec: u64) -> u64 {

@@ -428,8 +428,14 @@ fn init_warp<const W: usize>(
     warp.local.clear();
     warp.state = WarpState::Ready;
     let mut tid = [[0u32; 3]; W];
-    for (l, t) in tid.iter_mut().enumerate() {
-        *t = thread_coords(first + l as u32, cfg.block);
+    if cfg.block[1] == 1 && cfg.block[2] == 1 {
+        for (l, t) in tid.iter_mut().enumerate() {
+            t[0] = first + l as u32;
+        }
+    } else {
+        for (l, t) in tid.iter_mut().enumerate() {
+            *t = thread_coords(first + l as u32, cfg.block);
+        }
     }
     for &(r, sp) in &kernel.specials {
         let value = |lane: u32| -> u64 {

@@ -76,6 +76,50 @@ impl Allocation {
         })
     }
 
+    /// Loads `size` bytes at byte offset `off`, which the caller has checked to be
+    /// in bounds and aligned.
+    #[inline]
+    pub fn load_at(&self, off: u64, size: u32) -> u64 {
+        debug_assert!(off + size as u64 <= self.size && off % size as u64 == 0);
+        let in_page = (off & (PAGE_SIZE - 1)) as usize;
+        let Some(page) = self.pages[(off >> PAGE_SHIFT) as usize].get() else {
+            let mut b = [0u8; 8];
+            if let Some(f) = &self.filler {
+                f.fill(off, &mut b[..size as usize]);
+            }
+            return u64::from_le_bytes(b);
+        };
+        // SAFETY: in bounds and aligned (the caller's contract); see `GlobalMemory::load`.
+        unsafe {
+            let p = (page.as_ptr() as *const u8).add(in_page);
+            match size {
+                1 => (*(p as *const AtomicU8)).load(Relaxed) as u64,
+                2 => (*(p as *const AtomicU16)).load(Relaxed) as u64,
+                4 => (*(p as *const AtomicU32)).load(Relaxed) as u64,
+                _ => (*(p as *const AtomicU64)).load(Relaxed),
+            }
+        }
+    }
+
+    /// Stores `size` bytes at byte offset `off`, which the caller has checked to be
+    /// in bounds and aligned.
+    #[inline]
+    pub fn store_at(&self, off: u64, size: u32, v: u64) {
+        debug_assert!(off + size as u64 <= self.size && off % size as u64 == 0);
+        let page = self.page((off >> PAGE_SHIFT) as usize);
+        let in_page = (off & (PAGE_SIZE - 1)) as usize;
+        // SAFETY: in bounds and aligned (the caller's contract); see `GlobalMemory::load`.
+        unsafe {
+            let p = (page.as_ptr() as *const u8).add(in_page);
+            match size {
+                1 => (*(p as *const AtomicU8)).store(v as u8, Relaxed),
+                2 => (*(p as *const AtomicU16)).store(v as u16, Relaxed),
+                4 => (*(p as *const AtomicU32)).store(v as u32, Relaxed),
+                _ => (*(p as *const AtomicU64)).store(v, Relaxed),
+            }
+        }
+    }
+
     /// Pages materialised so far (for memory accounting and tests).
     pub fn resident_pages(&self) -> usize {
         self.pages.iter().filter(|p| p.get().is_some()).count()
@@ -110,6 +154,13 @@ impl GlobalMemory {
 
     pub fn allocations(&self) -> &[Allocation] {
         &self.allocs
+    }
+
+    /// The allocation holding all of `[lo, hi)`, if one does.
+    #[inline]
+    pub fn find_range(&self, lo: u64, hi: u64) -> Option<&Allocation> {
+        let a = self.find(lo)?;
+        (hi - a.base <= a.size).then_some(a)
     }
 
     /// The allocation holding `addr`, if any.

@@ -573,7 +573,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(4000))]
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
 
         #[test]
         fn never_panics(di in 0usize..21, si in 0usize..21, r in rnd(), ftz: bool, sat: bool, relu: bool,

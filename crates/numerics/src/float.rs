@@ -956,7 +956,7 @@ mod tests {
     ];
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(3000))]
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
 
         #[test]
         fn never_panics(op in any_op(), ti in 0usize..21, r in rnd(), ftz: bool, sat: bool,
@@ -1007,7 +1007,7 @@ mod tests {
 
         #[test]
         fn directed_rounding_brackets_exact(a in any_f32(), b in any_f32()) {
-            prop_assume!(a.is_finite() && b.is_finite());
+            let (a, b) = (if a.is_finite() { a } else { 1.5 }, if b.is_finite() { b } else { -0.75 });
             // f32 products are exact in f64; sums are when the exponents are close.
             let exact_sum = a as f64 + b as f64;
             let sum_exact = (exact_sum - a as f64) - b as f64 == 0.0 && exact_sum.is_finite();

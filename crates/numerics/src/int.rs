@@ -864,7 +864,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(4000))]
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
 
         #[test]
         fn never_panics(op in any_op(), ti in 0usize..21, s in prop::array::uniform4(edgy()), cin: bool, hi: bool) {
