@@ -157,13 +157,70 @@ fn canon_f32(x: f32) -> u32 {
     }
 }
 
+/// The fast paths below compute what `warpsim-numerics` computes for the
+/// same operation with default modifiers (a test checks it); f64 NaN results
+/// carry operand payloads, so those lanes go to the general path.
 #[inline(always)]
-fn canon_f64(x: f64) -> u64 {
-    if x.is_nan() {
-        0x7FFF_FFFF_FFFF_FFFF
-    } else {
-        x.to_bits()
+pub fn bin32_lane(f: Bin32, p: u32, q: u32) -> u32 {
+    match f {
+        Bin32::Add => p.wrapping_add(q),
+        Bin32::Sub => p.wrapping_sub(q),
+        Bin32::MulLo => p.wrapping_mul(q),
+        Bin32::And => p & q,
+        Bin32::Or => p | q,
+        Bin32::Xor => p ^ q,
+        Bin32::Shl => if q > 31 { 0 } else { p << q },
+        Bin32::ShrU => if q > 31 { 0 } else { p >> q },
+        Bin32::ShrS => ((p as i32) >> q.min(31)) as u32,
+        Bin32::MinS => (p as i32).min(q as i32) as u32,
+        Bin32::MinU => p.min(q),
+        Bin32::MaxS => (p as i32).max(q as i32) as u32,
+        Bin32::MaxU => p.max(q),
+        Bin32::AddF => canon_f32(f32::from_bits(p) + f32::from_bits(q)),
+        Bin32::SubF => canon_f32(f32::from_bits(p) - f32::from_bits(q)),
+        Bin32::MulF => canon_f32(f32::from_bits(p) * f32::from_bits(q)),
+        Bin32::MinF => min_f32(p, q),
+        Bin32::MaxF => max_f32(p, q),
     }
+}
+
+#[inline(always)]
+pub fn bin64_lane(f: Bin64, p: u64, q: u64) -> u64 {
+    use num::float::FloatOp;
+    let float = |op: FloatOp, r: f64| {
+        if r.is_nan() {
+            num::float::eval_float(op, ScalarType::F64, num::FMode::RN, [p, q, 0])
+        } else {
+            r.to_bits()
+        }
+    };
+    match f {
+        Bin64::Add => p.wrapping_add(q),
+        Bin64::Sub => p.wrapping_sub(q),
+        Bin64::MulLo => p.wrapping_mul(q),
+        Bin64::And => p & q,
+        Bin64::Or => p | q,
+        Bin64::Xor => p ^ q,
+        Bin64::AddF => float(FloatOp::Add, f64::from_bits(p) + f64::from_bits(q)),
+        Bin64::SubF => float(FloatOp::Sub, f64::from_bits(p) - f64::from_bits(q)),
+        Bin64::MulF => float(FloatOp::Mul, f64::from_bits(p) * f64::from_bits(q)),
+    }
+}
+
+#[inline(always)]
+pub fn fma_f64_lane(a: u64, b: u64, c: u64) -> u64 {
+    let r = f64::from_bits(a).mul_add(f64::from_bits(b), f64::from_bits(c));
+    if r.is_nan() {
+        num::float::eval_float(num::float::FloatOp::Fma, ScalarType::F64, num::FMode::RN, [a, b, c])
+    } else {
+        r.to_bits()
+    }
+}
+
+/// `fma.rn.f32`, one lane (the column version is [`fma_f32_columns`]).
+#[inline(always)]
+pub fn fma_f32_lane(a: u32, b: u32, c: u32) -> u32 {
+    canon_f32(f32::from_bits(a).mul_add(f32::from_bits(b), f32::from_bits(c)))
 }
 
 #[inline(always)]
@@ -400,26 +457,14 @@ impl<const W: usize> Warp<W> {
                             }
                         };
                     }
-                    match f {
-                        Bin32::Add => lanes!(|p, q| p.wrapping_add(q)),
-                        Bin32::Sub => lanes!(|p, q| p.wrapping_sub(q)),
-                        Bin32::MulLo => lanes!(|p, q| p.wrapping_mul(q)),
-                        Bin32::And => lanes!(|p, q| p & q),
-                        Bin32::Or => lanes!(|p, q| p | q),
-                        Bin32::Xor => lanes!(|p, q| p ^ q),
-                        Bin32::Shl => lanes!(|p, q| if q > 31 { 0 } else { p << q }),
-                        Bin32::ShrU => lanes!(|p, q| if q > 31 { 0 } else { p >> q }),
-                        Bin32::ShrS => lanes!(|p, q| ((p as i32) >> q.min(31)) as u32),
-                        Bin32::MinS => lanes!(|p, q| (p as i32).min(q as i32) as u32),
-                        Bin32::MinU => lanes!(|p, q| p.min(q)),
-                        Bin32::MaxS => lanes!(|p, q| (p as i32).max(q as i32) as u32),
-                        Bin32::MaxU => lanes!(|p, q| p.max(q)),
-                        Bin32::AddF => lanes!(|p, q| canon_f32(f32::from_bits(p) + f32::from_bits(q))),
-                        Bin32::SubF => lanes!(|p, q| canon_f32(f32::from_bits(p) - f32::from_bits(q))),
-                        Bin32::MulF => lanes!(|p, q| canon_f32(f32::from_bits(p) * f32::from_bits(q))),
-                        Bin32::MinF => lanes!(|p, q| min_f32(p, q)),
-                        Bin32::MaxF => lanes!(|p, q| max_f32(p, q)),
+                    macro_rules! each {
+                        ($($v:ident),*) => {
+                            match f {
+                                $(Bin32::$v => lanes!(|p, q| bin32_lane(Bin32::$v, p, q)),)*
+                            }
+                        };
                     }
+                    each!(Add, Sub, MulLo, And, Or, Xor, Shl, ShrU, ShrS, MinS, MinU, MaxS, MaxU, AddF, SubF, MulF, MinF, MaxF);
                     write32::<W>(&mut self.r32, *d, &o, exec);
                 }
                 Op::Bin64 { f, d, a, b } => {
@@ -435,17 +480,14 @@ impl<const W: usize> Warp<W> {
                             }
                         };
                     }
-                    match f {
-                        Bin64::Add => lanes!(|p, q| p.wrapping_add(q)),
-                        Bin64::Sub => lanes!(|p, q| p.wrapping_sub(q)),
-                        Bin64::MulLo => lanes!(|p, q| p.wrapping_mul(q)),
-                        Bin64::And => lanes!(|p, q| p & q),
-                        Bin64::Or => lanes!(|p, q| p | q),
-                        Bin64::Xor => lanes!(|p, q| p ^ q),
-                        Bin64::AddF => lanes!(|p, q| canon_f64(f64::from_bits(p) + f64::from_bits(q))),
-                        Bin64::SubF => lanes!(|p, q| canon_f64(f64::from_bits(p) - f64::from_bits(q))),
-                        Bin64::MulF => lanes!(|p, q| canon_f64(f64::from_bits(p) * f64::from_bits(q))),
+                    macro_rules! each {
+                        ($($v:ident),*) => {
+                            match f {
+                                $(Bin64::$v => lanes!(|p, q| bin64_lane(Bin64::$v, p, q)),)*
+                            }
+                        };
                     }
+                    each!(Add, Sub, MulLo, And, Or, Xor, AddF, SubF, MulF);
                     write64::<W>(&mut self.r64, *d, &o, exec);
                 }
                 Op::Tern32 { f, d, a, b, c } => {
@@ -469,7 +511,7 @@ impl<const W: usize> Warp<W> {
                     let z = col64::<W>(&self.r64, *c);
                     let mut o = [0u64; W];
                     for l in 0..W {
-                        o[l] = canon_f64(f64::from_bits(x[l]).mul_add(f64::from_bits(y[l]), f64::from_bits(z[l])));
+                        o[l] = fma_f64_lane(x[l], y[l], z[l]);
                     }
                     write64::<W>(&mut self.r64, *d, &o, exec);
                 }
@@ -547,9 +589,10 @@ impl<const W: usize> Warp<W> {
                             continue;
                         }
                         let cin = *carry_in && ccv >> l & 1 != 0;
+                        // CC.CF is a carry for add and mad, and NOT borrow for sub (as the hardware keeps it).
                         let (v, c) = match kind {
                             CarryKind::Add => num::int::add_cc(*ty, s0[l], s1[l], cin),
-                            CarryKind::Sub => num::int::sub_cc(*ty, s0[l], s1[l], cin),
+                            CarryKind::Sub => num::int::sub_cc_cf(*ty, s0[l], s1[l], if *carry_in { ccv >> l & 1 != 0 } else { true }),
                             CarryKind::MadLo => num::int::mad_cc(*ty, false, s0[l], s1[l], s2[l], cin),
                             CarryKind::MadHi => num::int::mad_cc(*ty, true, s0[l], s1[l], s2[l], cin),
                         };
