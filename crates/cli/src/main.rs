@@ -190,6 +190,8 @@ fn cmd_run(a: RunArgs) -> Result<()> {
             "threads_per_instruction": stats.threads_per_instruction(),
             "sim_seconds": secs,
             "outputs": written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+            "resident_global_bytes": prepared.mem.resident_bytes(),
+            "peak_rss_bytes": peak_rss_bytes(),
         });
         println!("{}", serde_json::to_string_pretty(&j)?);
     } else {
@@ -311,4 +313,12 @@ fn cmd_bench(a: BenchArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({"threads": threads, "cases": rows}))?);
     }
     Ok(())
+}
+
+/// Peak resident memory of this process (Linux), for checking lazy memory.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
