@@ -35,6 +35,9 @@ struct BenchArgs {
     /// Launches per case; the best is reported.
     #[arg(long, default_value_t = 3)]
     repeat: u32,
+    /// Measure with the metrics observer attached (default: the bare engine).
+    #[arg(long)]
+    metrics: bool,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -56,11 +59,20 @@ struct EngineArgs {
     /// Warp instructions one block may execute before it is stopped as a runaway loop.
     #[arg(long, default_value_t = 1 << 28)]
     max_instructions: u64,
+    /// Skip the warp-level metrics (sectors, wavefronts, divergence) for speed.
+    #[arg(long)]
+    no_metrics: bool,
 }
 
 impl EngineArgs {
     fn options(&self) -> RunOptions {
-        RunOptions { warp_size: self.warp_size, serial: self.serial, max_warp_instructions_per_block: self.max_instructions, ..Default::default() }
+        RunOptions {
+            warp_size: self.warp_size,
+            serial: self.serial,
+            max_warp_instructions_per_block: self.max_instructions,
+            metrics: !self.no_metrics,
+            ..Default::default()
+        }
     }
 
     fn init_threads(&self) -> Result<()> {
@@ -98,6 +110,13 @@ struct RunArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
+    /// Show the source lines (and PTX lines) that cost most: divergence,
+    /// sectors per request above ideal, bank conflicts.
+    #[arg(long)]
+    lines: bool,
+    /// How many lines `--lines` shows.
+    #[arg(long, default_value_t = 12)]
+    top: usize,
     #[command(flatten)]
     engine: EngineArgs,
 }
@@ -166,7 +185,13 @@ fn cmd_run(a: RunArgs) -> Result<()> {
     let params: Vec<ParamSpec> = a.params.iter().map(|p| parse_param_arg(p)).collect::<Result<_, _>>()?;
     let prepared = runner::prepare(std::sync::Arc::new(program), &kernel, &params).map_err(anyhow::Error::msg)?;
     let t0 = Instant::now();
-    let stats = prepared.launch(grid, block, a.shared, &a.engine.options()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let opts = a.engine.options();
+    let (stats, metrics) = if opts.metrics || a.lines {
+        let (s, m) = prepared.launch_with_metrics(grid, block, a.shared, &opts, Some(&src)).map_err(|e| anyhow::anyhow!("{e}"))?;
+        (s, Some(m))
+    } else {
+        (prepared.launch(grid, block, a.shared, &opts).map_err(|e| anyhow::anyhow!("{e}"))?, None)
+    };
     let secs = t0.elapsed().as_secs_f64();
     let mut written = Vec::new();
     for (spec, base, len) in &prepared.buffers {
@@ -192,6 +217,8 @@ fn cmd_run(a: RunArgs) -> Result<()> {
             "outputs": written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
             "resident_global_bytes": prepared.mem.resident_bytes(),
             "peak_rss_bytes": peak_rss_bytes(),
+            "metrics": metrics.as_ref().map(|m| serde_json::Value::Object(m.totals.to_ncu_json())),
+            "lines": if a.lines { metrics.as_ref().map(|m| serde_json::to_value(&m.lines).unwrap_or_default()) } else { None },
         });
         println!("{}", serde_json::to_string_pretty(&j)?);
     } else {
@@ -201,7 +228,14 @@ fn cmd_run(a: RunArgs) -> Result<()> {
         println!("  warp instructions    {:>14}", stats.warp_instructions);
         println!("  thread instructions  {:>14}", stats.thread_instructions);
         println!("  threads per warp instruction {:>6.2} of {}", stats.threads_per_instruction(), a.engine.warp_size);
+        if let Some(m) = &metrics {
+            print!("{}", m.render_summary());
+        }
         println!("  simulated in {:.3} s ({:.1} M warp instructions/s)", secs, stats.warp_instructions as f64 / secs.max(1e-9) / 1e6);
+        if let (true, Some(m)) = (a.lines, &metrics) {
+            println!();
+            print!("{}", m.render_lines(a.top));
+        }
         for p in &written {
             println!("  wrote {}", p.display());
         }
@@ -288,7 +322,7 @@ fn truncate(s: &str, n: usize) -> String {
 fn cmd_bench(a: BenchArgs) -> Result<()> {
     a.engine.init_threads()?;
     let manifest = load_manifest(&a.manifest)?;
-    let opts = a.engine.options();
+    let opts = RunOptions { metrics: a.metrics, ..a.engine.options() };
     let mut cache = ProgramCache::default();
     let threads = if a.engine.serial { 1 } else { rayon::current_num_threads() };
     let mut rows = Vec::new();
@@ -299,7 +333,12 @@ fn cmd_bench(a: BenchArgs) -> Result<()> {
         for _ in 0..a.repeat.max(1) {
             let prepared = runner::prepare(program.clone(), &c.kernel, &c.params).map_err(anyhow::Error::msg)?;
             let t0 = Instant::now();
-            let s = prepared.launch(c.grid, c.block, c.dynamic_shared_bytes, &opts).map_err(|e| anyhow::anyhow!("{}: {e}", c.name))?;
+            let s = if opts.metrics {
+                prepared.launch_with_metrics(c.grid, c.block, c.dynamic_shared_bytes, &opts, None).map(|(s, _)| s)
+            } else {
+                prepared.launch(c.grid, c.block, c.dynamic_shared_bytes, &opts)
+            }
+            .map_err(|e| anyhow::anyhow!("{}: {e}", c.name))?;
             best = best.min(t0.elapsed().as_secs_f64());
             insts = s.warp_instructions;
         }

@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use warpsim_engine::{alloc_module_globals, launch, GlobalMemory, LaunchConfig, LaunchError, LaunchStats};
+use warpsim_engine::{alloc_module_globals, launch, launch_observed, GlobalMemory, LaunchConfig, LaunchError, LaunchStats};
+use warpsim_metrics::{LaunchMetrics, MetricsObserver};
 use warpsim_ir::Program;
 use warpsim_launch::{check::Checker, BufferInit, Case, CheckResult, Init, NamedInit, ParamSpec, Role};
 
@@ -16,12 +17,20 @@ pub struct RunOptions {
     pub num_sms: u32,
     pub serial: bool,
     pub max_warp_instructions_per_block: u64,
+    /// Gather warp-level metrics (sectors, wavefronts, divergence) while running.
+    pub metrics: bool,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
         let d = LaunchConfig::default();
-        RunOptions { warp_size: 32, num_sms: d.num_sms, serial: false, max_warp_instructions_per_block: d.max_warp_instructions_per_block }
+        RunOptions {
+            warp_size: 32,
+            num_sms: d.num_sms,
+            serial: false,
+            max_warp_instructions_per_block: d.max_warp_instructions_per_block,
+            metrics: false,
+        }
     }
 }
 
@@ -52,6 +61,7 @@ pub struct CaseOutcome {
     pub stats: LaunchStats,
     pub sim_seconds: f64,
     pub checks: Vec<CheckResult>,
+    pub metrics: Option<LaunchMetrics>,
 }
 
 impl CaseOutcome {
@@ -68,10 +78,13 @@ impl CaseOutcome {
             "checks": self.checks.iter().map(|c| serde_json::json!({
                 "buffer": c.buffer, "method": c.method.name(), "matched": c.matched, "message": c.message,
             })).collect::<Vec<_>>(),
-            "metrics": {
-                "smsp__inst_executed.sum": self.stats.warp_instructions,
-                "smsp__thread_inst_executed.sum": self.stats.thread_instructions,
-                "smsp__thread_inst_executed_per_inst_executed.ratio": self.stats.threads_per_instruction(),
+            "metrics": match &self.metrics {
+                Some(m) => serde_json::Value::Object(m.totals.to_ncu_json()),
+                None => serde_json::json!({
+                    "smsp__inst_executed.sum": self.stats.warp_instructions,
+                    "smsp__thread_inst_executed.sum": self.stats.thread_instructions,
+                    "smsp__thread_inst_executed_per_inst_executed.ratio": self.stats.threads_per_instruction(),
+                }),
             },
         })
     }
@@ -165,6 +178,44 @@ impl Prepared {
         launch(&self.program, k, &self.mem, &self.globals, &self.params, &cfg)
     }
 
+    fn config(&self, grid: [u32; 3], block: [u32; 3], dynamic_shared_bytes: u32, opts: &RunOptions) -> LaunchConfig {
+        LaunchConfig {
+            grid,
+            block,
+            dynamic_shared_bytes,
+            warp_size: opts.warp_size,
+            num_sms: opts.num_sms,
+            serial: opts.serial,
+            max_warp_instructions_per_block: opts.max_warp_instructions_per_block,
+            ..Default::default()
+        }
+    }
+
+    /// Launches with the metrics observer attached.
+    pub fn launch_with_metrics(
+        &self,
+        grid: [u32; 3],
+        block: [u32; 3],
+        dynamic_shared_bytes: u32,
+        opts: &RunOptions,
+        ptx_source: Option<&str>,
+    ) -> Result<(LaunchStats, LaunchMetrics), LaunchError> {
+        let cfg = self.config(grid, block, dynamic_shared_bytes, opts);
+        let k = self.program.kernel(&self.kernel).expect("prepared kernel");
+        let n = k.code.len();
+        let (stats, obs) = launch_observed(
+            &self.program,
+            k,
+            &self.mem,
+            &self.globals,
+            &self.params,
+            &cfg,
+            &|| MetricsObserver::new(n),
+            &|a: &mut MetricsObserver, b| a.merge(b),
+        )?;
+        Ok((stats, LaunchMetrics::build(&self.program, k, obs.per_pc, opts.warp_size, ptx_source)))
+    }
+
     /// Streams `len` bytes of an allocation into `f`, a chunk at a time.
     pub fn read_chunks(&self, base: u64, len: u64, mut f: impl FnMut(&[u8]) -> Result<(), String>) -> Result<(), String> {
         let mut buf = vec![0u8; (1usize << 20).min(len as usize)];
@@ -189,6 +240,7 @@ pub fn run_case(case: &Case, opts: &RunOptions, cache: &mut ProgramCache) -> Cas
         stats: LaunchStats::default(),
         sim_seconds: 0.0,
         checks: Vec::new(),
+        metrics: None,
     };
     let prepared = match cache.get(&case.ptx, &case.kernel).and_then(|p| prepare(p, &case.kernel, &case.params)) {
         Ok(p) => p,
@@ -198,7 +250,14 @@ pub fn run_case(case: &Case, opts: &RunOptions, cache: &mut ProgramCache) -> Cas
         }
     };
     let t0 = Instant::now();
-    let r = prepared.launch(case.grid, case.block, case.dynamic_shared_bytes, opts);
+    let r = if opts.metrics {
+        prepared.launch_with_metrics(case.grid, case.block, case.dynamic_shared_bytes, opts, None).map(|(s, m)| {
+            out.metrics = Some(m);
+            s
+        })
+    } else {
+        prepared.launch(case.grid, case.block, case.dynamic_shared_bytes, opts)
+    };
     out.sim_seconds = t0.elapsed().as_secs_f64();
     match r {
         Ok(s) => out.stats = s,

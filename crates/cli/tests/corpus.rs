@@ -67,3 +67,44 @@ fn serial_and_parallel_runs_agree() {
         assert_eq!(a.stats, b.stats, "{name}");
     }
 }
+
+/// Global requests and sectors (loads and stores) and shared wavefronts and
+/// bank conflicts equal the H200's Nsight Compute values exactly; threads per
+/// warp instruction is within 10% (the GPU counts SASS, warpsim PTX).
+#[test]
+fn metrics_match_nsight_compute_on_the_h200() {
+    let m = manifest();
+    let mut cache = ProgramCache::default();
+    let exact = [
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+        "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+    ];
+    let opts = RunOptions { metrics: true, ..Default::default() };
+    let mut problems = Vec::new();
+    let mut compared = 0;
+    for case in m.cases.iter().filter(|c| !c.name.starts_with("bug_")) {
+        let o = run_case(case, &opts, &mut cache);
+        let ours = o.metrics.as_ref().expect("metrics were asked for").totals.to_ncu_json();
+        let h200 = case.h200_ncu();
+        for k in exact {
+            let want = h200.get(k).copied().unwrap_or_else(|| panic!("{}: no {k} in the corpus", case.name));
+            let got = ours[k].as_f64().unwrap();
+            compared += 1;
+            if got != want {
+                problems.push(format!("{} {k}: warpsim {got}, H200 {want}", case.name));
+            }
+        }
+        let k = "smsp__thread_inst_executed_per_inst_executed.ratio";
+        let (got, want) = (ours[k].as_f64().unwrap(), h200[k]);
+        if (got - want).abs() > 0.1 * want {
+            problems.push(format!("{} {k}: warpsim {got}, H200 {want}", case.name));
+        }
+    }
+    assert!(problems.is_empty(), "{} of {compared} exact comparisons differ:\n{}", problems.len(), problems.join("\n"));
+}

@@ -878,9 +878,7 @@ impl<const W: usize> Warp<W> {
                 Op::Bra { target, reconv } => {
                     let taken = exec;
                     let not_taken = active & !exec;
-                    if inst.guard.is_some() {
-                        obs.branch(self.index, pc, taken, not_taken);
-                    }
+                    obs.branch(self.index, pc, taken, not_taken);
                     let top = self.stack.last_mut().unwrap();
                     if not_taken == 0 {
                         top.pc = *target;
@@ -912,6 +910,7 @@ impl<const W: usize> Warp<W> {
                         }
                     }
                     let rest = active & !exec;
+                    obs.branch(self.index, pc, exec, rest);
                     let top = self.stack.last_mut().unwrap();
                     if groups.len() == 1 && rest == 0 {
                         top.pc = groups[0].0;

@@ -1,0 +1,268 @@
+//! How a warp's addresses become memory traffic.
+//!
+//! Global (and local) accesses: the active lanes' byte ranges are covered by
+//! 32-byte sectors; a request is one warp instruction; tags are distinct
+//! 128-byte lines (Nsight Compute's definitions, `reference/hardware.md` §3).
+//! Shared accesses: 32 banks of 4 bytes; 32-bit accesses are served in one
+//! phase of 32 lanes, 64-bit in two phases of 16, 128-bit in four of 8; in a
+//! phase, lanes reading the same word share it (broadcast) and the phase
+//! takes as many wavefronts as the most distinct words any one bank holds
+//! (§4).
+
+/// Traffic of one global or local warp access.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct GlobalCost {
+    pub sectors: u32,
+    /// Distinct 128-byte lines.
+    pub lines: u32,
+    /// Bytes the active lanes asked for.
+    pub bytes_requested: u32,
+    /// Sectors a perfectly coalesced access of the same distinct bytes would need.
+    pub ideal_sectors: u32,
+}
+
+/// Counts distinct values of a small list (sorting only when needed).
+fn distinct(v: &mut [u64]) -> u32 {
+    if v.is_empty() {
+        return 0;
+    }
+    if !v.windows(2).all(|w| w[0] <= w[1]) {
+        v.sort_unstable();
+    }
+    1 + v.windows(2).filter(|w| w[0] != w[1]).count() as u32
+}
+
+/// Sectors, lines and bytes for `bytes` per lane at `addrs[lane]`, lanes in `mask`.
+pub fn global_cost(addrs: &[u64], mask: u64, bytes: u32) -> GlobalCost {
+    let mut secs = [0u64; 256];
+    let mut lines = [0u64; 256];
+    let mut words = [0u64; 64];
+    let (mut n, mut nl, mut nw) = (0usize, 0usize, 0usize);
+    let mut m = mask;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let Some(&a) = addrs.get(l) else { break };
+        let last = a + bytes.max(1) as u64 - 1;
+        for s in (a >> 5)..=(last >> 5) {
+            if n < secs.len() {
+                secs[n] = s;
+                n += 1;
+            }
+        }
+        for t in (a >> 7)..=(last >> 7) {
+            if nl < lines.len() {
+                lines[nl] = t;
+                nl += 1;
+            }
+        }
+        if nw < words.len() {
+            words[nw] = a;
+            nw += 1;
+        }
+    }
+    let active = mask.count_ones();
+    let unique_lanes = distinct(&mut words[..nw]);
+    GlobalCost {
+        sectors: distinct(&mut secs[..n]),
+        lines: distinct(&mut lines[..nl]),
+        bytes_requested: active * bytes,
+        ideal_sectors: (unique_lanes * bytes).div_ceil(32),
+    }
+}
+
+/// Local memory is interleaved across the lanes of a warp, 4 bytes at a time:
+/// the same offset in every lane is one coalesced line. Maps per-lane offsets
+/// to the addresses that interleaving gives, for [`global_cost`].
+pub fn local_addresses(offsets: &[u64], out: &mut [u64]) {
+    let w = offsets.len() as u64;
+    for (l, (o, a)) in offsets.iter().zip(out.iter_mut()).enumerate() {
+        *a = (o / 4) * 4 * w + l as u64 * 4 + o % 4;
+    }
+}
+
+/// Wavefronts of one shared-memory warp access.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct SharedCost {
+    pub wavefronts: u32,
+    /// Wavefronts without bank conflicts (one per phase with an active lane).
+    pub ideal_wavefronts: u32,
+}
+
+impl SharedCost {
+    pub fn conflicts(&self) -> u32 {
+        self.wavefronts - self.ideal_wavefronts
+    }
+}
+
+/// Wavefronts for `bytes` per lane at shared offsets `addrs[lane]`, lanes in `mask`.
+pub fn shared_cost(addrs: &[u64], mask: u64, bytes: u32) -> SharedCost {
+    let words_per_lane = (bytes / 4).max(1) as usize;
+    let lanes_per_phase = (32 / words_per_lane).max(1);
+    let mut cost = SharedCost::default();
+    let n = addrs.len();
+    let mut start = 0;
+    while start < n {
+        let end = (start + lanes_per_phase).min(n);
+        // (bank, word) pairs of this phase.
+        let mut pairs = [0u64; 64];
+        let mut k = 0;
+        for (l, &a) in addrs.iter().enumerate().take(end).skip(start) {
+            if mask >> l & 1 == 0 {
+                continue;
+            }
+            let w0 = a / 4;
+            for w in w0..w0 + words_per_lane as u64 {
+                if k < pairs.len() {
+                    pairs[k] = ((w % 32) << 58) | (w & ((1 << 58) - 1));
+                    k += 1;
+                }
+            }
+        }
+        if k > 0 {
+            let v = &mut pairs[..k];
+            v.sort_unstable();
+            let mut best = 0u32;
+            let mut run = 0u32;
+            for i in 0..k {
+                if i > 0 && v[i] == v[i - 1] {
+                    continue; // broadcast: same word
+                }
+                if i > 0 && v[i] >> 58 == v[i - 1] >> 58 {
+                    run += 1;
+                } else {
+                    run = 1;
+                }
+                best = best.max(run);
+            }
+            cost.wavefronts += best;
+            cost.ideal_wavefronts += 1;
+        }
+        start = end;
+    }
+    cost
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lanes(f: impl Fn(u64) -> u64) -> Vec<u64> {
+        (0..32).map(f).collect()
+    }
+
+    #[test]
+    fn strides_of_4_byte_loads_give_the_corpus_sector_counts() {
+        // The corpus: strides 1, 2, 4, 8, 16, 32 floats -> 4, 8, 16, 32, 32, 32 sectors.
+        for (stride, want) in [(1, 4), (2, 8), (4, 16), (8, 32), (16, 32), (32, 32)] {
+            let a = lanes(|l| 0x1000 + l * 4 * stride);
+            assert_eq!(global_cost(&a, u32::MAX as u64, 4).sectors, want, "stride {stride}");
+        }
+    }
+
+    #[test]
+    fn every_stride_0_to_33_for_4_8_16_byte_accesses() {
+        for bytes in [4u32, 8, 16] {
+            for stride in 0..=33u64 {
+                let a = lanes(|l| 0x10000 + l * bytes as u64 * stride);
+                let c = global_cost(&a, u32::MAX as u64, bytes);
+                // Reference: a set of sector numbers.
+                let mut set = std::collections::BTreeSet::new();
+                for &x in &a {
+                    for s in (x >> 5)..=((x + bytes as u64 - 1) >> 5) {
+                        set.insert(s);
+                    }
+                }
+                assert_eq!(c.sectors as usize, set.len(), "bytes {bytes} stride {stride}");
+                if stride == 0 {
+                    assert_eq!(c.sectors, 1);
+                    assert_eq!(c.ideal_sectors, 1);
+                }
+                if stride == 1 {
+                    assert_eq!(c.sectors, 32 * bytes / 32);
+                }
+                // Shared: phases of 32 / (bytes/4) lanes.
+                let s = shared_cost(&a.iter().map(|x| x - 0x10000).collect::<Vec<_>>(), u32::MAX as u64, bytes);
+                let phases = bytes / 4;
+                assert_eq!(s.ideal_wavefronts, phases);
+                if stride == 0 {
+                    assert_eq!(s.wavefronts, phases, "broadcast");
+                }
+                let words = stride * bytes as u64 / 4;
+                let want_degree = if stride == 0 {
+                    1
+                } else {
+                    // lanes of a phase hitting one bank: gcd rule
+                    let lanes = 32 / phases as u64;
+                    let mut max = 0;
+                    for bank in 0..32u64 {
+                        let mut set = std::collections::BTreeSet::new();
+                        for l in 0..lanes {
+                            for w in 0..(bytes as u64 / 4) {
+                                let word = l * words + w;
+                                if word % 32 == bank {
+                                    set.insert(word);
+                                }
+                            }
+                        }
+                        max = max.max(set.len() as u32);
+                    }
+                    max
+                };
+                assert_eq!(s.wavefronts, want_degree * phases, "shared bytes {bytes} stride {stride}");
+            }
+        }
+    }
+
+    #[test]
+    fn bank_conflicts_follow_the_corpus() {
+        // lane reads s[lane * stride]: stride 1 and 33 conflict-free, 2 two-way, 32 32-way, 0 broadcast.
+        for (stride, degree) in [(0, 1), (1, 1), (2, 2), (4, 4), (8, 8), (16, 16), (32, 32), (33, 1)] {
+            let a = lanes(|l| l * 4 * stride);
+            let c = shared_cost(&a, u32::MAX as u64, 4);
+            assert_eq!(c.wavefronts, degree, "stride {stride}");
+            assert_eq!(c.conflicts(), degree - 1);
+        }
+    }
+
+    #[test]
+    fn partial_masks_count_only_active_lanes() {
+        let a = lanes(|l| 0x2000 + l * 4);
+        assert_eq!(global_cost(&a, 0x1, 4).sectors, 1);
+        assert_eq!(global_cost(&a, 0xFFFF, 4).sectors, 2);
+        assert_eq!(global_cost(&a, 0x8000_0001, 4).sectors, 2);
+        assert_eq!(global_cost(&a, 0, 4), GlobalCost::default());
+        // Half a warp with 32-way stride only conflicts 16 ways.
+        let s = lanes(|l| l * 128);
+        assert_eq!(shared_cost(&s, 0xFFFF, 4).wavefronts, 16);
+        assert_eq!(shared_cost(&s, 0, 4).wavefronts, 0);
+    }
+
+    #[test]
+    fn misaligned_vectors_straddle_sectors() {
+        // 8-byte accesses at 4-byte offsets: each lane straddles two words; 16-byte at 8.
+        let a = lanes(|l| 0x3004 + l * 8);
+        assert_eq!(global_cost(&a, u32::MAX as u64, 8).sectors, 9);
+        let b = lanes(|l| 0x3008 + l * 16);
+        assert_eq!(global_cost(&b, u32::MAX as u64, 16).sectors, 17);
+    }
+
+    #[test]
+    fn vector_accesses_are_split_into_phases() {
+        // 128-bit loads of consecutive float4: 4 phases of 8 lanes, no conflict.
+        let a = lanes(|l| l * 16);
+        let c = shared_cost(&a, u32::MAX as u64, 16);
+        assert_eq!((c.wavefronts, c.ideal_wavefronts), (4, 4));
+        // 64-bit with stride 32 words: lanes of a half-warp all on banks 0/1 -> 16-way.
+        let b = lanes(|l| l * 128);
+        assert_eq!(shared_cost(&b, u32::MAX as u64, 8).wavefronts, 32);
+    }
+
+    #[test]
+    fn local_memory_is_interleaved() {
+        let off = [8u64; 32];
+        let mut a = [0u64; 32];
+        local_addresses(&off, &mut a);
+        assert_eq!(global_cost(&a, u32::MAX as u64, 4).sectors, 4);
+    }
+}

@@ -1,0 +1,153 @@
+//! The metrics observer: per-instruction counters gathered while the engine
+//! runs, one observer per worker, merged at the end.
+
+use crate::coalesce::{global_cost, local_addresses, shared_cost};
+use warpsim_engine::memory::{LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
+use warpsim_engine::{MemAccessKind, Observer};
+use warpsim_ir::Space;
+
+/// Counters of one PTX instruction (one pc), summed over every warp that ran it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PcCounters {
+    pub warp_insts: u64,
+    /// Active lanes summed over executions (Nsight Compute's thread instructions).
+    pub thread_insts: u64,
+    /// Active lanes whose guard predicate was true.
+    pub pred_on_threads: u64,
+    /// Branch executions and their distinct targets; divergent ones split the warp.
+    pub branches: u64,
+    pub branch_targets: u64,
+    pub divergent_branches: u64,
+    /// Global memory.
+    pub global_requests: u64,
+    pub global_sectors: u64,
+    pub global_ideal_sectors: u64,
+    pub global_lines: u64,
+    pub global_bytes: u64,
+    /// Local memory (interleaved per lane).
+    pub local_requests: u64,
+    pub local_sectors: u64,
+    /// Shared memory.
+    pub shared_requests: u64,
+    pub shared_wavefronts: u64,
+    pub shared_ideal_wavefronts: u64,
+}
+
+impl PcCounters {
+    pub fn add(&mut self, o: &PcCounters) {
+        self.warp_insts += o.warp_insts;
+        self.thread_insts += o.thread_insts;
+        self.pred_on_threads += o.pred_on_threads;
+        self.branches += o.branches;
+        self.branch_targets += o.branch_targets;
+        self.divergent_branches += o.divergent_branches;
+        self.global_requests += o.global_requests;
+        self.global_sectors += o.global_sectors;
+        self.global_ideal_sectors += o.global_ideal_sectors;
+        self.global_lines += o.global_lines;
+        self.global_bytes += o.global_bytes;
+        self.local_requests += o.local_requests;
+        self.local_sectors += o.local_sectors;
+        self.shared_requests += o.shared_requests;
+        self.shared_wavefronts += o.shared_wavefronts;
+        self.shared_ideal_wavefronts += o.shared_ideal_wavefronts;
+    }
+}
+
+/// Gathers [`PcCounters`] for every instruction of one kernel.
+#[derive(Clone, Debug)]
+pub struct MetricsObserver {
+    pub per_pc: Vec<PcCounters>,
+}
+
+impl MetricsObserver {
+    pub fn new(code_len: usize) -> Self {
+        MetricsObserver { per_pc: vec![PcCounters::default(); code_len] }
+    }
+
+    pub fn merge(&mut self, other: MetricsObserver) {
+        for (a, b) in self.per_pc.iter_mut().zip(other.per_pc.iter()) {
+            a.add(b);
+        }
+    }
+}
+
+impl Observer for MetricsObserver {
+    const WANTS_MEMORY: bool = true;
+
+    #[inline]
+    fn instruction(&mut self, _warp: u32, pc: u32, active: u64, exec: u64) {
+        let c = &mut self.per_pc[pc as usize];
+        c.warp_insts += 1;
+        c.thread_insts += active.count_ones() as u64;
+        c.pred_on_threads += exec.count_ones() as u64;
+    }
+
+    #[inline]
+    fn branch(&mut self, _warp: u32, pc: u32, taken: u64, not_taken: u64) {
+        let c = &mut self.per_pc[pc as usize];
+        c.branches += 1;
+        let targets = (taken != 0) as u64 + (not_taken != 0) as u64;
+        c.branch_targets += targets.max(1);
+        c.divergent_branches += (targets == 2) as u64;
+    }
+
+    fn memory(&mut self, _warp: u32, pc: u32, space: Space, _kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) {
+        let c = &mut self.per_pc[pc as usize];
+        let (mut global, mut shared, mut local) = (0u64, 0u64, 0u64);
+        match space {
+            Space::Global | Space::Const => global = mask,
+            Space::Shared => shared = mask,
+            Space::Local => local = mask,
+            Space::KernelParam => return,
+            Space::Generic => {
+                for (l, &a) in addrs.iter().enumerate() {
+                    if mask >> l & 1 == 0 {
+                        continue;
+                    }
+                    if a.wrapping_sub(SHARED_WINDOW) < WINDOW_SIZE {
+                        shared |= 1 << l;
+                    } else if a.wrapping_sub(LOCAL_WINDOW) < WINDOW_SIZE {
+                        local |= 1 << l;
+                    } else {
+                        global |= 1 << l;
+                    }
+                }
+            }
+        }
+        let mut tmp = [0u64; 64];
+        let n = addrs.len().min(64);
+        if global != 0 {
+            let g = global_cost(addrs, global, bytes);
+            c.global_requests += 1;
+            c.global_sectors += g.sectors as u64;
+            c.global_ideal_sectors += g.ideal_sectors as u64;
+            c.global_lines += g.lines as u64;
+            c.global_bytes += g.bytes_requested as u64;
+        }
+        if shared != 0 {
+            let a: &[u64] = if space == Space::Generic {
+                for (t, &x) in tmp.iter_mut().zip(addrs) {
+                    *t = x.wrapping_sub(SHARED_WINDOW);
+                }
+                &tmp[..n]
+            } else {
+                addrs
+            };
+            let s = shared_cost(a, shared, bytes);
+            c.shared_requests += 1;
+            c.shared_wavefronts += s.wavefronts as u64;
+            c.shared_ideal_wavefronts += s.ideal_wavefronts as u64;
+        }
+        if local != 0 {
+            let mut off = [0u64; 64];
+            for (o, &x) in off.iter_mut().zip(addrs) {
+                *o = if space == Space::Generic { x.wrapping_sub(LOCAL_WINDOW) } else { x };
+            }
+            local_addresses(&off[..n], &mut tmp[..n]);
+            let g = global_cost(&tmp[..n], local, bytes);
+            c.local_requests += 1;
+            c.local_sectors += g.sectors as u64;
+        }
+    }
+}

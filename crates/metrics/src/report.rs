@@ -1,0 +1,425 @@
+//! Turning per-instruction counters into what users read: launch totals
+//! under Nsight Compute's metric names, and per-source-line costs.
+
+use crate::observer::PcCounters;
+use crate::sass::{folded_instructions, Folded};
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use warpsim_ir::{Kernel, Op, Program, SourceLoc, Space};
+
+/// What kind of work an instruction is, for sorting counters into metrics.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum InstKind {
+    Load,
+    Store,
+    Atomic,
+    Barrier,
+    Shuffle,
+    Vote,
+    Branch,
+    Other,
+}
+
+pub fn inst_kind(op: &Op) -> InstKind {
+    match op {
+        Op::Ld { space, .. } if *space != Space::KernelParam => InstKind::Load,
+        Op::St { .. } => InstKind::Store,
+        Op::Atom { .. } => InstKind::Atomic,
+        Op::Bar { .. } | Op::BarWarpSync { .. } => InstKind::Barrier,
+        Op::Shfl { .. } => InstKind::Shuffle,
+        Op::Vote { .. } | Op::Match { .. } | Op::Redux { .. } | Op::Activemask { .. } | Op::ElectSync { .. } => InstKind::Vote,
+        Op::Bra { .. } | Op::BrxIdx { .. } => InstKind::Branch,
+        _ => InstKind::Other,
+    }
+}
+
+/// Whole-launch totals.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Totals {
+    pub warp_size: u32,
+    /// PTX instructions executed (every one).
+    pub ptx_warp_insts: u64,
+    pub ptx_thread_insts: u64,
+    /// Instructions that become SASS instructions (see [`crate::sass`]): what
+    /// Nsight Compute counts.
+    pub warp_insts: u64,
+    pub thread_insts: u64,
+    pub pred_on_threads: u64,
+    pub branches: u64,
+    pub branch_targets: u64,
+    pub divergent_branches: u64,
+    pub global_ld_requests: u64,
+    pub global_ld_sectors: u64,
+    pub global_ld_ideal_sectors: u64,
+    pub global_ld_lines: u64,
+    pub global_ld_bytes: u64,
+    pub global_st_requests: u64,
+    pub global_st_sectors: u64,
+    pub global_st_ideal_sectors: u64,
+    pub global_st_lines: u64,
+    pub global_st_bytes: u64,
+    pub global_atom_requests: u64,
+    pub global_atom_sectors: u64,
+    pub local_ld_requests: u64,
+    pub local_ld_sectors: u64,
+    pub local_st_requests: u64,
+    pub local_st_sectors: u64,
+    pub shared_ld_insts: u64,
+    pub shared_ld_wavefronts: u64,
+    pub shared_ld_ideal: u64,
+    pub shared_st_insts: u64,
+    pub shared_st_wavefronts: u64,
+    pub shared_st_ideal: u64,
+    pub shared_atom_insts: u64,
+    pub atomics: u64,
+    pub barriers: u64,
+    pub shuffles: u64,
+    pub votes: u64,
+}
+
+impl Totals {
+    fn add_pc(&mut self, kind: InstKind, folded: Folded, c: &PcCounters) {
+        self.ptx_warp_insts += c.warp_insts;
+        self.ptx_thread_insts += c.thread_insts;
+        if folded != Folded::No {
+            return;
+        }
+        self.warp_insts += c.warp_insts;
+        self.thread_insts += c.thread_insts;
+        self.pred_on_threads += c.pred_on_threads;
+        self.branches += c.branches;
+        self.branch_targets += c.branch_targets;
+        self.divergent_branches += c.divergent_branches;
+        match kind {
+            InstKind::Load => {
+                self.global_ld_requests += c.global_requests;
+                self.global_ld_sectors += c.global_sectors;
+                self.global_ld_ideal_sectors += c.global_ideal_sectors;
+                self.global_ld_lines += c.global_lines;
+                self.global_ld_bytes += c.global_bytes;
+                self.local_ld_requests += c.local_requests;
+                self.local_ld_sectors += c.local_sectors;
+                self.shared_ld_insts += c.shared_requests;
+                self.shared_ld_wavefronts += c.shared_wavefronts;
+                self.shared_ld_ideal += c.shared_ideal_wavefronts;
+            }
+            InstKind::Store => {
+                self.global_st_requests += c.global_requests;
+                self.global_st_sectors += c.global_sectors;
+                self.global_st_ideal_sectors += c.global_ideal_sectors;
+                self.global_st_lines += c.global_lines;
+                self.global_st_bytes += c.global_bytes;
+                self.local_st_requests += c.local_requests;
+                self.local_st_sectors += c.local_sectors;
+                self.shared_st_insts += c.shared_requests;
+                self.shared_st_wavefronts += c.shared_wavefronts;
+                self.shared_st_ideal += c.shared_ideal_wavefronts;
+            }
+            InstKind::Atomic => {
+                self.atomics += c.warp_insts;
+                self.global_atom_requests += c.global_requests;
+                self.global_atom_sectors += c.global_sectors;
+                self.shared_atom_insts += c.shared_requests;
+            }
+            InstKind::Barrier => self.barriers += c.warp_insts,
+            InstKind::Shuffle => self.shuffles += c.warp_insts,
+            InstKind::Vote => self.votes += c.warp_insts,
+            InstKind::Branch | InstKind::Other => {}
+        }
+    }
+
+    pub fn threads_per_inst(&self) -> f64 {
+        ratio(self.thread_insts, self.warp_insts)
+    }
+
+    pub fn branch_uniform_pct(&self) -> f64 {
+        if self.branch_targets == 0 {
+            0.0
+        } else {
+            100.0 * (1.0 - self.divergent_branches as f64 / self.branch_targets as f64)
+        }
+    }
+
+    /// The metrics object of `warpsim corpus --json`: Nsight Compute's names
+    /// where one exists, `warpsim__...` for the rest.
+    pub fn to_ncu_json(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        let mut put = |k: &str, v: Value| {
+            m.insert(k.to_string(), v);
+        };
+        put("smsp__inst_executed.sum", json!(self.warp_insts));
+        put("smsp__thread_inst_executed.sum", json!(self.thread_insts));
+        put("smsp__thread_inst_executed_per_inst_executed.ratio", json!(round2(self.threads_per_inst())));
+        put(
+            "smsp__thread_inst_executed_per_inst_executed.pct",
+            json!(round2(100.0 * self.threads_per_inst() / self.warp_size.max(1) as f64)),
+        );
+        put("smsp__thread_inst_executed_pred_on.sum", json!(self.pred_on_threads));
+        put("warpsim__ptx_inst_executed.sum", json!(self.ptx_warp_insts));
+        put("warpsim__ptx_thread_inst_executed.sum", json!(self.ptx_thread_insts));
+        put("smsp__sass_branch_targets.sum", json!(self.branch_targets));
+        put("smsp__sass_branch_targets_threads_divergent.sum", json!(self.divergent_branches));
+        put("smsp__sass_average_branch_targets_threads_uniform.pct", json!(round2(self.branch_uniform_pct())));
+        put("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", json!(self.global_ld_requests));
+        put("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", json!(self.global_ld_sectors));
+        put("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", json!(self.global_st_requests));
+        put("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", json!(self.global_st_sectors));
+        put("l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum", json!(self.global_atom_requests));
+        put("l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum", json!(self.global_atom_sectors));
+        put(
+            "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio",
+            json!(round2(ratio(self.global_ld_sectors, self.global_ld_requests))),
+        );
+        put(
+            "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_st.ratio",
+            json!(round2(ratio(self.global_st_sectors, self.global_st_requests))),
+        );
+        put(
+            "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct",
+            json!(round2(100.0 * ratio(self.global_ld_bytes, self.global_ld_sectors * 32))),
+        );
+        put(
+            "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct",
+            json!(round2(100.0 * ratio(self.global_st_bytes, self.global_st_sectors * 32))),
+        );
+        put("l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum", json!(self.local_ld_requests));
+        put("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", json!(self.local_ld_sectors));
+        put("l1tex__t_requests_pipe_lsu_mem_local_op_st.sum", json!(self.local_st_requests));
+        put("l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum", json!(self.local_st_sectors));
+        put("smsp__sass_inst_executed_op_global_ld.sum", json!(self.global_ld_requests));
+        put("smsp__sass_inst_executed_op_global_st.sum", json!(self.global_st_requests));
+        put("smsp__sass_inst_executed_op_shared_ld.sum", json!(self.shared_ld_insts));
+        put("smsp__sass_inst_executed_op_shared_st.sum", json!(self.shared_st_insts));
+        put("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", json!(self.shared_ld_wavefronts));
+        put("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", json!(self.shared_st_wavefronts));
+        put("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", json!(self.shared_ld_wavefronts - self.shared_ld_ideal));
+        put("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", json!(self.shared_st_wavefronts - self.shared_st_ideal));
+        put("warpsim__global_ld_lines.sum", json!(self.global_ld_lines));
+        put("warpsim__global_st_lines.sum", json!(self.global_st_lines));
+        put("warpsim__global_ld_bytes_requested.sum", json!(self.global_ld_bytes));
+        put("warpsim__global_st_bytes_requested.sum", json!(self.global_st_bytes));
+        put("warpsim__global_ld_bytes_moved.sum", json!(self.global_ld_sectors * 32));
+        put("warpsim__global_st_bytes_moved.sum", json!(self.global_st_sectors * 32));
+        put("warpsim__inst_executed_op_atomic.sum", json!(self.atomics));
+        put("warpsim__inst_executed_op_barrier.sum", json!(self.barriers));
+        put("warpsim__inst_executed_op_shfl.sum", json!(self.shuffles));
+        put("warpsim__inst_executed_op_vote.sum", json!(self.votes));
+        m
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// Costs of one CUDA source line (or of PTX without line info, one PTX line).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct LineReport {
+    /// `file:line` of the CUDA source, or `ptx:line`.
+    pub place: String,
+    pub file: Option<String>,
+    pub line: u32,
+    /// The line's text, when the source file could be read.
+    pub text: Option<String>,
+    pub ptx_lines: Vec<u32>,
+    pub counters: PcCounters,
+}
+
+impl LineReport {
+    pub fn threads_per_inst(&self) -> f64 {
+        ratio(self.counters.thread_insts, self.counters.warp_insts)
+    }
+    pub fn excess_sectors(&self) -> u64 {
+        self.counters.global_sectors.saturating_sub(self.counters.global_ideal_sectors)
+    }
+    pub fn bank_conflicts(&self) -> u64 {
+        self.counters.shared_wavefronts - self.counters.shared_ideal_wavefronts
+    }
+    /// Issue slots lost to inactive lanes, in warp instructions.
+    pub fn idle_lane_slots(&self, warp_size: u32) -> f64 {
+        self.counters.warp_insts as f64 - self.counters.thread_insts as f64 / warp_size as f64
+    }
+}
+
+/// Everything the metrics say about one launch.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct LaunchMetrics {
+    pub totals: Totals,
+    /// Per source line (CUDA, from `.loc`), in source order.
+    pub lines: Vec<LineReport>,
+    /// Per PTX instruction.
+    #[serde(skip)]
+    pub per_pc: Vec<PcCounters>,
+}
+
+impl LaunchMetrics {
+    pub fn build(program: &Program, kernel: &Kernel, per_pc: Vec<PcCounters>, warp_size: u32, ptx_source: Option<&str>) -> Self {
+        let mut totals = Totals { warp_size, ..Default::default() };
+        let mut by_line: BTreeMap<(Option<u32>, u32), LineReport> = BTreeMap::new();
+        let mut sources: BTreeMap<u32, Option<Vec<String>>> = BTreeMap::new();
+        let ptx_lines: Option<Vec<&str>> = ptx_source.map(|s| s.lines().collect());
+        let folded = folded_instructions(kernel);
+        for (pc, c) in per_pc.iter().enumerate() {
+            let kind = inst_kind(&kernel.code[pc].op);
+            totals.add_pc(kind, folded[pc], c);
+            if c.warp_insts == 0 {
+                continue;
+            }
+            let info = &kernel.info[pc];
+            let key = match info.loc {
+                Some(SourceLoc { file, line, .. }) => (Some(file), line),
+                None => (None, info.ptx_line),
+            };
+            let entry = by_line.entry(key).or_insert_with(|| {
+                let (file, text) = match key.0 {
+                    Some(f) => {
+                        let name = program.files.get(&f).cloned();
+                        let lines = sources.entry(f).or_insert_with(|| name.as_deref().and_then(|n| read_source(n, &program.source_name)));
+                        (name, lines.as_ref().and_then(|l| l.get(key.1 as usize - 1).map(|s| s.trim().to_string())))
+                    }
+                    None => (None, ptx_lines.as_ref().and_then(|l| l.get(key.1 as usize - 1).map(|s| s.trim().to_string()))),
+                };
+                let place = match &file {
+                    Some(f) => format!("{}:{}", short_name(f), key.1),
+                    None => format!("ptx:{}", key.1),
+                };
+                LineReport { place, file, line: key.1, text, ptx_lines: Vec::new(), counters: PcCounters::default() }
+            });
+            entry.counters.add(c);
+            if !entry.ptx_lines.contains(&info.ptx_line) {
+                entry.ptx_lines.push(info.ptx_line);
+            }
+        }
+        LaunchMetrics { totals, lines: by_line.into_values().collect(), per_pc }
+    }
+
+    /// Plain-words summary for the terminal.
+    pub fn render_summary(&self) -> String {
+        let t = &self.totals;
+        let mut s = String::new();
+        let w = t.warp_size;
+        s += &format!(
+            "  threads per warp instruction   {:>8.2} of {w} ({:.1}% of lanes busy)\n",
+            t.threads_per_inst(),
+            100.0 * t.threads_per_inst() / w as f64
+        );
+        if t.branch_targets > 0 {
+            s += &format!(
+                "  branches                       {:>8} executed, {} divergent ({:.1}% uniform)\n",
+                t.branches,
+                t.divergent_branches,
+                t.branch_uniform_pct()
+            );
+        }
+        for (what, req, sec, bytes) in [
+            ("global loads ", t.global_ld_requests, t.global_ld_sectors, t.global_ld_bytes),
+            ("global stores", t.global_st_requests, t.global_st_sectors, t.global_st_bytes),
+        ] {
+            if req > 0 {
+                let moved = sec * 32;
+                s += &format!(
+                    "  {what}                  {:>8} requests, {:.2} sectors/request (ideal {:.2}), {:.0}% of moved bytes used\n",
+                    req,
+                    ratio(sec, req),
+                    ratio(bytes.div_ceil(32), req),
+                    100.0 * ratio(bytes, moved)
+                );
+            }
+        }
+        for (what, n, wf, ideal) in [
+            ("shared loads ", t.shared_ld_insts, t.shared_ld_wavefronts, t.shared_ld_ideal),
+            ("shared stores", t.shared_st_insts, t.shared_st_wavefronts, t.shared_st_ideal),
+        ] {
+            if n > 0 {
+                s += &format!(
+                    "  {what}                  {:>8} instructions, {} wavefronts, {} bank conflicts ({:.2}-way on average)\n",
+                    n,
+                    wf,
+                    wf - ideal,
+                    ratio(wf, ideal)
+                );
+            }
+        }
+        if t.local_ld_requests + t.local_st_requests > 0 {
+            s += &format!(
+                "  local memory                   {:>8} requests, {} sectors\n",
+                t.local_ld_requests + t.local_st_requests,
+                t.local_ld_sectors + t.local_st_sectors
+            );
+        }
+        let extras: Vec<String> = [("atomics", t.atomics), ("barriers", t.barriers), ("shuffles", t.shuffles), ("votes", t.votes)]
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect();
+        if !extras.is_empty() {
+            s += &format!("  warp-level                     {}\n", extras.join(", "));
+        }
+        s
+    }
+
+    /// The source lines that cost most: divergence, excess sectors, bank conflicts.
+    pub fn render_lines(&self, top: usize) -> String {
+        let w = self.totals.warp_size;
+        let mut rows: Vec<&LineReport> = self.lines.iter().collect();
+        let score = |l: &LineReport| l.idle_lane_slots(w) + l.excess_sectors() as f64 + l.bank_conflicts() as f64;
+        rows.sort_by(|a, b| score(b).total_cmp(&score(a)).then(a.line.cmp(&b.line)));
+        let mut s = String::new();
+        s += &format!(
+            "{:<20} {:>11} {:>8} {:>8} {:>11} {:>9}  {}\n",
+            "line", "warp insts", "thr/inst", "diverg.", "sect/req", "conflicts", "source"
+        );
+        for l in rows.into_iter().take(top) {
+            let c = &l.counters;
+            let sect = if c.global_requests > 0 {
+                format!("{:.1} ({:.1})", ratio(c.global_sectors, c.global_requests), ratio(c.global_ideal_sectors, c.global_requests))
+            } else {
+                "-".into()
+            };
+            let text = l.text.as_deref().unwrap_or("");
+            let text: String = text.chars().take(30).collect();
+            s += &format!(
+                "{:<20} {:>11} {:>8.1} {:>8} {:>11} {:>9}  {}\n",
+                trunc(&l.place, 20),
+                c.warp_insts,
+                l.threads_per_inst(),
+                c.divergent_branches,
+                sect,
+                l.bank_conflicts(),
+                text
+            );
+        }
+        s
+    }
+}
+
+fn trunc(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let tail: String = s.chars().rev().take(n - 1).collect::<Vec<_>>().into_iter().rev().collect();
+        format!("…{tail}")
+    }
+}
+
+fn short_name(path: &str) -> &str {
+    path.rsplit(['/', '\\']).next().unwrap_or(path)
+}
+
+/// Reads a `.file` source: as written, or beside the PTX file.
+fn read_source(name: &str, ptx_path: &str) -> Option<Vec<String>> {
+    let direct = std::fs::read_to_string(name).ok();
+    let beside = || {
+        let dir = std::path::Path::new(ptx_path).parent()?;
+        std::fs::read_to_string(dir.join(short_name(name))).ok()
+    };
+    direct.or_else(beside).map(|t| t.lines().map(str::to_string).collect())
+}
