@@ -34,39 +34,35 @@ fn distinct(v: &mut [u64]) -> u32 {
 
 /// Sectors, lines and bytes for `bytes` per lane at `addrs[lane]`, lanes in `mask`.
 pub fn global_cost(addrs: &[u64], mask: u64, bytes: u32) -> GlobalCost {
-    let mut secs = [0u64; 256];
-    let mut lines = [0u64; 256];
-    let mut words = [0u64; 64];
-    let (mut n, mut nl, mut nw) = (0usize, 0usize, 0usize);
+    // Up to 64 lanes; a lane's naturally aligned access (at most 16 bytes)
+    // touches one sector, a misaligned one two.
+    let mut secs = [0u64; 160];
+    let mut starts = [0u64; 64];
+    let (mut n, mut ns) = (0usize, 0usize);
     let mut m = mask;
     while m != 0 {
         let l = m.trailing_zeros() as usize;
         m &= m - 1;
         let Some(&a) = addrs.get(l) else { break };
         let last = a + bytes.max(1) as u64 - 1;
-        for s in (a >> 5)..=(last >> 5) {
-            if n < secs.len() {
-                secs[n] = s;
-                n += 1;
-            }
+        let mut s = a >> 5;
+        while s <= last >> 5 && n < secs.len() {
+            secs[n] = s;
+            n += 1;
+            s += 1;
         }
-        for t in (a >> 7)..=(last >> 7) {
-            if nl < lines.len() {
-                lines[nl] = t;
-                nl += 1;
-            }
-        }
-        if nw < words.len() {
-            words[nw] = a;
-            nw += 1;
-        }
+        starts[ns] = a;
+        ns += 1;
     }
-    let active = mask.count_ones();
-    let unique_lanes = distinct(&mut words[..nw]);
+    let secs = &mut secs[..n];
+    let sectors = distinct(secs);
+    // `secs` is sorted now: lines are runs of equal `sector / 4`.
+    let lines = if secs.is_empty() { 0 } else { 1 + secs.windows(2).filter(|w| w[0] >> 2 != w[1] >> 2).count() as u32 };
+    let unique_lanes = distinct(&mut starts[..ns]);
     GlobalCost {
-        sectors: distinct(&mut secs[..n]),
-        lines: distinct(&mut lines[..nl]),
-        bytes_requested: active * bytes,
+        sectors,
+        lines,
+        bytes_requested: mask.count_ones() * bytes,
         ideal_sectors: (unique_lanes * bytes).div_ceil(32),
     }
 }
@@ -95,6 +91,29 @@ impl SharedCost {
     }
 }
 
+/// The most distinct words any one bank must serve.
+fn max_words_per_bank(words: &mut [u64]) -> u32 {
+    let (lo, hi) = words.iter().fold((u64::MAX, 0), |(lo, hi), &w| (lo.min(w / 32), hi.max(w / 32)));
+    if hi - lo < 64 {
+        // Rows (word / 32) within 64 of each other: one bitset of rows per bank.
+        let mut rows = [0u64; 32];
+        for &w in words.iter() {
+            rows[(w % 32) as usize] |= 1 << (w / 32 - lo);
+        }
+        return rows.iter().map(|r| r.count_ones()).max().unwrap_or(0);
+    }
+    let mut keyed: Vec<u64> = words.iter().map(|&w| ((w % 32) << 58) | (w & ((1 << 58) - 1))).collect();
+    keyed.sort_unstable();
+    keyed.dedup();
+    let mut best = 0;
+    let mut run = 0;
+    for i in 0..keyed.len() {
+        run = if i > 0 && keyed[i] >> 58 == keyed[i - 1] >> 58 { run + 1 } else { 1 };
+        best = best.max(run);
+    }
+    best
+}
+
 /// Wavefronts for `bytes` per lane at shared offsets `addrs[lane]`, lanes in `mask`.
 pub fn shared_cost(addrs: &[u64], mask: u64, bytes: u32) -> SharedCost {
     let words_per_lane = (bytes / 4).max(1) as usize;
@@ -104,8 +123,8 @@ pub fn shared_cost(addrs: &[u64], mask: u64, bytes: u32) -> SharedCost {
     let mut start = 0;
     while start < n {
         let end = (start + lanes_per_phase).min(n);
-        // (bank, word) pairs of this phase.
-        let mut pairs = [0u64; 64];
+        // Words of this phase's active lanes; a bank serves one distinct word per wavefront.
+        let mut words = [0u64; 64];
         let mut k = 0;
         for (l, &a) in addrs.iter().enumerate().take(end).skip(start) {
             if mask >> l & 1 == 0 {
@@ -113,29 +132,14 @@ pub fn shared_cost(addrs: &[u64], mask: u64, bytes: u32) -> SharedCost {
             }
             let w0 = a / 4;
             for w in w0..w0 + words_per_lane as u64 {
-                if k < pairs.len() {
-                    pairs[k] = ((w % 32) << 58) | (w & ((1 << 58) - 1));
+                if k < words.len() {
+                    words[k] = w;
                     k += 1;
                 }
             }
         }
         if k > 0 {
-            let v = &mut pairs[..k];
-            v.sort_unstable();
-            let mut best = 0u32;
-            let mut run = 0u32;
-            for i in 0..k {
-                if i > 0 && v[i] == v[i - 1] {
-                    continue; // broadcast: same word
-                }
-                if i > 0 && v[i] >> 58 == v[i - 1] >> 58 {
-                    run += 1;
-                } else {
-                    run = 1;
-                }
-                best = best.max(run);
-            }
-            cost.wavefronts += best;
+            cost.wavefronts += max_words_per_bank(&mut words[..k]);
             cost.ideal_wavefronts += 1;
         }
         start = end;
