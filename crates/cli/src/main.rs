@@ -225,11 +225,14 @@ fn cmd_run(a: RunArgs) -> Result<()> {
         println!("kernel {kernel}: grid {grid:?} x block {block:?}");
         println!("  blocks               {:>14}", stats.blocks);
         println!("  warps                {:>14}", stats.warps);
-        println!("  warp instructions    {:>14}", stats.warp_instructions);
+        println!("  warp instructions    {:>14} (PTX)", stats.warp_instructions);
         println!("  thread instructions  {:>14}", stats.thread_instructions);
-        println!("  threads per warp instruction {:>6.2} of {}", stats.threads_per_instruction(), a.engine.warp_size);
-        if let Some(m) = &metrics {
-            print!("{}", m.render_summary());
+        match &metrics {
+            Some(m) => {
+                println!("  as SASS, about       {:>14} (moves and parameter loads folded)", m.totals.warp_insts);
+                print!("{}", m.render_summary());
+            }
+            None => println!("  threads per warp instruction {:>6.2} of {}", stats.threads_per_instruction(), a.engine.warp_size),
         }
         println!("  simulated in {:.3} s ({:.1} M warp instructions/s)", secs, stats.warp_instructions as f64 / secs.max(1e-9) / 1e6);
         if let (true, Some(m)) = (a.lines, &metrics) {

@@ -275,7 +275,7 @@ impl LaunchMetrics {
             }
             let info = &kernel.info[pc];
             let key = match info.loc {
-                Some(SourceLoc { file, line, .. }) => (Some(file), line),
+                Some(SourceLoc { file, line, .. }) if line > 0 => (Some(file), line),
                 None => (None, info.ptx_line),
             };
             let entry = by_line.entry(key).or_insert_with(|| {
@@ -385,7 +385,7 @@ impl LaunchMetrics {
                 "-".into()
             };
             let text = l.text.as_deref().unwrap_or("");
-            let text: String = text.chars().take(30).collect();
+            let text: String = text.chars().take(25).collect();
             s += &format!(
                 "{:<20} {:>11} {:>8.1} {:>8} {:>11} {:>9}  {}\n",
                 trunc(&l.place, 20),
@@ -396,6 +396,16 @@ impl LaunchMetrics {
                 l.bank_conflicts(),
                 text
             );
+            let mut ptx: Vec<u32> = l.ptx_lines.clone();
+            ptx.sort_unstable();
+            let list: Vec<String> = ptx.iter().map(u32::to_string).collect();
+            let mut shown = format!("    PTX lines {}", list.join(" "));
+            if shown.len() > 98 {
+                shown.truncate(95);
+                shown += "...";
+            }
+            s += &shown;
+            s += "\n";
         }
         s
     }
