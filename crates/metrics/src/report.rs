@@ -276,7 +276,7 @@ impl LaunchMetrics {
             let info = &kernel.info[pc];
             let key = match info.loc {
                 Some(SourceLoc { file, line, .. }) if line > 0 => (Some(file), line),
-                None => (None, info.ptx_line),
+                _ => (None, info.ptx_line),
             };
             let entry = by_line.entry(key).or_insert_with(|| {
                 let (file, text) = match key.0 {
