@@ -156,7 +156,7 @@ pub fn launch_observed<O: Observer + Send>(
     })
 }
 
-fn validate(kernel: &Kernel, params: &[u8], cfg: &LaunchConfig) -> Result<(), LaunchError> {
+pub fn validate(kernel: &Kernel, params: &[u8], cfg: &LaunchConfig) -> Result<(), LaunchError> {
     let threads = cfg.block.iter().map(|&d| d as u64).product::<u64>();
     if cfg.grid.contains(&0) || cfg.block.contains(&0) {
         return Err(LaunchError::Config("grid and block dimensions must be at least 1".into()));
@@ -259,13 +259,15 @@ impl<const W: usize> Default for BlockScratch<W> {
 }
 
 /// Register contents shared by every warp at start: constants and symbol addresses.
-struct RegisterTemplate<const W: usize> {
+/// (Public, with the block helpers below, for schedulers other than the
+/// functional one, such as the timing model.)
+pub struct RegisterTemplate<const W: usize> {
     r32: Vec<u32>,
     r64: Vec<u64>,
 }
 
 impl<const W: usize> RegisterTemplate<W> {
-    fn new(k: &Kernel, symbols: &[(u32, u64)]) -> Self {
+    pub fn new(k: &Kernel, symbols: &[(u32, u64)]) -> Self {
         let mut r32 = vec![0u32; k.n32 as usize * W];
         let mut r64 = vec![0u64; k.n64 as usize * W];
         for &(s, v) in &k.const32 {
@@ -282,7 +284,7 @@ impl<const W: usize> RegisterTemplate<W> {
 }
 
 #[derive(Default, Clone)]
-struct BarrierState {
+pub struct BarrierState {
     arrived: u32,
     /// Warps waiting, with the lanes that arrived and a pending bar.red destination.
     waiters: Vec<(usize, u64, Option<BarRed>)>,
@@ -293,14 +295,14 @@ struct BarrierState {
     used: bool,
 }
 
-fn block_coords(b: u64, grid: [u32; 3]) -> [u32; 3] {
+pub fn block_coords(b: u64, grid: [u32; 3]) -> [u32; 3] {
     let x = (b % grid[0] as u64) as u32;
     let y = ((b / grid[0] as u64) % grid[1] as u64) as u32;
     let z = (b / (grid[0] as u64 * grid[1] as u64)) as u32;
     [x, y, z]
 }
 
-fn thread_coords(t: u32, block: [u32; 3]) -> [u32; 3] {
+pub fn thread_coords(t: u32, block: [u32; 3]) -> [u32; 3] {
     [t % block[0], (t / block[0]) % block[1], t / (block[0] * block[1])]
 }
 
@@ -403,7 +405,7 @@ fn run_block<const W: usize, O: Observer>(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn init_warp<const W: usize>(
+pub fn init_warp<const W: usize>(
     warp: &mut Warp<W>,
     kernel: &Kernel,
     template: &RegisterTemplate<W>,
@@ -482,11 +484,11 @@ fn write_lanes<const W: usize>(warp: &mut Warp<W>, r: RegRef, value: impl Fn(u32
     }
 }
 
-fn live_threads<const W: usize>(warps: &[Warp<W>]) -> u32 {
+pub fn live_threads<const W: usize>(warps: &[Warp<W>]) -> u32 {
     warps.iter().map(|w| (w.present & !w.exited).count_ones()).sum()
 }
 
-fn arrive<const W: usize>(barriers: &mut [BarrierState], wi: usize, a: BarrierArrival, warps: &mut [Warp<W>]) {
+pub fn arrive<const W: usize>(barriers: &mut [BarrierState], wi: usize, a: BarrierArrival, warps: &mut [Warp<W>]) {
     let id = a.id as usize;
     let bar = &mut barriers[id];
     bar.used = true;
@@ -510,7 +512,7 @@ fn arrive<const W: usize>(barriers: &mut [BarrierState], wi: usize, a: BarrierAr
     complete_barrier(barriers, id, warps);
 }
 
-fn complete_barrier<const W: usize>(barriers: &mut [BarrierState], id: usize, warps: &mut [Warp<W>]) {
+pub fn complete_barrier<const W: usize>(barriers: &mut [BarrierState], id: usize, warps: &mut [Warp<W>]) {
     let bar = &mut barriers[id];
     if !bar.used || bar.arrived == 0 {
         return;
@@ -550,7 +552,7 @@ fn write_masked<const W: usize>(w: &mut Warp<W>, d: RegRef, v: u64, exec: u64) {
     }
 }
 
-fn deadlock<const W: usize>(kernel: &Kernel, warps: &[Warp<W>], barriers: &[BarrierState], ctaid: [u32; 3], nthreads: u32) -> KernelFault {
+pub fn deadlock<const W: usize>(kernel: &Kernel, warps: &[Warp<W>], barriers: &[BarrierState], ctaid: [u32; 3], nthreads: u32) -> KernelFault {
     let (id, bar) = barriers.iter().enumerate().find(|(_, b)| b.used && b.arrived > 0).unwrap_or((0, &barriers[0]));
     let expected = bar.expected.unwrap_or_else(|| live_threads(warps));
     let mut waiting = Vec::new();

@@ -11,5 +11,9 @@ pub mod observer;
 
 pub use fault::{FaultKind, KernelFault};
 pub use launch::{alloc_module_globals, launch, launch_observed, LaunchConfig, LaunchError, LaunchStats};
+/// Block-level pieces for schedulers other than the functional one.
+pub mod block {
+    pub use crate::launch::{arrive, block_coords, complete_barrier, deadlock, init_warp, live_threads, thread_coords, validate, BarrierState, RegisterTemplate};
+}
 pub use memory::{Filler, GlobalMemory};
 pub use observer::{MemAccessKind, NoObserver, Observer};
