@@ -316,26 +316,26 @@ pub fn occupancy(preset: &GpuPreset, input: &OccupancyInput) -> Result<Occupancy
     let regs_warp = round_up(input.regs_per_thread as u64 * ws as u64, preset.register_alloc_unit as u64);
     let regs_block = regs_warp * w as u64;
     let regs_assumed = regs_warp * round_up(w as u64, sched as u64);
-    let (lim_regs, reg_warps_per_sched) = if regs_warp == 0 {
-        (None, None)
-    } else {
-        let per_sched = preset.registers_per_scheduler() as u64 / regs_warp;
-        if regs_assumed > preset.registers_per_block as u64 || regs_block > preset.registers_per_block as u64 {
-            zero_reason = Some(format!(
-                "{} regs/thread x {ws} lanes = {regs_warp} per {} (after rounding), and the check \
+    let (lim_regs, reg_warps_per_sched) =
+        if let Some(per_sched) = (preset.registers_per_scheduler() as u64).checked_div(regs_warp) {
+            if regs_assumed > preset.registers_per_block as u64 || regs_block > preset.registers_per_block as u64 {
+                zero_reason = Some(format!(
+                    "{} regs/thread x {ws} lanes = {regs_warp} per {} (after rounding), and the check \
                  counts {} {}s (a block's {w} rounded up to a multiple of {sched}): {regs_assumed} registers, \
                  over the {} a block may hold",
-                input.regs_per_thread,
-                preset.warp_word(),
-                round_up(w as u64, sched as u64),
-                preset.warp_word(),
-                preset.registers_per_block
-            ));
-            (Some(0), Some(per_sched as u32))
+                    input.regs_per_thread,
+                    preset.warp_word(),
+                    round_up(w as u64, sched as u64),
+                    preset.warp_word(),
+                    preset.registers_per_block
+                ));
+                (Some(0), Some(per_sched as u32))
+            } else {
+                (Some(((per_sched * sched as u64) / w as u64) as u32), Some(per_sched as u32))
+            }
         } else {
-            (Some(((per_sched * sched as u64) / w as u64) as u32), Some(per_sched as u32))
-        }
-    };
+            (None, None) // no registers: no limit
+        };
 
     // Shared memory (cudaOccMaxBlocksPerSMSmemLimit).
     let user_bytes = input.static_shared_bytes as u64 + input.dynamic_shared_bytes as u64;
@@ -351,11 +351,8 @@ pub fn occupancy(preset: &GpuPreset, input: &OccupancyInput) -> Result<Occupancy
             max: preset.shared_per_block_optin,
         });
     }
-    let per_block_limit = if input.opt_in_shared {
-        optin_limit
-    } else {
-        preset.shared_per_block_default as u64 + reserved
-    };
+    let per_block_limit =
+        if input.opt_in_shared { optin_limit } else { preset.shared_per_block_default as u64 + reserved };
     let preference = {
         let pct = input.shared_carveout_percent.unwrap_or(100) as u64;
         let want = pct * preset.shared_per_sm_max as u64 / 100;
@@ -381,11 +378,8 @@ pub fn occupancy(preset: &GpuPreset, input: &OccupancyInput) -> Result<Occupancy
         } else {
             align_carveout(preset, smem_blk).unwrap_or(preset.shared_per_sm_max)
         };
-        if smem_blk == 0 {
-            (None, carve)
-        } else {
-            (Some((carve as u64 / smem_blk) as u32), carve)
-        }
+        // No shared memory at all: no limit.
+        ((carve as u64).checked_div(smem_blk).map(|b| b as u32), carve)
     };
 
     // Barriers (cudaOccMaxBlocksPerSMBlockBarrierLimit on cc >= 9; one

@@ -229,7 +229,8 @@ impl GpuPreset {
 
     /// Checks the invariants the occupancy calculator and the engine rely on.
     pub fn validate(&self, origin: &str) -> Result<(), PresetError> {
-        let bad = |field: &'static str, msg: String| Err(PresetError::Invalid { origin: origin.to_string(), field, msg });
+        let bad =
+            |field: &'static str, msg: String| Err(PresetError::Invalid { origin: origin.to_string(), field, msg });
         let positive: [(&'static str, u64); 14] = [
             ("warp_size", self.warp_size.into()),
             ("sm_count", self.sm_count.into()),
@@ -260,7 +261,10 @@ impl GpuPreset {
         if self.max_warps_per_sm % self.schedulers_per_sm != 0 {
             return bad(
                 "max_warps_per_sm",
-                format!("{} is not a multiple of schedulers_per_sm ({})", self.max_warps_per_sm, self.schedulers_per_sm),
+                format!(
+                    "{} is not a multiple of schedulers_per_sm ({})",
+                    self.max_warps_per_sm, self.schedulers_per_sm
+                ),
             );
         }
         if self.registers_per_sm % self.schedulers_per_sm != 0 {

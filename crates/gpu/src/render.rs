@@ -31,7 +31,7 @@ fn wrap(out: &mut String, first: &str, rest: &str, text: &str) {
 }
 
 fn bytes(n: u64) -> String {
-    if n >= 1024 && n % 1024 == 0 {
+    if n >= 1024 && n & 1023 == 0 {
         format!("{} KB", n / 1024)
     } else {
         format!("{n} B")
@@ -181,7 +181,8 @@ pub(crate) fn render(o: &Occupancy, p: &GpuPreset) -> String {
         format!("{} {warp} slots / {} per block", p.max_warps_per_sm, o.warps_per_block),
         Limiter::Warps,
     );
-    out += &row("blocks", Some(o.limits.blocks), format!("{} block slots per {sm}", p.max_blocks_per_sm), Limiter::Blocks);
+    out +=
+        &row("blocks", Some(o.limits.blocks), format!("{} block slots per {sm}", p.max_blocks_per_sm), Limiter::Blocks);
     out += &row(
         "registers",
         o.limits.registers,
@@ -276,17 +277,13 @@ pub(crate) fn render(o: &Occupancy, p: &GpuPreset) -> String {
     let slots = p.warp_slots_per_scheduler();
     for s in 0..p.schedulers_per_sm {
         let mut line = format!("  {sched} {s:<2} |");
-        let mut col = line.len();
-        for k in 0..slots {
-            if col >= WIDTH - 1 {
-                break;
-            }
+        let room = (WIDTH - 1).saturating_sub(line.len()) as u32;
+        for k in 0..slots.min(room) {
             line.push(match o.slot(p, s, k) {
                 Some(true) => '#',
                 Some(false) => '+',
                 None => '.',
             });
-            col += 1;
         }
         line.push('|');
         out.push_str(&line);

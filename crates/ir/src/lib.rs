@@ -7,6 +7,8 @@ pub mod error;
 pub mod inst;
 pub mod kernel;
 pub mod lower;
+pub mod mma;
+pub mod regs;
 
 pub use error::{FrontEndError, LowerError};
 pub use inst::*;
