@@ -1,5 +1,6 @@
 //! The `warpsim` command line.
 
+mod occupancy_cmd;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use std::io::IsTerminal;
@@ -17,12 +18,21 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// How many blocks and warps of a launch fit on an SM, and what limits them.
+    Occupancy(occupancy_cmd::OccupancyArgs),
     /// Run one kernel launch described on the command line.
     Run(RunArgs),
+    /// Run one launch with the checkers (as `run --check`): data races,
+    /// barrier divergence and deadlock, sync-mask errors, out-of-bounds,
+    /// misaligned and uninitialised accesses.
+    Check(RunArgs),
     /// Run the cases of a launch manifest and check their outputs.
     Corpus(CorpusArgs),
     /// Measure simulation speed (warp instructions per second) on manifest cases.
     Bench(BenchArgs),
+    /// Show the seed documents' claims on built-in kernels: warps, divergence,
+    /// coalescing, bank conflicts, warp_sum, occupancy, 32 vs 64 lanes.
+    Demo(warpsim::demo::DemoArgs),
 }
 
 #[derive(Args)]
@@ -62,17 +72,21 @@ struct EngineArgs {
     /// Skip the warp-level metrics (sectors, wavefronts, divergence) for speed.
     #[arg(long)]
     no_metrics: bool,
+    #[command(flatten)]
+    checking: warpsim::checking::CheckArgs,
 }
 
 impl EngineArgs {
     fn options(&self) -> RunOptions {
-        RunOptions {
+        let mut o = RunOptions {
             warp_size: self.warp_size,
             serial: self.serial,
             max_warp_instructions_per_block: self.max_instructions,
             metrics: !self.no_metrics,
             ..Default::default()
-        }
+        };
+        self.checking.apply(&mut o);
+        o
     }
 
     fn init_threads(&self) -> Result<()> {
@@ -118,6 +132,8 @@ struct RunArgs {
     #[arg(long, default_value_t = 12)]
     top: usize,
     #[command(flatten)]
+    output: warpsim::reporting::ReportArgs,
+    #[command(flatten)]
     engine: EngineArgs,
 }
 
@@ -138,9 +154,15 @@ struct CorpusArgs {
 fn main() {
     let cli = Cli::parse();
     let r = match cli.command {
+        Command::Occupancy(a) => occupancy_cmd::cmd_occupancy(a),
         Command::Run(a) => cmd_run(a),
+        Command::Check(mut a) => {
+            a.engine.checking.check = true;
+            cmd_run(a)
+        }
         Command::Corpus(a) => cmd_corpus(a),
         Command::Bench(a) => cmd_bench(a),
+        Command::Demo(a) => warpsim::demo::cmd_demo(a),
     };
     if let Err(e) = r {
         eprintln!("error: {e:#}");
@@ -167,8 +189,7 @@ fn cmd_run(a: RunArgs) -> Result<()> {
     a.engine.init_threads()?;
     let grid = parse_dims(&a.grid, "grid")?;
     let block = parse_dims(&a.block, "block")?;
-    let src = std::fs::read_to_string(&a.file).with_context(|| format!("reading {}", a.file.display()))?;
-    let name = a.file.display().to_string();
+    let (name, src) = warpsim::cuda::load_kernel_file(&a.file, &a.out, &a.output.clang_args)?;
     let kernel = match &a.kernel {
         Some(k) => k.clone(),
         None => {
@@ -186,13 +207,20 @@ fn cmd_run(a: RunArgs) -> Result<()> {
     let prepared = runner::prepare(std::sync::Arc::new(program), &kernel, &params).map_err(anyhow::Error::msg)?;
     let t0 = Instant::now();
     let opts = a.engine.options();
-    let (stats, metrics) = if opts.metrics || a.lines {
+    let mut diagnostics = None;
+    let (stats, metrics) = if opts.check {
+        let (r, d) = prepared.launch_checked(grid, block, a.shared, &opts);
+        let s = warpsim::checking::checked_result(r, &d, a.json)?;
+        diagnostics = Some(d);
+        (s, None)
+    } else if opts.metrics || a.lines || a.output.needs_metrics() {
         let (s, m) = prepared.launch_with_metrics(grid, block, a.shared, &opts, Some(&src)).map_err(|e| anyhow::anyhow!("{e}"))?;
         (s, Some(m))
     } else {
         (prepared.launch(grid, block, a.shared, &opts).map_err(|e| anyhow::anyhow!("{e}"))?, None)
     };
     let secs = t0.elapsed().as_secs_f64();
+    let occupancy = occupancy_cmd::launch_occupancy(&prepared, block, a.shared, a.engine.warp_size);
     let mut written = Vec::new();
     for (spec, base, len) in &prepared.buffers {
         if spec.role == Role::In {
@@ -206,6 +234,18 @@ fn cmd_run(a: RunArgs) -> Result<()> {
         warpsim_launch::npy::write_npy(std::io::BufWriter::new(f), spec.dtype, &bytes)?;
         written.push(path);
     }
+    written.extend(warpsim::reporting::write_run_reports(warpsim::reporting::RunReport {
+        prepared: &prepared,
+        params: &params,
+        grid,
+        block,
+        shared: a.shared,
+        opts: &opts,
+        stats: &stats,
+        metrics: metrics.as_ref(),
+        html: a.output.report.as_deref(),
+        trace: a.output.trace.as_deref(),
+    })?);
     if a.json {
         let j = serde_json::json!({
             "kernel": kernel, "grid": grid, "block": block,
@@ -217,8 +257,10 @@ fn cmd_run(a: RunArgs) -> Result<()> {
             "outputs": written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
             "resident_global_bytes": prepared.mem.resident_bytes(),
             "peak_rss_bytes": peak_rss_bytes(),
+            "occupancy": occupancy.as_ref().map(|(o, _)| o.clone()),
             "metrics": metrics.as_ref().map(|m| serde_json::Value::Object(m.totals.to_ncu_json())),
             "lines": if a.lines { metrics.as_ref().map(|m| serde_json::to_value(&m.lines).unwrap_or_default()) } else { None },
+            "diagnostics": diagnostics.as_ref().map(|d| d.iter().map(|x| x.to_json()).collect::<Vec<_>>()),
         });
         println!("{}", serde_json::to_string_pretty(&j)?);
     } else {
@@ -234,6 +276,9 @@ fn cmd_run(a: RunArgs) -> Result<()> {
             }
             None => println!("  threads per warp instruction {:>6.2} of {}", stats.threads_per_instruction(), a.engine.warp_size),
         }
+        if let Some((_, line)) = &occupancy {
+            println!("{line}");
+        }
         println!("  simulated in {:.3} s ({:.1} M warp instructions/s)", secs, stats.warp_instructions as f64 / secs.max(1e-9) / 1e6);
         if let (true, Some(m)) = (a.lines, &metrics) {
             println!();
@@ -242,8 +287,11 @@ fn cmd_run(a: RunArgs) -> Result<()> {
         for p in &written {
             println!("  wrote {}", p.display());
         }
+        if let Some(d) = &diagnostics {
+            print!("\n{}", warpsim::checking::render(d));
+        }
     }
-    Ok(())
+    warpsim::checking::verdict(diagnostics.as_deref())
 }
 
 fn cmd_corpus(a: CorpusArgs) -> Result<()> {
@@ -285,6 +333,9 @@ fn cmd_corpus(a: CorpusArgs) -> Result<()> {
                     println!("    {line}");
                 }
             }
+            for line in warpsim::checking::summary_lines(o.diagnostics.as_deref().unwrap_or_default()) {
+                println!("    {line}");
+            }
         }
         outcomes.push(o);
     }
@@ -305,7 +356,7 @@ fn cmd_corpus(a: CorpusArgs) -> Result<()> {
     let bad: Vec<_> = outcomes
         .iter()
         .zip(manifest.cases.iter().filter(|c| a.cases.is_empty() || a.cases.contains(&c.name)))
-        .filter(|(o, c)| o.status == CaseStatus::Fail || (o.status == CaseStatus::Error && c.expect_diagnostic.is_none()))
+        .filter(|(o, c)| o.status == CaseStatus::Fail || (o.status == CaseStatus::Error && c.expect_diagnostic.is_none()) || !warpsim::checking::case_ok(o, c.expect_diagnostic.is_some()))
         .map(|(o, _)| o.name.clone())
         .collect();
     if !bad.is_empty() {
