@@ -239,6 +239,9 @@ pub enum Op {
     Clock { kind: ClockKind, d: RegRef },
     /// Fences, prefetches, nanosleep: no functional effect.
     Fence,
+    /// Tensor-core, matrix-movement, asynchronous-copy and mbarrier
+    /// instructions (`crate::mma`; lowered in `lower_mma.rs`).
+    Mma(Box<crate::mma::MmaOp>),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]

@@ -17,20 +17,33 @@ use warpsim_numerics::int::{IntOp, PrmtMode};
 use warpsim_numerics::{BoolOp, CmpOp, FMode, Rounding, ScalarType};
 use warpsim_ptx::ast::{self, AddrBase, Function, Instruction, Module, Operand, Span, Statement, StateSpace};
 
+/// Tensor-core, matrix-movement, asynchronous-copy and mbarrier instructions.
+#[path = "lower_mma.rs"]
+mod lower_mma;
+
 /// Base of the generic shared-memory window (must match the engine).
 pub const SHARED_WINDOW: u64 = 0x1000_0000_0000;
 /// Base of the generic local-memory window (must match the engine).
 pub const LOCAL_WINDOW: u64 = 0x2000_0000_0000;
 
 const MAX_INLINE_DEPTH: usize = 32;
+/// `.func` calls inlined into one kernel: a call tree of modest depth can
+/// still be exponential in size (each level calling the next twice).
+const MAX_INLINED_CALLS: u32 = 1 << 16;
+/// Statements lowered for one kernel, inlined bodies included.
+const MAX_LOWERED_STATEMENTS: u64 = 1 << 24;
+/// Module-level `.global`/`.const` bytes, all variables together (their
+/// initial images are allocated here).
+const MAX_GLOBAL_BYTES: u64 = 1 << 30;
 
 type LResult<T> = Result<T, LowerError>;
 
 /// Lowers module-level variables and every kernel of the module.
 pub fn lower_program(m: &Module, file: &str, src: &str) -> LResult<Program> {
     let mut p = lower_globals(m, file, src)?;
+    let lines = LineIndex::new(src);
     for f in m.entries() {
-        p.kernels.push(lower_kernel(m, f, file, src)?);
+        p.kernels.push(lower_kernel(m, f, file, src, &lines)?);
     }
     Ok(p)
 }
@@ -41,12 +54,32 @@ pub fn lower_program_kernel(m: &Module, file: &str, src: &str, name: &str) -> LR
         return Ok(None);
     };
     let mut p = lower_globals(m, file, src)?;
-    p.kernels.push(lower_kernel(m, f, file, src)?);
+    p.kernels.push(lower_kernel(m, f, file, src, &LineIndex::new(src))?);
     Ok(Some(p))
+}
+
+/// Byte offsets of line starts, so that the line of each instruction is a
+/// binary search rather than a scan from the top of the file.
+struct LineIndex {
+    starts: Vec<u32>,
+}
+
+impl LineIndex {
+    fn new(src: &str) -> Self {
+        let mut starts = vec![0u32];
+        starts.extend(src.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i as u32 + 1));
+        LineIndex { starts }
+    }
+
+    /// 1-based line of byte `offset`.
+    fn line(&self, offset: u32) -> u32 {
+        self.starts.partition_point(|&s| s <= offset) as u32
+    }
 }
 
 fn lower_globals(m: &Module, file: &str, src: &str) -> LResult<Program> {
     let mut p = Program { source_name: file.to_string(), ..Default::default() };
+    let mut total = 0u64;
     for (i, name) in &m.files {
         p.files.insert(*i, name.clone());
     }
@@ -62,7 +95,16 @@ fn lower_globals(m: &Module, file: &str, src: &str) -> LResult<Program> {
             None if g.is_extern => continue,
             None => return Err(LowerError::new(file, src, g.span, "array size unknown")),
         };
-        let elem = g.ty.bytes() as usize;
+        total = total.saturating_add(size);
+        if total > MAX_GLOBAL_BYTES {
+            return Err(LowerError::new(
+                file,
+                src,
+                g.span,
+                format!("module variables too large: more than {MAX_GLOBAL_BYTES} bytes in all"),
+            ));
+        }
+        let elem = (g.ty.bytes() as usize).min(16);
         let mut init = vec![0u8; size as usize];
         let mut relocs = Vec::new();
         if let Some(vals) = &g.init {
@@ -71,13 +113,14 @@ fn lower_globals(m: &Module, file: &str, src: &str) -> LResult<Program> {
                 if off + elem > init.len() {
                     break;
                 }
-                let bits: u64 = match v {
-                    ast::InitValue::Int(i) => *i as u64,
+                // 128 bits: `.b128` elements are 16 bytes wide (integers sign-extend).
+                let bits: u128 = match v {
+                    ast::InitValue::Int(i) => *i as i128 as u128,
                     ast::InitValue::Float(f) => match g.ty {
-                        ScalarType::F32 => (*f as f32).to_bits() as u64,
-                        ScalarType::F16 => half::f16::from_f64(*f).to_bits() as u64,
-                        ScalarType::BF16 => half::bf16::from_f64(*f).to_bits() as u64,
-                        _ => f.to_bits(),
+                        ScalarType::F32 => (*f as f32).to_bits() as u128,
+                        ScalarType::F16 => half::f16::from_f64(*f).to_bits() as u128,
+                        ScalarType::BF16 => half::bf16::from_f64(*f).to_bits() as u128,
+                        _ => f.to_bits() as u128,
                     },
                     ast::InitValue::Symbol(s, add) => {
                         relocs.push((off as u64, s.clone(), *add));
@@ -108,8 +151,44 @@ enum Sym {
 #[derive(Default)]
 struct Scope {
     names: HashMap<String, Sym>,
-    /// `%r<8>` declarations: prefix -> (type, count), resolved on first use.
-    ranges: Vec<(String, ScalarType, u32)>,
+    /// `%r<8>` declarations, resolved on first use: prefix -> (declaration
+    /// order, type, count). Keyed by prefix so that a use costs a few hash
+    /// look-ups however many ranges the scope declares.
+    ranges: HashMap<String, Vec<(u32, ScalarType, u32)>>,
+    n_ranges: u32,
+}
+
+impl Scope {
+    fn declare_range(&mut self, prefix: &str, ty: ScalarType, count: u32) {
+        self.ranges.entry(prefix.to_string()).or_default().push((self.n_ranges, ty, count));
+        self.n_ranges += 1;
+    }
+
+    /// The type of `name` if it is `prefix` + a number below the count of a
+    /// range declared here (the earliest such declaration wins).
+    fn range_type(&self, name: &str) -> Option<ScalarType> {
+        if self.ranges.is_empty() {
+            return None;
+        }
+        let digits = name.bytes().rev().take_while(|b| b.is_ascii_digit()).count();
+        let mut best: Option<(u32, ScalarType)> = None;
+        // The number is the tail of the trailing digits (at most 10 of them fit a u32).
+        for split in name.len() - digits.min(10)..name.len() {
+            let num = &name[split..];
+            if num.len() > 1 && num.starts_with('0') {
+                continue;
+            }
+            let (Ok(k), Some(list)) = (num.parse::<u32>(), self.ranges.get(&name[..split])) else {
+                continue;
+            };
+            if let Some(&(order, ty, _)) = list.iter().find(|r| k < r.2) {
+                if best.is_none_or(|b| order < b.0) {
+                    best = Some((order, ty));
+                }
+            }
+        }
+        best.map(|b| b.1)
+    }
 }
 
 struct Frame {
@@ -123,6 +202,9 @@ struct Lowerer<'a> {
     m: &'a Module,
     file: &'a str,
     src: &'a str,
+    lines: &'a LineIndex,
+    /// Statements lowered so far (see `MAX_LOWERED_STATEMENTS`).
+    statements: u64,
     code: Vec<Inst>,
     info: Vec<InstInfo>,
     /// (pc, label keys) of branches to patch once all labels are known.
@@ -152,16 +234,27 @@ struct Lowerer<'a> {
     extern_patches: Vec<(RegRef, i64)>,
 }
 
-fn align_up(x: u32, a: u32) -> u32 {
+/// `x` rounded up to a multiple of `a`; `None` past `u32::MAX`.
+fn align_up(x: u32, a: u32) -> Option<u32> {
     let a = a.max(1);
-    x.div_ceil(a) * a
+    x.div_ceil(a).checked_mul(a)
 }
 
-fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str) -> LResult<Kernel> {
+/// Lays out `size` bytes aligned to `align` after `*used` bytes; returns the offset.
+fn place(used: &mut u32, size: Option<u64>, align: u32) -> Option<u32> {
+    let off = align_up(*used, align)?;
+    let size = u32::try_from(size?).ok()?;
+    *used = off.checked_add(size)?;
+    Some(off)
+}
+
+fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str, lines: &LineIndex) -> LResult<Kernel> {
     let mut l = Lowerer {
         m,
         file,
         src,
+        lines,
+        statements: 0,
         code: Vec::new(),
         info: Vec::new(),
         fixups: Vec::new(),
@@ -194,16 +287,18 @@ fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str) -> LResult<Kern
             StateSpace::Global | StateSpace::Const => {
                 l.scopes[0].names.insert(g.name.clone(), Sym::Global(g.name.clone()));
             }
-            StateSpace::Shared => l.declare_shared(g),
+            StateSpace::Shared => l.declare_shared(g)?,
             _ => {}
         }
     }
     // Kernel parameters.
     l.scopes.push(Scope::default());
     for p in &f.params {
-        let size = p.size_bytes().unwrap_or(0) as u32;
-        let off = align_up(l.param_bytes, p.alignment());
-        l.param_bytes = off + size;
+        let size = p.size_bytes().unwrap_or(0);
+        let Some(off) = place(&mut l.param_bytes, Some(size), p.alignment()) else {
+            return l.err(p.span, "kernel parameters too large");
+        };
+        let size = size as u32;
         l.params.push(KernelParam { name: p.name.clone(), offset: off, size, ty: p.ty });
         l.scopes.last_mut().unwrap().names.insert(p.name.clone(), Sym::KParam(off));
     }
@@ -238,13 +333,16 @@ fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str) -> LResult<Kern
     }
     let dynamic_shared_offset = {
         let a = l.extern_shared.iter().map(|e| e.1).max().unwrap_or(16).max(16);
-        align_up(l.shared_bytes, a)
+        match align_up(l.shared_bytes, a) {
+            Some(o) => o,
+            None => return l.err(f.span, "shared memory too large"),
+        }
     };
     // Extern shared addresses are known only now that the static layout is complete.
     let mut const32: Vec<(u32, u32)> = l.const32.iter().map(|(v, s)| (*s, *v)).collect();
     let mut const64: Vec<(u32, u64)> = l.const64.iter().map(|(v, s)| (*s, *v)).collect();
     for (r, off) in &l.extern_patches {
-        let v = (dynamic_shared_offset as i64 + off) as u64;
+        let v = (dynamic_shared_offset as i64).wrapping_add(*off) as u64;
         match r.bank {
             Bank::R64 => const64.push((r.slot, v)),
             _ => const32.push((r.slot, v as u32)),
@@ -294,8 +392,7 @@ impl<'a> Lowerer<'a> {
     }
 
     fn line_of(&self, span: Span) -> u32 {
-        let end = (span.start as usize).min(self.src.len());
-        self.src.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count() as u32 + 1
+        self.lines.line(span.start)
     }
 
     fn push(&mut self, op: Op, guard: Option<Guard>, span: Span, opcode: &str) -> usize {
@@ -309,15 +406,17 @@ impl<'a> Lowerer<'a> {
         self.code.len() - 1
     }
 
-    fn declare_shared(&mut self, d: &ast::VarDecl) {
+    fn declare_shared(&mut self, d: &ast::VarDecl) -> LResult<()> {
         if d.is_extern || d.size_bytes().is_none() {
             self.extern_shared.push((d.name.clone(), d.alignment()));
             self.scopes[0].names.insert(d.name.clone(), Sym::Shared(EXTERN_SHARED));
-            return;
+            return Ok(());
         }
-        let off = align_up(self.shared_bytes, d.alignment());
-        self.shared_bytes = off + d.size_bytes().unwrap_or(0) as u32;
+        let Some(off) = place(&mut self.shared_bytes, d.size_bytes(), d.alignment()) else {
+            return self.err(d.span, "shared memory too large");
+        };
         self.scopes.last_mut().unwrap().names.insert(d.name.clone(), Sym::Shared(off));
+        Ok(())
     }
 
     fn alloc_reg(&mut self, ty: ScalarType) -> RegRef {
@@ -343,20 +442,7 @@ impl<'a> Lowerer<'a> {
                 return Some(s.clone());
             }
             // `%r<N>` ranges.
-            let mut hit = None;
-            for (prefix, ty, count) in &self.scopes[i].ranges {
-                if let Some(num) = name.strip_prefix(prefix.as_str()) {
-                    if !num.is_empty() && num.bytes().all(|b| b.is_ascii_digit()) && (num == "0" || !num.starts_with('0')) {
-                        if let Ok(k) = num.parse::<u32>() {
-                            if k < *count {
-                                hit = Some(*ty);
-                                break;
-                            }
-                        }
-                    }
-                }
-            }
-            if let Some(ty) = hit {
+            if let Some(ty) = self.scopes[i].range_type(name) {
                 let r = self.alloc_reg(ty);
                 if r.bank != Bank::Pred {
                     self.declared32 += if r.bank == Bank::R64 { 2 } else { 1 };
@@ -368,16 +454,20 @@ impl<'a> Lowerer<'a> {
         None
     }
 
+    /// Lowers a function body. Nested `{ }` scopes are walked with an explicit
+    /// stack rather than recursion, so that only inlined calls (at most
+    /// `MAX_INLINE_DEPTH`) deepen the native stack.
     fn scope_statements(&mut self, stmts: &[Statement]) -> LResult<()> {
-        // Labels are visible before their definition: branchtargets lists are declared first.
-        for s in stmts {
-            if let Statement::BranchTargets { name, targets, .. } = s {
-                let prefix = self.frames.last().unwrap().prefix.clone();
-                let keys = targets.iter().map(|t| format!("{prefix}{t}")).collect();
-                self.scopes.last_mut().unwrap().names.insert(name.clone(), Sym::BranchTargets(keys));
-            }
-        }
-        for s in stmts {
+        self.open_block(stmts);
+        let mut open: Vec<std::slice::Iter<'_, Statement>> = vec![stmts.iter()];
+        while let Some(it) = open.last_mut() {
+            let Some(s) = it.next() else {
+                open.pop();
+                if !open.is_empty() {
+                    self.scopes.pop();
+                }
+                continue;
+            };
             match s {
                 Statement::Decl(d) => self.declare(d)?,
                 Statement::Label(name, span) => {
@@ -392,14 +482,27 @@ impl<'a> Lowerer<'a> {
                 }
                 Statement::Scope(inner) => {
                     self.scopes.push(Scope::default());
-                    self.scope_statements(inner)?;
-                    self.scopes.pop();
+                    self.open_block(inner);
+                    open.push(inner.iter());
                 }
                 Statement::BranchTargets { .. } | Statement::CallPrototype { .. } => {}
                 Statement::Inst(i) => self.instruction(i)?,
             }
         }
         Ok(())
+    }
+
+    /// Entering a block: count its statements and declare its branch-target
+    /// lists (labels are visible before their definition).
+    fn open_block(&mut self, stmts: &[Statement]) {
+        self.statements += stmts.len() as u64;
+        for s in stmts {
+            if let Statement::BranchTargets { name, targets, .. } = s {
+                let prefix = self.frames.last().unwrap().prefix.clone();
+                let keys = targets.iter().map(|t| format!("{prefix}{t}")).collect();
+                self.scopes.last_mut().unwrap().names.insert(name.clone(), Sym::BranchTargets(keys));
+            }
+        }
     }
 
     fn declare(&mut self, d: &ast::VarDecl) -> LResult<()> {
@@ -413,7 +516,7 @@ impl<'a> Lowerer<'a> {
                 }
                 let scope = self.scopes.last_mut().unwrap();
                 match d.range {
-                    Some(n) => scope.ranges.push((d.name.clone(), d.ty, n)),
+                    Some(n) => scope.declare_range(&d.name, d.ty, n),
                     None => {
                         let r = self.alloc_reg(d.ty);
                         if r.bank != Bank::Pred {
@@ -423,13 +526,14 @@ impl<'a> Lowerer<'a> {
                     }
                 }
             }
-            StateSpace::Shared => self.declare_shared(d),
+            StateSpace::Shared => self.declare_shared(d)?,
             StateSpace::Local | StateSpace::Param => {
                 let Some(size) = d.size_bytes() else {
                     return self.err(d.span, "local array without a size");
                 };
-                let off = align_up(self.local_bytes, d.alignment());
-                self.local_bytes = off + size as u32;
+                let Some(off) = place(&mut self.local_bytes, Some(size), d.alignment()) else {
+                    return self.err(d.span, "local memory too large");
+                };
                 self.scopes.last_mut().unwrap().names.insert(d.name.clone(), Sym::Local(off));
             }
             StateSpace::Global | StateSpace::Const => {
@@ -533,11 +637,11 @@ impl<'a> Lowerer<'a> {
                     self.extern_patches.push((r, offset));
                     Ok(r)
                 } else {
-                    Ok(self.const_reg(ty, (off as i64 + offset) as u64))
+                    Ok(self.const_reg(ty, (off as i64).wrapping_add(offset) as u64))
                 }
             }
-            Some(Sym::Local(off)) => Ok(self.const_reg(ty, (off as i64 + offset) as u64)),
-            Some(Sym::KParam(off)) => Ok(self.const_reg(ty, (off as i64 + offset) as u64)),
+            Some(Sym::Local(off)) => Ok(self.const_reg(ty, (off as i64).wrapping_add(offset) as u64)),
+            Some(Sym::KParam(off)) => Ok(self.const_reg(ty, (off as i64).wrapping_add(offset) as u64)),
             Some(Sym::Global(g)) => {
                 let slot = match self.symbol_addrs.get(&g) {
                     Some(&s) => s,
@@ -737,15 +841,19 @@ impl<'a> Lowerer<'a> {
                         off as i64
                     };
                     match space {
-                        Space::Generic => Ok((Space::Generic, Addr { base: None, offset: SHARED_WINDOW as i64 + base_off + offset })),
-                        _ => Ok((Space::Shared, Addr { base: None, offset: base_off + offset })),
+                        Space::Generic => {
+                            Ok((Space::Generic, Addr { base: None, offset: (SHARED_WINDOW as i64 + base_off).wrapping_add(*offset) }))
+                        }
+                        _ => Ok((Space::Shared, Addr { base: None, offset: base_off.wrapping_add(*offset) })),
                     }
                 }
                 Some(Sym::Local(off)) => match space {
-                    Space::Generic => Ok((Space::Generic, Addr { base: None, offset: LOCAL_WINDOW as i64 + off as i64 + offset })),
-                    _ => Ok((Space::Local, Addr { base: None, offset: off as i64 + offset })),
+                    Space::Generic => {
+                        Ok((Space::Generic, Addr { base: None, offset: (LOCAL_WINDOW as i64 + off as i64).wrapping_add(*offset) }))
+                    }
+                    _ => Ok((Space::Local, Addr { base: None, offset: (off as i64).wrapping_add(*offset) })),
                 },
-                Some(Sym::KParam(off)) => Ok((Space::KernelParam, Addr { base: None, offset: off as i64 + offset })),
+                Some(Sym::KParam(off)) => Ok((Space::KernelParam, Addr { base: None, offset: (off as i64).wrapping_add(*offset) })),
                 Some(Sym::Global(_)) => {
                     let r = self.symbol_value(name, 0, ScalarType::U64, *span)?;
                     let sp = if space == Space::Const { Space::Const } else if space == Space::Generic { Space::Generic } else { Space::Global };
@@ -759,6 +867,9 @@ impl<'a> Lowerer<'a> {
 
     // ---- instructions -----------------------------------------------------------
 
+    // Kept out of line: its locals would otherwise sit in every frame of the
+    // `call` -> `scope_statements` recursion.
+    #[inline(never)]
     fn instruction(&mut self, i: &Instruction) -> LResult<()> {
         let guard = match &i.guard {
             None => None,
@@ -1110,6 +1221,9 @@ impl<'a> Lowerer<'a> {
                 let a = self.r32(&ops[1], ty)?;
                 let mask = self.r32(&ops[2], ScalarType::B32)?;
                 emit!(Op::Redux { op, ty, d, a, mask });
+            }
+            "mma" | "wmma" | "ldmatrix" | "stmatrix" | "movmatrix" | "cp" | "mbarrier" | "wgmma" | "setmaxnreg" => {
+                return self.lower_mma(i, &mods, guard, &full);
             }
             "elect" => {
                 nops(2)?;
@@ -1752,19 +1866,19 @@ impl<'a> Lowerer<'a> {
         // call{.uni} (rets), name, (args){, prototype};
         let ops = &i.operands;
         let mut k = 0;
-        let rets: Vec<Operand> = match ops.first() {
+        let rets: &[Operand] = match ops.first() {
             Some(Operand::List(r, _)) => {
                 k = 1;
-                r.clone()
+                r
             }
-            _ => Vec::new(),
+            _ => &[],
         };
         let Some(Operand::Name(callee, cspan)) = ops.get(k) else {
             return self.err(i.span, "call needs a function name");
         };
-        let args: Vec<Operand> = match ops.get(k + 1) {
-            Some(Operand::List(a, _)) => a.clone(),
-            _ => Vec::new(),
+        let args: &[Operand] = match ops.get(k + 1) {
+            Some(Operand::List(a, _)) => a,
+            _ => &[],
         };
         if ops.len() > k + 2 || self.lookup(callee).is_some() {
             return self.err(*cspan, "indirect calls through a function pointer are not supported");
@@ -1785,18 +1899,25 @@ impl<'a> Lowerer<'a> {
         if self.call_stack.len() >= MAX_INLINE_DEPTH {
             return self.err(*cspan, "calls nested too deeply");
         }
+        let body = f.body.as_ref().unwrap();
+        let cost = (body.len() + f.params.len() + f.rets.len()) as u64;
+        if self.inline_counter >= MAX_INLINED_CALLS || self.statements + cost > MAX_LOWERED_STATEMENTS {
+            return self.err(*cspan, format!("inlining `{callee}` makes the kernel too large (too many calls in its call tree)"));
+        }
         if f.params.len() != args.len() || f.rets.len() != rets.len() {
             return self.err(i.span, format!("`{callee}` takes {} arguments and {} results", f.params.len(), f.rets.len()));
         }
         // A guarded call: branch around the inlined body.
         self.inline_counter += 1;
         let prefix = format!("{}@{}:", callee, self.inline_counter);
-        let end_key = format!("{prefix}$end");
+        // `#` cannot appear in a PTX label, so no label of the callee can clash.
+        let end_key = format!("{prefix}#end");
         if let Some(g) = guard {
             let pc = self.push(Op::Bra { target: 0, reconv: NO_RECONV }, Some(Guard { pred: g.pred, negate: !g.negate }), i.span, full);
             self.fixups.push((pc, vec![end_key.clone()], i.span));
         }
         let mut scope = Scope::default();
+        self.statements += (f.params.len() + f.rets.len()) as u64;
         for (decl, arg) in f.params.iter().chain(f.rets.iter()).zip(args.iter().chain(rets.iter())) {
             let Operand::Name(an, aspan) = arg else {
                 return self.err(arg.span(), "call arguments must be named variables or registers");
@@ -1812,7 +1933,6 @@ impl<'a> Lowerer<'a> {
         // Module scope was moved into the new stack; restore it after.
         self.frames.push(Frame { prefix: prefix.clone(), ret_label: Some(end_key.clone()) });
         self.call_stack.push(callee.clone());
-        let body = f.body.as_ref().unwrap();
         let r = self.scope_statements(body);
         self.call_stack.pop();
         self.frames.pop();
@@ -1893,5 +2013,152 @@ impl Mods {
     /// The instruction's (last) type suffix.
     fn ty(&self) -> Option<ScalarType> {
         self.types.last().copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = ".version 8.0\n.target sm_80\n.address_size 64\n";
+
+    fn compile(src: &str) -> Result<Program, String> {
+        crate::compile_module("t.ptx", src).map_err(|e| e.to_string())
+    }
+
+    fn kernel(body: &str) -> String {
+        format!("{HEAD}.visible .entry k()\n{{\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n{body}\n}}\n")
+    }
+
+    #[test]
+    fn line_index_finds_lines() {
+        let ix = LineIndex::new("a\nbc\n\nd");
+        let lines: Vec<u32> = (0..7).map(|o| ix.line(o)).collect();
+        assert_eq!(lines, [1, 1, 2, 2, 2, 3, 4]);
+        assert_eq!(ix.line(1000), 4);
+        assert_eq!(LineIndex::new("").line(0), 1);
+    }
+
+    // Each instruction's line used to be found by counting newlines from the
+    // top of the file: quadratic, minutes for a 10 MB kernel.
+    #[test]
+    fn instruction_lines_are_right() {
+        let p = compile(&kernel("\n\tadd.s32 %r1, %r1, 1;\r\n\n\tret;")).unwrap();
+        let lines: Vec<u32> = p.kernels[0].info.iter().map(|i| i.ptx_line).collect();
+        assert_eq!(lines, [9, 11, 4]);
+    }
+
+    // Fuzz-style finds: layout arithmetic overflowed (a debug-build panic, a
+    // silent wrap in release).
+    #[test]
+    fn huge_alignments_and_sizes_are_errors() {
+        let e = compile(&kernel(".shared .align 4 .b8 a[5];\n.shared .align 4294967295 .b8 b[1];\nret;")).unwrap_err();
+        assert!(e.contains("shared memory too large"), "{e}");
+        let e = compile(&kernel(".shared .b8 a[4294967295];\n.shared .b8 b[4294967295];\nret;")).unwrap_err();
+        assert!(e.contains("shared memory too large"), "{e}");
+        let e = compile(&kernel(".local .u64 a[0x4000000000000000];\nret;")).unwrap_err();
+        assert!(e.contains("local memory too large"), "{e}");
+        let e = compile(&kernel(".local .u64 a[0x10000][0x10000][0x10000][0x10000];\nret;")).unwrap_err();
+        assert!(e.contains("local memory too large"), "{e}");
+        let e = compile(&format!("{HEAD}.visible .entry k(.param .b8 a[4294967295], .param .b8 b[2])\n{{\nret;\n}}\n")).unwrap_err();
+        assert!(e.contains("kernel parameters too large"), "{e}");
+        let e = compile(&format!("{HEAD}.visible .entry k(.param .b8 a[2147483649], .param .align 2147483648 .b8 b)\n{{\nret;\n}}\n"))
+            .unwrap_err();
+        assert!(e.contains("kernel parameters too large"), "{e}");
+        let src = format!("{HEAD}.shared .b8 s[4294967290];\n.extern .shared .align 16 .b8 d[];\n.visible .entry k()\n{{\nret;\n}}\n");
+        let e = compile(&src).unwrap_err();
+        assert!(e.contains("shared memory too large"), "{e}");
+    }
+
+    #[test]
+    fn huge_globals_are_errors_not_allocations() {
+        let e = compile(&format!("{HEAD}.global .b8 g[0x100000000000];\n")).unwrap_err();
+        assert!(e.contains("module variables too large"), "{e}");
+        let e = compile(&format!("{HEAD}.global .b8 a[0x30000000];\n.global .b8 b[0x30000000];\n")).unwrap_err();
+        assert!(e.starts_with("t.ptx:5:1: error: module variables too large"), "{e}");
+        let e = compile(&format!("{HEAD}.global .v4 .b64 g[0x7fffffffffffffff];\n")).unwrap_err();
+        assert!(e.contains("module variables too large"), "{e}");
+    }
+
+    #[test]
+    fn offsets_wrap_instead_of_overflowing() {
+        let src = format!(
+            "{HEAD}.extern .shared .b8 dyn[];\n.visible .entry k(.param .u64 p)\n{{\n.reg .b64 %rd<4>;\n.shared .b8 s[4];\n.local .b8 l[4];\n\
+             mov.u64 %rd1, dyn+0x7fffffffffffffff;\nmov.u64 %rd1, s+0x7fffffffffffffff;\nmov.u64 %rd1, l+0x7fffffffffffffff;\n\
+             mov.u64 %rd1, p+0x7fffffffffffffff;\nld.shared.u8 %rd2, [s+0x7fffffffffffffff];\nld.u8 %rd2, [s+0x7fffffffffffffff];\n\
+             ld.local.u8 %rd2, [l+0x7fffffffffffffff];\nld.u8 %rd2, [l+0x7fffffffffffffff];\nld.param.u8 %rd2, [p+0x7fffffffffffffff];\n\
+             ld.u8 %rd2, [0x7fffffffffffffff+0x7fffffffffffffff];\nret;\n}}\n"
+        );
+        let p = compile(&src).unwrap();
+        assert_eq!(p.kernels[0].code.len(), 4 + 6 + 2);
+    }
+
+    // `.b128` elements are 16 bytes: the initialiser used to slice 16 bytes
+    // out of a u64's 8 and panic.
+    #[test]
+    fn b128_initialisers() {
+        let p = compile(&format!("{HEAD}.global .b128 g[2] = {{-2, 0x1234}};\n")).unwrap();
+        let init = &p.globals[0].init;
+        assert_eq!(init.len(), 32);
+        assert_eq!(u128::from_le_bytes(init[..16].try_into().unwrap()), -2i128 as u128);
+        assert_eq!(u128::from_le_bytes(init[16..].try_into().unwrap()), 0x1234);
+    }
+
+    // The end-of-call label of an inlined function used the key `$end`, which a
+    // label of the callee could also have: a branch to that label jumped out.
+    #[test]
+    fn callee_label_named_like_the_call_end() {
+        let src = format!(
+            "{HEAD}.func f()\n{{\n.reg .pred %p;\nsetp.eq.u32 %p, 1, 1;\n@%p bra $end;\ntrap;\n$end:\nret;\n}}\n\
+             .visible .entry k()\n{{\ncall f;\nexit;\n}}\n"
+        );
+        let p = compile(&src).unwrap();
+        let k = &p.kernels[0];
+        let trap = k.code.iter().position(|i| matches!(i.op, Op::Trap)).unwrap();
+        let Op::Bra { target, .. } = k.code[trap - 1].op else { panic!("{:?}", k.code) };
+        assert_eq!(target as usize, trap + 1, "the branch goes to the callee's own `$end`");
+    }
+
+    // Register ranges used to be scanned one by one on every name look-up:
+    // quadratic in a module with many `%x<N>` declarations.
+    #[test]
+    fn register_ranges_by_prefix() {
+        let mut sc = Scope::default();
+        sc.declare_range("%a", ScalarType::B32, 100);
+        sc.declare_range("%a1", ScalarType::B64, 4);
+        sc.declare_range("%r", ScalarType::B16, u32::MAX);
+        assert_eq!(sc.range_type("%a12"), Some(ScalarType::B32)); // both match: the first declared wins
+        assert_eq!(sc.range_type("%a13"), Some(ScalarType::B32));
+        assert_eq!(sc.range_type("%a100"), None);
+        assert_eq!(sc.range_type("%a10"), Some(ScalarType::B32));
+        assert_eq!(sc.range_type("%a1"), Some(ScalarType::B32));
+        assert_eq!(sc.range_type("%a"), None);
+        assert_eq!(sc.range_type("%a01"), None); // no leading zeros
+        assert_eq!(sc.range_type("%a0"), Some(ScalarType::B32));
+        assert_eq!(sc.range_type("%r4294967294"), Some(ScalarType::B16));
+        assert_eq!(sc.range_type("%r4294967295"), None);
+        assert_eq!(sc.range_type("%r99999999999999999999"), None);
+        assert_eq!(sc.range_type(&format!("%r{}", "9".repeat(100_000))), None);
+        let mut sc = Scope::default();
+        sc.declare_range("%a1", ScalarType::B64, 4);
+        sc.declare_range("%a", ScalarType::B32, 100);
+        assert_eq!(sc.range_type("%a12"), Some(ScalarType::B64));
+        assert_eq!(sc.range_type("%a14"), Some(ScalarType::B32));
+    }
+
+    #[test]
+    fn inlining_budget() {
+        let mut src = String::from(HEAD);
+        src.push_str(".func f20()\n{\nret;\n}\n");
+        for i in (0..20).rev() {
+            src.push_str(&format!(".func f{i}()\n{{\ncall f{n};\ncall f{n};\n}}\n", n = i + 1));
+        }
+        src.push_str(".visible .entry k()\n{\ncall f0;\n}\n");
+        let e = compile(&src).unwrap_err();
+        assert!(e.contains("inlining `f") && e.contains("makes the kernel too large"), "{e}");
+        // A modest tree (2^10 bodies) is fine.
+        let small = src.replace(".func f10()\n{\ncall f11;\ncall f11;\n}", ".func f10()\n{\nret;\n}");
+        let p = compile(&small).unwrap();
+        assert!(p.kernels[0].code.len() > 1024);
     }
 }

@@ -104,10 +104,11 @@ pub struct VarDecl {
 
 impl VarDecl {
     /// Size in bytes of one declared variable (all array elements), if known.
+    /// Saturates at `u64::MAX` (the lowering rejects sizes that large).
     pub fn size_bytes(&self) -> Option<u64> {
         let mut n = self.ty.bytes() as u64 * self.vector as u64;
         for d in &self.dims {
-            n *= (*d)?;
+            n = n.saturating_mul((*d)?);
         }
         Some(n)
     }
@@ -183,6 +184,9 @@ pub enum Operand {
     List(Vec<Operand>, Span),
     /// `_`.
     Sink(Span),
+    /// `[tensorMap, {c0, c1, ...}]` (`cp.async.bulk.tensor`): the address
+    /// part (an [`Operand::Addr`]) and the coordinates (an [`Operand::Vector`]).
+    TensorCoords { addr: Box<Operand>, coords: Box<Operand>, span: Span },
 }
 
 impl Operand {
@@ -197,7 +201,8 @@ impl Operand {
             | Operand::Not(_, s)
             | Operand::Pair(_, _, s)
             | Operand::List(_, s)
-            | Operand::Sink(s) => *s,
+            | Operand::Sink(s)
+            | Operand::TensorCoords { span: s, .. } => *s,
         }
     }
 }

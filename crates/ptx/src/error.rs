@@ -15,14 +15,18 @@ pub struct SourcePos {
 
 impl SourcePos {
     pub fn locate(src: &str, span: Span) -> SourcePos {
-        let start = (span.start as usize).min(src.len());
+        // Spans are byte offsets; one that ends (or starts) inside a multi-byte
+        // character is widened to whole characters rather than sliced.
+        let start = floor_char_boundary(src, span.start as usize);
         let line_start = src[..start].rfind('\n').map_or(0, |i| i + 1);
         let line_end = src[start..].find('\n').map_or(src.len(), |i| start + i);
         let line = src[..start].bytes().filter(|&b| b == b'\n').count() as u32 + 1;
         let col = src[line_start..start].chars().count() as u32 + 1;
-        let end = (span.end as usize).clamp(start, line_end);
+        let end = ceil_char_boundary(src, (span.end as usize).clamp(start, line_end));
         let width = src[start..end].chars().count().max(1) as u32;
-        SourcePos { line, col, text: src[line_start..line_end].to_string(), width }
+        // A CRLF file's `\r` is not part of the line shown.
+        let text = src[line_start..line_end].strip_suffix('\r').unwrap_or(&src[line_start..line_end]);
+        SourcePos { line, col, text: text.to_string(), width }
     }
 
     /// Renders `file:line:col: message` with the line and a caret under the span.
@@ -39,6 +43,24 @@ impl SourcePos {
             "^".repeat(self.width as usize)
         )
     }
+}
+
+/// The largest char boundary of `s` at or before `i` (clamped to `s.len()`).
+fn floor_char_boundary(s: &str, i: usize) -> usize {
+    let mut i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The smallest char boundary of `s` at or after `i` (clamped to `s.len()`).
+fn ceil_char_boundary(s: &str, i: usize) -> usize {
+    let mut i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
 }
 
 /// A PTX syntax error.
@@ -58,5 +80,36 @@ impl ParseError {
         let pos = SourcePos::locate(src, span);
         let rendered = pos.render(file, &format!("error: {message}"));
         ParseError { message, file: file.to_string(), pos, span, rendered }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Fuzzer find: a lexer error at a multi-byte character gave a span ending
+    // inside it, and slicing the caret text panicked.
+    #[test]
+    fn span_inside_a_multibyte_char_does_not_panic() {
+        let src = "ab\u{FFFD}cd\nx";
+        for start in 0..=src.len() as u32 + 2 {
+            for end in start..=src.len() as u32 + 2 {
+                let p = SourcePos::locate(src, Span { start, end });
+                assert!(p.width >= 1);
+                let r = p.render("t.ptx", "error: x");
+                assert!(r.starts_with("t.ptx:"), "{r}");
+            }
+        }
+        let p = SourcePos::locate(src, Span { start: 2, end: 3 });
+        assert_eq!((p.line, p.col, p.width), (1, 3, 1));
+    }
+
+    #[test]
+    fn unexpected_multibyte_character_is_an_error() {
+        let e = crate::parse_module("u.ptx", ".version 8.0\n\u{e9}\n").unwrap_err();
+        assert_eq!((e.pos.line, e.pos.col), (2, 1));
+        assert!(e.to_string().contains("unexpected character '\u{e9}'"), "{e}");
+        let e = crate::parse_module("u.ptx", "\u{FFFD}").unwrap_err();
+        assert!(e.to_string().starts_with("u.ptx:1:1:"), "{e}");
     }
 }

@@ -12,8 +12,11 @@ type PResult<T> = Result<T, ParseError>;
 /// Parses a whole PTX module. `file` names the source in error messages.
 pub fn parse_module(file: &str, src: &str) -> PResult<Module> {
     let toks = tokenize(src).map_err(|off| {
+        if src[off as usize..].starts_with("/*") {
+            return ParseError::new(file, src, Span { start: off, end: off + 2 }, "unterminated comment: `/*` without `*/`");
+        }
         let ch = src[off as usize..].chars().next().unwrap_or(' ');
-        ParseError::new(file, src, Span { start: off, end: off + 1 }, format!("unexpected character {ch:?}"))
+        ParseError::new(file, src, Span { start: off, end: off + ch.len_utf8() as u32 }, format!("unexpected character {ch:?}"))
     })?;
     let mut p = Parser { file, src, toks, pos: 0 };
     p.module()
@@ -129,6 +132,16 @@ impl<'a> Parser<'a> {
         Ok(self.int_literal(&t)? as u64)
     }
 
+    /// An integer literal that must fit in 32 bits (counts, sizes, indices).
+    fn uint32(&mut self, what: &str) -> PResult<u32> {
+        let t = self.expect(Tok::Int, what)?;
+        let v = self.int_literal(&t)? as u64;
+        match u32::try_from(v) {
+            Ok(v) => Ok(v),
+            Err(_) => self.err(Span { start: t.start, end: t.end }, format!("{what} must be below 2^32, found {v}")),
+        }
+    }
+
     /// Skips to just past the next `;` at this nesting level (for ignored directives).
     fn skip_statement(&mut self) {
         let mut depth = 0i32;
@@ -187,11 +200,11 @@ impl<'a> Parser<'a> {
                 }
                 "address_size" => {
                     self.pos += 1;
-                    m.address_size = Some(self.uint("an address size")? as u32);
+                    m.address_size = Some(self.uint32("an address size")?);
                 }
                 "file" => {
                     self.pos += 1;
-                    let idx = self.uint("a file index")? as u32;
+                    let idx = self.uint32("a file index")?;
                     let s = self.expect(Tok::Str, "a file name")?;
                     let raw = self.text(&s);
                     m.files.push((idx, raw[1..raw.len() - 1].to_string()));
@@ -268,9 +281,9 @@ impl<'a> Parser<'a> {
             } else if self.eat_dot("maxntid") {
                 f.maxntid = Some(self.dims3()?);
             } else if self.eat_dot("minnctapersm") {
-                f.minnctapersm = Some(self.uint("a number")? as u32);
+                f.minnctapersm = Some(self.uint32("a number")?);
             } else if self.eat_dot("maxnreg") {
-                f.maxnreg = Some(self.uint("a number")? as u32);
+                f.maxnreg = Some(self.uint32("a number")?);
             } else if self.eat_dot("maxnctapersm") || self.eat_dot("maxclusterrank") {
                 self.uint("a number")?;
             } else if self.eat_dot("reqnctapercluster") {
@@ -297,12 +310,12 @@ impl<'a> Parser<'a> {
 
     fn dims3(&mut self) -> PResult<[u32; 3]> {
         let mut d = [1u32; 3];
-        d[0] = self.uint("a number")? as u32;
+        d[0] = self.uint32("a number")?;
         for slot in d.iter_mut().skip(1) {
             if !self.eat(Tok::Comma) {
                 break;
             }
-            *slot = self.uint("a number")? as u32;
+            *slot = self.uint32("a number")?;
         }
         Ok(d)
     }
@@ -350,7 +363,7 @@ impl<'a> Parser<'a> {
             let span = self.cur_span();
             self.pos += 1;
             match name {
-                "align" => align = Some(self.uint("an alignment")? as u32),
+                "align" => align = Some(self.uint32("an alignment")?),
                 "v2" => vector = 2,
                 "v4" => vector = 4,
                 "v8" => vector = 8,
@@ -391,7 +404,7 @@ impl<'a> Parser<'a> {
                 span: Span { start: start.start, end: nspan.end },
             };
             if self.eat(Tok::Lt) {
-                d.range = Some(self.uint("a register count")? as u32);
+                d.range = Some(self.uint32("a register count")?);
                 self.expect(Tok::Gt, "`>`")?;
             }
             while self.eat(Tok::LBracket) {
@@ -615,16 +628,16 @@ impl<'a> Parser<'a> {
         match name {
             "loc" => {
                 self.pos += 1;
-                let file = self.uint("a file index")? as u32;
-                let line = self.uint("a line number")? as u32;
-                let col = self.uint("a column number")? as u32;
+                let file = self.uint32("a file index")?;
+                let line = self.uint32("a line number")?;
+                let col = self.uint32("a column number")?;
                 let mut inlined_at = None;
                 while self.eat(Tok::Comma) {
                     let (key, _) = self.ident("`function_name` or `inlined_at`")?;
                     if key == "inlined_at" {
-                        let f = self.uint("a file index")? as u32;
-                        let l = self.uint("a line number")? as u32;
-                        let c = self.uint("a column number")? as u32;
+                        let f = self.uint32("a file index")?;
+                        let l = self.uint32("a line number")?;
+                        let c = self.uint32("a column number")?;
                         inlined_at = Some((f, l, c));
                     } else {
                         self.bump_any("a value")?;
@@ -819,6 +832,14 @@ impl<'a> Parser<'a> {
         if matches!(base, AddrBase::Name(_)) && matches!(self.peek(), Some(Tok::Plus | Tok::Minus)) {
             offset = self.const_expr_after_sign()?;
         }
+        if self.peek() == Some(Tok::Comma) && self.peek_at(1) == Some(Tok::LBrace) {
+            // `[tensorMap, {c0, c1}]`
+            let addr = Operand::Addr { base, offset, span: self.span_from(start) };
+            self.pos += 1;
+            let coords = self.operand(1)?;
+            self.expect(Tok::RBracket, "`]` closing the address")?;
+            return Ok(Operand::TensorCoords { addr: Box::new(addr), coords: Box::new(coords), span: self.span_from(start) });
+        }
         self.expect(Tok::RBracket, "`]` closing the address")?;
         Ok(Operand::Addr { base, offset, span: self.span_from(start) })
     }
@@ -850,5 +871,38 @@ impl WidenF32 for Operand {
             Operand::F32(b, s) => Operand::F64((f32::from_bits(b) as f64).to_bits(), s),
             o => o,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = ".version 8.0\n.target sm_80\n.address_size 64\n";
+
+    // Counts, alignments and indices were parsed as u64 and cast with `as u32`:
+    // `%r<4294967297>` silently became `%r<1>`, `.align 4294967296` became 0.
+    #[test]
+    fn thirty_two_bit_numbers_are_checked() {
+        let m = parse_module("t.ptx", &format!("{HEAD}.visible .entry k()\n{{\n.reg .b32 %r<4294967295>;\n}}\n")).unwrap();
+        let Some(Statement::Decl(d)) = m.functions[0].body.as_ref().unwrap().first() else { panic!() };
+        assert_eq!(d.range, Some(u32::MAX));
+        for (src, what) in [
+            (format!("{HEAD}.visible .entry k()\n{{\n.reg .b32 %r<4294967296>;\n}}\n"), "a register count"),
+            (format!("{HEAD}.global .align 0x100000000 .b8 g;\n"), "an alignment"),
+            (format!("{HEAD}.visible .entry k() .maxntid 1, 0x1FFFFFFFF\n{{\n}}\n"), "a number"),
+            (format!("{HEAD}.visible .entry k()\n{{\n.loc 1 99999999999 1\n}}\n"), "a line number"),
+        ] {
+            let e = parse_module("t.ptx", &src).unwrap_err();
+            assert!(e.message.starts_with(&format!("{what} must be below 2^32")), "{e}");
+        }
+    }
+
+    #[test]
+    fn array_sizes_saturate() {
+        let m = parse_module("t.ptx", &format!("{HEAD}.global .u64 g[0x4000000000000000][4];\n")).unwrap();
+        assert_eq!(m.globals[0].size_bytes(), Some(u64::MAX));
+        let m = parse_module("t.ptx", &format!("{HEAD}.extern .global .u64 g[];\n")).unwrap();
+        assert_eq!(m.globals[0].size_bytes(), None);
     }
 }
