@@ -33,6 +33,16 @@ enum Command {
     /// Show the seed documents' claims on built-in kernels: warps, divergence,
     /// coalescing, bank conflicts, warp_sum, occupancy, 32 vs 64 lanes.
     Demo(warpsim::demo::DemoArgs),
+    /// Show an MMA shape's fragment layout: which thread and element hold each
+    /// element of A, B and C/D (m16n8k16, m16n8k8.tf32, m16n8k32.s8, m8n8k4,
+    /// wmma.m16n16k16, wmma.m8n32k16.bf16, wgmma.m64n16k16, ...).
+    ExplainMma {
+        /// [mma.|wmma.|wgmma.]mMnNkK[.type]
+        shape: String,
+        /// Print an HTML fragment (tables coloured by thread) instead of text.
+        #[arg(long)]
+        html: bool,
+    },
 }
 
 #[derive(Args)]
@@ -74,6 +84,8 @@ struct EngineArgs {
     no_metrics: bool,
     #[command(flatten)]
     checking: warpsim::checking::CheckArgs,
+    #[command(flatten)]
+    timing: warpsim::timing_cli::TimingArgs,
 }
 
 impl EngineArgs {
@@ -86,6 +98,7 @@ impl EngineArgs {
             ..Default::default()
         };
         self.checking.apply(&mut o);
+        self.timing.apply(&mut o);
         o
     }
 
@@ -163,11 +176,18 @@ fn main() {
         Command::Corpus(a) => cmd_corpus(a),
         Command::Bench(a) => cmd_bench(a),
         Command::Demo(a) => warpsim::demo::cmd_demo(a),
+        Command::ExplainMma { shape, html } => cmd_explain_mma(&shape, html),
     };
     if let Err(e) = r {
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }
+}
+
+fn cmd_explain_mma(shape: &str, html: bool) -> Result<()> {
+    let text = if html { warpsim_ir::mma::explain_html(shape) } else { warpsim_ir::mma::explain(shape, 100) };
+    print!("{}", text.map_err(|e| anyhow::anyhow!(e))?);
+    Ok(())
 }
 
 fn parse_dims(s: &str, what: &str) -> Result<[u32; 3]> {
@@ -207,6 +227,9 @@ fn cmd_run(a: RunArgs) -> Result<()> {
     let prepared = runner::prepare(std::sync::Arc::new(program), &kernel, &params).map_err(anyhow::Error::msg)?;
     let t0 = Instant::now();
     let opts = a.engine.options();
+    if opts.timing.is_some() {
+        return warpsim::timing_cli::run_timed(&prepared, &kernel, grid, block, a.shared, &opts, &src, a.json, a.lines, a.top, &a.out);
+    }
     let mut diagnostics = None;
     let (stats, metrics) = if opts.check {
         let (r, d) = prepared.launch_checked(grid, block, a.shared, &opts);
@@ -325,6 +348,9 @@ fn cmd_corpus(a: CorpusArgs) -> Result<()> {
                 o.stats.threads_per_instruction(),
                 o.sim_seconds
             );
+            if let Some(line) = warpsim::timing_cli::corpus_line(&o, c) {
+                println!("{line}");
+            }
             for ch in o.checks.iter().filter(|c| !c.matched) {
                 println!("    {ch}");
             }
@@ -387,7 +413,9 @@ fn cmd_bench(a: BenchArgs) -> Result<()> {
         for _ in 0..a.repeat.max(1) {
             let prepared = runner::prepare(program.clone(), &c.kernel, &c.params).map_err(anyhow::Error::msg)?;
             let t0 = Instant::now();
-            let s = if opts.metrics {
+            let s = if opts.check {
+                prepared.launch_checked(c.grid, c.block, c.dynamic_shared_bytes, &opts).0
+            } else if opts.metrics {
                 prepared.launch_with_metrics(c.grid, c.block, c.dynamic_shared_bytes, &opts, None).map(|(s, _)| s)
             } else {
                 prepared.launch(c.grid, c.block, c.dynamic_shared_bytes, &opts)

@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use warpsim_engine::{alloc_module_globals, launch, launch_observed, GlobalMemory, LaunchConfig, LaunchError, LaunchStats};
+use warpsim_engine::{alloc_module_globals, launch, launch_observed, GlobalMemory, LaunchConfig, LaunchError, LaunchStats, Schedule};
+use warpsim_check::{CheckOptions, Diagnostic};
 use warpsim_metrics::{LaunchMetrics, MetricsObserver};
 use warpsim_ir::Program;
 use warpsim_launch::{check::Checker, BufferInit, Case, CheckResult, Init, NamedInit, ParamSpec, Role};
@@ -19,6 +20,22 @@ pub struct RunOptions {
     pub max_warp_instructions_per_block: u64,
     /// Gather warp-level metrics (sectors, wavefronts, divergence) while running.
     pub metrics: bool,
+    /// The order in which the lane groups of a warp run.
+    pub schedule: Schedule,
+    /// Run the checkers (`warpsim check`): races, barriers, sync masks, bounds, uninitialised reads.
+    pub check: bool,
+    /// Check as on pre-Volta GPUs (lanes of a warp in lockstep).
+    pub lockstep: bool,
+    /// Timing mode: run on the cycle model of this GPU instead of the functional scheduler.
+    pub timing: Option<TimingMode>,
+}
+
+/// Timing mode settings (`--mode timing --gpu NAME|FILE`).
+#[derive(Clone, Debug)]
+pub struct TimingMode {
+    pub gpu: std::sync::Arc<warpsim_timing::TimingGpu>,
+    /// Record the per-sub-partition warp timeline.
+    pub timeline: bool,
 }
 
 impl Default for RunOptions {
@@ -30,6 +47,10 @@ impl Default for RunOptions {
             serial: false,
             max_warp_instructions_per_block: d.max_warp_instructions_per_block,
             metrics: false,
+            schedule: Schedule::Simt,
+            check: false,
+            lockstep: false,
+            timing: None,
         }
     }
 }
@@ -62,12 +83,16 @@ pub struct CaseOutcome {
     pub sim_seconds: f64,
     pub checks: Vec<CheckResult>,
     pub metrics: Option<LaunchMetrics>,
+    /// What the checkers found (`--check`).
+    pub diagnostics: Option<Vec<Diagnostic>>,
+    /// Timing mode: cycles, occupancy, stalls, traffic.
+    pub timing: Option<warpsim_timing::TimingReport>,
 }
 
 impl CaseOutcome {
     /// The JSON object `warpsim corpus --json` prints for this case.
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut j = serde_json::json!({
             "name": self.name,
             "status": self.status.name(),
             "outputs_match": self.outputs_match,
@@ -86,7 +111,19 @@ impl CaseOutcome {
                     "smsp__thread_inst_executed_per_inst_executed.ratio": self.stats.threads_per_instruction(),
                 }),
             },
-        })
+        });
+        if let (Some(d), Some(o)) = (&self.diagnostics, j.as_object_mut()) {
+            o.insert("diagnostics".into(), d.iter().map(Diagnostic::to_json).collect());
+        }
+        if let Some(t) = &self.timing {
+            // `cycles` compares with the H200's `sm__cycles_elapsed.max`; the timing metrics join the others.
+            j["cycles"] = serde_json::json!(t.cycles);
+            if let Some(m) = j["metrics"].as_object_mut() {
+                m.extend(t.to_ncu_json());
+            }
+            j["timing"] = t.to_json();
+        }
+        j
     }
 }
 
@@ -164,18 +201,43 @@ pub fn prepare(program: std::sync::Arc<Program>, kernel: &str, params: &[ParamSp
 
 impl Prepared {
     pub fn launch(&self, grid: [u32; 3], block: [u32; 3], dynamic_shared_bytes: u32, opts: &RunOptions) -> Result<LaunchStats, LaunchError> {
-        let cfg = LaunchConfig {
-            grid,
-            block,
-            dynamic_shared_bytes,
-            warp_size: opts.warp_size,
-            num_sms: opts.num_sms,
-            serial: opts.serial,
+        if opts.timing.is_some() {
+            return self.launch_timed(grid, block, dynamic_shared_bytes, opts, None, None).map(|(s, _)| s);
+        }
+        let cfg = self.config(grid, block, dynamic_shared_bytes, opts);
+        let k = self.program.kernel(&self.kernel).expect("prepared kernel");
+        launch(&self.program, k, &self.mem, &self.globals, &self.params, &cfg)
+    }
+
+    /// Launches on the timing model of `opts.timing` (the H200 unless set).
+    /// `regs`: registers per thread as ptxas allocated them, if known
+    /// (estimated from the PTX otherwise); `ptx_source` lets the compiler
+    /// model see `.pragma "nounroll"`.
+    pub fn launch_timed(
+        &self,
+        grid: [u32; 3],
+        block: [u32; 3],
+        dynamic_shared_bytes: u32,
+        opts: &RunOptions,
+        regs: Option<u32>,
+        ptx_source: Option<&str>,
+    ) -> Result<(LaunchStats, warpsim_timing::TimingReport), LaunchError> {
+        let mode = match &opts.timing {
+            Some(m) => m.clone(),
+            None => TimingMode {
+                gpu: std::sync::Arc::new(warpsim_timing::TimingGpu::by_name("h200").map_err(|e| LaunchError::Config(e.to_string()))?),
+                timeline: false,
+            },
+        };
+        let k = self.program.kernel(&self.kernel).expect("prepared kernel");
+        let shape = warpsim_timing::LaunchShape { grid, block, dynamic_shared_bytes };
+        let topts = warpsim_timing::TimingOptions {
+            regs_per_thread: regs,
+            timeline: mode.timeline,
             max_warp_instructions_per_block: opts.max_warp_instructions_per_block,
             ..Default::default()
         };
-        let k = self.program.kernel(&self.kernel).expect("prepared kernel");
-        launch(&self.program, k, &self.mem, &self.globals, &self.params, &cfg)
+        warpsim_timing::simulate(&self.program, k, &self.mem, &self.globals, &self.params, &shape, &mode.gpu, &topts, ptx_source)
     }
 
     fn config(&self, grid: [u32; 3], block: [u32; 3], dynamic_shared_bytes: u32, opts: &RunOptions) -> LaunchConfig {
@@ -187,8 +249,25 @@ impl Prepared {
             num_sms: opts.num_sms,
             serial: opts.serial,
             max_warp_instructions_per_block: opts.max_warp_instructions_per_block,
+            schedule: opts.schedule,
             ..Default::default()
         }
+    }
+
+    /// Launches with the checkers attached (blocks run serially): the
+    /// launch's result, and what the checkers found (a fault that is a
+    /// checked bug, such as an out-of-bounds store, among them).
+    pub fn launch_checked(
+        &self,
+        grid: [u32; 3],
+        block: [u32; 3],
+        dynamic_shared_bytes: u32,
+        opts: &RunOptions,
+    ) -> (Result<LaunchStats, LaunchError>, Vec<Diagnostic>) {
+        let cfg = self.config(grid, block, dynamic_shared_bytes, opts);
+        let k = self.program.kernel(&self.kernel).expect("prepared kernel");
+        let r = warpsim_check::check_launch(&self.program, k, &self.mem, &self.globals, &self.params, &cfg, &CheckOptions { lockstep: opts.lockstep });
+        (r.result, r.diagnostics)
     }
 
     /// Launches with the metrics observer attached.
@@ -241,6 +320,8 @@ pub fn run_case(case: &Case, opts: &RunOptions, cache: &mut ProgramCache) -> Cas
         sim_seconds: 0.0,
         checks: Vec::new(),
         metrics: None,
+        diagnostics: None,
+        timing: None,
     };
     let prepared = match cache.get(&case.ptx, &case.kernel).and_then(|p| prepare(p, &case.kernel, &case.params)) {
         Ok(p) => p,
@@ -250,7 +331,19 @@ pub fn run_case(case: &Case, opts: &RunOptions, cache: &mut ProgramCache) -> Cas
         }
     };
     let t0 = Instant::now();
-    let r = if opts.metrics {
+    let r = if opts.timing.is_some() {
+        // ptxas' register count, where the manifest records it (the corpus: `h200.num_regs`).
+        let regs = case.h200.as_ref().and_then(|h| h.get("num_regs")).and_then(|v| v.as_u64()).map(|v| v as u32);
+        let src = cache.sources.get(&case.ptx).map(String::as_str);
+        prepared.launch_timed(case.grid, case.block, case.dynamic_shared_bytes, opts, regs, src).map(|(s, t)| {
+            out.timing = Some(t);
+            s
+        })
+    } else if opts.check {
+        let (r, d) = prepared.launch_checked(case.grid, case.block, case.dynamic_shared_bytes, opts);
+        out.diagnostics = Some(d);
+        r
+    } else if opts.metrics {
         prepared.launch_with_metrics(case.grid, case.block, case.dynamic_shared_bytes, opts, None).map(|(s, m)| {
             out.metrics = Some(m);
             s

@@ -9,10 +9,14 @@
 
 use crate::fault::FaultKind;
 use crate::memory::{GlobalMemory, MemFault, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
-use crate::observer::{MemAccessKind, Observer};
+use crate::observer::{BarrierEvent, MemAccessKind, Observer, WarpSyncEvent, WarpSyncKind};
 use warpsim_ir::cfg::NO_RECONV;
 use warpsim_ir::*;
 use warpsim_numerics::{self as num, sext, zext, ScalarType};
+
+/// Tensor-core, matrix-movement, asynchronous-copy and mbarrier instructions.
+#[path = "exec_mma.rs"]
+mod exec_mma;
 
 /// One SIMT stack entry.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -353,9 +357,10 @@ impl<const W: usize> Warp<W> {
                 }
             }
             Some(r) => {
+                // 32-bit addresses (shared, local) wrap at 32 bits: `[%r+512]` with %r = base - 512.
                 let c = col32::<W>(&self.r32, r.slot);
                 for l in 0..W {
-                    out[l] = (c[l] as u64).wrapping_add(a.offset as u64);
+                    out[l] = c[l].wrapping_add(a.offset as u32) as u64;
                 }
             }
         }
@@ -388,6 +393,13 @@ impl<const W: usize> Warp<W> {
         let full = full_mask::<W>();
         let mut left = slice;
         loop {
+            if O::SCHEDULES {
+                if let Some(&t) = self.stack.last() {
+                    if t.mask != 0 && t.pc != t.rpc && (t.pc as usize) < code.len() && obs.schedule(self.index, t.pc, &mut self.stack) {
+                        continue;
+                    }
+                }
+            }
             let Some(top) = self.stack.last_mut() else {
                 self.state = WarpState::Done;
                 return Ok(Stop::Exited);
@@ -429,7 +441,9 @@ impl<const W: usize> Warp<W> {
                 continue;
             }
             match &inst.op {
-                Op::Nop | Op::Fence => {}
+                Op::Nop => {}
+                Op::Fence => obs.fence(self.index, pc, exec),
+                Op::Mma(m) => self.exec_mma(ctx, obs, pc, exec, m)?,
                 Op::Mov { d, a } => match (d.bank, a.bank) {
                     (Bank::R32, Bank::R32) => {
                         let v = *col32::<W>(&self.r32, a.slot);
@@ -887,6 +901,9 @@ impl<const W: usize> Warp<W> {
                         // Taken path below, fall-through path on top (runs first).
                         self.stack.push(StackEntry { pc: *target, mask: taken, rpc: *reconv });
                         self.stack.push(StackEntry { pc: pc + 1, mask: not_taken, rpc: *reconv });
+                        if O::SCHEDULES {
+                            obs.diverged(self.index, pc, &mut self.stack);
+                        }
                     }
                 }
                 Op::BrxIdx { index, targets, reconv } => {
@@ -922,11 +939,14 @@ impl<const W: usize> Warp<W> {
                         for (t, mask) in groups.into_iter().rev() {
                             self.stack.push(StackEntry { pc: t, mask, rpc: *reconv });
                         }
+                        if O::SCHEDULES {
+                            obs.diverged(self.index, pc, &mut self.stack);
+                        }
                     }
                 }
                 Op::Exit => self.exit_lanes(exec),
                 Op::Trap => return Err(WarpFault { pc, lane: Some(exec.trailing_zeros()), kind: FaultKind::Trap }),
-                Op::Bar { kind, id, count, pred, .. } => {
+                Op::Bar { kind, id, count, pred, aligned } => {
                     let bid = self.uniform(*id, exec) as u32;
                     let cnt = count.map(|c| self.uniform(c, exec) as u32);
                     let red = match (kind, pred) {
@@ -941,13 +961,20 @@ impl<const W: usize> Warp<W> {
                     if bid > 15 {
                         return Err(WarpFault { pc, lane: None, kind: FaultKind::Unsupported(format!("barrier id {bid} is above 15")) });
                     }
+                    let live = self.present & !self.exited;
+                    obs.barrier(self.index, pc, &BarrierEvent { id: bid, count: cnt, exec, live, wait, aligned: *aligned });
                     if wait {
                         self.state = WarpState::AtBarrier;
                     }
                     return Ok(Stop::Barrier(arrival));
                 }
-                Op::BarWarpSync { .. } => {}
-                Op::Shfl { mode, d, p, a, b, c, mask: _ } => {
+                Op::BarWarpSync { mask } => {
+                    if O::WANTS_SYNC {
+                        self.report_sync(obs, pc, WarpSyncKind::BarWarpSync, exec, *mask, None);
+                    }
+                }
+                Op::Shfl { mode, d, p, a, b, c, mask } => {
+                    let mut sources = [u32::MAX; W];
                     let av = *col32::<W>(&self.r32, *a);
                     let bv = col32::<W>(&self.r32, *b);
                     let cv = col32::<W>(&self.r32, *c);
@@ -982,13 +1009,22 @@ impl<const W: usize> Warp<W> {
                         let src = if ok { half + j as usize } else { l };
                         o[l] = av[src.min(W - 1)];
                         pbits |= (ok as u64) << l;
+                        if O::WANTS_SYNC && ok {
+                            sources[l] = (half + j as usize) as u32;
+                        }
+                    }
+                    if O::WANTS_SYNC {
+                        self.report_sync(obs, pc, WarpSyncKind::Shfl, exec, RegRef::r32(*mask), Some(&sources));
                     }
                     write32::<W>(&mut self.r32, *d, &o, exec);
                     if let Some(p) = p {
                         set_pred(&mut self.preds, *p, pbits, exec);
                     }
                 }
-                Op::Vote { mode, d, a, negate, mask: _ } => {
+                Op::Vote { mode, d, a, negate, mask } => {
+                    if O::WANTS_SYNC {
+                        self.report_sync(obs, pc, WarpSyncKind::Vote, exec, RegRef::r32(*mask), None);
+                    }
                     let pv = (self.preds[*a as usize] ^ if *negate { u64::MAX } else { 0 }) & exec;
                     match mode {
                         VoteMode::Ballot => {
@@ -1012,7 +1048,10 @@ impl<const W: usize> Warp<W> {
                         }
                     }
                 }
-                Op::Match { all, ty: _, d, p, a, mask: _ } => {
+                Op::Match { all, ty: _, d, p, a, mask } => {
+                    if O::WANTS_SYNC {
+                        self.report_sync(obs, pc, WarpSyncKind::Match, exec, RegRef::r32(*mask), None);
+                    }
                     let v = self.gather(*a);
                     let mut o = [0u32; W];
                     let mut pbits = 0u64;
@@ -1049,7 +1088,10 @@ impl<const W: usize> Warp<W> {
                     }
                     write32::<W>(&mut self.r32, *d, &o, exec);
                 }
-                Op::Redux { op, ty, d, a, mask: _ } => {
+                Op::Redux { op, ty, d, a, mask } => {
+                    if O::WANTS_SYNC {
+                        self.report_sync(obs, pc, WarpSyncKind::Redux, exec, RegRef::r32(*mask), None);
+                    }
                     let v = col32::<W>(&self.r32, *a);
                     let signed = ty.is_signed();
                     let mut acc: Option<u32> = None;
@@ -1076,6 +1118,9 @@ impl<const W: usize> Warp<W> {
                     write32::<W>(&mut self.r32, *d, &o, exec);
                 }
                 Op::ElectSync { d, p, mask } => {
+                    if O::WANTS_SYNC {
+                        self.report_sync(obs, pc, WarpSyncKind::Elect, exec, RegRef::r32(*mask), None);
+                    }
                     let mv = self.uniform(RegRef::r32(*mask), exec);
                     let cand = exec & (mv | mv << 32);
                     let leader = if cand == 0 { exec.trailing_zeros() } else { cand.trailing_zeros() };
@@ -1098,6 +1143,16 @@ impl<const W: usize> Warp<W> {
             }
             let _ = full;
         }
+    }
+
+    /// Tells the observer about a warp-synchronous instruction, with each lane's mask.
+    #[inline(never)]
+    fn report_sync<O: Observer>(&self, obs: &mut O, pc: u32, kind: WarpSyncKind, exec: u64, mask: RegRef, sources: Option<&[u32]>) {
+        let mut masks = [0u32; W];
+        for (l, m) in masks.iter_mut().enumerate() {
+            *m = self.lane_value(mask, l) as u32;
+        }
+        obs.warp_sync(self.index, pc, &WarpSyncEvent { kind, exec, live: self.present & !self.exited, masks: &masks, sources });
     }
 
     /// For a global access: the allocation holding every active lane's bytes when

@@ -13,6 +13,7 @@ use crate::exec::{BarrierArrival, StackEntry, Stop, Warp, WarpCtx, WarpFault, Wa
 use crate::fault::{FaultKind, KernelFault};
 use crate::memory::{BytesFiller, GlobalMemory};
 use crate::observer::{NoObserver, Observer};
+use crate::schedule::{Schedule, SchedulePlan, Scheduled};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -35,6 +36,9 @@ pub struct LaunchConfig {
     pub max_warp_instructions_per_block: u64,
     /// Run blocks one after another on the calling thread.
     pub serial: bool,
+    /// The order in which the lane groups of a warp run (the SIMT stack's,
+    /// or a random independent-thread schedule).
+    pub schedule: Schedule,
 }
 
 impl Default for LaunchConfig {
@@ -48,6 +52,7 @@ impl Default for LaunchConfig {
             max_warps_per_sm: 64,
             max_warp_instructions_per_block: 1 << 28,
             serial: false,
+            schedule: Schedule::Simt,
         }
     }
 }
@@ -129,20 +134,44 @@ pub fn launch_observed<O: Observer + Send>(
     make: &(dyn Fn() -> O + Sync),
     merge: &(dyn Fn(&mut O, O) + Sync),
 ) -> Result<(LaunchStats, O), LaunchError> {
-    validate(kernel, params, cfg)?;
+    let (r, obs) = launch_observed_partial(program, kernel, mem, globals, params, cfg, make, merge);
+    r.map(|s| (s, obs))
+}
+
+/// [`launch_observed`], which also returns the observer when the launch
+/// fails: what it saw up to the fault (a sanitizer reports it with the fault).
+#[allow(clippy::too_many_arguments)]
+pub fn launch_observed_partial<O: Observer + Send>(
+    program: &Program,
+    kernel: &Kernel,
+    mem: &GlobalMemory,
+    globals: &HashMap<String, u64>,
+    params: &[u8],
+    cfg: &LaunchConfig,
+    make: &(dyn Fn() -> O + Sync),
+    merge: &(dyn Fn(&mut O, O) + Sync),
+) -> (Result<LaunchStats, LaunchError>, O) {
+    if let Err(e) = validate(kernel, params, cfg) {
+        return (Err(e), make());
+    }
     let mut symbols = Vec::new();
     for (slot, name) in &kernel.symbol_addrs {
         match globals.get(name) {
             Some(&a) => symbols.push((*slot, a)),
-            None => return Err(LaunchError::Config(format!("global variable `{name}` was not allocated"))),
+            None => return (Err(LaunchError::Config(format!("global variable `{name}` was not allocated"))), make()),
         }
     }
-    let r = match cfg.warp_size {
-        32 => run_blocks::<32, O>(kernel, mem, &symbols, params, cfg, make, merge),
-        64 => run_blocks::<64, O>(kernel, mem, &symbols, params, cfg, make, merge),
-        w => Err(LaunchError::Config(format!("warp size {w} is not supported (32 or 64)"))),
+    let (r, obs) = match cfg.schedule {
+        Schedule::Simt => run_sized::<O>(kernel, mem, &symbols, params, cfg, make, merge),
+        Schedule::Random { seed } => {
+            let plan = Arc::new(SchedulePlan::new(kernel));
+            let make_s = || Scheduled::new(make(), seed, plan.clone());
+            let merge_s = |a: &mut Scheduled<O>, b: Scheduled<O>| merge(&mut a.inner, b.inner);
+            let (r, o) = run_sized::<Scheduled<O>>(kernel, mem, &symbols, params, cfg, &make_s, &merge_s);
+            (r, o.inner)
+        }
     };
-    r.map_err(|e| match e {
+    let r = r.map_err(|e| match e {
         LaunchError::Fault(mut f) => {
             let info = &kernel.info[(f.pc as usize).min(kernel.info.len().saturating_sub(1))];
             f.source = info.loc.map(|l| {
@@ -153,7 +182,25 @@ pub fn launch_observed<O: Observer + Send>(
             LaunchError::Fault(f)
         }
         e => e,
-    })
+    });
+    (r, obs)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_sized<O: Observer + Send>(
+    kernel: &Kernel,
+    mem: &GlobalMemory,
+    symbols: &[(u32, u64)],
+    params: &[u8],
+    cfg: &LaunchConfig,
+    make: &(dyn Fn() -> O + Sync),
+    merge: &(dyn Fn(&mut O, O) + Sync),
+) -> (Result<LaunchStats, LaunchError>, O) {
+    match cfg.warp_size {
+        32 => run_blocks::<32, O>(kernel, mem, symbols, params, cfg, make, merge),
+        64 => run_blocks::<64, O>(kernel, mem, symbols, params, cfg, make, merge),
+        w => (Err(LaunchError::Config(format!("warp size {w} is not supported (32 or 64)"))), make()),
+    }
 }
 
 pub fn validate(kernel: &Kernel, params: &[u8], cfg: &LaunchConfig) -> Result<(), LaunchError> {
@@ -198,7 +245,7 @@ fn run_blocks<const W: usize, O: Observer + Send>(
     cfg: &LaunchConfig,
     make: &(dyn Fn() -> O + Sync),
     merge: &(dyn Fn(&mut O, O) + Sync),
-) -> Result<(LaunchStats, O), LaunchError> {
+) -> (Result<LaunchStats, LaunchError>, O) {
     let nblocks = cfg.grid.iter().map(|&d| d as u64).product::<u64>();
     let first_fault = AtomicU64::new(u64::MAX);
     let template = RegisterTemplate::<W>::new(kernel, symbols);
@@ -241,8 +288,8 @@ fn run_blocks<const W: usize, O: Observer + Send>(
             .reduce(|| (LaunchStats::default(), make(), None, BlockScratch::default()), reduce)
     };
     match fault {
-        Some((_, f)) => Err(LaunchError::Fault(Box::new(f))),
-        None => Ok((stats, obs)),
+        Some((_, f)) => (Err(LaunchError::Fault(Box::new(f))), obs),
+        None => (Ok(stats), obs),
     }
 }
 
@@ -337,6 +384,7 @@ fn run_block<const W: usize, O: Observer>(
     for (w, warp) in warps.iter_mut().enumerate() {
         init_warp::<W>(warp, kernel, template, cfg, ctaid, b, w as u32, nthreads);
     }
+    obs.block_begin(b, nwarps);
     let shared = &mut scratch.shared;
     shared.clear();
     shared.resize((kernel.dynamic_shared_offset + cfg.dynamic_shared_bytes).max(kernel.shared_static_bytes) as usize, 0);
@@ -389,10 +437,18 @@ fn run_block<const W: usize, O: Observer>(
                     for id in 0..barriers.len() {
                         if barriers[id].used {
                             complete_barrier(&mut barriers, id, warps);
+                            if !barriers[id].used {
+                                obs.barrier_complete(id as u32);
+                            }
                         }
                     }
                 }
-                Stop::Barrier(a) => arrive(&mut barriers, wi, a, warps),
+                Stop::Barrier(a) => {
+                    arrive(&mut barriers, wi, a, warps);
+                    if !barriers[a.id as usize].used {
+                        obs.barrier_complete(a.id);
+                    }
+                }
             }
         }
         if warps.iter().all(|w| w.state == WarpState::Done) {

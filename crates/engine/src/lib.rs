@@ -8,12 +8,14 @@ pub mod fault;
 pub mod launch;
 pub mod memory;
 pub mod observer;
+pub mod schedule;
 
 pub use fault::{FaultKind, KernelFault};
-pub use launch::{alloc_module_globals, launch, launch_observed, LaunchConfig, LaunchError, LaunchStats};
+pub use launch::{alloc_module_globals, launch, launch_observed, launch_observed_partial, LaunchConfig, LaunchError, LaunchStats};
 /// Block-level pieces for schedulers other than the functional one.
 pub mod block {
     pub use crate::launch::{arrive, block_coords, complete_barrier, deadlock, init_warp, live_threads, thread_coords, validate, BarrierState, RegisterTemplate};
 }
 pub use memory::{Filler, GlobalMemory};
-pub use observer::{MemAccessKind, NoObserver, Observer};
+pub use observer::{BarrierEvent, MemAccessKind, NoObserver, Observer, WarpSyncEvent, WarpSyncKind};
+pub use schedule::Schedule;

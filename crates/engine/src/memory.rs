@@ -200,26 +200,7 @@ impl GlobalMemory {
         if off + size as u64 > a.size {
             return Err(MemFault::OutOfBounds { addr, size });
         }
-        let in_page = (off & (PAGE_SIZE - 1)) as usize;
-        let Some(page) = a.pages[(off >> PAGE_SHIFT) as usize].get() else {
-            let mut b = [0u8; 8];
-            if let Some(f) = &a.filler {
-                f.fill(off, &mut b[..size as usize]);
-            }
-            return Ok(u64::from_le_bytes(b));
-        };
-        let p = page.as_ptr() as *const u8;
-        // SAFETY: `p + in_page` lies inside the live page at an address aligned to `size`
-        // (PAGE_SIZE is a multiple of every access size); atomics of any width may view it.
-        unsafe {
-            let p = p.add(in_page);
-            Ok(match size {
-                1 => (*(p as *const AtomicU8)).load(Relaxed) as u64,
-                2 => (*(p as *const AtomicU16)).load(Relaxed) as u64,
-                4 => (*(p as *const AtomicU32)).load(Relaxed) as u64,
-                _ => (*(p as *const AtomicU64)).load(Relaxed),
-            })
-        }
+        Ok(a.load_at(off, size))
     }
 
     /// Stores the low `size` (1, 2, 4 or 8) bytes of `v`.

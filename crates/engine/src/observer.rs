@@ -2,6 +2,7 @@
 //! the observer, so with [`NoObserver`] every hook compiles away: metrics,
 //! the timing model and the sanitizer cost nothing when they are off.
 
+use crate::exec::StackEntry;
 use warpsim_ir::Space;
 
 /// What a memory instruction did, per lane.
@@ -13,6 +14,12 @@ pub enum MemAccessKind {
 }
 
 pub trait Observer {
+    /// Block `block` (linear index) starts, with `warps` warps; the hooks that
+    /// follow, up to the next `block_begin`, are its instructions. (Blocks
+    /// that one observer sees run one after another.)
+    #[inline(always)]
+    fn block_begin(&mut self, _block: u64, _warps: u32) {}
+
     /// A warp instruction issued at `pc` with `active` lanes, of which `exec` passed the guard.
     #[inline(always)]
     fn instruction(&mut self, _warp: u32, _pc: u32, _active: u64, _exec: u64) {}
@@ -28,6 +35,89 @@ pub trait Observer {
 
     /// Whether `memory` wants the addresses (saves gathering them when false).
     const WANTS_MEMORY: bool = false;
+
+    /// A fence-class instruction (`fence`, `membar`, and the no-op
+    /// `prefetch`/`nanosleep` family that decodes alike) executed by `exec`.
+    #[inline(always)]
+    fn fence(&mut self, _warp: u32, _pc: u32, _exec: u64) {}
+
+    /// Whether `warp_sync` wants its per-lane masks and shuffle sources
+    /// (saves gathering them when false).
+    const WANTS_SYNC: bool = false;
+
+    /// A warp-synchronous instruction (`bar.warp.sync`, `shfl.sync`,
+    /// `vote.sync`, `match.sync`, `redux.sync`, `elect.sync`) executed by one
+    /// group of lanes; called only when [`Observer::WANTS_SYNC`].
+    #[inline(always)]
+    fn warp_sync(&mut self, _warp: u32, _pc: u32, _event: &WarpSyncEvent<'_>) {}
+
+    /// A block barrier instruction (`bar.sync`, `bar.arrive`, `bar.red`,
+    /// `barrier.sync`) executed by one group of lanes of a warp.
+    #[inline(always)]
+    fn barrier(&mut self, _warp: u32, _pc: u32, _event: &BarrierEvent) {}
+
+    /// Barrier `id` of the current block completed: every thread that arrived
+    /// since its previous completion is released.
+    #[inline(always)]
+    fn barrier_complete(&mut self, _id: u32) {}
+
+    /// Whether the observer reorders lane groups (`schedule`, `diverged`).
+    const SCHEDULES: bool = false;
+
+    /// Before a warp issues the instruction at `pc` of its top stack entry:
+    /// an independent-thread-scheduling policy may reorder or split the
+    /// entries (see [`crate::schedule`]). Returns whether it changed the stack.
+    #[inline(always)]
+    fn schedule(&mut self, _warp: u32, _pc: u32, _stack: &mut Vec<StackEntry>) -> bool {
+        false
+    }
+
+    /// A divergent branch at `pc` just pushed one entry per path.
+    #[inline(always)]
+    fn diverged(&mut self, _warp: u32, _pc: u32, _stack: &mut Vec<StackEntry>) {}
+}
+
+/// Which warp-synchronous instruction.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum WarpSyncKind {
+    BarWarpSync,
+    Shfl,
+    Vote,
+    Match,
+    Redux,
+    Elect,
+}
+
+/// One group of lanes executing a warp-synchronous instruction.
+#[derive(Copy, Clone, Debug)]
+pub struct WarpSyncEvent<'a> {
+    pub kind: WarpSyncKind,
+    /// Lanes executing it (active and passing the guard).
+    pub exec: u64,
+    /// Lanes of the warp that exist and have not exited.
+    pub live: u64,
+    /// Each lane's `membermask` operand; on a 64-lane warp it names lanes of
+    /// the lane's own half (bit i = lane i + 32 for lanes 32..63).
+    pub masks: &'a [u32],
+    /// For shuffles: each lane's source lane (within the warp), or
+    /// `u32::MAX` where the source is out of range and the lane keeps its value.
+    pub sources: Option<&'a [u32]>,
+}
+
+/// One group of lanes arriving at a block barrier.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct BarrierEvent {
+    pub id: u32,
+    /// The thread count operand (`bar.sync a, b`), if any.
+    pub count: Option<u32>,
+    /// Lanes arriving (active and passing the guard).
+    pub exec: u64,
+    /// Lanes of the warp that exist and have not exited.
+    pub live: u64,
+    /// Whether they wait (`bar.sync`, `bar.red`) or only arrive (`bar.arrive`).
+    pub wait: bool,
+    /// `.aligned` (and every `bar`): all threads of a warp must execute it together.
+    pub aligned: bool,
 }
 
 /// The observer that observes nothing.

@@ -360,6 +360,26 @@ pub enum MmaOp {
     Sync(SyncKind),
 }
 
+/// Where an [`MmaOp`] executes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum MmaUnit {
+    /// The tensor cores (`mma`, `wmma.mma`, `wgmma.mma_async`).
+    Tensor,
+    /// The load/store unit (fragment loads and stores, ldmatrix, stmatrix, cp.async).
+    Memory,
+    /// Register-to-register work (`movmatrix`, `mbarrier.pending_count`).
+    Alu,
+    /// The bulk copy engine (TMA): `cp.async.bulk{.tensor}`.
+    CopyEngine,
+    /// mbarrier operations (shared-memory atomics).
+    Barrier,
+    /// Ordering only: commit/wait groups, wgmma.fence, setmaxnreg.
+    Sync,
+}
+
+/// Warps in a warpgroup (`wgmma`): warp w belongs to warpgroup w / 4.
+pub const WARPGROUP_WARPS: u32 = 4;
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum SyncKind {
     CpAsyncCommit,
@@ -509,6 +529,24 @@ impl MmaOp {
             }
             MmaOp::Sync(_) => Vec::new(),
         }
+    }
+
+    /// The unit that executes the instruction, for timing models and metrics.
+    pub fn unit(&self) -> MmaUnit {
+        match self {
+            MmaOp::Mma(_) | MmaOp::Wgmma(_) => MmaUnit::Tensor,
+            MmaOp::WmmaLoad { .. } | MmaOp::WmmaStore { .. } | MmaOp::LdMatrix { .. } | MmaOp::StMatrix { .. } | MmaOp::CpAsync { .. } => MmaUnit::Memory,
+            MmaOp::MovMatrix { .. } | MmaOp::MbarPendingCount { .. } => MmaUnit::Alu,
+            MmaOp::Bulk { .. } | MmaOp::BulkTensor { .. } => MmaUnit::CopyEngine,
+            MmaOp::Mbarrier { .. } | MmaOp::CpAsyncMbarrierArrive { .. } => MmaUnit::Barrier,
+            MmaOp::Sync(_) => MmaUnit::Sync,
+        }
+    }
+
+    /// Whether the instruction is executed by a whole warpgroup (four
+    /// consecutive warps, the first a multiple of 4) rather than one warp.
+    pub fn warpgroup_wide(&self) -> bool {
+        matches!(self, MmaOp::Wgmma(_) | MmaOp::Sync(SyncKind::WgmmaFence | SyncKind::WgmmaCommit | SyncKind::WgmmaWait | SyncKind::SetMaxNReg))
     }
 
     /// Whether the instruction reads or writes memory.
@@ -858,7 +896,11 @@ pub fn explain(spec: &str, width: usize) -> Result<String, String> {
         };
         let cw = grid.iter().flatten().map(|&o| cell(o).len()).max().unwrap_or(1) + 1;
         let label_w = format!("{}", rows - 1).len() + 2;
-        let per_band = ((width.saturating_sub(label_w)) / cw).max(1) as u32;
+        let mut per_band = ((width.saturating_sub(label_w)) / cw).max(1) as u32;
+        if per_band < cols && per_band >= 8 {
+            // Bands of whole 8-column groups (the fragments' tiles).
+            per_band = per_band / 8 * 8;
+        }
         out.push('\n');
         out.push_str(&format!("{name} ({rows} x {cols}):\n"));
         let mut c0 = 0;

@@ -326,7 +326,7 @@ impl LaunchMetrics {
             if req > 0 {
                 let moved = sec * 32;
                 s += &format!(
-                    "  {what}                  {:>8} requests, {:.2} sectors/request (ideal {:.2}), {:.0}% of moved bytes used\n",
+                    "  {what}                  {:>8} requests, {:.2} sectors/req, ideal {:.2}, {:.0}% used\n",
                     req,
                     ratio(sec, req),
                     ratio(bytes.div_ceil(32), req),
@@ -340,7 +340,7 @@ impl LaunchMetrics {
         ] {
             if n > 0 {
                 s += &format!(
-                    "  {what}                  {:>8} instructions, {} wavefronts, {} bank conflicts ({:.2}-way on average)\n",
+                    "  {what}                  {:>8} insts, {} wavefronts, {} conflicts, {:.2}-way\n",
                     n,
                     wf,
                     wf - ideal,

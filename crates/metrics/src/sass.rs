@@ -62,7 +62,7 @@ pub fn folded_instructions(k: &Kernel) -> Vec<Folded> {
                     seen.retain(|s| s.1 != Some(*r));
                 }
             }
-            Op::St { .. } | Op::Atom { .. } | Op::Bar { .. } | Op::BarWarpSync { .. } | Op::Fence => seen.clear(),
+            Op::St { .. } | Op::Atom { .. } | Op::Bar { .. } | Op::BarWarpSync { .. } | Op::Fence | Op::Mma(_) => seen.clear(),
             op => {
                 if let Some(dst) = written_register(op) {
                     seen.retain(|s| s.1 != Some(dst));

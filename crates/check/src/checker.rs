@@ -1,0 +1,685 @@
+//! The checker: an [`Observer`] of the engine that finds races, barrier
+//! divergence, sync-mask errors and reads of uninitialised memory while the
+//! kernel runs. (Out-of-bounds and misaligned accesses and deadlocks stop
+//! the engine with a fault; [`crate::check_launch`] turns that fault into a
+//! diagnostic.)
+//!
+//! Blocks must run one after another through one checker (the launch is
+//! serial in check mode): global memory's shadow then sees every block, and
+//! a race between blocks is found like one within a block.
+
+use crate::diag::{lanes, Collector, DiagKind, Diagnostic, Site};
+use crate::hb::{Arrival, Foreign, Hb};
+use crate::plan::*;
+use crate::shadow::{self, Access, Cell, GlobalShadow, Hit, Sets, ATOMIC, WRITE};
+use std::collections::HashMap;
+use std::sync::Arc;
+use warpsim_engine::memory::{LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
+use warpsim_engine::{BarrierEvent, MemAccessKind, Observer, WarpSyncEvent, WarpSyncKind};
+use warpsim_ir::Space;
+
+/// How to check.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct CheckOptions {
+    /// Check as on pre-Volta GPUs: the lanes of a warp run in lockstep, so
+    /// each warp instruction is ordered after the warp's earlier ones.
+    pub lockstep: bool,
+}
+
+#[derive(Default)]
+struct Bar {
+    arrivals: Vec<Arrival>,
+    aligned: bool,
+}
+
+pub struct Checker {
+    plan: Arc<Plan>,
+    started: bool,
+    block: u64,
+    block32: u32,
+    ctaid: [u32; 3],
+    /// Per warp: memory, synchronising and fence instructions issued (the lanes' clock).
+    tau: Vec<u32>,
+    /// Per thread: clock at its latest fence (0: none yet).
+    fence_tau: Vec<u32>,
+    hb: Hb,
+    shared: Vec<Cell>,
+    shared_sets: Sets,
+    /// One bit per byte of shared memory: written in this block.
+    shared_init: Vec<u64>,
+    /// One bit per byte of each thread's local memory; per warp, the block it was last cleared for.
+    local_init: Vec<u64>,
+    local_block: Vec<u64>,
+    shared_sync: HashMap<u64, Foreign>,
+    bars: Vec<Bar>,
+    global: GlobalShadow,
+    global_sets: Sets,
+    global_sync: HashMap<u64, Foreign>,
+    hits: Vec<Hit>,
+    pub diags: Collector,
+}
+
+fn site(plan: &Plan, pc: u32, block: u64, tid: Option<u32>, access: Option<&'static str>) -> Site {
+    let p = plan.place(pc);
+    let w = plan.warp_size as u32;
+    Site {
+        ptx_line: p.ptx_line,
+        source_line: p.source.clone(),
+        opcode: p.opcode.clone(),
+        block: plan.block_coords(block),
+        thread: tid.map(|t| plan.thread_coords(t)),
+        warp: tid.map(|t| t / w),
+        lane: tid.map(|t| t % w),
+        access,
+    }
+}
+
+fn warp_site(plan: &Plan, block: u64, pc: u32, warp: u32, lane: Option<u32>) -> Site {
+    let w = plan.warp_size as u32;
+    let mut s = site(plan, pc, block, lane.map(|l| warp * w + l), None);
+    s.warp = Some(warp);
+    s
+}
+
+impl Checker {
+    pub fn new(plan: Arc<Plan>, opts: CheckOptions) -> Checker {
+        Checker {
+            plan,
+            started: false,
+            block: 0,
+            block32: 0,
+            ctaid: [0; 3],
+            tau: Vec::new(),
+            fence_tau: Vec::new(),
+            hb: Hb::new(opts.lockstep),
+            shared: Vec::new(),
+            shared_sets: Sets::new(true),
+            shared_init: Vec::new(),
+            local_init: Vec::new(),
+            local_block: Vec::new(),
+            shared_sync: HashMap::new(),
+            bars: (0..16).map(|_| Bar::default()).collect(),
+            global: GlobalShadow::default(),
+            global_sets: Sets::new(false),
+            global_sync: HashMap::new(),
+            hits: Vec::new(),
+            diags: Collector::default(),
+        }
+    }
+
+    /// A new time for warp `warp`: each memory, synchronising or fence
+    /// instruction a warp issues gets the next one (other instructions need none).
+    #[inline(always)]
+    fn tick(&mut self, warp: u32) -> u32 {
+        let t = &mut self.tau[warp as usize];
+        *t += 1;
+        *t
+    }
+
+    /// Folds another checker's findings into this one (parallel runs).
+    pub fn merge(&mut self, other: Checker) {
+        self.diags.merge(other.diags);
+    }
+
+    /// The diagnostics, by place.
+    pub fn finish(self) -> Vec<Diagnostic> {
+        let mut d = self.diags.diags;
+        d.sort_by_key(|x| (x.site.ptx_line, x.kind, x.other.as_ref().map(|o| o.ptx_line)));
+        d
+    }
+
+
+    fn uninit(&mut self, space: &'static str, pc: u32, t: u32, addr: u64, bytes: u32) {
+        let plan = self.plan.clone();
+        let tag = if space == "shared" { 1 } else { 2 };
+        let block = self.block;
+        self.diags.report((DiagKind::Uninitialized, pc, 0, tag), || {
+            let message = if space == "shared" {
+                format!(
+                    "read of {bytes} bytes of shared memory at offset {addr:#x} that no thread of the block has written (shared memory starts undefined in every block)"
+                )
+            } else {
+                format!("read of {bytes} bytes of local memory at offset {addr:#x} that the thread has not written (a local variable or array used before it is set)")
+            };
+            Diagnostic {
+                kind: DiagKind::Uninitialized,
+                message,
+                site: site(&plan, pc, block, Some(t), Some("read")),
+                other: None,
+                space: Some(space),
+                address: Some(addr),
+                count: 0,
+            }
+        });
+    }
+
+    fn report_races(&mut self, space: &'static str, addr: u64, cur: Access, cur_access: &'static str) {
+        let plan = self.plan.clone();
+        let hits = std::mem::take(&mut self.hits);
+        for h in &hits {
+            let prior_access = if h.prior.bits & ATOMIC != 0 && h.prior_write {
+                "atomic"
+            } else if h.prior_write {
+                "write"
+            } else {
+                "read"
+            };
+            let sub = (space == "shared") as u32 | (h.prior_write as u32) << 1 | ((cur_access != "read") as u32) << 2;
+            let block = self.block;
+            let w = self.plan.warp_size as u32;
+            self.diags.report((DiagKind::Race, cur.pc, h.prior.pc, sub), || {
+                let same_block = h.prior.block == cur.block;
+                let same_warp = same_block && h.prior.tid as u32 / w == cur.tid as u32 / w;
+                let why = if same_warp {
+                    "they are lanes of one warp, and since Volta the lanes of a warp do not run in lockstep: order them with __syncwarp() (bar.warp.sync) between the accesses (--lockstep checks as on pre-Volta GPUs)"
+                } else if same_block {
+                    "they are threads of different warps with no __syncthreads() (bar.sync) between the accesses"
+                } else {
+                    "they are threads of different blocks, which only atomics with fences (__threadfence) order"
+                };
+                let p = plan.place(h.prior.pc);
+                let prior_where = p.source.clone().map(|s| format!("{s}, PTX line {}", p.ptx_line)).unwrap_or_else(|| format!("PTX line {}", p.ptx_line));
+                let message = format!(
+                    "{space}-memory race at {space} address {addr:#x}: this {cur_access} and an earlier {prior_access} ({prior_where}) by another thread are not ordered; {why}"
+                );
+                let mut prior_block = block;
+                if !same_block {
+                    // Blocks are numbered in u32 here; fine for reports.
+                    prior_block = h.prior.block as u64;
+                }
+                Diagnostic {
+                    kind: DiagKind::Race,
+                    message,
+                    site: site(&plan, cur.pc, block, Some(cur.tid as u32), Some(cur_access)),
+                    other: Some(site(&plan, h.prior.pc, prior_block, Some(h.prior.tid as u32), Some(prior_access))),
+                    space: Some(space),
+                    address: Some(addr),
+                    count: 0,
+                }
+            });
+        }
+        self.hits = hits;
+        self.hits.clear();
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn shared_access(&mut self, t: u32, a: u64, bytes: u32, kind: MemAccessKind, flags: u16, tau: u32, pc: u32) {
+        let end = a + bytes as u64;
+        if end > self.plan.shared_bytes as u64 || bytes == 0 {
+            return; // the engine faults
+        }
+        if kind != MemAccessKind::Store && flags & F_INIT == 0 && self.plan.shared_writes_seen && !bits_all(&self.shared_init, a, bytes) {
+            self.uninit("shared", pc, t, a, bytes);
+        }
+        if kind != MemAccessKind::Load {
+            bits_set(&mut self.shared_init, a, bytes);
+        }
+        if flags & F_ASYNC != 0 {
+            return; // see F_ASYNC: its completion is not modelled, so neither are its races
+        }
+        let atomic = kind == MemAccessKind::Atomic || flags & F_STRONG != 0;
+        let write = kind != MemAccessKind::Load;
+        let access = match kind {
+            MemAccessKind::Load => "read",
+            MemAccessKind::Store => "write",
+            MemAccessKind::Atomic => "atomic",
+        };
+        for word in (a >> 2)..=((end - 1) >> 2) {
+            let cur = Access { block: self.block32, tid: t as u16, bits: byte_bits(a, end, word) | if atomic { ATOMIC } else { 0 } | if write { WRITE } else { 0 }, tau, pc };
+            let cell = &mut self.shared[word as usize];
+            if write {
+                shadow::write(cell, cur, &self.hb, &mut self.shared_sets, &mut self.hits);
+            } else {
+                shadow::read(cell, cur, &self.hb, &mut self.shared_sets, &mut self.hits);
+            }
+            if !self.hits.is_empty() {
+                self.report_races("shared", word << 2, cur, access);
+            }
+        }
+        if flags & (F_ATOMIC | F_STRONG | F_VOLATILE) != 0 {
+            let rel = releases(kind, flags, self.fence_tau[t as usize]);
+            let acq = acquires(kind, flags);
+            sync_op(&mut self.hb, &mut self.shared_sync, a >> 2, t, tau, self.block32, acq, rel);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn global_access(&mut self, t: u32, a: u64, bytes: u32, kind: MemAccessKind, flags: u16, tau: u32, pc: u32) {
+        if bytes == 0 || flags & F_ASYNC != 0 {
+            return;
+        }
+        let end = a.saturating_add(bytes as u64);
+        let atomic = kind == MemAccessKind::Atomic || flags & F_STRONG != 0;
+        let write = kind != MemAccessKind::Load;
+        let access = match kind {
+            MemAccessKind::Load => "read",
+            MemAccessKind::Store => "write",
+            MemAccessKind::Atomic => "atomic",
+        };
+        for word in (a >> 2)..=((end - 1) >> 2) {
+            let cur = Access { block: self.block32, tid: t as u16, bits: byte_bits(a, end, word) | if atomic { ATOMIC } else { 0 } | if write { WRITE } else { 0 }, tau, pc };
+            let cell = self.global.cell(word);
+            if write {
+                shadow::write(cell, cur, &self.hb, &mut self.global_sets, &mut self.hits);
+            } else {
+                shadow::read(cell, cur, &self.hb, &mut self.global_sets, &mut self.hits);
+            }
+            if !self.hits.is_empty() {
+                self.report_races("global", word << 2, cur, access);
+            }
+        }
+        if flags & (F_ATOMIC | F_STRONG | F_VOLATILE) != 0 {
+            let rel = releases(kind, flags, self.fence_tau[t as usize]);
+            let acq = acquires(kind, flags);
+            sync_op(&mut self.hb, &mut self.global_sync, a >> 2, t, tau, self.block32, acq, rel);
+        }
+    }
+
+    fn local_access(&mut self, t: u32, a: u64, bytes: u32, kind: MemAccessKind, pc: u32) {
+        let lb = self.plan.local_bytes as u64;
+        if a + bytes as u64 > lb || bytes == 0 {
+            return; // the engine faults
+        }
+        let w = self.plan.warp_size;
+        let warp = t as usize / w;
+        if self.local_block[warp] != self.block + 1 {
+            self.local_block[warp] = self.block + 1;
+            let (s, e) = ((warp * w) as u64 * lb, ((warp + 1) * w) as u64 * lb);
+            bits_clear(&mut self.local_init, s, e);
+        }
+        let off = t as u64 * lb + a;
+        if kind != MemAccessKind::Store && !bits_all(&self.local_init, off, bytes) {
+            self.uninit("local", pc, t, a, bytes);
+        }
+        if kind != MemAccessKind::Load {
+            bits_set(&mut self.local_init, off, bytes);
+        }
+    }
+
+    fn sync_mask(&mut self, warp: u32, pc: u32, e: &WarpSyncEvent<'_>) {
+        let plan = self.plan.clone();
+        let block = self.block;
+        let w = self.plan.warp_size;
+        let exec = e.exec;
+        let full = |l: usize| -> u64 {
+            let m = e.masks[l] as u64;
+            if w > 32 {
+                m << (l & !31)
+            } else {
+                m
+            }
+        };
+        let present = self.plan.present(warp);
+        let op = self.plan.place(pc).opcode.clone();
+        let mut not_self = 0u64;
+        let mut union = 0u64;
+        let mut m = exec;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let f = full(l);
+            union |= f;
+            if f >> l & 1 == 0 {
+                not_self |= 1 << l;
+            }
+        }
+        if not_self != 0 {
+            let l = not_self.trailing_zeros();
+            let mask = e.masks[l as usize];
+            self.diags.report((DiagKind::SyncMask, pc, 0, 1), || Diagnostic {
+                kind: DiagKind::SyncMask,
+                message: format!("`{op}` executed by {} whose member mask ({mask:#010x}) does not name them (each lane must be in its own mask: undefined behaviour)", lanes(not_self)),
+                site: warp_site(&plan, block, pc, warp, Some(l)),
+                other: None,
+                space: None,
+                address: None,
+                count: 0,
+            });
+        }
+        // Different masks within one call (per 32-lane half on 64-lane warps).
+        for half in 0..w.div_ceil(32) {
+            let hm = (exec >> (half * 32)) & 0xFFFF_FFFF;
+            if hm == 0 {
+                continue;
+            }
+            let first = half * 32 + hm.trailing_zeros() as usize;
+            let m0 = e.masks[first];
+            let mut odd = 0u64;
+            let mut mm = hm;
+            while mm != 0 {
+                let l = half * 32 + mm.trailing_zeros() as usize;
+                mm &= mm - 1;
+                if e.masks[l] != m0 {
+                    odd |= 1 << l;
+                }
+            }
+            if odd != 0 {
+                let l = odd.trailing_zeros() as usize;
+                let m1 = e.masks[l];
+                let same = exec & !odd & (0xFFFF_FFFFu64 << (half * 32));
+                self.diags.report((DiagKind::SyncMask, pc, 0, 2), || Diagnostic {
+                    kind: DiagKind::SyncMask,
+                    message: format!(
+                        "the lanes executing one `{op}` give different member masks: {m0:#010x} ({}) and {m1:#010x} ({}); all must give the same mask",
+                        lanes(same),
+                        lanes(odd)
+                    ),
+                    site: warp_site(&plan, block, pc, warp, Some(l as u32)),
+                    other: None,
+                    space: None,
+                    address: None,
+                    count: 0,
+                });
+            }
+        }
+        // Lanes named by the mask that do not execute the instruction with the others.
+        let missing = union & !exec;
+        let absent = missing & !present;
+        let elsewhere = missing & e.live;
+        let never = absent | elsewhere;
+        if never != 0 {
+            let first = exec.trailing_zeros();
+            let mask = e.masks[first as usize];
+            let nthreads = self.plan.nthreads;
+            self.diags.report((DiagKind::SyncMask, pc, 0, 3), || {
+                let mut why = Vec::new();
+                if elsewhere != 0 {
+                    why.push(format!("{} are active but on another path (a divergent branch sent them elsewhere), so they never execute it with these lanes", lanes(elsewhere)));
+                }
+                if absent != 0 {
+                    why.push(format!("{} do not exist (the block has {nthreads} threads, so this warp is partial)", lanes(absent)));
+                }
+                Diagnostic {
+                    kind: DiagKind::SyncMask,
+                    message: format!(
+                        "`{op}` with member mask {mask:#010x} executed by {} only: the mask names lanes that never arrive: {} (undefined behaviour: the GPU may hang or return undefined values)",
+                        lanes(exec),
+                        why.join("; ")
+                    ),
+                    site: warp_site(&plan, block, pc, warp, Some(first)),
+                    other: None,
+                    space: None,
+                    address: None,
+                    count: 0,
+                }
+            });
+        }
+        // Shuffles reading a lane outside the mask, or one that does not execute it.
+        if let Some(src) = e.sources {
+            let mut bad = 0u64;
+            let mut example = None;
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let j = src[l];
+                if j == u32::MAX || j as usize >= w {
+                    continue;
+                }
+                let outside = full(l) >> j & 1 == 0;
+                let inactive = exec >> j & 1 == 0;
+                if (outside || inactive) && never >> j & 1 == 0 {
+                    bad |= 1 << l;
+                    example.get_or_insert((l as u32, j, outside));
+                }
+            }
+            if let Some((l, j, outside)) = example {
+                let mask = e.masks[l as usize];
+                let state = if e.live >> j & 1 == 0 && present >> j & 1 != 0 {
+                    "has exited"
+                } else if present >> j & 1 == 0 {
+                    "does not exist"
+                } else {
+                    "does not execute this shuffle"
+                };
+                self.diags.report((DiagKind::SyncMask, pc, 0, 4), || Diagnostic {
+                    kind: DiagKind::SyncMask,
+                    message: if outside {
+                        format!("`{op}`: lane {l} reads lane {j}, which its member mask ({mask:#010x}) does not name ({} read outside the mask); the value read is undefined", lanes(bad))
+                    } else {
+                        format!("`{op}`: lane {l} reads lane {j}, which {state} ({} read inactive lanes); the value read is undefined", lanes(bad))
+                    },
+                    site: warp_site(&plan, block, pc, warp, Some(l)),
+                    other: None,
+                    space: None,
+                    address: None,
+                    count: 0,
+                });
+            }
+        }
+    }
+}
+
+/// Whether an access releases: an explicit `.release`, or a strong write after a fence.
+#[inline]
+fn releases(kind: MemAccessKind, flags: u16, fence_tau: u32) -> bool {
+    kind != MemAccessKind::Load && flags & (F_ATOMIC | F_STRONG | F_VOLATILE) != 0 && (flags & F_RELEASE != 0 || fence_tau != 0)
+}
+
+/// Whether an access acquires: atomics, and strong or volatile loads (an
+/// atomic or load that a fence follows is the PTX acquire pattern; warpsim
+/// takes the atomic itself as the acquire, which never reports a race that
+/// the fence would have prevented).
+#[inline]
+fn acquires(kind: MemAccessKind, flags: u16) -> bool {
+    kind == MemAccessKind::Atomic || (kind == MemAccessKind::Load && flags & (F_ACQUIRE | F_STRONG | F_VOLATILE) != 0)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn sync_op(hb: &mut Hb, objs: &mut HashMap<u64, Foreign>, key: u64, t: u32, tau: u32, block: u32, acq: bool, rel: bool) {
+    if acq {
+        if let Some(r) = objs.get(&key) {
+            hb.acquire(t as usize, block, r);
+        }
+    }
+    if rel {
+        let r = objs.entry(key).or_default();
+        hb.release(t as usize, tau, block, r);
+    }
+}
+
+/// Bytes of word `word` that `[a, end)` covers, as a 4-bit mask.
+#[inline(always)]
+fn byte_bits(a: u64, end: u64, word: u64) -> u8 {
+    let lo = a.max(word << 2) - (word << 2);
+    let hi = end.min((word << 2) + 4) - (word << 2);
+    (((1u32 << hi) - (1u32 << lo)) & 0xF) as u8
+}
+
+#[inline]
+fn bits_all(bits: &[u64], a: u64, n: u32) -> bool {
+    (a..a + n as u64).all(|i| bits.get((i >> 6) as usize).is_some_and(|w| w >> (i & 63) & 1 != 0))
+}
+
+#[inline]
+fn bits_set(bits: &mut [u64], a: u64, n: u32) {
+    for i in a..a + n as u64 {
+        if let Some(w) = bits.get_mut((i >> 6) as usize) {
+            *w |= 1 << (i & 63);
+        }
+    }
+}
+
+fn bits_clear(bits: &mut [u64], s: u64, e: u64) {
+    let mut i = s;
+    while i < e {
+        let Some(w) = bits.get_mut((i >> 6) as usize) else { return };
+        if i & 63 == 0 && e - i >= 64 {
+            *w = 0;
+            i += 64;
+        } else {
+            *w &= !(1 << (i & 63));
+            i += 1;
+        }
+    }
+}
+
+impl Observer for Checker {
+    const WANTS_MEMORY: bool = true;
+    const WANTS_SYNC: bool = true;
+
+    fn block_begin(&mut self, block: u64, warps: u32) {
+        let plan = self.plan.clone();
+        let w = plan.warp_size;
+        self.started = true;
+        self.block = block;
+        self.block32 = block as u32;
+        self.ctaid = plan.block_coords(block);
+        let nw = warps as usize;
+        self.tau.clear();
+        self.tau.resize(nw, 0);
+        self.fence_tau.clear();
+        self.fence_tau.resize(nw * w, 0);
+        self.hb.reset(nw, w);
+        let words = (plan.shared_bytes as usize).div_ceil(4);
+        self.shared.clear();
+        self.shared.resize(words, Cell::default());
+        self.shared_sets.clear();
+        self.shared_init.clear();
+        self.shared_init.resize((plan.shared_bytes as usize).div_ceil(64), 0);
+        if plan.local_bytes > 0 {
+            let need = (nw * w * plan.local_bytes as usize).div_ceil(64);
+            if self.local_init.len() < need {
+                self.local_init.resize(need, 0);
+            }
+            self.local_block.resize(nw.max(self.local_block.len()), 0);
+        }
+        self.shared_sync.clear();
+        for b in &mut self.bars {
+            b.arrivals.clear();
+            b.aligned = false;
+        }
+    }
+
+    fn fence(&mut self, warp: u32, pc: u32, exec: u64) {
+        if !self.started || self.plan.flags[pc as usize] & F_FENCE == 0 || exec == 0 {
+            return;
+        }
+        let tau = self.tick(warp);
+        let w = self.plan.warp_size;
+        let mut m = exec;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            self.fence_tau[warp as usize * w + l] = tau;
+        }
+    }
+
+    fn memory(&mut self, warp: u32, pc: u32, space: Space, kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) {
+        if !self.started {
+            return;
+        }
+        let flags = self.plan.flags[pc as usize];
+        let tau = self.tick(warp);
+        let w = self.plan.warp_size as u32;
+        let mut m = mask;
+        while m != 0 {
+            let l = m.trailing_zeros();
+            m &= m - 1;
+            let t = warp * w + l;
+            let (sp, a) = resolve(space, addrs[l as usize]);
+            match sp {
+                Space::Shared => self.shared_access(t, a, bytes, kind, flags, tau, pc),
+                Space::Global => self.global_access(t, a, bytes, kind, flags, tau, pc),
+                Space::Local => self.local_access(t, a, bytes, kind, pc),
+                _ => {}
+            }
+        }
+    }
+
+    fn warp_sync(&mut self, warp: u32, pc: u32, e: &WarpSyncEvent<'_>) {
+        if !self.started || self.plan.flags[pc as usize] & F_SYNC == 0 {
+            return;
+        }
+        self.sync_mask(warp, pc, e);
+        if e.kind == WarpSyncKind::BarWarpSync {
+            // The lanes that execute it together are ordered with each other.
+            let tau = self.tick(warp);
+            self.hb.warp_sync(warp, e.exec, tau);
+        }
+    }
+
+    fn barrier(&mut self, warp: u32, pc: u32, e: &BarrierEvent) {
+        let plan = self.plan.clone();
+        let block = self.block;
+        if !self.started {
+            return;
+        }
+        if e.aligned && e.exec != e.live {
+            let rest = e.live & !e.exec;
+            let op = self.plan.place(pc).opcode.clone();
+            let first = e.exec.trailing_zeros();
+            self.diags.report((DiagKind::BarrierDivergence, pc, 0, 1), || Diagnostic {
+                kind: DiagKind::BarrierDivergence,
+                message: format!(
+                    "`{op}` (barrier {}) reached by {} of warp {warp} without {} of the same warp, which are on another path: every thread of the block must reach the barrier, and for an aligned barrier (bar.sync, __syncthreads) the lanes of a warp together",
+                    e.id,
+                    lanes(e.exec),
+                    lanes(rest)
+                ),
+                site: warp_site(&plan, block, pc, warp, Some(first)),
+                other: None,
+                space: None,
+                address: None,
+                count: 0,
+            });
+        }
+        let tau = self.tick(warp);
+        if let Some(b) = self.bars.get_mut(e.id as usize) {
+            b.arrivals.push(Arrival { warp, lanes: e.exec, tau, wait: e.wait, pc });
+            // Only whole-block barriers (__syncthreads) must be one instruction for
+            // everyone; named barriers with a count pair bar.arrive with bar.sync.
+            b.aligned |= e.aligned && e.count.is_none() && e.wait;
+        }
+    }
+
+    fn barrier_complete(&mut self, id: u32) {
+        let plan = self.plan.clone();
+        let block = self.block;
+        if !self.started {
+            return;
+        }
+        let Some(b) = self.bars.get_mut(id as usize) else { return };
+        let arrivals = std::mem::take(&mut b.arrivals);
+        let aligned = std::mem::replace(&mut b.aligned, false);
+        if aligned {
+            if let Some(other) = arrivals.iter().find(|a| a.pc != arrivals[0].pc && a.wait) {
+                let first = arrivals[0];
+                let other = *other;
+                let (p0, p1) = (self.plan.place(first.pc).ptx_line, self.plan.place(other.pc).ptx_line);
+                self.diags.report((DiagKind::BarrierDivergence, first.pc, other.pc, 2), || Diagnostic {
+                    kind: DiagKind::BarrierDivergence,
+                    message: format!(
+                        "barrier {id} completed with threads waiting at different barrier instructions (PTX lines {p0} and {p1}): __syncthreads() (bar.sync without a thread count) must be reached through the same instruction by every thread of the block (a condition around it must be uniform across the block)"
+                    ),
+                    site: warp_site(&plan, block, first.pc, first.warp, Some(first.lanes.trailing_zeros())),
+                    other: Some(warp_site(&plan, block, other.pc, other.warp, Some(other.lanes.trailing_zeros()))),
+                    space: None,
+                    address: None,
+                    count: 0,
+                });
+            }
+        }
+        self.hb.barrier(&arrivals);
+        if let Some(b) = self.bars.get_mut(id as usize) {
+            let mut a = arrivals;
+            a.clear();
+            b.arrivals = a;
+        }
+    }
+}
+
+/// Maps a generic address into its state space (as the engine does).
+#[inline]
+fn resolve(space: Space, addr: u64) -> (Space, u64) {
+    if space != Space::Generic {
+        return (space, addr);
+    }
+    if addr.wrapping_sub(SHARED_WINDOW) < WINDOW_SIZE {
+        (Space::Shared, addr - SHARED_WINDOW)
+    } else if addr.wrapping_sub(LOCAL_WINDOW) < WINDOW_SIZE {
+        (Space::Local, addr - LOCAL_WINDOW)
+    } else {
+        (Space::Global, addr)
+    }
+}

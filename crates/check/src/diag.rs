@@ -1,0 +1,262 @@
+//! Diagnostics: what a checker found, where (CUDA source line, PTX line,
+//! block, thread, lane), and how often. The same place is reported once,
+//! with a count.
+
+use std::collections::HashMap;
+use std::fmt;
+
+/// The kinds of bug `warpsim check` reports.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DiagKind {
+    /// Two accesses to the same bytes from different threads, at least one
+    /// a write, not ordered by a happens-before edge.
+    Race,
+    /// A block barrier reached by only part of a warp (or of the block).
+    BarrierDivergence,
+    /// A barrier that can never complete.
+    Deadlock,
+    /// A warp-synchronous instruction whose member mask is wrong.
+    SyncMask,
+    OutOfBounds,
+    Misaligned,
+    /// A read of shared or local memory that nothing wrote.
+    Uninitialized,
+}
+
+impl DiagKind {
+    /// The name used in JSON (`"kind"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            DiagKind::Race => "race",
+            DiagKind::BarrierDivergence => "barrier_divergence",
+            DiagKind::Deadlock => "deadlock",
+            DiagKind::SyncMask => "sync_mask",
+            DiagKind::OutOfBounds => "out_of_bounds",
+            DiagKind::Misaligned => "misaligned",
+            DiagKind::Uninitialized => "uninitialized",
+        }
+    }
+
+    /// The name used on the terminal.
+    pub fn title(self) -> &'static str {
+        match self {
+            DiagKind::Race => "data race",
+            DiagKind::BarrierDivergence => "barrier divergence",
+            DiagKind::Deadlock => "deadlock",
+            DiagKind::SyncMask => "sync mask",
+            DiagKind::OutOfBounds => "out of bounds",
+            DiagKind::Misaligned => "misaligned access",
+            DiagKind::Uninitialized => "uninitialised read",
+        }
+    }
+}
+
+/// One place in the kernel, executed by one thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Site {
+    pub ptx_line: u32,
+    /// `file:line` from `.loc`.
+    pub source_line: Option<String>,
+    pub opcode: String,
+    pub block: [u32; 3],
+    pub thread: Option<[u32; 3]>,
+    pub warp: Option<u32>,
+    pub lane: Option<u32>,
+    /// `read`, `write` or `atomic` for memory accesses.
+    pub access: Option<&'static str>,
+}
+
+impl Site {
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "ptx_line": self.ptx_line,
+            "source_line": self.source_line,
+            "instruction": self.opcode,
+            "block": self.block,
+            "thread": self.thread,
+            "warp": self.warp,
+            "lane": self.lane,
+            "access": self.access,
+        })
+    }
+
+    fn who(&self) -> String {
+        let [bx, by, bz] = self.block;
+        let mut s = format!("block ({bx},{by},{bz})");
+        if let Some([x, y, z]) = self.thread {
+            s += &format!(" thread ({x},{y},{z})");
+        }
+        match (self.warp, self.lane) {
+            (Some(w), Some(l)) => s += &format!(" (warp {w} lane {l})"),
+            (Some(w), None) => s += &format!(" (warp {w})"),
+            _ => {}
+        }
+        s
+    }
+
+    fn where_(&self) -> String {
+        match &self.source_line {
+            Some(src) => format!("{src} (PTX line {}: `{}`)", self.ptx_line, self.opcode),
+            None => format!("PTX line {}: `{}`", self.ptx_line, self.opcode),
+        }
+    }
+}
+
+/// One finding, with the first instance's details and how many instances there were.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub kind: DiagKind,
+    pub message: String,
+    pub site: Site,
+    /// For a race: the other access.
+    pub other: Option<Site>,
+    /// `global`, `shared` or `local` for memory findings.
+    pub space: Option<&'static str>,
+    pub address: Option<u64>,
+    /// How many times this place was found (lane accesses, executions).
+    pub count: u64,
+}
+
+impl Diagnostic {
+    pub fn ptx_line(&self) -> u32 {
+        self.site.ptx_line
+    }
+
+    pub fn source_line(&self) -> Option<&str> {
+        self.site.source_line.as_deref()
+    }
+
+    /// The object `warpsim corpus --check --json` prints in `"diagnostics"`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut j = serde_json::json!({
+            "kind": self.kind.name(),
+            "message": self.message,
+            "ptx_line": self.site.ptx_line,
+            "source_line": self.site.source_line,
+            "instruction": self.site.opcode,
+            "block": self.site.block,
+            "thread": self.site.thread,
+            "warp": self.site.warp,
+            "lane": self.site.lane,
+            "count": self.count,
+        });
+        let o = j.as_object_mut().expect("object");
+        if let Some(a) = self.site.access {
+            o.insert("access".into(), a.into());
+        }
+        if let Some(s) = self.space {
+            o.insert("space".into(), s.into());
+        }
+        if let Some(a) = self.address {
+            o.insert("address".into(), format!("{a:#x}").into());
+        }
+        if let Some(other) = &self.other {
+            o.insert("other".into(), other.to_json());
+        }
+        j
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind.title(), self.message)?;
+        write!(f, "\n  at {}", self.site.where_())?;
+        write!(f, "\n  by {}", self.site.who())?;
+        if let Some(o) = &self.other {
+            write!(f, "\n  and {} at {}", o.who(), o.where_())?;
+        }
+        if self.count > 1 {
+            write!(f, "\n  ({} times at this place)", self.count)?;
+        }
+        Ok(())
+    }
+}
+
+/// Renders diagnostics for the terminal: one paragraph each, then a summary line.
+pub fn render(diags: &[Diagnostic]) -> String {
+    if diags.is_empty() {
+        return "warpsim check: no problems found\n".to_string();
+    }
+    let mut s = String::new();
+    for d in diags {
+        s += &format!("{d}\n\n");
+    }
+    let mut kinds: Vec<(DiagKind, usize)> = Vec::new();
+    for d in diags {
+        match kinds.iter_mut().find(|k| k.0 == d.kind) {
+            Some(k) => k.1 += 1,
+            None => kinds.push((d.kind, 1)),
+        }
+    }
+    kinds.sort();
+    let parts: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {}", k.name())).collect();
+    s += &format!("warpsim check: {} problem place(s): {}\n", diags.len(), parts.join(", "));
+    s
+}
+
+/// Deduplicating collector: one diagnostic per key, counted.
+#[derive(Default)]
+pub struct Collector {
+    index: HashMap<(DiagKind, u32, u32, u32), usize>,
+    pub diags: Vec<Diagnostic>,
+}
+
+/// At most this many distinct places are kept (a badly broken kernel would
+/// otherwise produce one per instruction); later ones are only counted.
+const MAX_PLACES: usize = 1000;
+
+impl Collector {
+    /// Counts an instance of `key`; builds the diagnostic the first time.
+    #[inline]
+    pub fn report(&mut self, key: (DiagKind, u32, u32, u32), build: impl FnOnce() -> Diagnostic) {
+        if let Some(&i) = self.index.get(&key) {
+            self.diags[i].count += 1;
+            return;
+        }
+        if self.diags.len() >= MAX_PLACES {
+            return;
+        }
+        let mut d = build();
+        d.count = 1;
+        self.index.insert(key, self.diags.len());
+        self.diags.push(d);
+    }
+
+    pub fn merge(&mut self, other: Collector) {
+        for d in other.diags {
+            let key = (d.kind, d.site.ptx_line, d.other.as_ref().map_or(u32::MAX, |o| o.ptx_line), hash_str(&d.message));
+            match self.diags.iter_mut().find(|x| (x.kind, x.site.ptx_line, x.other.as_ref().map_or(u32::MAX, |o| o.ptx_line), hash_str(&x.message)) == key) {
+                Some(x) => x.count += d.count,
+                None => self.diags.push(d),
+            }
+        }
+    }
+}
+
+fn hash_str(s: &str) -> u32 {
+    s.bytes().fold(0x811C_9DC5u32, |h, b| (h ^ b as u32).wrapping_mul(0x0100_0193))
+}
+
+/// `lanes 0-15, 32`: a lane mask as ranges.
+pub fn lanes(mask: u64) -> String {
+    let mut parts = Vec::new();
+    let mut l = 0u32;
+    while l < 64 {
+        if mask >> l & 1 == 0 {
+            l += 1;
+            continue;
+        }
+        let start = l;
+        while l < 64 && mask >> l & 1 != 0 {
+            l += 1;
+        }
+        parts.push(if l - 1 == start { format!("{start}") } else { format!("{start}-{}", l - 1) });
+    }
+    if parts.is_empty() {
+        "no lanes".into()
+    } else if mask.count_ones() == 1 {
+        format!("lane {}", parts[0])
+    } else {
+        format!("lanes {}", parts.join(", "))
+    }
+}

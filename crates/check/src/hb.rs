@@ -1,0 +1,291 @@
+//! Happens-before for the threads of one block, as vector clocks.
+//!
+//! A thread's clock is its warp's instruction counter (`tau`): it grows with
+//! every warp instruction, so each access of a thread has a later time than
+//! the thread's earlier ones. What thread `t` knows of thread `u` (the
+//! latest time of `u` ordered before `t`'s present) is the largest of
+//!
+//! - `snapshot(t)[u]`: a vector clock shared by every thread released by the
+//!   same barrier completion (a barrier makes all participants know the
+//!   same), copied privately when `t` acquires from an atomic or fence;
+//! - `wk[t][lane u]` for `u` in `t`'s own warp: what `bar.warp.sync` taught;
+//! - in lockstep mode (pre-Volta), everything the warp did before its
+//!   current instruction, for `u` in `t`'s own warp.
+//!
+//! Snapshots also carry what `t` knows of threads of *other* blocks
+//! (`foreign`), learnt through release/acquire on global memory.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Vector clocks of other blocks' threads: block -> clock per thread.
+pub type Foreign = BTreeMap<u32, Arc<Vec<u32>>>;
+
+pub struct Hb {
+    /// Lanes per warp, and its log2.
+    pub w: usize,
+    pub shift: u32,
+    /// Thread slots (warps x lanes).
+    pub n: usize,
+    pub lockstep: bool,
+    snap_of: Vec<u32>,
+    /// Snapshot `i`'s clocks: `arena[i * n..(i + 1) * n]`.
+    arena: Vec<u32>,
+    foreign: Vec<Option<Arc<Foreign>>>,
+    refs: Vec<u32>,
+    free: Vec<u32>,
+    /// `wk[t * w + l]`: what thread `t` knows of lane `l` of its warp.
+    wk: Vec<u32>,
+}
+
+/// One group of lanes that arrived at a barrier.
+#[derive(Copy, Clone, Debug)]
+pub struct Arrival {
+    pub warp: u32,
+    pub lanes: u64,
+    pub tau: u32,
+    pub wait: bool,
+    pub pc: u32,
+}
+
+/// The threads (slots) of `lanes` of warp `warp`.
+fn threads(warp: u32, lanes: u64, w: usize) -> impl Iterator<Item = usize> {
+    let base = warp as usize * w;
+    let mut m = lanes;
+    std::iter::from_fn(move || {
+        if m == 0 {
+            return None;
+        }
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        Some(base + l)
+    })
+}
+
+impl Hb {
+    pub fn new(lockstep: bool) -> Hb {
+        Hb { w: 32, shift: 5, n: 0, lockstep, snap_of: Vec::new(), arena: Vec::new(), foreign: Vec::new(), refs: Vec::new(), free: Vec::new(), wk: Vec::new() }
+    }
+
+    /// Starts a block of `nwarps` warps of `w` lanes: nobody knows anything.
+    pub fn reset(&mut self, nwarps: usize, w: usize) {
+        self.w = w;
+        self.shift = w.trailing_zeros();
+        self.n = nwarps * w;
+        self.snap_of.clear();
+        self.snap_of.resize(self.n, 0);
+        self.arena.clear();
+        self.arena.resize(self.n, 0);
+        self.foreign.clear();
+        self.foreign.push(None);
+        self.refs.clear();
+        self.refs.push(u32::MAX / 2);
+        self.free.clear();
+        self.wk.clear();
+        self.wk.resize(self.n * w, 0);
+    }
+
+    #[inline(always)]
+    fn vc(&self, id: u32) -> &[u32] {
+        &self.arena[id as usize * self.n..(id as usize + 1) * self.n]
+    }
+
+    /// Whether `u`'s access at time `tau` happens before `t`'s present (same block).
+    #[inline(always)]
+    pub fn knows(&self, t: usize, u: usize, tau: u32) -> bool {
+        if (t ^ u) >> self.shift == 0 && (self.lockstep || self.wk[t * self.w + (u & (self.w - 1))] >= tau) {
+            return true;
+        }
+        self.arena[self.snap_of[t] as usize * self.n + u] >= tau
+    }
+
+    /// Whether thread `u` of block `block` at time `tau` happens before `t`'s present.
+    #[inline]
+    pub fn knows_foreign(&self, t: usize, block: u32, u: usize, tau: u32) -> bool {
+        match &self.foreign[self.snap_of[t] as usize] {
+            Some(f) => f.get(&block).is_some_and(|vc| vc.get(u).is_some_and(|&x| x >= tau)),
+            None => false,
+        }
+    }
+
+    fn new_snap(&mut self, vc: &[u32], foreign: Option<Arc<Foreign>>) -> u32 {
+        let n = self.n;
+        let id = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.arena.resize(self.arena.len() + n, 0);
+                self.foreign.push(None);
+                self.refs.push(0);
+                (self.refs.len() - 1) as u32
+            }
+        };
+        self.arena[id as usize * n..(id as usize + 1) * n].copy_from_slice(vc);
+        self.foreign[id as usize] = foreign;
+        self.refs[id as usize] = 0;
+        id
+    }
+
+    fn set_snap(&mut self, t: usize, id: u32) {
+        let old = self.snap_of[t];
+        if old == id {
+            return;
+        }
+        self.refs[id as usize] += 1;
+        self.unref(old);
+        self.snap_of[t] = id;
+    }
+
+    fn unref(&mut self, id: u32) {
+        let r = &mut self.refs[id as usize];
+        *r = r.saturating_sub(1);
+        if *r == 0 && id != 0 {
+            self.foreign[id as usize] = None;
+            self.free.push(id);
+        }
+    }
+
+    /// The join of the snapshots of `threads` (clocks and foreign map), or
+    /// `Ok(id)` when they all share snapshot `id`.
+    fn join_snaps(&self, threads: impl Iterator<Item = usize>) -> Result<u32, (Vec<u32>, Option<Arc<Foreign>>)> {
+        let mut ids: Vec<u32> = Vec::new();
+        for t in threads {
+            let id = self.snap_of[t];
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+        if ids.len() <= 1 {
+            return Ok(ids.first().copied().unwrap_or(0));
+        }
+        let mut vc = self.vc(ids[0]).to_vec();
+        let mut foreign: Option<Foreign> = None;
+        for &id in &ids {
+            max_into(&mut vc, self.vc(id));
+            if let Some(f) = &self.foreign[id as usize] {
+                merge_foreign(foreign.get_or_insert_with(Default::default), f, u32::MAX);
+            }
+        }
+        Err((vc, foreign.map(Arc::new)))
+    }
+
+    /// A barrier completed: every arrival's knowledge (and its own time)
+    /// becomes known to every arrival that waits.
+    pub fn barrier(&mut self, arrivals: &[Arrival]) {
+        let w = self.w;
+        let (mut vc, foreign) = match self.join_snaps(arrivals.iter().flat_map(|a| threads(a.warp, a.lanes, w))) {
+            Ok(id) => (self.vc(id).to_vec(), self.foreign[id as usize].clone()),
+            Err(x) => x,
+        };
+        for a in arrivals {
+            let base = a.warp as usize * w;
+            for t in threads(a.warp, a.lanes, w) {
+                vc[t] = vc[t].max(a.tau);
+                max_into(&mut vc[base..base + w], &self.wk[t * w..t * w + w]);
+            }
+        }
+        let id = self.new_snap(&vc, foreign);
+        self.refs[id as usize] = 1; // held while assigning
+        for a in arrivals.iter().filter(|a| a.wait) {
+            for t in threads(a.warp, a.lanes, w) {
+                self.set_snap(t, id);
+                self.wk[t * w..t * w + w].fill(0);
+            }
+        }
+        self.unref(id);
+    }
+
+    /// `bar.warp.sync` by `lanes` of warp `warp` at time `tau`.
+    pub fn warp_sync(&mut self, warp: u32, lanes: u64, tau: u32) {
+        let w = self.w;
+        let base = warp as usize * w;
+        if let Err((vc, foreign)) = self.join_snaps(threads(warp, lanes, w)) {
+            let id = self.new_snap(&vc, foreign);
+            self.refs[id as usize] = 1;
+            for t in threads(warp, lanes, w) {
+                self.set_snap(t, id);
+            }
+            self.unref(id);
+        }
+        let mut j = [0u32; 64];
+        let j = &mut j[..w];
+        for t in threads(warp, lanes, w) {
+            max_into(j, &self.wk[t * w..t * w + w]);
+            j[t - base] = j[t - base].max(tau);
+        }
+        for t in threads(warp, lanes, w) {
+            self.wk[t * w..t * w + w].copy_from_slice(j);
+        }
+    }
+
+    /// Thread `t` (block `block`) releases at time `tau` into `rel`: what it
+    /// knows (including its own accesses up to `tau`) joins `rel`.
+    pub fn release(&self, t: usize, tau: u32, block: u32, rel: &mut Foreign) {
+        let w = self.w;
+        let id = self.snap_of[t];
+        let e = rel.entry(block).or_insert_with(|| Arc::new(vec![0; self.n]));
+        let v = Arc::make_mut(e);
+        if v.len() < self.n {
+            v.resize(self.n, 0);
+        }
+        max_into(v, self.vc(id));
+        let base = t & !(w - 1);
+        max_into(&mut v[base..base + w], &self.wk[t * w..t * w + w]);
+        v[t] = v[t].max(tau);
+        if let Some(f) = &self.foreign[id as usize] {
+            merge_foreign(rel, f, block);
+        }
+    }
+
+    /// Thread `t` (block `block`) acquires `rel`.
+    pub fn acquire(&mut self, t: usize, block: u32, rel: &Foreign) {
+        let id = self.snap_of[t];
+        let cur = self.vc(id);
+        let cur_foreign = &self.foreign[id as usize];
+        let own = rel.get(&block).filter(|v| v.iter().zip(cur).any(|(a, b)| a > b));
+        let others_new = rel.iter().any(|(b, v)| {
+            *b != block
+                && !cur_foreign.as_ref().and_then(|f| f.get(b)).is_some_and(|c| Arc::ptr_eq(c, v) || (c.len() >= v.len() && v.iter().zip(c.iter()).all(|(x, y)| x <= y)))
+        });
+        if own.is_none() && !others_new {
+            return;
+        }
+        let mut vc = cur.to_vec();
+        if let Some(v) = own {
+            max_into(&mut vc, v);
+        }
+        let mut f: Foreign = cur_foreign.as_deref().cloned().unwrap_or_default();
+        merge_foreign(&mut f, rel, block);
+        let foreign = if f.is_empty() { None } else { Some(Arc::new(f)) };
+        let nid = self.new_snap(&vc, foreign);
+        self.set_snap(t, nid);
+    }
+}
+
+#[inline]
+fn max_into(dst: &mut [u32], src: &[u32]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = (*d).max(*s);
+    }
+}
+
+/// `dst |= src` for every block but `skip`.
+fn merge_foreign(dst: &mut Foreign, src: &Foreign, skip: u32) {
+    for (b, v) in src {
+        if *b == skip {
+            continue;
+        }
+        match dst.get_mut(b) {
+            Some(d) if Arc::ptr_eq(d, v) => {}
+            Some(d) => {
+                let d = Arc::make_mut(d);
+                if d.len() < v.len() {
+                    d.resize(v.len(), 0);
+                }
+                max_into(d, v);
+            }
+            None => {
+                dst.insert(*b, v.clone());
+            }
+        }
+    }
+}

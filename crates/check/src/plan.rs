@@ -1,0 +1,197 @@
+//! What the checkers need to know about each instruction, decoded once per
+//! launch: memory-model classes (atomic, strong, volatile, release,
+//! acquire), fences, exits, `.sync` forms, and each instruction's place
+//! (PTX line, CUDA source line) for messages.
+
+use warpsim_engine::{GlobalMemory, LaunchConfig};
+use warpsim_ir::{Kernel, Op, Program};
+
+/// `fence.*` / `membar.*` (not proxy fences).
+pub const F_FENCE: u16 = 1;
+/// `exit` / `ret` from the kernel.
+pub const F_EXIT: u16 = 1 << 1;
+/// `atom` / `red`.
+pub const F_ATOMIC: u16 = 1 << 2;
+/// `ld`/`st` with `.relaxed`, `.acquire` or `.release`: morally strong, so
+/// they do not race with atomics or other strong accesses.
+pub const F_STRONG: u16 = 1 << 3;
+/// `ld.volatile` / `st.volatile`.
+pub const F_VOLATILE: u16 = 1 << 4;
+/// `.release` / `.acq_rel` semantics.
+pub const F_RELEASE: u16 = 1 << 5;
+/// `.acquire` / `.acq_rel` semantics.
+pub const F_ACQUIRE: u16 = 1 << 6;
+/// A warp-synchronous instruction with a member mask (`*.sync`).
+pub const F_SYNC: u16 = 1 << 7;
+/// An atomic-class access that only writes (`mbarrier.init`).
+pub const F_INIT: u16 = 1 << 8;
+/// An asynchronous copy (`cp.async*`): its writes land when the copy
+/// completes (a wait or an mbarrier), not in the issuing thread's order.
+pub const F_ASYNC: u16 = 1 << 9;
+
+/// Where an instruction is, in the user's terms.
+#[derive(Clone, Debug)]
+pub struct Place {
+    pub ptx_line: u32,
+    /// `file:line` from `.loc` (the file's base name).
+    pub source: Option<String>,
+    /// The opcode as written (`ld.volatile.shared.f32`).
+    pub opcode: String,
+}
+
+/// Per-launch facts shared by the checker's observers.
+pub struct Plan {
+    pub flags: Vec<u16>,
+    pub places: Vec<Place>,
+    pub warp_size: usize,
+    pub lane_shift: u32,
+    pub block_dims: [u32; 3],
+    pub grid: [u32; 3],
+    pub nthreads: u32,
+    pub nwarps: u32,
+    pub shared_bytes: u32,
+    pub local_bytes: u32,
+    /// Global allocations: (name, base, size), for messages.
+    pub allocations: Vec<(String, u64, u64)>,
+    /// Whether every write to shared memory is seen: false when the kernel
+    /// has tensor copies into shared memory (`cp.async.bulk.tensor`), whose
+    /// bytes the engine does not report one by one; uninitialised-read
+    /// checks of shared memory are then off.
+    pub shared_writes_seen: bool,
+}
+
+impl Plan {
+    pub fn new(program: &Program, kernel: &Kernel, cfg: &LaunchConfig, mem: &GlobalMemory) -> Plan {
+        let mut flags = Vec::with_capacity(kernel.code.len());
+        let mut places = Vec::with_capacity(kernel.code.len());
+        // The user's line for each instruction: where an inlined function was
+        // called (`inlined_at`, as nvcc writes it), else its own `.loc`; an
+        // instruction located in another file than the kernel's (a header's
+        // intrinsic, as clang writes it without `inlined_at`) takes the
+        // latest line of the kernel's own file before it.
+        let line_of = |pc: usize| kernel.info.get(pc).and_then(|i| i.inlined_at.filter(|l| l.line != 0).or(i.loc)).filter(|l| l.line != 0);
+        let home = (0..kernel.code.len()).find_map(line_of).map(|l| l.file);
+        let mut last_home = None;
+        for (pc, inst) in kernel.code.iter().enumerate() {
+            let info = kernel.info.get(pc);
+            let opcode = info.map(|i| i.opcode.clone()).unwrap_or_default();
+            flags.push(classify(&inst.op, &opcode));
+            let mut loc = line_of(pc);
+            match loc {
+                Some(l) if Some(l.file) == home => last_home = Some(l),
+                Some(_) if last_home.is_some() => loc = last_home,
+                _ => {}
+            }
+            places.push(Place {
+                ptx_line: info.map_or(0, |i| i.ptx_line),
+                source: loc.map(|l| {
+                    let name = program.files.get(&l.file).map(String::as_str).unwrap_or("?");
+                    let short = name.rsplit('/').next().unwrap_or(name);
+                    format!("{short}:{}", l.line)
+                }),
+                opcode,
+            });
+        }
+        let shared_writes_seen = !places.iter().any(|p| {
+            let parts: Vec<&str> = p.opcode.split('.').collect();
+            p.opcode.starts_with("cp.async.bulk.tensor") && parts.iter().find(|x| x.starts_with("shared") || x.starts_with("global")).is_some_and(|x| x.starts_with("shared"))
+        });
+        let warp_size = cfg.warp_size.max(1) as usize;
+        let nthreads: u32 = cfg.block.iter().product();
+        Plan {
+            flags,
+            places,
+            warp_size,
+            lane_shift: warp_size.trailing_zeros(),
+            block_dims: cfg.block,
+            grid: cfg.grid,
+            nthreads,
+            nwarps: nthreads.div_ceil(warp_size as u32),
+            shared_bytes: (kernel.dynamic_shared_offset + cfg.dynamic_shared_bytes).max(kernel.shared_static_bytes),
+            local_bytes: kernel.local_bytes,
+            allocations: mem.allocations().iter().map(|a| (a.name.clone(), a.base, a.size)).collect(),
+            shared_writes_seen,
+        }
+    }
+
+    pub fn place(&self, pc: u32) -> &Place {
+        &self.places[(pc as usize).min(self.places.len().saturating_sub(1))]
+    }
+
+    /// Thread coordinates of linear thread `t` of a block.
+    pub fn thread_coords(&self, t: u32) -> [u32; 3] {
+        let b = self.block_dims;
+        [t % b[0], (t / b[0]) % b[1], t / (b[0] * b[1])]
+    }
+
+    pub fn block_coords(&self, b: u64) -> [u32; 3] {
+        let g = self.grid;
+        [(b % g[0] as u64) as u32, ((b / g[0] as u64) % g[1] as u64) as u32, (b / (g[0] as u64 * g[1] as u64)) as u32]
+    }
+
+    /// Lanes of warp `w` that exist (a partial last warp has fewer).
+    pub fn present(&self, w: u32) -> u64 {
+        let first = w * self.warp_size as u32;
+        let lanes = self.nthreads.saturating_sub(first).min(self.warp_size as u32);
+        if lanes >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << lanes) - 1
+        }
+    }
+}
+
+fn classify(op: &Op, opcode: &str) -> u16 {
+    let parts: Vec<&str> = opcode.split('.').collect();
+    let has = |m: &str| parts.iter().skip(1).any(|p| *p == m);
+    let sem = |f: &mut u16| {
+        if has("release") || has("acq_rel") {
+            *f |= F_RELEASE;
+        }
+        if has("acquire") || has("acq_rel") {
+            *f |= F_ACQUIRE;
+        }
+    };
+    let mut f = 0u16;
+    match op {
+        Op::Fence => {
+            let head = parts.first().copied().unwrap_or("");
+            if (head == "membar" || head == "fence") && !has("proxy") && !has("mbarrier_init") {
+                f |= F_FENCE | F_RELEASE | F_ACQUIRE;
+            }
+        }
+        Op::Exit => f |= F_EXIT,
+        Op::Atom { .. } => {
+            f |= F_ATOMIC;
+            sem(&mut f);
+        }
+        Op::Ld { .. } | Op::St { .. } => {
+            if has("volatile") {
+                f |= F_VOLATILE;
+            }
+            if has("relaxed") || has("acquire") || has("release") {
+                f |= F_STRONG;
+                sem(&mut f);
+            }
+        }
+        Op::Vote { .. } if has("sync") => f |= F_SYNC,
+        // mbarrier objects: arrivals release (their default semantics), waits
+        // acquire, as an atomic on the barrier's word.
+        Op::Mma(_) if parts.first() == Some(&"cp") && parts.get(1) == Some(&"async") => f |= F_ASYNC,
+        Op::Mma(_) if parts.first() == Some(&"mbarrier") => {
+            f |= F_ATOMIC;
+            if parts.iter().any(|p| p.starts_with("arrive")) {
+                f |= F_RELEASE;
+            }
+            if parts.iter().any(|p| *p == "test_wait" || *p == "try_wait") {
+                f |= F_ACQUIRE;
+            }
+            if has("init") {
+                f |= F_INIT;
+            }
+        }
+        Op::Shfl { .. } | Op::Match { .. } | Op::Redux { .. } | Op::ElectSync { .. } | Op::BarWarpSync { .. } => f |= F_SYNC,
+        _ => {}
+    }
+    f
+}

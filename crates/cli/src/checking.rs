@@ -1,0 +1,91 @@
+//! Command-line pieces of `warpsim check` and `--check`: the flags, and how
+//! diagnostics are shown.
+
+use crate::runner::RunOptions;
+use warpsim_check::Diagnostic;
+use warpsim_engine::Schedule;
+
+/// Checking and scheduling flags (shared by `run`, `check`, `corpus` and `bench`).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct CheckArgs {
+    /// Run the checkers: data races, barrier divergence and deadlock,
+    /// sync-mask errors, out-of-bounds, misaligned and uninitialised
+    /// accesses (blocks run one after another).
+    #[arg(long)]
+    pub check: bool,
+    /// With --check: check as on pre-Volta GPUs, where the lanes of a warp
+    /// run in lockstep (shows which races independent thread scheduling adds).
+    #[arg(long)]
+    pub lockstep: bool,
+    /// Order in which the lane groups of a warp run: `simt` (the SIMT
+    /// stack, deterministic) or `random` (independent thread scheduling:
+    /// paths and groups of lanes interleave, from --seed).
+    #[arg(long, default_value = "simt", value_parser = ["simt", "random"])]
+    pub schedule: String,
+    /// Seed for --schedule random.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+impl CheckArgs {
+    /// Sets the checking and scheduling fields of `o`.
+    pub fn apply(&self, o: &mut RunOptions) {
+        o.check = self.check;
+        o.lockstep = self.lockstep;
+        o.schedule = if self.schedule == "random" { Schedule::Random { seed: self.seed } } else { Schedule::Simt };
+    }
+}
+
+/// One line per diagnostic, for the corpus table.
+pub fn summary_lines(diags: &[Diagnostic]) -> Vec<String> {
+    diags
+        .iter()
+        .map(|d| {
+            let place = match d.source_line() {
+                Some(s) => format!("{s} (PTX line {})", d.ptx_line()),
+                None => format!("PTX line {}", d.ptx_line()),
+            };
+            let times = if d.count > 1 { format!(" [{}x]", d.count) } else { String::new() };
+            format!("{} at {place}{times}: {}", d.kind.name(), d.message)
+        })
+        .collect()
+}
+
+/// The terminal rendering of a checked run's findings.
+pub fn render(diags: &[Diagnostic]) -> String {
+    warpsim_check::render(diags)
+}
+
+/// The launch's stats for a checked run; on a fault, shows the findings
+/// (the fault among them) and returns the fault as the error.
+pub fn checked_result(r: Result<warpsim_engine::LaunchStats, warpsim_engine::LaunchError>, diags: &[Diagnostic], json: bool) -> anyhow::Result<warpsim_engine::LaunchStats> {
+    match r {
+        Ok(s) => Ok(s),
+        Err(e) => {
+            if json {
+                let j = serde_json::json!({"error": e.to_string(), "diagnostics": diags.iter().map(Diagnostic::to_json).collect::<Vec<_>>()});
+                println!("{}", serde_json::to_string_pretty(&j)?);
+            } else {
+                print!("{}", render(diags));
+            }
+            anyhow::bail!("{e}")
+        }
+    }
+}
+
+/// A checked run fails (exit status 1) when the checkers found anything.
+pub fn verdict(diags: Option<&[Diagnostic]>) -> anyhow::Result<()> {
+    match diags {
+        Some(d) if !d.is_empty() => anyhow::bail!("warpsim check found {} problem place(s)", d.len()),
+        _ => Ok(()),
+    }
+}
+
+/// With `--check`, a corpus case passes when it has diagnostics exactly
+/// when it declares a bug (`expect_diagnostic`).
+pub fn case_ok(o: &crate::runner::CaseOutcome, expects_bug: bool) -> bool {
+    match &o.diagnostics {
+        None => true,
+        Some(d) => d.is_empty() != expects_bug,
+    }
+}

@@ -1,0 +1,273 @@
+//! CUDA source in: `warpsim run kernel.cu` compiles the kernel to PTX with
+//! clang's CUDA front end (clang 19 or newer on PATH) and the device API that
+//! warpsim ships (`cuda/warpsim_cuda.h`, built into the binary and written to
+//! a temporary folder for each compile), then runs the PTX like any other.
+//!
+//! ```text
+//! clang-19 --cuda-device-only -nocudainc -nocudalib --cuda-gpu-arch=sm_80 --cuda-feature=+ptx70
+//!          -O2 -gline-tables-only -S -I <tmp> -include warpsim_cuda.h -o <out>/kernel.ptx kernel.cu
+//! ```
+//!
+//! `-gline-tables-only` keeps `.loc` line info, so per-line reports name CUDA
+//! lines. `<tmp>` also holds empty stand-ins for `cuda_runtime.h`, `cuda.h`
+//! and `device_launch_parameters.h`, so kernels written for nvcc that include
+//! them compile unchanged.
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The device API, as shipped.
+pub const HEADER: &str = include_str!("../cuda/warpsim_cuda.h");
+
+/// The oldest clang whose CUDA front end works with the header.
+pub const MIN_CLANG: u32 = 19;
+
+/// Versioned names tried first (newest first), then plain `clang`.
+const NEWEST_TRIED: u32 = 30;
+
+/// The flags every compile uses, before `-I`, `-include`, `-o` and the file.
+pub const CLANG_FLAGS: [&str; 9] = [
+    "--cuda-device-only",
+    "-nocudainc",
+    "-nocudalib",
+    "--cuda-gpu-arch=sm_80",
+    "--cuda-feature=+ptx70",
+    "-O2",
+    "-ffp-contract=off",
+    "-gline-tables-only",
+    "-S",
+];
+
+/// Why a `.cu` file could not become PTX.
+#[derive(Debug)]
+pub enum CudaError {
+    /// No clang on PATH (the names tried are listed).
+    NoClang { file: PathBuf },
+    /// Only clangs older than [`MIN_CLANG`].
+    OldClang { file: PathBuf, found: String, version: u32 },
+    /// clang ran and failed: its messages.
+    Compile { file: PathBuf, clang: String, stderr: String },
+    Io(String),
+}
+
+impl fmt::Display for CudaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let help = "warpsim compiles CUDA with clang's CUDA front end and the device API it ships\n\
+                    (threadIdx, __syncthreads, __shfl_*_sync, atomics, ...): it needs clang, not the CUDA toolkit.\n\
+                    Install it:\n    \
+                    Debian, Ubuntu:  sudo apt-get install clang-19\n    \
+                    elsewhere:       clang 19 or newer from your package manager, on PATH as clang-19 (or newer)\n    \
+                    \x20                or as clang, or named by the WARPSIM_CLANG environment variable.\n\
+                    Or compile the kernel to PTX yourself (nvcc -ptx kernel.cu) and run the .ptx:\n\
+                    PTX input always works, with or without clang.";
+        match self {
+            CudaError::NoClang { file } => write!(
+                f,
+                "cannot compile {}: no clang on PATH\n(warpsim looks for clang-{NEWEST_TRIED} down to clang-{MIN_CLANG}, then clang).\n{help}",
+                file.display()
+            ),
+            CudaError::OldClang { file, found, version } => write!(
+                f,
+                "cannot compile {}: the clang on PATH ({found}) is version {version}; warpsim needs clang {MIN_CLANG} or newer.\n{help}",
+                file.display()
+            ),
+            CudaError::Compile { file, clang, stderr } => {
+                write!(f, "{clang} could not compile {}:\n{}", file.display(), stderr.trim_end())
+            }
+            CudaError::Io(e) => f.write_str(e),
+        }
+    }
+}
+
+impl std::error::Error for CudaError {}
+
+/// A clang found on PATH.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Clang {
+    pub path: PathBuf,
+    pub version: u32,
+}
+
+/// The major version in `clang --version` output (`Debian clang version 19.1.7 ...`).
+pub fn parse_clang_version(text: &str) -> Option<u32> {
+    let i = text.find("clang version ")?;
+    let rest = &text[i + "clang version ".len()..];
+    rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+}
+
+fn executable_in(dirs: &[PathBuf], name: &str) -> Option<PathBuf> {
+    dirs.iter().map(|d| d.join(name)).find(|p| {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        }
+        #[cfg(not(unix))]
+        {
+            p.is_file() || p.with_extension("exe").is_file()
+        }
+    })
+}
+
+fn version_of(path: &Path) -> Option<u32> {
+    let out = Command::new(path).arg("--version").output().ok()?;
+    parse_clang_version(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// Finds clang: `$WARPSIM_CLANG` if set, else the newest `clang-N` (N >=
+/// [`MIN_CLANG`]) in `path_var` (a PATH-style list), else `clang` if it is
+/// new enough. `file` is only for the error message.
+pub fn find_clang(path_var: Option<&OsStr>, explicit: Option<&OsStr>, file: &Path) -> Result<Clang, CudaError> {
+    if let Some(c) = explicit.filter(|c| !c.is_empty()) {
+        let p = PathBuf::from(c);
+        return match version_of(&p) {
+            Some(v) if v >= MIN_CLANG => Ok(Clang { path: p, version: v }),
+            Some(v) => Err(CudaError::OldClang { file: file.into(), found: p.display().to_string(), version: v }),
+            None => Err(CudaError::Io(format!(
+                "cannot compile {}: WARPSIM_CLANG is {}, which does not run as clang (`{} --version` failed)",
+                file.display(),
+                p.display(),
+                p.display()
+            ))),
+        };
+    }
+    let dirs: Vec<PathBuf> = path_var.map(|p| std::env::split_paths(p).collect()).unwrap_or_default();
+    for v in (MIN_CLANG..=NEWEST_TRIED).rev() {
+        if let Some(p) = executable_in(&dirs, &format!("clang-{v}")) {
+            return Ok(Clang { path: p, version: v });
+        }
+    }
+    if let Some(p) = executable_in(&dirs, "clang") {
+        return match version_of(&p) {
+            Some(v) if v >= MIN_CLANG => Ok(Clang { path: p, version: v }),
+            Some(v) => Err(CudaError::OldClang { file: file.into(), found: p.display().to_string(), version: v }),
+            None => Err(CudaError::NoClang { file: file.into() }),
+        };
+    }
+    Err(CudaError::NoClang { file: file.into() })
+}
+
+/// A temporary folder holding the header and the stand-in toolkit headers;
+/// removed when dropped.
+pub struct HeaderDir(PathBuf);
+
+impl HeaderDir {
+    pub fn new() -> Result<Self, CudaError> {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        let d = std::env::temp_dir().join(format!("warpsim-cuda-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+        let io = |e: std::io::Error| CudaError::Io(format!("writing the CUDA header to {}: {e}", d.display()));
+        std::fs::create_dir_all(&d).map_err(io)?;
+        std::fs::write(d.join("warpsim_cuda.h"), HEADER).map_err(io)?;
+        for stub in ["cuda_runtime.h", "cuda.h", "device_launch_parameters.h", "cuda_runtime_api.h"] {
+            std::fs::write(d.join(stub), "// stand-in: warpsim's device API is in warpsim_cuda.h\n#include \"warpsim_cuda.h\"\n").map_err(io)?;
+        }
+        Ok(HeaderDir(d))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for HeaderDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Compiles `cu` to PTX at `out` with `clang`; `extra` flags go after the
+/// defaults (so `-O0` or `-ffp-contract=fast` override them).
+pub fn compile(clang: &Clang, cu: &Path, out: &Path, extra: &[String]) -> Result<String, CudaError> {
+    let hdr = HeaderDir::new()?;
+    let o = Command::new(&clang.path)
+        .args(CLANG_FLAGS)
+        .args(extra)
+        .arg("-I")
+        .arg(hdr.path())
+        .args(["-include", "warpsim_cuda.h", "-o"])
+        .arg(out)
+        .arg(cu)
+        .output()
+        .map_err(|e| CudaError::Io(format!("running {}: {e}", clang.path.display())))?;
+    if !o.status.success() {
+        let stderr = String::from_utf8_lossy(&o.stderr).replace(&hdr.path().display().to_string(), "<warpsim>");
+        return Err(CudaError::Compile { file: cu.into(), clang: clang.path.display().to_string(), stderr });
+    }
+    std::fs::read_to_string(out).map_err(|e| CudaError::Io(format!("reading {}: {e}", out.display())))
+}
+
+/// Whether `path` is CUDA source (`.cu`, `.cuh` is not a kernel file).
+pub fn is_cuda(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("cu"))
+}
+
+/// The PTX of a kernel file: read as it is for `.ptx` (or anything else
+/// that is not `.cu`), compiled with clang for `.cu`, the PTX written to
+/// `out_dir/<stem>.ptx`. Returns (name for messages, PTX text).
+pub fn load_kernel_file(path: &Path, out_dir: &Path, extra: &[String]) -> anyhow::Result<(String, String)> {
+    if !is_cuda(path) {
+        let src = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+        return Ok((path.display().to_string(), src));
+    }
+    if !path.is_file() {
+        anyhow::bail!("reading {}: no such file", path.display());
+    }
+    let clang = find_clang(std::env::var_os("PATH").as_deref(), std::env::var_os("WARPSIM_CLANG").as_deref(), path)?;
+    std::fs::create_dir_all(out_dir).map_err(|e| anyhow::anyhow!("creating {}: {e}", out_dir.display()))?;
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "kernel".into());
+    let out = out_dir.join(format!("{stem}.ptx"));
+    let ptx = compile(&clang, path, &out, extra)?;
+    Ok((out.display().to_string(), ptx))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_parse() {
+        assert_eq!(parse_clang_version("Debian clang version 19.1.7 (3~deb12u1)\nTarget: x86_64"), Some(19));
+        assert_eq!(parse_clang_version("clang version 21.0.0git"), Some(21));
+        assert_eq!(parse_clang_version("Apple clang version 15.0.0"), Some(15));
+        assert_eq!(parse_clang_version("gcc"), None);
+    }
+
+    #[test]
+    fn no_clang_says_how_to_install_it_and_that_ptx_works() {
+        let empty = std::env::temp_dir().join(format!("warpsim-noclang-{}", std::process::id()));
+        std::fs::create_dir_all(&empty).unwrap();
+        let e = find_clang(Some(empty.as_os_str()), None, Path::new("k.cu")).unwrap_err();
+        let msg = e.to_string();
+        assert!(matches!(e, CudaError::NoClang { .. }), "{msg}");
+        for needle in ["cannot compile k.cu", "no clang on PATH", "apt-get install clang-19", "PTX input always works", "WARPSIM_CLANG"] {
+            assert!(msg.contains(needle), "no {needle:?} in:\n{msg}");
+        }
+        assert!(msg.lines().all(|l| l.chars().count() <= 100), "{msg}");
+        let _ = std::fs::remove_dir_all(&empty);
+    }
+
+    #[test]
+    fn an_old_clang_is_named_with_its_version() {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let d = std::env::temp_dir().join(format!("warpsim-oldclang-{}", std::process::id()));
+            std::fs::create_dir_all(&d).unwrap();
+            let fake = d.join("clang");
+            std::fs::write(&fake, "#!/bin/sh\necho 'clang version 14.0.6'\n").unwrap();
+            std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+            let e = find_clang(Some(d.as_os_str()), None, Path::new("k.cu")).unwrap_err();
+            let msg = e.to_string();
+            assert!(msg.contains("version 14") && msg.contains("clang 19 or newer"), "{msg}");
+            // A versioned clang-19 wins over an old plain clang.
+            let v19 = d.join("clang-19");
+            std::fs::write(&v19, "#!/bin/sh\necho 'clang version 19.1.7'\n").unwrap();
+            std::fs::set_permissions(&v19, std::fs::Permissions::from_mode(0o755)).unwrap();
+            assert_eq!(find_clang(Some(d.as_os_str()), None, Path::new("k.cu")).unwrap(), Clang { path: v19, version: 19 });
+            let _ = std::fs::remove_dir_all(&d);
+        }
+    }
+}

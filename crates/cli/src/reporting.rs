@@ -1,0 +1,384 @@
+//! `--report report.html` and `--trace trace.json` for `warpsim run`: fills a
+//! [`warpsim_report::Report`] from the metrics observer, the occupancy
+//! calculator and the warp timeline, and writes the files.
+
+use crate::runner::{prepare, Prepared, RunOptions, TimingMode};
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+use warpsim_engine::LaunchStats;
+use warpsim_gpu::{occupancy, GpuPreset, OccupancyInput};
+use warpsim_ir::{Kernel, Program};
+use warpsim_launch::ParamSpec;
+use warpsim_metrics::LaunchMetrics;
+use warpsim_report::{BranchRow, IssueSpan, LineRow, MemRow, OccupancyView, Report, SlotView, SummaryItem, Timeline};
+use warpsim_timing::{TimingGpu, TimingReport};
+
+/// SMs whose spans a report or trace keeps, and the most spans kept.
+const TIMELINE_SMS: u32 = 4;
+const TIMELINE_SPANS: usize = 200_000;
+
+/// The GPU preset pictures are drawn for: the H200 for 32-lane warps, the
+/// MI300X for 64-lane wavefronts.
+pub fn preset_for_warp_size(warp_size: u32) -> GpuPreset {
+    let name = if warp_size == 64 { "mi300x" } else { "h200" };
+    GpuPreset::by_name(name).expect("built-in preset")
+}
+
+/// `file:line` of the instruction at `pc` (the CUDA line from `.loc`, else `ptx:N`).
+pub fn place(program: &Program, k: &Kernel, pc: usize) -> String {
+    let info = &k.info[pc];
+    match info.loc {
+        Some(l) if l.line > 0 => {
+            let name = program.files.get(&l.file).map(String::as_str).unwrap_or("?");
+            format!("{}:{}", name.rsplit(['/', '\\']).next().unwrap_or(name), l.line)
+        }
+        _ => format!("ptx:{}", info.ptx_line),
+    }
+}
+
+/// The occupancy stepper for blocks of `block_threads` on `preset`: as many
+/// resident blocks as the calculator allows (registers not counted: ptxas
+/// decides them, and PTX does not say), each warp's lanes lit or grey.
+/// `max_blocks` caps the resident blocks drawn (the seed's picture shows one).
+pub fn occupancy_view(preset: &GpuPreset, block_threads: u32, static_shared: u32, dynamic_shared: u32, max_blocks: Option<u32>) -> Option<OccupancyView> {
+    let o = occupancy(preset, &OccupancyInput::new(block_threads, 0).shared(static_shared, dynamic_shared)).ok()?;
+    let ws = preset.warp_size;
+    let blocks = max_blocks.map_or(o.blocks_per_sm, |m| m.min(o.blocks_per_sm));
+    let mut slots = Vec::new();
+    for b in 0..blocks {
+        for w in 0..o.warps_per_block {
+            let lanes = (block_threads - w * ws).min(ws);
+            slots.push(SlotView { block: Some(b), warp_in_block: w, active_lanes: lanes });
+        }
+    }
+    while slots.len() < preset.max_warps_per_sm as usize {
+        slots.push(SlotView { block: None, warp_in_block: 0, active_lanes: 0 });
+    }
+    let idle = o.warps_per_block * ws - block_threads;
+    let shown = if blocks < o.blocks_per_sm {
+        format!("{} of the {} resident blocks the occupancy calculator allows are drawn", blocks, o.blocks_per_sm)
+    } else {
+        format!(
+            "{} blocks fit ({:.0}% occupancy, limited by {}), {} of {} slots used",
+            o.blocks_per_sm,
+            o.occupancy * 100.0,
+            o.limiter,
+            o.warps_per_sm,
+            o.max_warps_per_sm
+        )
+    };
+    Some(OccupancyView {
+        gpu: format!("{} ({})", preset.key.to_uppercase(), preset.arch),
+        warp_size: ws,
+        schedulers: preset.schedulers_per_sm,
+        slots,
+        caption: format!(
+            "{} ({}): {} warp slots per SM. A block of {block_threads} threads takes {} slot{}; {}. {} \
+             Registers are not counted (ptxas allocates them; PTX does not say).",
+            preset.key.to_uppercase(),
+            preset.arch,
+            preset.max_warps_per_sm,
+            o.warps_per_block,
+            if o.warps_per_block == 1 { "" } else { "s" },
+            shown,
+            if idle > 0 {
+                format!("The last warp of each block has {idle} grey lanes that hold no thread and stay idle for the life of the block.")
+            } else {
+                "Every lane of every warp holds a thread.".to_string()
+            }
+        ),
+    })
+}
+
+/// Builds the report of one launch.
+#[allow(clippy::too_many_arguments)]
+pub fn build_report(
+    program: &Program,
+    kernel: &str,
+    grid: [u32; 3],
+    block: [u32; 3],
+    dynamic_shared: u32,
+    warp_size: u32,
+    stats: &LaunchStats,
+    m: &LaunchMetrics,
+    timing: Option<&TimingReport>,
+    timeline: Option<Timeline>,
+    timeline_note: String,
+) -> Report {
+    let k = program.kernel(kernel).expect("kernel");
+    let t = &m.totals;
+    let threads: u32 = block.iter().product();
+    let wpb = threads.div_ceil(warp_size);
+    let last = threads - (wpb - 1) * warp_size;
+    let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+    let mut summary = vec![
+        SummaryItem::new("kernel", kernel, program.source_name.clone()),
+        SummaryItem::new("grid x block", format!("{grid:?} x {block:?}"), format!("{} blocks of {threads} threads", stats.blocks)),
+        SummaryItem::new(
+            "warps per block",
+            wpb.to_string(),
+            format!("ceil({threads} / {warp_size}); the last warp has {last} of {warp_size} lanes"),
+        ),
+        SummaryItem::new("warps", stats.warps.to_string(), ""),
+        SummaryItem::new("warp instructions", t.ptx_warp_insts.to_string(), format!("PTX; about {} as SASS (moves and parameter loads folded)", t.warp_insts)),
+        SummaryItem::new(
+            "threads per warp instruction",
+            format!("{:.2} of {warp_size}", t.threads_per_inst()),
+            format!("{:.1}% of lanes busy (smsp__thread_inst_executed_per_inst_executed.ratio)", 100.0 * t.threads_per_inst() / warp_size as f64),
+        ),
+    ];
+    if t.branch_targets > 0 {
+        summary.push(SummaryItem::new(
+            "branches",
+            format!("{} executed, {} divergent", t.branches, t.divergent_branches),
+            format!("{:.1}% of branch targets uniform", t.branch_uniform_pct()),
+        ));
+    }
+    for (what, req, sec, ideal) in [
+        ("global loads", t.global_ld_requests, t.global_ld_sectors, t.global_ld_ideal_sectors),
+        ("global stores", t.global_st_requests, t.global_st_sectors, t.global_st_ideal_sectors),
+    ] {
+        if req > 0 {
+            summary.push(SummaryItem::new(
+                what,
+                format!("{:.2} sectors/request", ratio(sec, req)),
+                format!("{req} requests, {sec} sectors (ideal {:.2} per request)", ratio(ideal, req)),
+            ));
+        }
+    }
+    for (what, n, wf, ideal) in [
+        ("shared loads", t.shared_ld_insts, t.shared_ld_wavefronts, t.shared_ld_ideal),
+        ("shared stores", t.shared_st_insts, t.shared_st_wavefronts, t.shared_st_ideal),
+    ] {
+        if n > 0 {
+            summary.push(SummaryItem::new(
+                what,
+                format!("{} bank conflicts", wf - ideal),
+                format!("{n} instructions, {wf} wavefronts ({:.2}-way on average)", ratio(wf, ideal)),
+            ));
+        }
+    }
+    let extras: Vec<String> = [("atomics", t.atomics), ("barriers", t.barriers), ("shuffles", t.shuffles), ("votes", t.votes)]
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(w, n)| format!("{n} {w}"))
+        .collect();
+    if !extras.is_empty() {
+        summary.push(SummaryItem::new("warp-level", extras.join(", "), "warp instructions"));
+    }
+    if let Some(tr) = timing {
+        summary.push(SummaryItem::new(
+            "cycles",
+            tr.cycles.to_string(),
+            format!(
+                "timing model, {} preset (sm__cycles_elapsed.max, {} of launch overhead included); {:.1}% achieved occupancy, \
+                 issue slots busy {:.1}%",
+                tr.gpu.to_uppercase(),
+                tr.launch_overhead_cycles,
+                tr.achieved_occupancy_pct(),
+                tr.issue_active_pct()
+            ),
+        ));
+    }
+    let stalls: std::collections::HashMap<&str, u64> = timing
+        .map(|t| t.lines.iter().map(|l| (l.line.as_str(), l.stalls.iter().map(|s| s.1).sum::<u64>())).collect())
+        .unwrap_or_default();
+
+    let lines = m
+        .lines
+        .iter()
+        .map(|l| {
+            let c = &l.counters;
+            LineRow {
+                place: l.place.clone(),
+                text: l.text.clone(),
+                ptx_lines: {
+                    let mut v = l.ptx_lines.clone();
+                    v.sort_unstable();
+                    v
+                },
+                warp_insts: c.warp_insts,
+                threads_per_inst: l.threads_per_inst(),
+                branches: c.branches,
+                divergent_branches: c.divergent_branches,
+                sectors_per_request: (c.global_requests > 0)
+                    .then(|| (ratio(c.global_sectors, c.global_requests), ratio(c.global_ideal_sectors, c.global_requests))),
+                bank_conflicts: (c.shared_requests > 0).then(|| (l.bank_conflicts(), ratio(c.shared_wavefronts, c.shared_ideal_wavefronts))),
+                stall_cycles: if timing.is_some() { Some(stalls.get(l.place.as_str()).copied().unwrap_or(0)) } else { None },
+            }
+        })
+        .collect();
+
+    let mut branches = Vec::new();
+    let mut memory = Vec::new();
+    for (pc, c) in m.per_pc.iter().enumerate() {
+        if c.branches > 0 {
+            branches.push(BranchRow {
+                place: place(program, k, pc),
+                ptx_line: k.info[pc].ptx_line,
+                executions: c.branches,
+                divergent: c.divergent_branches,
+                threads_per_exec: ratio(c.thread_insts, c.warp_insts),
+            });
+        }
+        if c.global_requests > 0 {
+            memory.push(MemRow {
+                place: place(program, k, pc),
+                ptx_line: k.info[pc].ptx_line,
+                op: k.info[pc].opcode.clone(),
+                space: "global".into(),
+                requests: c.global_requests,
+                per_request: ratio(c.global_sectors, c.global_requests),
+                ideal_per_request: ratio(c.global_ideal_sectors, c.global_requests),
+            });
+        }
+        if c.shared_requests > 0 {
+            memory.push(MemRow {
+                place: place(program, k, pc),
+                ptx_line: k.info[pc].ptx_line,
+                op: k.info[pc].opcode.clone(),
+                space: "shared".into(),
+                requests: c.shared_requests,
+                per_request: ratio(c.shared_wavefronts, c.shared_requests),
+                ideal_per_request: ratio(c.shared_ideal_wavefronts, c.shared_requests),
+            });
+        }
+    }
+    let preset = preset_for_warp_size(warp_size);
+    Report {
+        title: format!("warpsim report: {kernel}"),
+        subtitle: format!("{} — grid {grid:?}, block {block:?}, {warp_size}-lane warps", program.source_name),
+        warp_size,
+        summary,
+        lines,
+        branches,
+        memory,
+        occupancy: occupancy_view(&preset, threads, k.shared_static_bytes, dynamic_shared, None),
+        timeline,
+        timeline_note,
+        notes: vec![
+            "Counts follow from lane masks and addresses alone and match Nsight Compute's on the corpus (requests, sectors, \
+             wavefronts, bank conflicts); instruction counts are PTX instructions, which ptxas turns into somewhat fewer SASS ones."
+                .into(),
+        ],
+    }
+}
+
+/// What `warpsim run` hands over for `--report` and `--trace`.
+pub struct RunReport<'a> {
+    pub prepared: &'a Prepared,
+    pub params: &'a [ParamSpec],
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared: u32,
+    pub opts: &'a RunOptions,
+    pub stats: &'a LaunchStats,
+    pub metrics: Option<&'a LaunchMetrics>,
+    pub html: Option<&'a Path>,
+    pub trace: Option<&'a Path>,
+}
+
+/// Writes the HTML report and/or the trace; returns the paths written.
+pub fn write_run_reports(r: RunReport<'_>) -> Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    if r.html.is_none() && r.trace.is_none() {
+        return Ok(written);
+    }
+    let p = r.prepared;
+    let (timing, timeline, note) = match timed_run(p, r.params, r.grid, r.block, r.shared, r.opts) {
+        Ok(t) => {
+            let tl = timeline_of(&t, TIMELINE_SMS, TIMELINE_SPANS);
+            let note = format!(
+                "From the timing model ({} preset): each bar is a run of cycles in which one sub-partition issued for one warp; \
+                 gaps are cycles with no warp ready. {} cycles in all{}; hover a bar for its warp.",
+                t.gpu.to_uppercase(),
+                t.kernel_cycles,
+                if tl.truncated { format!(", the first {TIMELINE_SMS} SMs shown") } else { String::new() }
+            );
+            (Some(t), Some(tl), note)
+        }
+        Err(e) => (None, None, format!("No timeline: the timing model could not run this launch: {e}")),
+    };
+    if let Some(path) = r.trace {
+        let t = timeline.as_ref().context("no timeline to write as a trace")?;
+        let j = warpsim_report::trace::chrome_trace(t, &p.kernel);
+        std::fs::write(path, serde_json::to_string(&j)?).with_context(|| format!("writing {}", path.display()))?;
+        written.push(path.to_path_buf());
+    }
+    if let Some(path) = r.html {
+        let m = r.metrics.context("the report needs the metrics (leave out --no-metrics)")?;
+        let rep = build_report(&p.program, &p.kernel, r.grid, r.block, r.shared, r.opts.warp_size, r.stats, m, timing.as_ref(), timeline, note);
+        std::fs::write(path, warpsim_report::html(&rep)).with_context(|| format!("writing {}", path.display()))?;
+        written.push(path.to_path_buf());
+    }
+    Ok(written)
+}
+
+/// Runs the launch again, on fresh buffers, on the timing model (the
+/// `--gpu` of `--mode timing` if given, else the H200, or the MI300X for
+/// 64-lane wavefronts) with the timeline recorded.
+pub fn timed_run(p: &Prepared, params: &[ParamSpec], grid: [u32; 3], block: [u32; 3], shared: u32, opts: &RunOptions) -> Result<TimingReport, String> {
+    let fresh = prepare(p.program.clone(), &p.kernel, params)?;
+    let gpu = match &opts.timing {
+        Some(m) => m.gpu.clone(),
+        None => std::sync::Arc::new(TimingGpu::by_name(&preset_for_warp_size(opts.warp_size).key).map_err(|e| e.to_string())?),
+    };
+    let o = RunOptions { timing: Some(TimingMode { gpu, timeline: true }), ..opts.clone() };
+    fresh.launch_timed(grid, block, shared, &o, None, None).map(|(_, t)| t).map_err(|e| e.to_string())
+}
+
+/// The timing model's spans as a report timeline: SMs below `max_sms`, at
+/// most `max_spans` spans (`truncated` says whether any were left out).
+pub fn timeline_of(t: &TimingReport, max_sms: u32, max_spans: usize) -> Timeline {
+    let spans = t.timeline.as_deref().unwrap_or(&[]);
+    let mut out = Vec::new();
+    let mut truncated = t.timeline_truncated;
+    for s in spans {
+        if s.sm >= max_sms {
+            truncated = true;
+            continue;
+        }
+        if out.len() >= max_spans {
+            truncated = true;
+            break;
+        }
+        out.push(IssueSpan {
+            sm: s.sm,
+            subpartition: s.subpartition,
+            block: s.block,
+            warp: s.warp_in_block,
+            start: s.start_cycle,
+            end: s.end_cycle + 1,
+            label: format!("{} instruction{}", s.instructions, if s.instructions == 1 { "" } else { "s" }),
+        });
+    }
+    let cycles = out.iter().map(|s| s.end).max().unwrap_or(0);
+    Timeline {
+        source: format!("warpsim timing model, {} preset", t.gpu.to_uppercase()),
+        cycles,
+        subpartitions_per_sm: t.schedulers_per_sm,
+        spans: out,
+        truncated,
+    }
+}
+
+/// The `warpsim run` options this module serves (flattened into its arguments).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ReportArgs {
+    /// Write a self-contained HTML report (summary, per-line table, SVG pictures) to this file.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
+    /// Write the warp timeline as Chrome Trace Event JSON (ui.perfetto.dev, chrome://tracing).
+    #[arg(long, value_name = "FILE.json")]
+    pub trace: Option<PathBuf>,
+    /// An extra flag for clang when the kernel is a .cu file (repeatable), e.g. --clang-arg=-O0.
+    #[arg(long = "clang-arg", value_name = "FLAG", allow_hyphen_values = true)]
+    pub clang_args: Vec<String>,
+}
+
+impl ReportArgs {
+    /// Whether the launch must gather metrics for these outputs.
+    pub fn needs_metrics(&self) -> bool {
+        self.report.is_some()
+    }
+}

@@ -1,0 +1,254 @@
+//! Independent thread scheduling, simulated.
+//!
+//! Since Volta the lanes of a warp are not in lockstep: the hardware may run
+//! the diverged groups of a warp in any order and interleave them, and may
+//! even run the lanes of a converged group apart between two
+//! warp-synchronous points. The default schedule ([`Schedule::Simt`]) is the
+//! classic SIMT stack (fall-through path first, then the taken path, every
+//! group of lanes in lockstep), which hides code that relies on lockstep.
+//! [`Schedule::Random`] shows it: from a seed it
+//!
+//! - runs the paths of each divergent branch in a random order,
+//! - at each memory instruction, may switch to another group of lanes that
+//!   waits for the same reconvergence point (interleaving the groups), and
+//! - may split the group running a memory instruction into two random
+//!   groups of lanes that run apart up to the end of the straight-line code
+//!   they are in (the next label, branch, barrier or warp-synchronous
+//!   instruction), where they meet again.
+//!
+//! Warp-synchronous instructions (`shfl.sync`, `vote.sync`, `bar.warp.sync`,
+//! ...) and barriers always see their whole group: splits end before them.
+//! The same seed gives the same run (each block seeds its own generator from
+//! the seed and its index, so parallel and serial runs agree).
+
+use crate::exec::StackEntry;
+use crate::observer::{BarrierEvent, MemAccessKind, Observer, WarpSyncEvent};
+use warpsim_ir::{Kernel, Op, Space};
+
+/// The order in which the lane groups of a warp run.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Schedule {
+    /// The SIMT stack: deterministic, lockstep within each group of lanes.
+    #[default]
+    Simt,
+    /// Independent thread scheduling with random choices from `seed`.
+    Random { seed: u64 },
+}
+
+const NONE: u32 = u32::MAX;
+
+/// Per instruction: where a group split at this memory instruction meets again.
+pub struct SchedulePlan {
+    split_end: Vec<u32>,
+    code_len: u32,
+}
+
+impl SchedulePlan {
+    pub fn new(kernel: &Kernel) -> Self {
+        let code = &kernel.code;
+        let n = code.len();
+        // `stop[q]`: a split group must not run code[q] apart from the others
+        // (a label others may jump to, control flow, or anything whose result
+        // depends on which lanes run together).
+        let mut stop = vec![false; n + 1];
+        stop[n] = true;
+        for (pc, inst) in code.iter().enumerate() {
+            match &inst.op {
+                Op::Bra { target, .. } => {
+                    stop[pc] = true;
+                    if let Some(s) = stop.get_mut(*target as usize) {
+                        *s = true;
+                    }
+                }
+                Op::BrxIdx { targets, .. } => {
+                    stop[pc] = true;
+                    for &t in targets.iter() {
+                        if let Some(s) = stop.get_mut(t as usize) {
+                            *s = true;
+                        }
+                    }
+                }
+                Op::Exit
+                | Op::Trap
+                | Op::Bar { .. }
+                | Op::BarWarpSync { .. }
+                | Op::Shfl { .. }
+                | Op::Vote { .. }
+                | Op::Match { .. }
+                | Op::Activemask { .. }
+                | Op::Redux { .. }
+                | Op::ElectSync { .. }
+                | Op::Clock { .. } => stop[pc] = true,
+                _ => {}
+            }
+        }
+        let mut next_stop = vec![n as u32; n + 1];
+        for q in (0..n).rev() {
+            next_stop[q] = if stop[q] { q as u32 } else { next_stop[q + 1] };
+        }
+        let split_end = code
+            .iter()
+            .enumerate()
+            .map(|(pc, inst)| match &inst.op {
+                Op::Ld { space, .. } | Op::St { space, .. } | Op::Atom { space, .. }
+                    if !matches!(space, Space::KernelParam | Space::Const) && !stop[pc] =>
+                {
+                    next_stop[pc + 1]
+                }
+                _ => NONE,
+            })
+            .collect();
+        SchedulePlan { split_end, code_len: n as u32 }
+    }
+
+    fn is_switch_point(&self, pc: u32) -> bool {
+        self.split_end.get(pc as usize).is_some_and(|&e| e != NONE)
+    }
+}
+
+/// SplitMix64: small, fast, and good enough for schedules.
+#[derive(Clone, Debug)]
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Wraps an observer and makes the random choices of [`Schedule::Random`]
+/// (through the observer's scheduling hooks); every other hook is passed on
+/// (a hook added to [`Observer`] must be forwarded here too).
+pub struct Scheduled<O> {
+    pub inner: O,
+    seed: u64,
+    plan: std::sync::Arc<SchedulePlan>,
+    rng: Rng,
+    /// The warp whose stack was just changed: its next instruction issues as is.
+    fresh: Option<u32>,
+}
+
+impl<O> Scheduled<O> {
+    pub fn new(inner: O, seed: u64, plan: std::sync::Arc<SchedulePlan>) -> Self {
+        Scheduled { inner, seed, plan, rng: Rng(seed), fresh: None }
+    }
+
+    /// The contiguous entries at the top of `stack` that wait for the same
+    /// reconvergence point as the top one (independent groups of lanes that
+    /// may run in any order); how many.
+    fn siblings(&self, stack: &[StackEntry]) -> usize {
+        let Some(top) = stack.last() else { return 0 };
+        stack
+            .iter()
+            .rev()
+            .take_while(|e| e.rpc == top.rpc && e.pc < self.plan.code_len && e.pc != e.rpc && e.mask != 0)
+            .count()
+    }
+}
+
+impl<O: Observer> Observer for Scheduled<O> {
+    const WANTS_MEMORY: bool = O::WANTS_MEMORY;
+    const WANTS_SYNC: bool = O::WANTS_SYNC;
+    const SCHEDULES: bool = true;
+
+    fn block_begin(&mut self, block: u64, warps: u32) {
+        self.rng = Rng(self.seed ^ block.wrapping_mul(0xD1B5_4A32_D192_ED03));
+        self.fresh = None;
+        self.inner.block_begin(block, warps)
+    }
+
+    #[inline(always)]
+    fn instruction(&mut self, warp: u32, pc: u32, active: u64, exec: u64) {
+        self.inner.instruction(warp, pc, active, exec)
+    }
+
+    #[inline(always)]
+    fn memory(&mut self, warp: u32, pc: u32, space: Space, kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) {
+        self.inner.memory(warp, pc, space, kind, bytes, addrs, mask)
+    }
+
+    #[inline(always)]
+    fn branch(&mut self, warp: u32, pc: u32, taken: u64, not_taken: u64) {
+        self.inner.branch(warp, pc, taken, not_taken)
+    }
+
+    #[inline(always)]
+    fn fence(&mut self, warp: u32, pc: u32, exec: u64) {
+        self.inner.fence(warp, pc, exec)
+    }
+
+    #[inline(always)]
+    fn warp_sync(&mut self, warp: u32, pc: u32, event: &WarpSyncEvent<'_>) {
+        self.inner.warp_sync(warp, pc, event)
+    }
+
+    #[inline(always)]
+    fn barrier(&mut self, warp: u32, pc: u32, event: &BarrierEvent) {
+        self.inner.barrier(warp, pc, event)
+    }
+
+    #[inline(always)]
+    fn barrier_complete(&mut self, id: u32) {
+        self.inner.barrier_complete(id)
+    }
+
+    fn schedule(&mut self, warp: u32, pc: u32, stack: &mut Vec<StackEntry>) -> bool {
+        if self.fresh.take() == Some(warp) || !self.plan.is_switch_point(pc) {
+            return false;
+        }
+        let n = stack.len();
+        // Switch to another group waiting for the same reconvergence point.
+        let k = self.siblings(stack);
+        if k > 1 {
+            let r = self.rng.below(k);
+            if r > 0 {
+                stack.swap(n - 1, n - 1 - r);
+                self.fresh = Some(warp);
+                return true;
+            }
+        }
+        // Split the group: two random sets of lanes run apart to the end of this straight-line code.
+        let top = stack[n - 1];
+        if top.mask.count_ones() >= 2 && self.rng.next() & 1 == 0 {
+            let end = self.plan.split_end[pc as usize];
+            let mut a = top.mask & self.rng.next();
+            if a == 0 || a == top.mask {
+                // Make both sides non-empty: one random lane goes alone.
+                let lanes = top.mask.count_ones() as usize;
+                let mut m = top.mask;
+                for _ in 0..self.rng.below(lanes) {
+                    m &= m - 1;
+                }
+                a = 1u64 << m.trailing_zeros();
+            }
+            let b = top.mask & !a;
+            if top.rpc == end {
+                stack[n - 1] = StackEntry { pc, mask: b, rpc: end };
+            } else {
+                stack[n - 1] = StackEntry { pc: end, mask: top.mask, rpc: top.rpc };
+                stack.push(StackEntry { pc, mask: b, rpc: end });
+            }
+            stack.push(StackEntry { pc, mask: a, rpc: end });
+            self.fresh = Some(warp);
+            return true;
+        }
+        false
+    }
+
+    fn diverged(&mut self, _warp: u32, _pc: u32, stack: &mut Vec<StackEntry>) {
+        // Run the paths in a random order (Fisher-Yates over the new entries).
+        let k = self.siblings(stack);
+        let n = stack.len();
+        for i in (1..k).rev() {
+            let j = self.rng.below(i + 1);
+            stack.swap(n - 1 - i, n - 1 - j);
+        }
+    }
+}

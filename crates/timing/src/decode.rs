@@ -1,0 +1,1000 @@
+//! What the timing model needs to know about each instruction before it
+//! runs: the registers it reads and writes (for the scoreboard), the pipe it
+//! issues to and how long it holds it, its latency, which scoreboard waits
+//! on it, and how many SASS issue slots it stands for.
+//!
+//! The GPU runs SASS, warpsim runs PTX. The compiler model here follows
+//! ptxas where the corpus shows it matters:
+//!
+//! * moves, kernel-parameter loads and repeated loads fold away (the rule of
+//!   `warpsim_metrics::sass`), as do register-pair packing, truncation and
+//!   `cvta` to the global window: they take no issue slot, and their results
+//!   are ready when their sources are;
+//! * special registers held in the constant bank (`%ntid`, `%nctaid`, ...)
+//!   are operands, the others are read with `S2R` (variable latency);
+//! * 64-bit integer adds, logic and shifts are two instructions, 64-bit
+//!   multiplies three, and IEEE division, square root and reciprocal, and
+//!   integer division, are short instruction sequences;
+//! * innermost loops of one basic block without `.pragma "nounroll"` are
+//!   unrolled until the body holds about `unroll_budget` (16) instructions,
+//!   at most `loop_unroll` (4) times: their loop control (the induction
+//!   steps, compare and branch that only steer the loop) issues once per
+//!   unrolled iteration. The corpus shows it: `gt_div_warp_split` runs 1254
+//!   SASS instructions per warp where the PTX has 1817 (1024 FMAs, and loop
+//!   control every 4 of them); 1241 with this rule. `gt_compute_bound`'s
+//!   8-FMA body is unrolled twice (616 SASS per warp; 608 here);
+//!   `gt_smem_stride`'s 17-instruction body not at all (1409; 1466 here).
+
+use crate::preset::TimingGpu;
+use std::collections::HashMap;
+use warpsim_ir::mma::{MmaOp, SyncKind};
+use warpsim_ir::{Addr, BarKind, BarRed, Bank, Bin32, Bin64, Kernel, Op, RegRef, Space, Special};
+use warpsim_metrics::sass::{folded_instructions, Folded};
+use warpsim_numerics::float::FloatOp;
+use warpsim_numerics::int::IntOp;
+use warpsim_numerics::ScalarType;
+
+/// Pipes of a sub-partition (each issues one warp instruction per
+/// `occupancy` cycles).
+pub const PIPE_FP32: u8 = 0;
+pub const PIPE_INT: u8 = 1;
+pub const PIPE_IMAD: u8 = 2;
+pub const PIPE_FP64: u8 = 3;
+pub const PIPE_SFU: u8 = 4;
+pub const PIPE_CONV: u8 = 5;
+pub const PIPE_TENSOR: u8 = 6;
+pub const NPIPES: usize = 7;
+/// No pipe (branches, barriers, S2R, ...).
+pub const PIPE_NONE: u8 = 255;
+
+/// Which scoreboard a consumer waits on.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Sb {
+    /// Fixed latency (the compiler's stall counts): `wait`.
+    Fixed = 0,
+    /// MIO results (shared memory, shuffles, MUFU, S2R): `short_scoreboard`.
+    Short = 1,
+    /// L1TEX results (global, local): `long_scoreboard`.
+    Long = 2,
+}
+
+/// What the instruction does, as far as timing goes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// Folded away: no issue slot, results ready with the sources.
+    Free,
+    /// Fixed-latency math on a pipe.
+    Math,
+    /// Variable latency outside the pipes (S2R, MUFU through MIO, ...).
+    Mio,
+    /// Shuffle, redux, match: a shared-memory-pipe wavefront.
+    Shfl,
+    /// Load/store/atomic: the space decides the path at run time.
+    Mem,
+    Branch,
+    Barrier,
+    Exit,
+    /// `membar`/`fence`: waits for the warp's stores.
+    Fence,
+    /// An instruction this model does not know (new opcodes): it waits for
+    /// all of the warp's results and holds the tensor pipe.
+    Unknown,
+}
+
+/// One instruction, decoded for the timing model.
+#[derive(Clone, Debug)]
+pub struct TInst {
+    pub class: Class,
+    pub pipe: u8,
+    /// A second pipe it may issue to when `pipe` is busy: ptxas turns
+    /// integer adds, shifts and moves into `IMAD.IADD`/`IMAD.SHL`/`IMAD.MOV`
+    /// on the FMA pipe to balance the two.
+    pub alt_pipe: u8,
+    /// Cycles the pipe stays busy.
+    pub occupancy: u16,
+    /// SASS instructions it stands for (issue cycles).
+    pub slots: u16,
+    pub latency: u32,
+    pub sb: Sb,
+    /// Registers read (scoreboard ids; constants left out).
+    pub srcs: Vec<u32>,
+    /// Registers written.
+    pub dsts: Vec<u32>,
+    /// Loop control of the single-block loop whose back edge is at this pc.
+    pub loop_ctl: Option<u32>,
+    /// How many times the compiler model unrolls that loop.
+    pub unroll: u32,
+    /// This is a loop back edge (counts iterations).
+    pub back_edge: bool,
+    /// A folded repeated load: its results are those of the load at this pc.
+    pub alias_of: Option<u32>,
+    /// Global loads with `.cg`/`.cs`/`.cv`/`.volatile`: not cached in L1.
+    pub bypass_l1: bool,
+    /// Memory access size per lane (bytes) and vector count, for [`Class::Mem`].
+    pub mem_bytes: u32,
+    pub is_store: bool,
+    pub is_atomic: bool,
+    /// An asynchronous copy (`cp.async`, bulk copies): completes into the
+    /// warp's outstanding-memory time that fences wait for.
+    pub is_async: bool,
+    /// The issue queue it waits in: [`QUEUE_NONE`], [`QUEUE_MIO`] or [`QUEUE_LSU`].
+    pub queue: u8,
+}
+
+pub const QUEUE_NONE: u8 = 0;
+pub const QUEUE_MIO: u8 = 1;
+pub const QUEUE_LSU: u8 = 2;
+
+/// Scoreboard register ids: 32-bit slots, then 64-bit, then predicates.
+#[derive(Copy, Clone, Debug)]
+pub struct RegIds {
+    pub n32: u32,
+    pub n64: u32,
+    pub npred: u32,
+}
+
+impl RegIds {
+    pub fn id(&self, r: RegRef) -> u32 {
+        match r.bank {
+            Bank::R32 => r.slot,
+            Bank::R64 => self.n32 + r.slot,
+            Bank::Pred => self.n32 + self.n64 + r.slot,
+        }
+    }
+    pub fn total(&self) -> usize {
+        (self.n32 + self.n64 + self.npred) as usize
+    }
+}
+
+/// The decoded kernel.
+pub struct Decoded {
+    pub insts: Vec<TInst>,
+    pub regs: RegIds,
+    /// Straight-line regions in the order the compiler would issue them.
+    pub regions: Vec<Region>,
+    /// For each pc: the region starting there, or a one-instruction region
+    /// (for pcs control never enters a region at).
+    pub region_at: Vec<u32>,
+}
+
+/// A stretch of straight-line code (part of a basic block) that the
+/// compiler schedules as a unit. The warp executes it in the engine in PTX
+/// order when its first instruction issues, and issues its instructions in
+/// `order`.
+#[derive(Clone, Debug)]
+pub struct Region {
+    pub start: u32,
+    pub len: u32,
+    /// Pcs in issue order.
+    pub order: Vec<u32>,
+}
+
+/// Most instructions in one region.
+pub const MAX_REGION: usize = 256;
+
+struct Regs {
+    reads: Vec<RegRef>,
+    writes: Vec<RegRef>,
+}
+
+fn r32(s: u32) -> RegRef {
+    RegRef::r32(s)
+}
+fn r64(s: u32) -> RegRef {
+    RegRef::r64(s)
+}
+fn pr(s: u32) -> RegRef {
+    RegRef::pred(s)
+}
+
+fn addr_regs(a: &Addr, v: &mut Vec<RegRef>) {
+    if let Some(b) = a.base {
+        v.push(b);
+    }
+}
+
+/// Registers an instruction reads and writes. Unknown operations return `None`.
+fn op_regs(op: &Op) -> Option<Regs> {
+    let mut reads = Vec::new();
+    let mut writes = Vec::new();
+    match op {
+        Op::Nop | Op::Fence | Op::Exit | Op::Trap | Op::Bra { .. } => {}
+        Op::Mov { d, a } => {
+            reads.push(*a);
+            writes.push(*d);
+        }
+        Op::Bin32 { d, a, b, .. } => {
+            reads.extend([r32(*a), r32(*b)]);
+            writes.push(r32(*d));
+        }
+        Op::Bin64 { d, a, b, .. } => {
+            reads.extend([r64(*a), r64(*b)]);
+            writes.push(r64(*d));
+        }
+        Op::Tern32 { d, a, b, c, .. } => {
+            reads.extend([r32(*a), r32(*b), r32(*c)]);
+            writes.push(r32(*d));
+        }
+        Op::FmaF64 { d, a, b, c } => {
+            reads.extend([r64(*a), r64(*b), r64(*c)]);
+            writes.push(r64(*d));
+        }
+        Op::Shift64 { d, a, b, .. } => {
+            reads.extend([r64(*a), r32(*b)]);
+            writes.push(r64(*d));
+        }
+        Op::MulWide32 { d, a, b, .. } => {
+            reads.extend([r32(*a), r32(*b)]);
+            writes.push(r64(*d));
+        }
+        Op::Extend32To64 { d, a, .. } => {
+            reads.push(r32(*a));
+            writes.push(r64(*d));
+        }
+        Op::Trunc64To32 { d, a } => {
+            reads.push(r64(*a));
+            writes.push(r32(*d));
+        }
+        Op::Int { d, s, .. } => {
+            reads.extend(s.iter().copied());
+            writes.push(*d);
+        }
+        Op::IntCarry { d, s, cc, carry_in, carry_out, .. } => {
+            reads.extend(s.iter().copied());
+            if *carry_in {
+                reads.push(pr(*cc));
+            }
+            if *carry_out {
+                writes.push(pr(*cc));
+            }
+            writes.push(*d);
+        }
+        Op::Float { d, s, .. } => {
+            reads.extend(s.iter().copied());
+            writes.push(*d);
+        }
+        Op::Setp { p, q, a, b, combine, .. } => {
+            reads.extend([*a, *b]);
+            if let Some((_, c, _)) = combine {
+                reads.push(pr(*c));
+            }
+            writes.push(pr(*p));
+            if let Some(q) = q {
+                writes.push(pr(*q));
+            }
+        }
+        Op::Set { d, a, b, combine, .. } => {
+            reads.extend([*a, *b]);
+            if let Some((_, c, _)) = combine {
+                reads.push(pr(*c));
+            }
+            writes.push(*d);
+        }
+        Op::Selp { d, a, b, c, .. } => {
+            reads.extend([*a, *b, pr(*c)]);
+            writes.push(*d);
+        }
+        Op::Slct { d, a, b, c, .. } => {
+            reads.extend([*a, *b, *c]);
+            writes.push(*d);
+        }
+        Op::Testp { p, a, .. } => {
+            reads.push(*a);
+            writes.push(pr(*p));
+        }
+        Op::PredLogic { d, a, b, .. } => {
+            reads.extend([pr(*a), pr(*b)]);
+            writes.push(pr(*d));
+        }
+        Op::Cvt { d, a, .. } => {
+            reads.push(*a);
+            writes.push(*d);
+        }
+        Op::CvtPack { d, a, b, .. } => {
+            reads.extend([r32(*a), r32(*b)]);
+            writes.push(r32(*d));
+        }
+        Op::Pack { d, parts, n, .. } => {
+            reads.extend(parts.iter().take(*n as usize).copied());
+            writes.push(*d);
+        }
+        Op::Unpack { ds, a, .. } => {
+            reads.push(*a);
+            writes.extend(ds.iter().flatten().copied());
+        }
+        Op::Cvta { d, a, .. } => {
+            reads.push(*a);
+            writes.push(*d);
+        }
+        Op::Ld { d, addr, .. } => {
+            addr_regs(addr, &mut reads);
+            writes.extend(d.iter().flatten().copied());
+        }
+        Op::St { s, n, addr, .. } => {
+            addr_regs(addr, &mut reads);
+            reads.extend(s.iter().take(*n as usize).copied());
+        }
+        Op::Atom { d, addr, b, c, .. } => {
+            addr_regs(addr, &mut reads);
+            reads.extend([*b, *c]);
+            writes.extend(d.iter().copied());
+        }
+        Op::BrxIdx { index, .. } => reads.push(*index),
+        Op::Bar { kind, id, count, pred, .. } => {
+            reads.push(*id);
+            if let Some(c) = count {
+                reads.push(*c);
+            }
+            if let Some((p, _)) = pred {
+                reads.push(pr(*p));
+            }
+            if let BarKind::Red(r) = kind {
+                writes.push(match r {
+                    BarRed::Popc { d } | BarRed::And { d } | BarRed::Or { d } => *d,
+                });
+            }
+        }
+        Op::BarWarpSync { mask } => reads.push(*mask),
+        Op::Shfl { d, p, a, b, c, mask, .. } => {
+            reads.extend([r32(*a), r32(*b), r32(*c), r32(*mask)]);
+            writes.push(r32(*d));
+            if let Some(p) = p {
+                writes.push(pr(*p));
+            }
+        }
+        Op::Vote { d, a, mask, .. } => {
+            reads.extend([pr(*a), r32(*mask)]);
+            writes.push(*d);
+        }
+        Op::Match { d, p, a, mask, .. } => {
+            reads.extend([*a, r32(*mask)]);
+            writes.push(r32(*d));
+            if let Some(p) = p {
+                writes.push(pr(*p));
+            }
+        }
+        Op::Activemask { d } => writes.push(r32(*d)),
+        Op::Redux { d, a, mask, .. } => {
+            reads.extend([r32(*a), r32(*mask)]);
+            writes.push(r32(*d));
+        }
+        Op::ElectSync { d, p, mask } => {
+            reads.push(r32(*mask));
+            writes.extend(d.iter().map(|d| r32(*d)));
+            writes.push(pr(*p));
+        }
+        Op::Clock { d, .. } => writes.push(*d),
+        Op::Mma(m) => {
+            reads.extend(m.uses());
+            writes.extend(m.defs());
+        }
+        #[allow(unreachable_patterns)]
+        _ => return None,
+    }
+    Some(Regs { reads, writes })
+}
+
+/// Special registers the hardware reads from the constant bank (operands, no instruction).
+fn special_is_constant(s: Special) -> bool {
+    matches!(
+        s,
+        Special::Ntid(_)
+            | Special::Nctaid(_)
+            | Special::NWarpId
+            | Special::NSmId
+            | Special::WarpSize
+            | Special::GridId
+            | Special::DynamicSmemSize
+            | Special::TotalSmemSize
+    )
+}
+
+fn is_float(t: ScalarType) -> bool {
+    matches!(t, ScalarType::F16 | ScalarType::F16x2 | ScalarType::BF16 | ScalarType::BF16x2 | ScalarType::TF32 | ScalarType::F32 | ScalarType::F64)
+}
+
+fn is_half(t: ScalarType) -> bool {
+    matches!(t, ScalarType::F16 | ScalarType::F16x2 | ScalarType::BF16 | ScalarType::BF16x2)
+}
+
+/// Decodes every instruction of `k` for `gpu`. `ptx_source` (the file the
+/// kernel came from) lets the loop model see `.pragma "nounroll"`.
+pub fn decode(k: &Kernel, gpu: &TimingGpu, ptx_source: Option<&str>) -> Decoded {
+    let p = &gpu.preset;
+    let t = &gpu.timing;
+    let lat = &p.latencies;
+    let w = p.warp_size as f64;
+    let occ = |lanes: f64| -> u16 { (w / lanes.max(1e-3)).ceil().clamp(1.0, 4096.0) as u16 };
+    let regs = RegIds { n32: k.n32, n64: k.n64, npred: k.npred };
+    let mut constant: Vec<bool> = vec![false; regs.total()];
+    for &(s, _) in &k.const32 {
+        constant[regs.id(r32(s)) as usize] = true;
+    }
+    for &(s, _) in &k.const64 {
+        constant[regs.id(r64(s)) as usize] = true;
+    }
+    for &(s, _) in &k.symbol_addrs {
+        constant[regs.id(r64(s)) as usize] = true;
+    }
+    let specials: HashMap<RegRef, Special> = k.specials.iter().copied().collect();
+    for (r, _) in &k.specials {
+        constant[regs.id(*r) as usize] = true;
+    }
+    let folded = folded_instructions(k);
+
+    let math = |pipe: u8, occupancy: u16, latency: u32| (Class::Math, pipe, occupancy, 1u16, latency, Sb::Fixed);
+    let fp32 = math(PIPE_FP32, occ(p.fp32_lanes_per_subpartition as f64), lat.fma);
+    let fp16 = math(PIPE_FP32, occ(p.fp32_lanes_per_subpartition as f64), lat.hfma2);
+    let alu = math(PIPE_INT, occ(t.int_lanes), t.alu_latency);
+    let imad = math(PIPE_IMAD, occ(t.int_lanes), lat.imad);
+    let fp64 = math(PIPE_FP64, occ(t.fp64_lanes), lat.dfma);
+    let mufu = (Class::Math, PIPE_SFU, occ(p.sfu_lanes_per_subpartition as f64), 1u16, lat.mufu, Sb::Short);
+    let conv = (Class::Math, PIPE_CONV, occ(t.conversion_lanes), 1u16, t.conversion_latency, Sb::Short);
+    let slots = |c: (Class, u8, u16, u16, u32, Sb), n: u16, latency: u32| (c.0, c.1, c.2, n, latency, c.5);
+    let free = (Class::Free, PIPE_NONE, 0u16, 0u16, 0u32, Sb::Fixed);
+
+    let mut insts = Vec::with_capacity(k.code.len());
+    for (pc, inst) in k.code.iter().enumerate() {
+        let opcode = k.info.get(pc).map(|i| i.opcode.as_str()).unwrap_or("");
+        let (class, pipe, occupancy, nslots, latency, sb) = match &inst.op {
+            _ if folded[pc] != Folded::No => free,
+            Op::Nop => free,
+            Op::Mov { a, .. } => match specials.get(a) {
+                Some(s) if !special_is_constant(*s) => (Class::Mio, PIPE_NONE, 0, 1, t.special_register_latency, Sb::Short),
+                _ => free,
+            },
+            Op::Bin32 { f, .. } => match f {
+                Bin32::AddF | Bin32::SubF | Bin32::MulF => fp32,
+                Bin32::MinF | Bin32::MaxF => alu,
+                Bin32::MulLo => imad,
+                _ => alu,
+            },
+            Op::Bin64 { f, .. } => match f {
+                Bin64::AddF | Bin64::SubF | Bin64::MulF => fp64,
+                Bin64::MulLo => slots(imad, 3, lat.imad * 2),
+                _ => slots(alu, 2, t.alu_latency + 2),
+            },
+            Op::Tern32 { f, .. } => match f {
+                warpsim_ir::Tern32::FmaF => fp32,
+                warpsim_ir::Tern32::MadLo => imad,
+            },
+            Op::FmaF64 { .. } => fp64,
+            Op::Shift64 { .. } => slots(alu, 2, t.alu_latency + 2),
+            Op::MulWide32 { .. } => imad,
+            Op::Extend32To64 { signed, .. } => {
+                if *signed {
+                    alu
+                } else {
+                    free
+                }
+            }
+            Op::Trunc64To32 { .. } => free,
+            Op::Int { op, ty, .. } => {
+                let wide = ty.bits() > 32;
+                let n = if wide { 2 } else { 1 };
+                match op {
+                    IntOp::Div | IntOp::Rem => {
+                        if wide {
+                            slots(imad, 60, 250)
+                        } else {
+                            slots(imad, 18, 70)
+                        }
+                    }
+                    IntOp::MulLo
+                    | IntOp::MulHi
+                    | IntOp::MulWide
+                    | IntOp::MadLo
+                    | IntOp::MadHi
+                    | IntOp::MadHiSat
+                    | IntOp::MadWide
+                    | IntOp::Mul24Lo
+                    | IntOp::Mul24Hi
+                    | IntOp::Mad24Lo
+                    | IntOp::Mad24Hi
+                    | IntOp::Mad24HiSat
+                    | IntOp::Sad
+                    | IntOp::Dp4a { .. }
+                    | IntOp::Dp2a { .. } => slots(imad, if wide { 3 } else { 1 }, lat.imad * n as u32),
+                    IntOp::Popc | IntOp::Clz | IntOp::Bfind | IntOp::BfindShiftAmt | IntOp::Brev => slots(conv, n, t.conversion_latency),
+                    _ => slots(alu, n, t.alu_latency + 2 * (n as u32 - 1)),
+                }
+            }
+            Op::IntCarry { kind, .. } => match kind {
+                warpsim_ir::CarryKind::MadLo | warpsim_ir::CarryKind::MadHi => imad,
+                _ => alu,
+            },
+            Op::Float { op, ty, .. } => {
+                let f64t = *ty == ScalarType::F64;
+                let base = if f64t {
+                    fp64
+                } else if is_half(*ty) {
+                    fp16
+                } else {
+                    fp32
+                };
+                match op {
+                    FloatOp::Add | FloatOp::Sub | FloatOp::Mul | FloatOp::Fma | FloatOp::FmaRelu => base,
+                    FloatOp::Abs | FloatOp::Neg | FloatOp::Min | FloatOp::Max | FloatOp::MinNan | FloatOp::MaxNan | FloatOp::Copysign => {
+                        if f64t {
+                            fp64
+                        } else {
+                            alu
+                        }
+                    }
+                    FloatOp::Div => {
+                        if f64t {
+                            slots(fp64, 20, lat.mufu + 8 * lat.dfma)
+                        } else {
+                            slots(fp32, 8, lat.mufu + 6 * lat.fma)
+                        }
+                    }
+                    FloatOp::DivFull => slots(fp32, 4, lat.mufu + 3 * lat.fma),
+                    FloatOp::DivApprox => slots(mufu, 2, lat.mufu + lat.fma),
+                    FloatOp::Rcp | FloatOp::Sqrt => {
+                        if f64t {
+                            slots(fp64, 16, lat.mufu + 6 * lat.dfma)
+                        } else {
+                            slots(fp32, 6, lat.mufu + 4 * lat.fma)
+                        }
+                    }
+                    FloatOp::SinApprox | FloatOp::CosApprox => slots(mufu, 2, lat.mufu + lat.fma),
+                    _ => mufu,
+                }
+            }
+            Op::Setp { ty, .. } | Op::Set { ty, .. } => {
+                if *ty == ScalarType::F64 {
+                    fp64
+                } else {
+                    alu
+                }
+            }
+            Op::Selp { .. } | Op::Slct { .. } | Op::Testp { .. } | Op::PredLogic { .. } => alu,
+            Op::Cvt { dty, sty, .. } => {
+                if is_float(*dty) || is_float(*sty) {
+                    if (is_half(*dty) && *sty == ScalarType::F32) || (is_half(*sty) && *dty == ScalarType::F32) {
+                        alu
+                    } else {
+                        conv
+                    }
+                } else if dty.bits() == sty.bits() {
+                    free
+                } else {
+                    alu
+                }
+            }
+            Op::CvtPack { .. } => alu,
+            Op::Pack { .. } | Op::Unpack { .. } => free,
+            Op::Cvta { window, .. } => {
+                if *window == 0 {
+                    free
+                } else {
+                    alu
+                }
+            }
+            Op::Ld { .. } | Op::St { .. } | Op::Atom { .. } => (Class::Mem, PIPE_NONE, 0, 1, 0, Sb::Long),
+            Op::Bra { .. } | Op::BrxIdx { .. } => (Class::Branch, PIPE_NONE, 0, 1, 0, Sb::Fixed),
+            Op::Exit | Op::Trap => (Class::Exit, PIPE_NONE, 0, 1, 0, Sb::Fixed),
+            Op::Bar { .. } => (Class::Barrier, PIPE_NONE, 0, 1, 0, Sb::Fixed),
+            Op::BarWarpSync { .. } => (Class::Math, PIPE_INT, occ(t.int_lanes), 1, t.alu_latency, Sb::Fixed),
+            Op::Shfl { .. } | Op::Redux { .. } => (Class::Shfl, PIPE_NONE, 0, 1, lat.shfl, Sb::Short),
+            Op::Match { .. } => (Class::Shfl, PIPE_NONE, 0, 1, t.match_latency, Sb::Short),
+            Op::Vote { .. } | Op::Activemask { .. } | Op::ElectSync { .. } => math(PIPE_INT, occ(t.int_lanes), t.vote_latency),
+            Op::Clock { .. } => (Class::Math, PIPE_NONE, 0, 1, t.clock_latency, Sb::Fixed),
+            Op::Fence => (Class::Fence, PIPE_NONE, 0, 1, 0, Sb::Fixed),
+            Op::Mma(m) => {
+                let mma = lat.mma.unwrap_or(32);
+                match &**m {
+                    MmaOp::Mma(x) => {
+                        // m16n8k16 is the measured unit; other shapes scale with their work.
+                        let units = ((x.shape.m * x.shape.n * x.shape.k) as f64 / 2048.0).max(0.25);
+                        let occ = ((t.tensor_cycles as f64 * units).ceil() as u16).max(1);
+                        (Class::Math, PIPE_TENSOR, occ, 1, mma.max(occ as u32), Sb::Fixed)
+                    }
+                    MmaOp::Wgmma(w) => {
+                        // HOP: m64n256k16 takes 128 cycles; smaller N less.
+                        let l = (128 * w.shape.n / 256).max(mma);
+                        (Class::Math, PIPE_TENSOR, (l / 2).max(1) as u16, 1, l, Sb::Short)
+                    }
+                    MmaOp::WmmaLoad { .. } | MmaOp::WmmaStore { .. } | MmaOp::LdMatrix { .. } | MmaOp::StMatrix { .. } => {
+                        (Class::Mem, PIPE_NONE, 0, 1, 0, Sb::Long)
+                    }
+                    MmaOp::CpAsync { .. } | MmaOp::Bulk { .. } | MmaOp::BulkTensor { .. } => (Class::Mem, PIPE_NONE, 0, 1, 0, Sb::Long),
+                    MmaOp::MovMatrix { .. } => alu,
+                    MmaOp::Sync(SyncKind::CpAsyncWait | SyncKind::BulkWait) => (Class::Fence, PIPE_NONE, 0, 1, 0, Sb::Fixed),
+                    MmaOp::Sync(_) => alu,
+                    MmaOp::CpAsyncMbarrierArrive { .. } | MmaOp::Mbarrier { .. } | MmaOp::MbarPendingCount { .. } => {
+                        (Class::Mio, PIPE_NONE, 0, 1, t.special_register_latency, Sb::Short)
+                    }
+                }
+            }
+            #[allow(unreachable_patterns)]
+            _ => (Class::Unknown, PIPE_TENSOR, t.tensor_cycles as u16, 1, lat.mma.unwrap_or(32), Sb::Short),
+        };
+        let (mut srcs, mut dsts) = (Vec::new(), Vec::new());
+        if let Some(r) = op_regs(&inst.op) {
+            for x in r.reads {
+                let id = regs.id(x);
+                if !constant.get(id as usize).copied().unwrap_or(true) && !srcs.contains(&id) {
+                    srcs.push(id);
+                }
+            }
+            for x in r.writes {
+                let id = regs.id(x);
+                if (id as usize) < regs.total() && !dsts.contains(&id) {
+                    dsts.push(id);
+                }
+            }
+        }
+        if let Some(g) = inst.guard {
+            let id = regs.id(pr(g.pred));
+            if !srcs.contains(&id) {
+                srcs.push(id);
+            }
+        }
+        let (mem_bytes, is_store, is_atomic) = match &inst.op {
+            Op::Ld { size, n, .. } => (*size as u32 * *n as u32, false, false),
+            Op::St { size, n, .. } => (*size as u32 * *n as u32, true, false),
+            Op::Atom { ty, .. } => (ty.bits().max(8) / 8, false, true),
+            Op::Mma(m) => match &**m {
+                MmaOp::WmmaStore { .. } | MmaOp::StMatrix { .. } => (0, true, false),
+                _ => (0, false, false),
+            },
+            _ => (0, false, false),
+        };
+        // Asynchronous copies: no register waits for them; `cp.async.wait_group` does.
+        let is_async = matches!(&inst.op, Op::Mma(m) if matches!(&**m, MmaOp::CpAsync { .. } | MmaOp::Bulk { .. } | MmaOp::BulkTensor { .. }));
+        let queue = match (&inst.op, class) {
+            (_, Class::Shfl) => QUEUE_MIO,
+            (Op::Ld { space: Space::Shared, .. } | Op::St { space: Space::Shared, .. } | Op::Atom { space: Space::Shared, .. }, Class::Mem) => QUEUE_MIO,
+            (Op::Mma(m), Class::Mem) if matches!(&**m, MmaOp::LdMatrix { space: Space::Shared, .. } | MmaOp::StMatrix { space: Space::Shared, .. } | MmaOp::WmmaLoad { space: Space::Shared, .. } | MmaOp::WmmaStore { space: Space::Shared, .. }) => QUEUE_MIO,
+            (_, Class::Mem) => QUEUE_LSU,
+            _ => QUEUE_NONE,
+        };
+        let bypass_l1 = matches!(&inst.op, Op::Ld { .. })
+            && [".cg", ".cs", ".cv", ".volatile", ".lu"].iter().any(|m| opcode.contains(m));
+        let alt_pipe = match &inst.op {
+            _ if pipe != PIPE_INT => PIPE_NONE,
+            Op::Bin32 { f: Bin32::Add | Bin32::Sub | Bin32::Shl, .. } => PIPE_IMAD,
+            Op::Int { op: IntOp::Add | IntOp::Sub | IntOp::Shl, ty, .. } if ty.bits() <= 32 => PIPE_IMAD,
+            Op::Mov { .. } => PIPE_IMAD,
+            _ => PIPE_NONE,
+        };
+        insts.push(TInst {
+            class,
+            pipe,
+            alt_pipe,
+            occupancy,
+            slots: nslots,
+            latency,
+            sb,
+            srcs,
+            dsts,
+            loop_ctl: None,
+            unroll: 1,
+            back_edge: false,
+            alias_of: None,
+            bypass_l1,
+            mem_bytes,
+            is_store,
+            is_atomic,
+            is_async,
+            queue,
+        });
+    }
+    alias_repeated_loads(k, &folded, &mut insts);
+    fold_address_offsets(k, &mut insts, &regs, &constant);
+    if t.loop_unroll > 1 {
+        mark_loop_control(k, &mut insts, &regs, ptx_source, t.loop_unroll, t.unroll_budget);
+    }
+    let (regions, region_at) = build_regions(k, &insts, gpu);
+    Decoded { insts, regs, regions, region_at }
+}
+
+/// Instructions that stand alone in their region: their effect or value
+/// depends on when they issue (clock, barriers, fences, atomics).
+fn isolated(op: &Op, class: Class) -> bool {
+    matches!(class, Class::Barrier | Class::Fence | Class::Unknown) || matches!(op, Op::Clock { .. } | Op::Atom { .. })
+}
+
+/// Splits the code into regions and schedules each: a list scheduler that
+/// issues, among the instructions whose dependences (registers read and
+/// written, memory order for stores) are met, the one with the longest
+/// latency path to the end of the region first, as ptxas hoists loads
+/// above the arithmetic that waits for them.
+fn build_regions(k: &Kernel, insts: &[TInst], gpu: &TimingGpu) -> (Vec<Region>, Vec<u32>) {
+    let n = k.code.len();
+    let mut leader = vec![false; n + 1];
+    if n > 0 {
+        leader[0] = true;
+    }
+    for (pc, inst) in k.code.iter().enumerate() {
+        match &inst.op {
+            Op::Bra { target, reconv } => {
+                leader[*target as usize] = true;
+                if (*reconv as usize) < n {
+                    leader[*reconv as usize] = true;
+                }
+            }
+            Op::BrxIdx { targets, reconv, .. } => {
+                for t in targets.iter() {
+                    leader[*t as usize] = true;
+                }
+                if (*reconv as usize) < n {
+                    leader[*reconv as usize] = true;
+                }
+            }
+            _ => {}
+        }
+        if inst.op.is_branch() {
+            leader[pc + 1] = true;
+        }
+        if isolated(&inst.op, insts[pc].class) {
+            leader[pc] = true;
+            leader[pc + 1] = true;
+        }
+    }
+    let mut regions = Vec::new();
+    let mut region_at = vec![u32::MAX; n];
+    let mut pc = 0;
+    while pc < n {
+        let mut end = pc + 1;
+        while end < n && !leader[end] && end - pc < MAX_REGION {
+            end += 1;
+        }
+        region_at[pc] = regions.len() as u32;
+        regions.push(Region { start: pc as u32, len: (end - pc) as u32, order: schedule(k, insts, pc, end, gpu) });
+        pc = end;
+    }
+    for pc in 0..n {
+        if region_at[pc] == u32::MAX {
+            region_at[pc] = regions.len() as u32;
+            regions.push(Region { start: pc as u32, len: 1, order: vec![pc as u32] });
+        }
+    }
+    (regions, region_at)
+}
+
+/// List-schedules `start..end` (see [`build_regions`]).
+fn schedule(k: &Kernel, insts: &[TInst], start: usize, end: usize, gpu: &TimingGpu) -> Vec<u32> {
+    let m = end - start;
+    if m <= 1 {
+        return (start as u32..end as u32).collect();
+    }
+    let lat = &gpu.preset.latencies;
+    let est = |i: &TInst, op: &Op| -> u32 {
+        match i.class {
+            Class::Free => 0,
+            Class::Mem if i.is_store => 1,
+            Class::Mem => match op {
+                Op::Ld { space: Space::Shared, .. } => lat.shared,
+                _ => lat.l1_hit,
+            },
+            _ => i.latency.max(1),
+        }
+    };
+    // Predecessors of each instruction.
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); m];
+    for j in 0..m {
+        let (ij, oj) = (&insts[start + j], &k.code[start + j].op);
+        let last = j == m - 1 && oj.is_branch();
+        for i in 0..j {
+            let ii = &insts[start + i];
+            let raw = ij.srcs.iter().any(|r| ii.dsts.contains(r));
+            let war = ij.dsts.iter().any(|r| ii.srcs.contains(r));
+            let waw = ij.dsts.iter().any(|r| ii.dsts.contains(r));
+            let alias = ij.alias_of == Some((start + i) as u32);
+            let memo = ii.class == Class::Mem && ij.class == Class::Mem && (ii.is_store || ij.is_store || ii.is_atomic || ij.is_atomic);
+            if raw || war || waw || alias || memo || last {
+                preds[j].push(i);
+            }
+        }
+    }
+    // Longest latency path from each instruction to the end.
+    let mut prio = vec![0u64; m];
+    for j in (0..m).rev() {
+        let l = est(&insts[start + j], &k.code[start + j].op) as u64;
+        prio[j] = prio[j].max(l);
+        let pj = prio[j];
+        for &i in &preds[j] {
+            let li = est(&insts[start + i], &k.code[start + i].op) as u64;
+            prio[i] = prio[i].max(li + pj);
+        }
+    }
+    let mut left: Vec<usize> = preds.iter().map(|p| p.len()).collect();
+    let mut succs: Vec<Vec<usize>> = vec![Vec::new(); m];
+    for (j, p) in preds.iter().enumerate() {
+        for &i in p {
+            succs[i].push(j);
+        }
+    }
+    let mut done = vec![false; m];
+    let mut order = Vec::with_capacity(m);
+    for _ in 0..m {
+        let mut best: Option<usize> = None;
+        for j in 0..m {
+            if !done[j] && left[j] == 0 && best.is_none_or(|b| prio[j] > prio[b]) {
+                best = Some(j);
+            }
+        }
+        let b = best.expect("the dependence graph of straight-line code is acyclic");
+        done[b] = true;
+        order.push((start + b) as u32);
+        for &s in &succs[b] {
+            left[s] -= 1;
+        }
+    }
+    order
+}
+
+/// The base register of a memory instruction's address.
+fn addr_base(op: &Op) -> Option<RegRef> {
+    match op {
+        Op::Ld { addr, .. } | Op::St { addr, .. } | Op::Atom { addr, .. } => addr.base,
+        _ => None,
+    }
+}
+
+/// `add d, a, c` with `c` known at compile time (an immediate, a symbol's
+/// address, or a register only ever set to one), whose result is used only
+/// as the base of load/store addresses: SASS adds `c` in the address
+/// (`LDS [R + imm]`), so the add takes no instruction of its own.
+fn fold_address_offsets(k: &Kernel, insts: &mut [TInst], regs: &RegIds, constant: &[bool]) {
+    let n = k.code.len();
+    // Registers whose every definition is a folded move of a constant.
+    let mut konst: Vec<bool> = constant.to_vec();
+    let mut defs: Vec<Vec<usize>> = vec![Vec::new(); regs.total()];
+    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); regs.total()];
+    for pc in 0..n {
+        for &d in &insts[pc].dsts {
+            defs[d as usize].push(pc);
+        }
+        for &r in &insts[pc].srcs {
+            readers[r as usize].push(pc);
+        }
+    }
+    for (r, ds) in defs.iter().enumerate() {
+        if !ds.is_empty()
+            && ds.iter().all(|&pc| matches!(k.code[pc].op, Op::Mov { .. }) && insts[pc].class == Class::Free && insts[pc].srcs.is_empty() && k.code[pc].guard.is_none())
+        {
+            konst[r] = true;
+        }
+    }
+    for pc in 0..n {
+        if insts[pc].class != Class::Math || k.code[pc].guard.is_some() || insts[pc].dsts.len() != 1 {
+            continue;
+        }
+        let (a, b) = match &k.code[pc].op {
+            Op::Bin32 { f: Bin32::Add, a, b, .. } => (r32(*a), r32(*b)),
+            Op::Bin64 { f: Bin64::Add, a, b, .. } => (r64(*a), r64(*b)),
+            Op::Int { op: IntOp::Add, s, .. } => (s[0], s[1]),
+            _ => continue,
+        };
+        let (ka, kb) = (konst[regs.id(a) as usize], konst[regs.id(b) as usize]);
+        if !(ka || kb) {
+            continue;
+        }
+        let d = insts[pc].dsts[0];
+        let rs = &readers[d as usize];
+        let only_address = !rs.is_empty()
+            && rs.iter().all(|&u| {
+                addr_base(&k.code[u].op).is_some_and(|base| regs.id(base) == d)
+                    && match &k.code[u].op {
+                        Op::St { s, n, .. } => !s.iter().take(*n as usize).any(|x| regs.id(*x) == d),
+                        Op::Atom { b, c, .. } => regs.id(*b) != d && regs.id(*c) != d,
+                        _ => true,
+                    }
+            });
+        if only_address {
+            insts[pc].class = Class::Free;
+            insts[pc].pipe = PIPE_NONE;
+            insts[pc].slots = 0;
+            insts[pc].latency = 0;
+        }
+    }
+}
+
+/// For each folded repeated load, the earlier load in its block with the same address.
+fn alias_repeated_loads(k: &Kernel, folded: &[Folded], insts: &mut [TInst]) {
+    for pc in 0..k.code.len() {
+        if folded[pc] != Folded::RedundantLoad {
+            continue;
+        }
+        let Op::Ld { space, size, n, addr, .. } = &k.code[pc].op else { continue };
+        let mut q = pc;
+        while q > 0 {
+            q -= 1;
+            if let Op::Ld { space: s2, size: z2, n: n2, addr: a2, .. } = &k.code[q].op {
+                if s2 == space && z2 == size && n2 == n && a2 == addr && folded[q] == Folded::No {
+                    insts[pc].alias_of = Some(q as u32);
+                    break;
+                }
+            }
+            if k.code[q].op.is_branch() {
+                break;
+            }
+        }
+    }
+}
+
+/// Finds innermost single-block loops and marks their loop control.
+fn mark_loop_control(k: &Kernel, insts: &mut [TInst], regs: &RegIds, src: Option<&str>, max_unroll: u32, budget: u32) {
+    let n = k.code.len();
+    // Branch targets (block leaders other than fall-through).
+    let mut target = vec![false; n + 1];
+    for inst in &k.code {
+        match &inst.op {
+            Op::Bra { target: t, .. } => target[*t as usize] = true,
+            Op::BrxIdx { targets, .. } => {
+                for t in targets.iter() {
+                    target[*t as usize] = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    let lines: Vec<&str> = src.map(|s| s.lines().collect()).unwrap_or_default();
+    for b in 0..n {
+        let Op::Bra { target: h, .. } = &k.code[b].op else { continue };
+        let h = *h as usize;
+        let Some(guard) = k.code[b].guard else { continue };
+        if h > b {
+            continue;
+        }
+        // One basic block: no branch, barrier or exit inside, no other entry.
+        if (h..b).any(|q| {
+            let op = &k.code[q].op;
+            op.is_branch() || matches!(op, Op::Bar { .. } | Op::Atom { .. })
+        }) || (h + 1..=b).any(|q| target[q])
+        {
+            continue;
+        }
+        // `.pragma "nounroll"` between the previous instruction and the branch.
+        if !lines.is_empty() {
+            let first = if h > 0 { k.info[h - 1].ptx_line as usize } else { 0 };
+            let last = k.info[b].ptx_line as usize;
+            if (first..last.min(lines.len())).any(|l| lines[l].contains("nounroll")) {
+                continue;
+            }
+        }
+        // Closure: instructions whose results are read, inside the loop, only by control.
+        let mut ctl = vec![false; b - h + 1];
+        ctl[b - h] = true;
+        let gid = regs.id(RegRef::pred(guard.pred));
+        let mut work = vec![gid];
+        while let Some(r) = work.pop() {
+            for d in h..b {
+                if ctl[d - h] || !insts[d].dsts.contains(&r) {
+                    continue;
+                }
+                if insts[d].dsts.len() != 1 || !matches!(insts[d].class, Class::Math | Class::Free) || k.code[d].guard.is_some() {
+                    continue;
+                }
+                let only_control = (h..=b).all(|u| u == d || ctl[u - h] || !insts[u].srcs.contains(&r));
+                if only_control {
+                    ctl[d - h] = true;
+                    for &s in &insts[d].srcs {
+                        if !work.contains(&s) {
+                            work.push(s);
+                        }
+                    }
+                    // Readers of `r` that are now control may make other registers pure control.
+                    work.push(r);
+                }
+            }
+        }
+        // Unrolled until the body holds about `budget` instructions, at most `max_unroll` times.
+        let body: u32 = (h..=b).filter(|&q| !ctl[q - h] && insts[q].class != Class::Free).map(|q| insts[q].slots as u32).sum();
+        let unroll = (budget / body.max(1)).clamp(1, max_unroll);
+        if unroll < 2 {
+            continue;
+        }
+        for q in h..=b {
+            if ctl[q - h] {
+                insts[q].loop_ctl = Some(b as u32);
+                insts[q].unroll = unroll;
+            }
+        }
+        insts[b].back_edge = true;
+    }
+}

@@ -1,0 +1,229 @@
+//! Behaviour the timing model must show, on small kernels: latency hiding,
+//! full speed from few warps with independent work, divergence issuing both
+//! paths, barriers, pipe widths per GPU, 64-lane wavefronts, determinism,
+//! the timeline, and preset files.
+
+mod common;
+use common::*;
+use warpsim_timing::{Reason, SchedulerPolicy, TimingGpu, TimingOptions};
+
+/// `chains` independent FMA chains, `n` FMAs in all, per thread; then a store.
+fn fma_kernel(chains: usize, n: usize) -> String {
+    let mut s = format!("{HEAD}.visible .entry fmas(.param .u64 out)\n{{\n\t.reg .f32 %f<16>;\n\t.reg .b64 %rd<4>;\n\t.reg .b32 %r<4>;\n");
+    s += "\tld.param.u64 %rd1, [out];\n\tcvta.to.global.u64 %rd1, %rd1;\n\tmov.u32 %r1, %tid.x;\n\tcvt.rn.f32.u32 %f1, %r1;\n";
+    for c in 2..=chains {
+        s += &format!("\tadd.f32 %f{c}, %f1, 0f3F800000;\n");
+    }
+    for i in 0..n {
+        let c = i % chains + 1;
+        s += &format!("\tfma.rn.f32 %f{c}, %f{c}, 0f3F800347, 0f3F000000;\n");
+    }
+    for c in 2..=chains {
+        s += &format!("\tadd.f32 %f1, %f1, %f{c};\n");
+    }
+    s += "\tmul.wide.u32 %rd2, %r1, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\tst.global.f32 [%rd3], %f1;\n\tret;\n}\n";
+    s
+}
+
+/// Each thread loads a float 128 bytes from its neighbour's (a line per lane), does a little math, stores.
+const LOADS: &str = "
+.visible .entry loads(.param .u64 in, .param .u64 out)
+{
+\t.reg .f32 %f<8>;
+\t.reg .b64 %rd<8>;
+\t.reg .b32 %r<8>;
+\tld.param.u64 %rd1, [in];
+\tcvta.to.global.u64 %rd1, %rd1;
+\tld.param.u64 %rd2, [out];
+\tcvta.to.global.u64 %rd2, %rd2;
+\tmov.u32 %r1, %tid.x;
+\tmov.u32 %r2, %ctaid.x;
+\tmov.u32 %r3, %ntid.x;
+\tmad.lo.s32 %r4, %r2, %r3, %r1;
+\tmul.wide.u32 %rd3, %r4, 128;
+\tadd.s64 %rd4, %rd1, %rd3;
+\tld.global.f32 %f1, [%rd4];
+\tfma.rn.f32 %f2, %f1, 0f3F800347, 0f3F000000;
+\tfma.rn.f32 %f2, %f2, 0f3F800347, 0f3F000000;
+\tmul.wide.u32 %rd5, %r4, 4;
+\tadd.s64 %rd6, %rd2, %rd5;
+\tst.global.f32 [%rd6], %f2;
+\tret;
+}
+";
+
+fn loads(block: u32, gpu: &TimingGpu) -> u64 {
+    let src = format!("{HEAD}{LOADS}");
+    let n = block as usize;
+    run(&src, "loads", 1, block, &[vec![0; n * 128], vec![0; n * 4]], &[], gpu, &opts()).report.kernel_cycles
+}
+
+#[test]
+fn more_resident_warps_hide_more_memory_latency() {
+    let g = h200();
+    let one = loads(32, &g);
+    let sixteen = loads(512, &g);
+    println!("one warp: {one} cycles; 16 warps (16x the loads): {sixteen} cycles");
+    // 16x the work in well under 2x the time: the other warps' loads overlap the first's.
+    assert!(sixteen < one * 2, "{sixteen} vs {one}");
+}
+
+#[test]
+fn one_warp_with_independent_work_runs_at_full_speed() {
+    let g = h200();
+    // One warp per scheduler (4 warps), 1024 FMAs each.
+    let dep = run(&fma_kernel(1, 1024), "fmas", 1, 128, &[vec![0; 512]], &[], &g, &opts()).report;
+    let ind = run(&fma_kernel(4, 1024), "fmas", 1, 128, &[vec![0; 512]], &[], &g, &opts()).report;
+    println!("dependent chain: {} cycles, 4 independent chains: {} cycles", dep.kernel_cycles, ind.kernel_cycles);
+    // A dependent chain waits 4 cycles per FMA; four chains issue every cycle.
+    assert!(dep.kernel_cycles > 4000 && dep.kernel_cycles < 4600, "{}", dep.kernel_cycles);
+    assert!(ind.kernel_cycles < 1500, "{}", ind.kernel_cycles);
+    assert!(dep.stall[Reason::Wait as usize] > 3 * dep.stall[Reason::Selected as usize] / 2);
+}
+
+#[test]
+fn a_divergent_warp_issues_both_paths() {
+    let g = h200();
+    let branchy = |cond: &str| {
+        format!(
+            "{HEAD}.visible .entry split(.param .u64 out)\n{{\n\t.reg .f32 %f<4>;\n\t.reg .b64 %rd<4>;\n\t.reg .b32 %r<4>;\n\t.reg .pred %p<2>;\n\
+             \tld.param.u64 %rd1, [out];\n\tcvta.to.global.u64 %rd1, %rd1;\n\tmov.u32 %r1, %tid.x;\n\tcvt.rn.f32.u32 %f1, %r1;\n\
+             \t{cond}\n\t@%p1 bra $B;\n{a}\tbra.uni $J;\n$B:\n{b}$J:\n\tmul.wide.u32 %rd2, %r1, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\tst.global.f32 [%rd3], %f1;\n\tret;\n}}\n",
+            a = "\tfma.rn.f32 %f1, %f1, 0f3F800347, 0f3F000000;\n".repeat(256),
+            b = "\tfma.rn.f32 %f1, %f1, 0f3F7FF972, 0fBE800000;\n".repeat(256),
+        )
+    };
+    // 8 warps; split on lane parity, or on warp parity.
+    let lanes = run(&branchy("and.b32 %r2, %r1, 1;\n\tsetp.eq.u32 %p1, %r2, 0;"), "split", 1, 256, &[vec![0; 1024]], &[], &g, &opts()).report;
+    let warps = run(&branchy("and.b32 %r2, %r1, 32;\n\tsetp.eq.u32 %p1, %r2, 0;"), "split", 1, 256, &[vec![0; 1024]], &[], &g, &opts()).report;
+    let r = lanes.kernel_cycles as f64 / warps.kernel_cycles as f64;
+    println!("lane split {} cycles, warp split {} cycles: {r:.2}x", lanes.kernel_cycles, warps.kernel_cycles);
+    assert!(lanes.sass_instructions > warps.sass_instructions * 19 / 10);
+    assert!((1.6..=2.2).contains(&r), "{r}");
+}
+
+#[test]
+fn barriers_hold_warps_until_the_slowest_arrives() {
+    let g = h200();
+    // Warp 0 runs 512 dependent FMAs before the barrier, the others none.
+    let src = format!(
+        "{HEAD}.visible .entry bar(.param .u64 out)\n{{\n\t.reg .f32 %f<4>;\n\t.reg .b64 %rd<4>;\n\t.reg .b32 %r<4>;\n\t.reg .pred %p<2>;\n\
+         \tld.param.u64 %rd1, [out];\n\tcvta.to.global.u64 %rd1, %rd1;\n\tmov.u32 %r1, %tid.x;\n\tcvt.rn.f32.u32 %f1, %r1;\n\
+         \tsetp.ge.u32 %p1, %r1, 32;\n\t@%p1 bra $W;\n{}$W:\n\tbar.sync 0;\n\tmul.wide.u32 %rd2, %r1, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\tst.global.f32 [%rd3], %f1;\n\tret;\n}}\n",
+        "\tfma.rn.f32 %f1, %f1, 0f3F800347, 0f3F000000;\n".repeat(512)
+    );
+    let r = run(&src, "bar", 1, 256, &[vec![0; 1024]], &[], &g, &opts()).report;
+    // Seven warps wait about 2000 cycles each.
+    let waited = r.stall[Reason::Barrier as usize];
+    println!("barrier stall: {waited} warp-cycles");
+    assert!(waited > 7 * 1800 && waited < 7 * 2400, "{waited}");
+}
+
+#[test]
+fn a_t4_sub_partition_has_half_the_fp32_lanes_of_an_h100() {
+    // 32 warps of independent FMAs on one SM: pipe-bound on the T4 (16 lanes), issue-bound on the H100 (32).
+    let t4 = TimingGpu::by_name("t4").unwrap();
+    let h100 = TimingGpu::by_name("h100").unwrap();
+    let k = fma_kernel(4, 512);
+    let a = run(&k, "fmas", 1, 1024, &[vec![0; 4096]], &[], &t4, &opts()).report;
+    let b = run(&k, "fmas", 1, 1024, &[vec![0; 4096]], &[], &h100, &opts()).report;
+    let r = a.kernel_cycles as f64 / b.kernel_cycles as f64;
+    println!("T4 {} cycles, H100 {} cycles: {r:.2}x", a.kernel_cycles, b.kernel_cycles);
+    assert!((1.7..=2.2).contains(&r), "{r}");
+    assert!(a.stall[Reason::MathPipeThrottle as usize] > b.stall[Reason::MathPipeThrottle as usize]);
+}
+
+#[test]
+fn a_cdna_wavefront_is_64_lanes() {
+    let mi = TimingGpu::by_name("mi300x").unwrap();
+    assert_eq!(mi.preset.warp_size, 64);
+    // 128 threads = 2 wavefronts; splitting on bit 5 of the thread index
+    // (a warp boundary on NVIDIA) diverges inside each wavefront.
+    let src = format!(
+        "{HEAD}.visible .entry split(.param .u64 out)\n{{\n\t.reg .f32 %f<4>;\n\t.reg .b64 %rd<4>;\n\t.reg .b32 %r<4>;\n\t.reg .pred %p<2>;\n\
+         \tld.param.u64 %rd1, [out];\n\tcvta.to.global.u64 %rd1, %rd1;\n\tmov.u32 %r1, %tid.x;\n\tcvt.rn.f32.u32 %f1, %r1;\n\
+         \tand.b32 %r2, %r1, 32;\n\tsetp.eq.u32 %p1, %r2, 0;\n\t@%p1 bra $B;\n{a}\tbra.uni $J;\n$B:\n{a}$J:\n\tmul.wide.u32 %rd2, %r1, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\tst.global.f32 [%rd3], %f1;\n\tret;\n}}\n",
+        a = "\tfma.rn.f32 %f1, %f1, 0f3F800347, 0f3F000000;\n".repeat(64),
+    );
+    let r = run(&src, "split", 1, 128, &[vec![0; 512]], &[], &mi, &opts()).report;
+    assert_eq!(r.warps, 2);
+    // Both paths issue in each wavefront: 128 FMAs per wave, 2 waves.
+    assert!(r.sass_instructions >= 2 * 128, "{}", r.sass_instructions);
+    let nv = run(&src, "split", 1, 128, &[vec![0; 512]], &[], &TimingGpu::by_name("h100").unwrap(), &opts()).report;
+    assert_eq!(nv.warps, 4);
+    assert!(nv.sass_instructions < r.sass_instructions * 3 / 2);
+}
+
+#[test]
+fn the_same_launch_gives_the_same_report_under_either_policy() {
+    let k = format!("{HEAD}{LOADS}");
+    for policy in [SchedulerPolicy::Gto, SchedulerPolicy::Lrr] {
+        let mut g = h200();
+        g.timing.scheduler = policy;
+        let a = run(&k, "loads", 8, 256, &[vec![0; 2048 * 128], vec![0; 2048 * 4]], &[], &g, &opts()).report;
+        let b = run(&k, "loads", 8, 256, &[vec![0; 2048 * 128], vec![0; 2048 * 4]], &[], &g, &opts()).report;
+        assert_eq!((a.cycles, a.stall, a.l2_read_sectors, a.dram_read_bytes), (b.cycles, b.stall, b.l2_read_sectors, b.dram_read_bytes), "{policy:?}");
+    }
+}
+
+#[test]
+fn the_timeline_covers_every_issue_cycle() {
+    let g = h200();
+    let o = TimingOptions { timeline: true, ..opts() };
+    let r = run(&fma_kernel(2, 256), "fmas", 4, 256, &[vec![0; 4096]], &[], &g, &o).report;
+    let spans = r.timeline.as_ref().unwrap();
+    let covered: u64 = spans.iter().map(|s| s.end_cycle - s.start_cycle + 1).sum();
+    assert_eq!(covered, r.issue_cycles);
+    // Instructions issued; a two-slot one (a 64-bit add) counts once.
+    let issued: u64 = spans.iter().map(|s| s.instructions as u64).sum();
+    assert!(issued <= r.sass_instructions && issued * 11 / 10 >= r.sass_instructions);
+    // No two spans of one sub-partition overlap.
+    for w in spans.windows(2) {
+        if (w[0].sm, w[0].subpartition) == (w[1].sm, w[1].subpartition) {
+            assert!(w[0].end_cycle < w[1].start_cycle);
+        }
+    }
+    assert!(spans.iter().all(|s| s.warp == s.block * 8 + s.warp_in_block as u64));
+}
+
+#[test]
+fn clock64_reads_the_sm_cycle() {
+    // Two reads around 100 dependent FMAs differ by the chain's 400 cycles.
+    let src = format!(
+        "{HEAD}.visible .entry clk(.param .u64 out)\n{{\n\t.reg .f32 %f<4>;\n\t.reg .b64 %rd<8>;\n\
+         \tld.param.u64 %rd1, [out];\n\tcvta.to.global.u64 %rd1, %rd1;\n\tmov.f32 %f1, 0f3F800000;\n\tmov.u64 %rd2, %clock64;\n{}\
+         \tmov.u64 %rd3, %clock64;\n\tst.global.u64 [%rd1], %rd2;\n\tst.global.u64 [%rd1+8], %rd3;\n\tst.global.f32 [%rd1+16], %f1;\n\tret;\n}}\n",
+        "\tfma.rn.f32 %f1, %f1, 0f3F800347, 0f3F000000;\n".repeat(100)
+    );
+    let r = run(&src, "clk", 1, 1, &[vec![0; 24]], &[], &h200(), &opts());
+    let c = u64s(&r.buffers[0][..16]);
+    assert!(c[0] >= 100, "the first read comes after the block starts: {}", c[0]);
+    assert!((396..=404).contains(&(c[1] - c[0])), "{:?}", c);
+}
+
+#[test]
+fn a_preset_file_may_carry_a_timing_section() {
+    let base: serde_json::Value = serde_json::from_str(include_str!("../../gpu/presets/h200.json")).unwrap();
+    let mut v = base.clone();
+    v["key"] = "myh200".into();
+    v["timing"] = serde_json::json!({ "int_lanes": 32, "scheduler": "lrr" });
+    let g = TimingGpu::from_json_str(&v.to_string(), "my.json").unwrap();
+    assert_eq!(g.timing.int_lanes, 32.0);
+    assert_eq!(g.timing.scheduler, SchedulerPolicy::Lrr);
+    // Unset fields: derived from the preset (no built-in section for this key).
+    assert_eq!(g.timing.dram_fetch_bytes, 64);
+    // The built-in H200 values come with its key.
+    v["key"] = "h200".into();
+    let g = TimingGpu::from_json_str(&v.to_string(), "my.json").unwrap();
+    assert_eq!(g.timing.dram_latency, Some(690));
+    assert_eq!(g.timing.int_lanes, 32.0);
+    // Unknown fields are errors.
+    v["timing"] = serde_json::json!({ "warp_lanes": 3 });
+    let e = TimingGpu::from_json_str(&v.to_string(), "my.json").unwrap_err().to_string();
+    assert!(e.contains("my.json") && e.contains("warp_lanes"), "{e}");
+    // Names resolve to the built-in presets.
+    for n in ["t4", "A100", "h100", "H200", "mi300x", "cdna3"] {
+        TimingGpu::resolve(n).unwrap();
+    }
+}
+
