@@ -336,33 +336,54 @@ impl Checker {
                 count: 0,
             });
         }
-        // Different masks within one call (per 32-lane half on 64-lane warps).
-        for half in 0..w.div_ceil(32) {
-            let hm = (exec >> (half * 32)) & 0xFFFF_FFFF;
-            if hm == 0 {
-                continue;
-            }
-            let first = half * 32 + hm.trailing_zeros() as usize;
-            let m0 = e.masks[first];
-            let mut odd = 0u64;
-            let mut mm = hm;
-            while mm != 0 {
-                let l = half * 32 + mm.trailing_zeros() as usize;
-                mm &= mm - 1;
-                if e.masks[l] != m0 {
-                    odd |= 1 << l;
+        // Different masks within one call: a lane naming a lane that gives
+        // another mask (groups that each name only themselves may share an
+        // instruction: lanes 0-15 with 0x0000ffff and 16-31 with 0xffff0000).
+        let m0 = e.masks[exec.trailing_zeros() as usize];
+        let mut uniform = true;
+        let mut m = exec;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            uniform &= e.masks[l] == m0;
+        }
+        if !uniform {
+            let mut pair = None;
+            let mut m = exec;
+            while m != 0 && pair.is_none() {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let mut named = full(l) & exec;
+                while named != 0 {
+                    let j = named.trailing_zeros() as usize;
+                    named &= named - 1;
+                    if e.masks[j] != e.masks[l] {
+                        pair = Some((l, j));
+                        break;
+                    }
                 }
             }
-            if odd != 0 {
-                let l = odd.trailing_zeros() as usize;
-                let m1 = e.masks[l];
-                let same = exec & !odd & (0xFFFF_FFFFu64 << (half * 32));
+            if let Some((l, j)) = pair {
+                let (ml, mj) = (e.masks[l], e.masks[j]);
+                let with = |mask: u32| {
+                    let mut b = 0u64;
+                    let mut m = exec;
+                    while m != 0 {
+                        let x = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        if e.masks[x] == mask {
+                            b |= 1 << x;
+                        }
+                    }
+                    b
+                };
+                let (gl, gj) = (with(ml), with(mj));
                 self.diags.report((DiagKind::SyncMask, pc, 0, 2), || Diagnostic {
                     kind: DiagKind::SyncMask,
                     message: format!(
-                        "the lanes executing one `{op}` give different member masks: {m0:#010x} ({}) and {m1:#010x} ({}); all must give the same mask",
-                        lanes(same),
-                        lanes(odd)
+                        "the lanes executing one `{op}` give different member masks: {ml:#010x} ({}) names lane {j}, which gives {mj:#010x} ({}); every lane a mask names must give the same mask",
+                        lanes(gl),
+                        lanes(gj)
                     ),
                     site: warp_site(&plan, block, pc, warp, Some(l as u32)),
                     other: None,
@@ -593,9 +614,23 @@ impl Observer for Checker {
         }
         self.sync_mask(warp, pc, e);
         if e.kind == WarpSyncKind::BarWarpSync {
-            // The lanes that execute it together are ordered with each other.
+            // The lanes that execute it together with one mask are ordered with each other.
             let tau = self.tick(warp);
-            self.hb.warp_sync(warp, e.exec, tau);
+            let mut rest = e.exec;
+            while rest != 0 {
+                let m0 = e.masks[rest.trailing_zeros() as usize];
+                let mut group = 0u64;
+                let mut m = rest;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    if e.masks[l] == m0 {
+                        group |= 1 << l;
+                    }
+                }
+                self.hb.warp_sync(warp, group, tau);
+                rest &= !group;
+            }
         }
     }
 

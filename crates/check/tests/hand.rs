@@ -108,6 +108,13 @@ fn sync_mask_errors() {
     let d = check("bar.warp.sync 0xffff; ret;", 32, false);
     assert_eq!(kinds(&d), [DiagKind::SyncMask]);
     assert!(d[0].message.contains("does not name"), "{}", d[0].message);
+    // Two halves converged at one warp barrier, each naming only itself: legal.
+    let two = "mov.u32 %r1, %tid.x; setp.lt.u32 %p1, %r1, 16; selp.b32 %r9, 0xffff, 0xffff0000, %p1; bar.warp.sync %r9; ret;";
+    assert!(check(two, 32, false).is_empty());
+    // One half naming the other, which gives another mask: not.
+    let d = check(&two.replace("0xffff0000", "0xffffffff"), 32, false);
+    assert_eq!(kinds(&d), [DiagKind::SyncMask]);
+    assert!(d[0].message.contains("different member masks"), "{}", d[0].message);
     // vote without .sync has no mask to check.
     assert!(check("mov.u32 %r1, %tid.x; setp.lt.u32 %p1, %r1, 16; @!%p1 bra E; vote.any.pred %p2, %p1; E: ret;", 32, false).is_empty());
 }

@@ -220,6 +220,9 @@ pub fn load_kernel_file(path: &Path, out_dir: &Path, extra: &[String]) -> anyhow
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "kernel".into());
     let out = out_dir.join(format!("{stem}.ptx"));
     let ptx = compile(&clang, path, &out, extra)?;
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        eprintln!("compiled {} with {} to {}", path.display(), clang.path.display(), out.display());
+    }
     Ok((out.display().to_string(), ptx))
 }
 

@@ -638,7 +638,7 @@ pub fn render_text(d: &DemoResults, st: Style) -> String {
     );
     s += &format!(
         "  {:<28} {:>10} {:>8} {:>9} {:>7} {:>7} {:>8} {:>6}\n",
-        "kernel", "warp insts", "thr/inst", "divergent", "insts x", "cycles", "cycles x", "H200 x"
+        "paths", "warp insts", "thr/inst", "divergent", "insts x", "cycles", "cycles x", "H200 x"
     );
     for r in &dv.rows {
         s += &format!(
@@ -784,9 +784,9 @@ pub fn render_text(d: &DemoResults, st: Style) -> String {
         &mut s,
         "  ",
         &format!(
-            "48 threads take 2 warp slots, and the second runs 16 lanes beside 16 that were never launched. Blocks of 33 \
-             and of 64 threads take {} and {} slots alike: occupancy counts warps, not working lanes. With as many \
-             blocks as fit ({}, limited by {}) the SM is {:.0}% occupied, yet {} of its lanes hold no thread.",
+            "48 threads take 2 warp slots, and the second runs 16 lanes beside 16 that were never launched. A block of \
+             33 threads takes {} slots, as many as a block of 64 ({}): occupancy counts warps, not working lanes. With as \
+             many blocks as fit ({}, limited by {}) the SM is {:.0}% occupied, yet {} of its lanes hold no thread.",
             oc.slots_for_33, oc.slots_for_64, oc.blocks_per_sm, oc.limiter, oc.occupancy_pct, oc.idle_lanes_per_sm
         ),
     );

@@ -227,7 +227,7 @@ fn cmd_run(a: RunArgs) -> Result<()> {
     let prepared = runner::prepare(std::sync::Arc::new(program), &kernel, &params).map_err(anyhow::Error::msg)?;
     let t0 = Instant::now();
     let opts = a.engine.options();
-    if opts.timing.is_some() {
+    if opts.timing.is_some() && a.output.report.is_none() && a.output.trace.is_none() {
         return warpsim::timing_cli::run_timed(&prepared, &kernel, grid, block, a.shared, &opts, &src, a.json, a.lines, a.top, &a.out);
     }
     let mut diagnostics = None;

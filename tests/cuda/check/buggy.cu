@@ -159,3 +159,21 @@ extern "C" __global__ void uninit_local(const int *in, const int *pick, int *out
   int t = threadIdx.x;
   out[t] = a[pick[t] & 15];
 }
+
+// The last-block reduction without __threadfence(): the last block may read
+// partial results that are not yet visible.
+extern "C" __global__ void last_block_no_fence(const float *in, float *partial, unsigned *ticket, float *total) {
+  __shared__ bool last;
+  int t = threadIdx.x;
+  if (t == 0) {
+    partial[blockIdx.x] = in[blockIdx.x];
+    unsigned k = atomicInc(ticket, gridDim.x);
+    last = (k == gridDim.x - 1);
+  }
+  __syncthreads();
+  if (last && t == 0) {
+    float sum = 0.0f;
+    for (unsigned b = 0; b < gridDim.x; b++) sum += partial[b];
+    *total = sum;
+  }
+}
