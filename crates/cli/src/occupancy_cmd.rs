@@ -126,7 +126,7 @@ pub fn launch_occupancy(p: &warpsim::runner::Prepared, block: [u32; 3], dynamic_
     }
     let lost = o.partial_warps.idle_lanes_per_block;
     let line = format!(
-        "  occupancy on {}      {} blocks/SM, {} of {} warps ({:.0}%), limited by {}; ~{} regs/thread (estimated){}",
+        "  occupancy ({})  {} blocks/SM, {}/{} warps ({:.0}%), {}-limited, ~{} regs (est.){}",
         preset.key.to_uppercase(),
         o.blocks_per_sm,
         o.warps_per_sm,
@@ -134,7 +134,7 @@ pub fn launch_occupancy(p: &warpsim::runner::Prepared, block: [u32; 3], dynamic_
         100.0 * o.occupancy,
         o.limiter,
         est.regs_per_thread,
-        if lost > 0 { format!("; {lost} idle lanes per block") } else { String::new() }
+        if lost > 0 { format!(", {lost} idle lanes") } else { String::new() }
     );
     Some((j, line))
 }

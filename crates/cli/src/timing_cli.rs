@@ -115,7 +115,7 @@ pub fn run_timed(
 /// and the H200's where the manifest has them.
 pub fn corpus_line(o: &CaseOutcome, case: &warpsim_launch::Case) -> Option<String> {
     let t = o.timing.as_ref()?;
-    let hw = case.h200.as_ref().and_then(|h| h.get("ncu")?.get("sm__cycles_elapsed.max")?.as_f64());
+    let hw = if t.gpu == "h200" { case.h200.as_ref().and_then(|h| h.get("ncu")?.get("sm__cycles_elapsed.max")?.as_f64()) } else { None };
     let vs = hw.map(|h| format!(" (H200: {h:.0}, {:+.1}%)", (t.cycles as f64 / h - 1.0) * 100.0)).unwrap_or_default();
     Some(format!("    {} cycles on {}{vs}", t.cycles, t.gpu))
 }

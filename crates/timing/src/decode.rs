@@ -606,6 +606,9 @@ pub fn decode(k: &Kernel, gpu: &TimingGpu, ptx_source: Option<&str>) -> Decoded 
                     MmaOp::CpAsyncMbarrierArrive { .. } | MmaOp::Mbarrier { .. } | MmaOp::MbarPendingCount { .. } => {
                         (Class::Mio, PIPE_NONE, 0, 1, t.special_register_latency, Sb::Short)
                     }
+                    // Forms added later: waits for the warp's results, holds the tensor pipe.
+                    #[allow(unreachable_patterns)]
+                    _ => (Class::Unknown, PIPE_TENSOR, t.tensor_cycles as u16, 1, mma, Sb::Short),
                 }
             }
             #[allow(unreachable_patterns)]

@@ -96,6 +96,10 @@ pub struct LineTiming {
     pub stalls: Vec<(String, u64)>,
     /// Warp-cycles spent at this line (issued + stalled).
     pub warp_cycles: u64,
+    /// L2 sectors its loads and stores moved (`lts__t_sectors_op_read` + `_write`).
+    pub l2_sectors: u64,
+    /// DRAM bytes its loads' L2 misses read.
+    pub dram_bytes: u64,
 }
 
 /// Everything a timed launch measured.
@@ -135,6 +139,9 @@ pub struct TimingReport {
     pub pc_issue: Vec<u64>,
     /// Stall warp-cycles per pc and reason.
     pub pc_stall: Vec<[u64; NREASONS]>,
+    /// L2 sectors and DRAM bytes per pc.
+    pub pc_l2: Vec<u64>,
+    pub pc_dram: Vec<u64>,
     pub lines: Vec<LineTiming>,
     pub timeline: Option<Vec<Span>>,
     pub timeline_truncated: bool,
@@ -174,6 +181,8 @@ impl TimingReport {
             blocks: 0,
             pc_issue: Vec::new(),
             pc_stall: Vec::new(),
+            pc_l2: Vec::new(),
+            pc_dram: Vec::new(),
             lines: Vec::new(),
             timeline: None,
             timeline_truncated: false,
@@ -250,7 +259,7 @@ impl TimingReport {
 
     /// Sums per-pc figures into source lines (heaviest first).
     pub(crate) fn fill_lines(&mut self, program: &Program, k: &Kernel) {
-        let mut by: Vec<(String, u64, [u64; NREASONS])> = Vec::new();
+        let mut by: Vec<(String, u64, [u64; NREASONS], u64, u64)> = Vec::new();
         let mut index = std::collections::HashMap::new();
         for pc in 0..self.pc_issue.len().min(k.info.len()) {
             let info = &k.info[pc];
@@ -262,29 +271,31 @@ impl TimingReport {
                 _ => format!("ptx:{}", info.ptx_line),
             };
             let i = *index.entry(key.clone()).or_insert_with(|| {
-                by.push((key, 0, [0; NREASONS]));
+                by.push((key, 0, [0; NREASONS], 0, 0));
                 by.len() - 1
             });
             by[i].1 += self.pc_issue[pc];
+            by[i].3 += self.pc_l2.get(pc).copied().unwrap_or(0);
+            by[i].4 += self.pc_dram.get(pc).copied().unwrap_or(0);
             for r in 0..NREASONS {
                 by[i].2[r] += self.pc_stall[pc][r];
             }
         }
         let mut lines: Vec<LineTiming> = by
             .into_iter()
-            .filter(|(_, issued, st)| *issued > 0 || st.iter().any(|&x| x > 0))
-            .map(|(line, issued, st)| {
+            .filter(|(_, issued, st, _, _)| *issued > 0 || st.iter().any(|&x| x > 0))
+            .map(|(line, issued, st, l2_sectors, dram_bytes)| {
                 let mut stalls: Vec<(String, u64)> = Reason::ALL
                     .iter()
                     .filter(|r| **r != Reason::Selected && st[**r as usize] > 0)
                     .map(|r| (r.name().to_string(), st[*r as usize]))
                     .collect();
-                stalls.sort_by(|a, b| b.1.cmp(&a.1));
+                stalls.sort_by_key(|x| std::cmp::Reverse(x.1));
                 let warp_cycles = st.iter().sum::<u64>();
-                LineTiming { line, issued, stalls, warp_cycles }
+                LineTiming { line, issued, stalls, warp_cycles, l2_sectors, dram_bytes }
             })
             .collect();
-        lines.sort_by(|a, b| b.warp_cycles.cmp(&a.warp_cycles));
+        lines.sort_by_key(|l| std::cmp::Reverse(l.warp_cycles));
         self.lines = lines;
     }
 
@@ -311,7 +322,7 @@ impl TimingReport {
         let _ = writeln!(s, "  issue slots busy     {:>13.1}%  ({} SASS-equivalent instructions)", self.issue_active_pct(), self.sass_instructions);
         let total: u64 = self.stall.iter().sum::<u64>().max(1);
         let mut reasons: Vec<(Reason, u64)> = Reason::ALL.iter().map(|&r| (r, self.stall[r as usize])).filter(|x| x.1 > 0).collect();
-        reasons.sort_by(|a, b| b.1.cmp(&a.1));
+        reasons.sort_by_key(|x| std::cmp::Reverse(x.1));
         let _ = write!(s, "  warp states          ");
         for (i, (r, v)) in reasons.iter().take(6).enumerate() {
             let _ = write!(s, "{}{} {:.1}%", if i > 0 { ", " } else { "" }, r.name(), *v as f64 * 100.0 / total as f64);
@@ -334,10 +345,19 @@ impl TimingReport {
         use std::fmt::Write;
         let mut s = String::new();
         let total: u64 = self.lines.iter().map(|l| l.warp_cycles).sum::<u64>().max(1);
-        let _ = writeln!(s, "  {:<28} {:>7} {:>12}  top stall reasons (warp-cycles)", "line", "share", "issued");
+        let _ = writeln!(s, "  {:<28} {:>7} {:>12} {:>10} {:>12}  top stall reasons (warp-cycles)", "line", "share", "issued", "L2 sect", "DRAM bytes");
         for l in self.lines.iter().take(top) {
             let reasons: Vec<String> = l.stalls.iter().take(3).map(|(n, v)| format!("{n} {v}")).collect();
-            let _ = writeln!(s, "  {:<28} {:>6.1}% {:>12}  {}", l.line, l.warp_cycles as f64 * 100.0 / total as f64, l.issued, reasons.join(", "));
+            let _ = writeln!(
+                s,
+                "  {:<28} {:>6.1}% {:>12} {:>10} {:>12}  {}",
+                l.line,
+                l.warp_cycles as f64 * 100.0 / total as f64,
+                l.issued,
+                l.l2_sectors,
+                l.dram_bytes,
+                reasons.join(", ")
+            );
         }
         s
     }

@@ -212,6 +212,9 @@ pub(crate) struct Stats {
     pub stall: [u64; NREASONS],
     pub pc_issue: Vec<u64>,
     pub pc_stall: Vec<[u64; NREASONS]>,
+    /// L2 sectors (read and written) and DRAM bytes read per pc.
+    pub pc_l2: Vec<u64>,
+    pub pc_dram: Vec<u64>,
     pub sass_insts: u64,
     pub warp_insts: u64,
     pub thread_insts: u64,
@@ -377,6 +380,8 @@ fn run<const W: usize>(
             stall: [0; NREASONS],
             pc_issue: vec![0; n],
             pc_stall: vec![[0; NREASONS]; n],
+            pc_l2: vec![0; n],
+            pc_dram: vec![0; n],
             sass_insts: 0,
             warp_insts: 0,
             thread_insts: 0,
@@ -499,6 +504,8 @@ fn run<const W: usize>(
     rep.blocks = gg.nblocks;
     rep.pc_issue = std::mem::take(&mut st.pc_issue);
     rep.pc_stall = std::mem::take(&mut st.pc_stall);
+    rep.pc_l2 = std::mem::take(&mut st.pc_l2);
+    rep.pc_dram = std::mem::take(&mut st.pc_dram);
     if gg.opts.timeline {
         for sm in sms.iter_mut() {
             for sp in sm.smsp.iter_mut() {
@@ -893,6 +900,7 @@ impl<const W: usize> Sm<W> {
             Class::Mem => {
                 // Every access the instruction made (an async copy reads and writes).
                 done = t + 1;
+                let (l2_before, dram_before) = (gg.st.l2_read_sectors + gg.st.l2_write_sectors, gg.st.dram_read_bytes);
                 let mut shared_only = true;
                 while let Some(i) = self.warps[wsu].caps.iter().position(|r| r.pc == pc) {
                     let rec = self.warps[wsu].caps.swap_remove(i);
@@ -908,6 +916,8 @@ impl<const W: usize> Sm<W> {
                     let w = &mut self.warps[wsu];
                     w.store_ack = w.store_ack.max(done);
                 }
+                gg.st.pc_l2[pc as usize] += gg.st.l2_read_sectors + gg.st.l2_write_sectors - l2_before;
+                gg.st.pc_dram[pc as usize] += gg.st.dram_read_bytes - dram_before;
             }
             Class::Branch => {
                 let (taken, not_taken) = self.warps[wsu].branch;
@@ -1109,7 +1119,9 @@ impl<const W: usize> Sm<W> {
                             w.loop_pc = l;
                             w.loop_iter = 0;
                         }
-                        w.loop_iter % ti.unroll != 0
+                        #[allow(clippy::manual_is_multiple_of)]
+                        let skip = w.loop_iter % ti.unroll != 0;
+                        skip
                     }
                     None => false,
                 },
