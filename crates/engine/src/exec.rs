@@ -330,6 +330,19 @@ impl<const W: usize> Warp<W> {
         }
     }
 
+    /// Writes one lane of a register of any bank.
+    #[inline]
+    fn put_lane(&mut self, r: RegRef, lane: usize, v: u64) {
+        match r.bank {
+            Bank::R32 => self.r32[r.slot as usize * W + lane] = v as u32,
+            Bank::R64 => self.r64[r.slot as usize * W + lane] = v,
+            Bank::Pred => {
+                let p = &mut self.preds[r.slot as usize];
+                *p = (*p & !(1 << lane)) | ((v & 1) << lane);
+            }
+        }
+    }
+
     #[inline]
     fn lane_value(&self, r: RegRef, lane: usize) -> u64 {
         match r.bank {
@@ -801,11 +814,7 @@ impl<const W: usize> Warp<W> {
                                 let raw = alloc.load_at(base[l] - alloc.base + k as u64 * size as u64, size);
                                 if let Some(dk) = d[k] {
                                     let v = if *signed { sext(raw, size * 8) } else { raw };
-                                    match dk.bank {
-                                        Bank::R32 => self.r32[dk.slot as usize * W + l] = v as u32,
-                                        Bank::R64 => self.r64[dk.slot as usize * W + l] = v,
-                                        Bank::Pred => {}
-                                    }
+                                    self.put_lane(dk, l, v)
                                 }
                             }
                         }
@@ -823,11 +832,7 @@ impl<const W: usize> Warp<W> {
                                 .map_err(|kind| WarpFault { pc, lane: Some(l as u32), kind })?;
                             if let Some(dk) = d[k] {
                                 let v = if *signed { sext(raw, size * 8) } else { raw };
-                                match dk.bank {
-                                    Bank::R32 => self.r32[dk.slot as usize * W + l] = v as u32,
-                                    Bank::R64 => self.r64[dk.slot as usize * W + l] = v,
-                                    Bank::Pred => {}
-                                }
+                                self.put_lane(dk, l, v)
                             }
                         }
                     }
@@ -881,11 +886,7 @@ impl<const W: usize> Warp<W> {
                             .map_err(|kind| WarpFault { pc, lane: Some(l as u32), kind })?;
                         if let Some(dr) = d {
                             let v = if ty.is_signed() { sext(old, size * 8) } else { old };
-                            match dr.bank {
-                                Bank::R32 => self.r32[dr.slot as usize * W + l] = v as u32,
-                                Bank::R64 => self.r64[dr.slot as usize * W + l] = v,
-                                Bank::Pred => {}
-                            }
+                            self.put_lane(*dr, l, v)
                         }
                     }
                 }

@@ -132,16 +132,6 @@ fn unsupported(pc: u32, msg: impl Into<String>) -> WarpFault {
 }
 
 impl<const W: usize> Warp<W> {
-    fn put_lane(&mut self, r: RegRef, lane: usize, v: u64) {
-        match r.bank {
-            Bank::R32 => self.r32[r.slot as usize * W + lane] = v as u32,
-            Bank::R64 => self.r64[r.slot as usize * W + lane] = v,
-            Bank::Pred => {
-                let p = &mut self.preds[r.slot as usize];
-                *p = (*p & !(1 << lane)) | ((v & 1) << lane);
-            }
-        }
-    }
 
     /// All 32 lanes of the warp must execute a warp-collective instruction.
     fn need_full_warp(&self, pc: u32, exec: u64, what: &str) -> Result<(), WarpFault> {
