@@ -128,7 +128,6 @@ impl Checker {
         d
     }
 
-
     fn uninit(&mut self, space: &'static str, pc: u32, t: u32, addr: u64, bytes: u32) {
         let plan = self.plan.clone();
         let tag = if space == "shared" { 1 } else { 2 };
@@ -225,7 +224,13 @@ impl Checker {
             MemAccessKind::Atomic => "atomic",
         };
         for word in (a >> 2)..=((end - 1) >> 2) {
-            let cur = Access { block: self.block32, tid: t as u16, bits: byte_bits(a, end, word) | if atomic { ATOMIC } else { 0 } | if write { WRITE } else { 0 }, tau, pc };
+            let cur = Access {
+                block: self.block32,
+                tid: t as u16,
+                bits: byte_bits(a, end, word) | if atomic { ATOMIC } else { 0 } | if write { WRITE } else { 0 },
+                tau,
+                pc,
+            };
             let cell = &mut self.shared[word as usize];
             if write {
                 shadow::write(cell, cur, &self.hb, &mut self.shared_sets, &mut self.hits);
@@ -257,7 +262,13 @@ impl Checker {
             MemAccessKind::Atomic => "atomic",
         };
         for word in (a >> 2)..=((end - 1) >> 2) {
-            let cur = Access { block: self.block32, tid: t as u16, bits: byte_bits(a, end, word) | if atomic { ATOMIC } else { 0 } | if write { WRITE } else { 0 }, tau, pc };
+            let cur = Access {
+                block: self.block32,
+                tid: t as u16,
+                bits: byte_bits(a, end, word) | if atomic { ATOMIC } else { 0 } | if write { WRITE } else { 0 },
+                tau,
+                pc,
+            };
             let cell = self.global.cell(word);
             if write {
                 shadow::write(cell, cur, &self.hb, &mut self.global_sets, &mut self.hits);

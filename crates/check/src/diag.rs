@@ -225,7 +225,11 @@ impl Collector {
     pub fn merge(&mut self, other: Collector) {
         for d in other.diags {
             let key = (d.kind, d.site.ptx_line, d.other.as_ref().map_or(u32::MAX, |o| o.ptx_line), hash_str(&d.message));
-            match self.diags.iter_mut().find(|x| (x.kind, x.site.ptx_line, x.other.as_ref().map_or(u32::MAX, |o| o.ptx_line), hash_str(&x.message)) == key) {
+            match self
+                .diags
+                .iter_mut()
+                .find(|x| (x.kind, x.site.ptx_line, x.other.as_ref().map_or(u32::MAX, |o| o.ptx_line), hash_str(&x.message)) == key)
+            {
                 Some(x) => x.count += d.count,
                 None => self.diags.push(d),
             }

@@ -64,7 +64,18 @@ fn threads(warp: u32, lanes: u64, w: usize) -> impl Iterator<Item = usize> {
 
 impl Hb {
     pub fn new(lockstep: bool) -> Hb {
-        Hb { w: 32, shift: 5, n: 0, lockstep, snap_of: Vec::new(), arena: Vec::new(), foreign: Vec::new(), refs: Vec::new(), free: Vec::new(), wk: Vec::new() }
+        Hb {
+            w: 32,
+            shift: 5,
+            n: 0,
+            lockstep,
+            snap_of: Vec::new(),
+            arena: Vec::new(),
+            foreign: Vec::new(),
+            refs: Vec::new(),
+            free: Vec::new(),
+            wk: Vec::new(),
+        }
     }
 
     /// Starts a block of `nwarps` warps of `w` lanes: nobody knows anything.
@@ -244,7 +255,10 @@ impl Hb {
         let own = rel.get(&block).filter(|v| v.iter().zip(cur).any(|(a, b)| a > b));
         let others_new = rel.iter().any(|(b, v)| {
             *b != block
-                && !cur_foreign.as_ref().and_then(|f| f.get(b)).is_some_and(|c| Arc::ptr_eq(c, v) || (c.len() >= v.len() && v.iter().zip(c.iter()).all(|(x, y)| x <= y)))
+                && !cur_foreign
+                    .as_ref()
+                    .and_then(|f| f.get(b))
+                    .is_some_and(|c| Arc::ptr_eq(c, v) || (c.len() >= v.len() && v.iter().zip(c.iter()).all(|(x, y)| x <= y)))
         });
         if own.is_none() && !others_new {
             return;

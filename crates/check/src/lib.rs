@@ -100,15 +100,23 @@ pub fn from_fault(f: &KernelFault, plan: &plan::Plan) -> Option<Diagnostic> {
                     m = format!("{space} {access} of {size} bytes at {addr:#x}: {near}");
                 }
             } else if *space == "shared" {
-                m = format!("{space} {access} of {size} bytes at offset {addr:#x}, beyond the block's {} bytes of shared memory", plan.shared_bytes);
+                m = format!(
+                    "{space} {access} of {size} bytes at offset {addr:#x}, beyond the block's {} bytes of shared memory",
+                    plan.shared_bytes
+                );
             } else if *space == "local" {
-                m = format!("{space} {access} of {size} bytes at offset {addr:#x}, beyond the thread's {} bytes of local memory", plan.local_bytes);
+                m = format!(
+                    "{space} {access} of {size} bytes at offset {addr:#x}, beyond the thread's {} bytes of local memory",
+                    plan.local_bytes
+                );
             }
             (DiagKind::OutOfBounds, m, Some(*space), Some(*addr))
         }
         FaultKind::Misaligned { space, access, size, addr } => (
             DiagKind::Misaligned,
-            format!("{space} {access} of {size} bytes at {addr:#x}, which is not a multiple of {size} (accesses must be naturally aligned)"),
+            format!(
+                "{space} {access} of {size} bytes at {addr:#x}, which is not a multiple of {size} (accesses must be naturally aligned)"
+            ),
             Some(*space),
             Some(*addr),
         ),
@@ -132,7 +140,13 @@ fn nearest(allocs: &[(String, u64, u64)], addr: u64) -> Option<String> {
     for (name, base, size) in allocs {
         let end = base + size;
         let (dist, text) = if addr >= end {
-            (addr - end, format!("{} bytes past the end of `{name}` ({size} bytes at {base:#x}); a GPU's allocator rounds buffers up, which hides this", addr - end))
+            (
+                addr - end,
+                format!(
+                    "{} bytes past the end of `{name}` ({size} bytes at {base:#x}); a GPU's allocator rounds buffers up, which hides this",
+                    addr - end
+                ),
+            )
         } else if addr < *base {
             (base - addr, format!("{} bytes before the start of `{name}` ({size} bytes at {base:#x})", base - addr))
         } else {

@@ -94,7 +94,8 @@ impl Plan {
         }
         let shared_writes_seen = !places.iter().any(|p| {
             let parts: Vec<&str> = p.opcode.split('.').collect();
-            p.opcode.starts_with("cp.async.bulk.tensor") && parts.iter().find(|x| x.starts_with("shared") || x.starts_with("global")).is_some_and(|x| x.starts_with("shared"))
+            p.opcode.starts_with("cp.async.bulk.tensor")
+                && parts.iter().find(|x| x.starts_with("shared") || x.starts_with("global")).is_some_and(|x| x.starts_with("shared"))
         });
         let warp_size = cfg.warp_size.max(1) as usize;
         let nthreads: u32 = cfg.block.iter().product();

@@ -60,7 +60,8 @@ fn lanes_of_a_warp_need_a_warp_barrier() {
 #[test]
 fn a_warp_barrier_orders_only_the_lanes_of_its_mask() {
     // Lanes 0-15 and 16-31 each sync among themselves; lane 15 reads lane 14 (ordered)...
-    let ok = exchange("bar.warp.sync %r9;").replace("mov.u32 %r1, %tid.x;", "mov.u32 %r1, %tid.x; setp.lt.u32 %p1, %r1, 16; selp.b32 %r9, 0xffff, 0xffff0000, %p1;");
+    let ok = exchange("bar.warp.sync %r9;")
+        .replace("mov.u32 %r1, %tid.x;", "mov.u32 %r1, %tid.x; setp.lt.u32 %p1, %r1, 16; selp.b32 %r9, 0xffff, 0xffff0000, %p1;");
     // ...which takes both halves executing separately: diverge first.
     let ok = ok.replace("bar.warp.sync %r9;", "@%p1 bra A; bar.warp.sync %r9; bra.uni B; A: bar.warp.sync %r9; B:");
     let d = check(&ok, 32, false);
@@ -125,7 +126,11 @@ fn barriers_and_uninitialised_shared_memory() {
     let d = check("mov.u32 %r1, %tid.x; setp.lt.u32 %p1, %r1, 16; @!%p1 bra E; bar.sync 0; E: ret;", 64, false);
     assert!(kinds(&d).contains(&DiagKind::BarrierDivergence), "{d:#?}");
     // barrier.sync (not aligned) may be reached by lanes one at a time... as long as all do.
-    let d = check("mov.u32 %r1, %tid.x; setp.lt.u32 %p1, %r1, 16; @%p1 bra A; barrier.sync 0; bra.uni E; A: barrier.sync 0; E: ret;", 32, false);
+    let d = check(
+        "mov.u32 %r1, %tid.x; setp.lt.u32 %p1, %r1, 16; @%p1 bra A; barrier.sync 0; bra.uni E; A: barrier.sync 0; E: ret;",
+        32,
+        false,
+    );
     assert!(!kinds(&d).contains(&DiagKind::BarrierDivergence), "{d:#?}");
     // Reading shared memory nobody wrote.
     let d = check("mov.u32 %r3, s; ld.shared.u32 %r1, [%r3+8]; ret;", 32, false);

@@ -58,12 +58,17 @@ pub fn render(diags: &[Diagnostic]) -> String {
 
 /// The launch's stats for a checked run; on a fault, shows the findings
 /// (the fault among them) and returns the fault as the error.
-pub fn checked_result(r: Result<warpsim_engine::LaunchStats, warpsim_engine::LaunchError>, diags: &[Diagnostic], json: bool) -> anyhow::Result<warpsim_engine::LaunchStats> {
+pub fn checked_result(
+    r: Result<warpsim_engine::LaunchStats, warpsim_engine::LaunchError>,
+    diags: &[Diagnostic],
+    json: bool,
+) -> anyhow::Result<warpsim_engine::LaunchStats> {
     match r {
         Ok(s) => Ok(s),
         Err(e) => {
             if json {
-                let j = serde_json::json!({"error": e.to_string(), "diagnostics": diags.iter().map(Diagnostic::to_json).collect::<Vec<_>>()});
+                let j =
+                    serde_json::json!({"error": e.to_string(), "diagnostics": diags.iter().map(Diagnostic::to_json).collect::<Vec<_>>()});
                 println!("{}", serde_json::to_string_pretty(&j)?);
             } else {
                 print!("{}", render(diags));

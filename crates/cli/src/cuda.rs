@@ -44,11 +44,21 @@ pub const CLANG_FLAGS: [&str; 9] = [
 #[derive(Debug)]
 pub enum CudaError {
     /// No clang on PATH (the names tried are listed).
-    NoClang { file: PathBuf },
+    NoClang {
+        file: PathBuf,
+    },
     /// Only clangs older than [`MIN_CLANG`].
-    OldClang { file: PathBuf, found: String, version: u32 },
+    OldClang {
+        file: PathBuf,
+        found: String,
+        version: u32,
+    },
     /// clang ran and failed: its messages.
-    Compile { file: PathBuf, clang: String, stderr: String },
+    Compile {
+        file: PathBuf,
+        clang: String,
+        stderr: String,
+    },
     Io(String),
 }
 
@@ -162,7 +172,8 @@ impl HeaderDir {
         std::fs::create_dir_all(&d).map_err(io)?;
         std::fs::write(d.join("warpsim_cuda.h"), HEADER).map_err(io)?;
         for stub in ["cuda_runtime.h", "cuda.h", "device_launch_parameters.h", "cuda_runtime_api.h"] {
-            std::fs::write(d.join(stub), "// stand-in: warpsim's device API is in warpsim_cuda.h\n#include \"warpsim_cuda.h\"\n").map_err(io)?;
+            std::fs::write(d.join(stub), "// stand-in: warpsim's device API is in warpsim_cuda.h\n#include \"warpsim_cuda.h\"\n")
+                .map_err(io)?;
         }
         Ok(HeaderDir(d))
     }

@@ -232,9 +232,8 @@ impl Runner {
         let specs: Vec<ParamSpec> = params.iter().map(|p| parse_param_arg(p)).collect::<Result<_, _>>()?;
         let prepared = prepare(program, kernel, &specs).map_err(|e| anyhow!(e))?;
         let opts = RunOptions { warp_size, metrics: true, ..Default::default() };
-        let (stats, metrics) = prepared
-            .launch_with_metrics([grid, 1, 1], [block, 1, 1], 0, &opts, None)
-            .map_err(|e| anyhow!("{kernel}: {e}"))?;
+        let (stats, metrics) =
+            prepared.launch_with_metrics([grid, 1, 1], [block, 1, 1], 0, &opts, None).map_err(|e| anyhow!("{kernel}: {e}"))?;
         self.progress.step(kernel);
         Ok(Ran { stats, metrics, prepared })
     }
@@ -414,8 +413,7 @@ fn coalescing(r: &mut Runner) -> Result<Vec<CoalesceRow>> {
     let n = 8192u32;
     let mut rows = Vec::new();
     for (i, s) in COALESCE_STRIDES.into_iter().enumerate() {
-        let params =
-            [format!("in:f32[{}]=unit_f32:in", n * s), format!("out:f32[{n}]=zeros:out"), format!("i32={s}"), format!("i32={n}")];
+        let params = [format!("in:f32[{}]=unit_f32:in", n * s), format!("out:f32[{n}]=zeros:out"), format!("i32={s}"), format!("i32={n}")];
         let ran = r.launch("strided_read", n / 256, 256, &[&params[0], &params[1], &params[2], &params[3]], 32)?;
         let t = &ran.metrics.totals;
         rows.push(CoalesceRow {
@@ -632,10 +630,7 @@ pub fn render_text(d: &DemoResults, st: Style) -> String {
     s += "\n";
     s += &st.head("2. Divergence: a warp runs both sides of a branch its lanes disagree on");
     s += "\n";
-    s += &format!(
-        "  {} blocks of {}, {} iterations of one fma per path\n",
-        dv.blocks, dv.threads_per_block, dv.iterations
-    );
+    s += &format!("  {} blocks of {}, {} iterations of one fma per path\n", dv.blocks, dv.threads_per_block, dv.iterations);
     s += &format!(
         "  {:<28} {:>10} {:>8} {:>9} {:>7} {:>7} {:>8} {:>6}\n",
         "paths", "warp insts", "thr/inst", "divergent", "insts x", "cycles", "cycles x", "H200 x"
@@ -662,9 +657,7 @@ pub fn render_text(d: &DemoResults, st: Style) -> String {
              instructions; four paths per warp, four times. A split on a warp boundary costs nothing: divergence is per \
              warp. Cycles come from warpsim's timing model ({} preset, launch overhead left out); the H200 took \
              {:.2}x and {:.2}x the cycles (the seed's T4: 2.02x).",
-            d.timing_gpu,
-            H200_PARITY_X,
-            H200_4WAY_X
+            d.timing_gpu, H200_PARITY_X, H200_4WAY_X
         ),
     );
     para(
@@ -745,7 +738,11 @@ pub fn render_text(d: &DemoResults, st: Style) -> String {
     for r in &rd.rows {
         s += &format!(
             "  {:<18} {:>16.0} {:>10.0} {:>10.0} {:>15.0} {:>10.1}\n",
-            r.kernel, r.warp_instructions_per_block, r.shuffles_per_block, r.barriers_per_block, r.shared_instructions_per_block,
+            r.kernel,
+            r.warp_instructions_per_block,
+            r.shuffles_per_block,
+            r.barriers_per_block,
+            r.shared_instructions_per_block,
             r.threads_per_instruction
         );
     }
@@ -795,7 +792,8 @@ pub fn render_text(d: &DemoResults, st: Style) -> String {
     s += "\n";
     s += &st.head("7. The same kernel on a 32-lane GPU (NVIDIA warp) and a 64-lane GPU (AMD CDNA wavefront)");
     s += "\n";
-    s += &format!("  {:>10} {:>8} {:>12} {:>10} {:>12} {:>12}\n", "lanes", "threads", "warps/waves", "thr/inst", "lanes busy", "idle lanes");
+    s +=
+        &format!("  {:>10} {:>8} {:>12} {:>10} {:>12} {:>12}\n", "lanes", "threads", "warps/waves", "thr/inst", "lanes busy", "idle lanes");
     for w in &d.wavefront {
         s += &format!(
             "  {:>10} {:>8} {:>12} {:>10.1} {} {:>12}\n",

@@ -382,7 +382,11 @@ fn cmd_corpus(a: CorpusArgs) -> Result<()> {
     let bad: Vec<_> = outcomes
         .iter()
         .zip(manifest.cases.iter().filter(|c| a.cases.is_empty() || a.cases.contains(&c.name)))
-        .filter(|(o, c)| o.status == CaseStatus::Fail || (o.status == CaseStatus::Error && c.expect_diagnostic.is_none()) || !warpsim::checking::case_ok(o, c.expect_diagnostic.is_some()))
+        .filter(|(o, c)| {
+            o.status == CaseStatus::Fail
+                || (o.status == CaseStatus::Error && c.expect_diagnostic.is_none())
+                || !warpsim::checking::case_ok(o, c.expect_diagnostic.is_some())
+        })
         .map(|(o, _)| o.name.clone())
         .collect();
     if !bad.is_empty() {

@@ -99,10 +99,7 @@ pub fn cmd_occupancy(a: OccupancyArgs) -> Result<()> {
     } else {
         if estimated {
             let e = estimate.as_ref().unwrap();
-            println!(
-                "registers per thread: {regs} (an estimate from the PTX: {}; pass --regs for ptxas' figure)",
-                e.method
-            );
+            println!("registers per thread: {regs} (an estimate from the PTX: {}; pass --regs for ptxas' figure)", e.method);
         }
         print!("{}", occ.render_text(&preset));
     }
@@ -112,7 +109,12 @@ pub fn cmd_occupancy(a: OccupancyArgs) -> Result<()> {
 /// Occupancy of a launch on the preset that matches its warp size (H200 for
 /// 32 lanes, MI300X for 64), with registers estimated from the PTX: JSON and
 /// a one-line summary.
-pub fn launch_occupancy(p: &warpsim::runner::Prepared, block: [u32; 3], dynamic_shared: u32, warp_size: u32) -> Option<(serde_json::Value, String)> {
+pub fn launch_occupancy(
+    p: &warpsim::runner::Prepared,
+    block: [u32; 3],
+    dynamic_shared: u32,
+    warp_size: u32,
+) -> Option<(serde_json::Value, String)> {
     let preset = GpuPreset::by_name(if warp_size == 64 { "mi300x" } else { "h200" }).ok()?;
     let k = p.program.kernel(&p.kernel)?;
     let est = warpsim_ir::regs::estimate_registers(k);

@@ -40,7 +40,13 @@ pub fn place(program: &Program, k: &Kernel, pc: usize) -> String {
 /// resident blocks as the calculator allows (registers not counted: ptxas
 /// decides them, and PTX does not say), each warp's lanes lit or grey.
 /// `max_blocks` caps the resident blocks drawn (the seed's picture shows one).
-pub fn occupancy_view(preset: &GpuPreset, block_threads: u32, static_shared: u32, dynamic_shared: u32, max_blocks: Option<u32>) -> Option<OccupancyView> {
+pub fn occupancy_view(
+    preset: &GpuPreset,
+    block_threads: u32,
+    static_shared: u32,
+    dynamic_shared: u32,
+    max_blocks: Option<u32>,
+) -> Option<OccupancyView> {
     let o = occupancy(preset, &OccupancyInput::new(block_threads, 0).shared(static_shared, dynamic_shared)).ok()?;
     let ws = preset.warp_size;
     let blocks = max_blocks.map_or(o.blocks_per_sm, |m| m.min(o.blocks_per_sm));
@@ -120,11 +126,18 @@ pub fn build_report(
             format!("ceil({threads} / {warp_size}); the last warp has {last} of {warp_size} lanes"),
         ),
         SummaryItem::new("warps", stats.warps.to_string(), ""),
-        SummaryItem::new("warp instructions", t.ptx_warp_insts.to_string(), format!("PTX; about {} as SASS (moves and parameter loads folded)", t.warp_insts)),
+        SummaryItem::new(
+            "warp instructions",
+            t.ptx_warp_insts.to_string(),
+            format!("PTX; about {} as SASS (moves and parameter loads folded)", t.warp_insts),
+        ),
         SummaryItem::new(
             "threads per warp instruction",
             format!("{:.2} of {warp_size}", t.threads_per_inst()),
-            format!("{:.1}% of lanes busy (smsp__thread_inst_executed_per_inst_executed.ratio)", 100.0 * t.threads_per_inst() / warp_size as f64),
+            format!(
+                "{:.1}% of lanes busy (smsp__thread_inst_executed_per_inst_executed.ratio)",
+                100.0 * t.threads_per_inst() / warp_size as f64
+            ),
         ),
     ];
     if t.branch_targets > 0 {
@@ -180,9 +193,8 @@ pub fn build_report(
             ),
         ));
     }
-    let stalls: std::collections::HashMap<&str, u64> = timing
-        .map(|t| t.lines.iter().map(|l| (l.line.as_str(), l.stalls.iter().map(|s| s.1).sum::<u64>())).collect())
-        .unwrap_or_default();
+    let stalls: std::collections::HashMap<&str, u64> =
+        timing.map(|t| t.lines.iter().map(|l| (l.line.as_str(), l.stalls.iter().map(|s| s.1).sum::<u64>())).collect()).unwrap_or_default();
 
     let lines = m
         .lines
@@ -203,7 +215,8 @@ pub fn build_report(
                 divergent_branches: c.divergent_branches,
                 sectors_per_request: (c.global_requests > 0)
                     .then(|| (ratio(c.global_sectors, c.global_requests), ratio(c.global_ideal_sectors, c.global_requests))),
-                bank_conflicts: (c.shared_requests > 0).then(|| (l.bank_conflicts(), ratio(c.shared_wavefronts, c.shared_ideal_wavefronts))),
+                bank_conflicts: (c.shared_requests > 0)
+                    .then(|| (l.bank_conflicts(), ratio(c.shared_wavefronts, c.shared_ideal_wavefronts))),
                 stall_cycles: if timing.is_some() { Some(stalls.get(l.place.as_str()).copied().unwrap_or(0)) } else { None },
             }
         })
@@ -256,11 +269,9 @@ pub fn build_report(
         occupancy: occupancy_view(&preset, threads, k.shared_static_bytes, dynamic_shared, None),
         timeline,
         timeline_note,
-        notes: vec![
-            "Counts follow from lane masks and addresses alone and match Nsight Compute's on the corpus (requests, sectors, \
+        notes: vec!["Counts follow from lane masks and addresses alone and match Nsight Compute's on the corpus (requests, sectors, \
              wavefronts, bank conflicts); instruction counts are PTX instructions, which ptxas turns into somewhat fewer SASS ones."
-                .into(),
-        ],
+            .into()],
     }
 }
 
@@ -307,7 +318,8 @@ pub fn write_run_reports(r: RunReport<'_>) -> Result<Vec<PathBuf>> {
     }
     if let Some(path) = r.html {
         let m = r.metrics.context("the report needs the metrics (leave out --no-metrics)")?;
-        let rep = build_report(&p.program, &p.kernel, r.grid, r.block, r.shared, r.opts.warp_size, r.stats, m, timing.as_ref(), timeline, note);
+        let rep =
+            build_report(&p.program, &p.kernel, r.grid, r.block, r.shared, r.opts.warp_size, r.stats, m, timing.as_ref(), timeline, note);
         std::fs::write(path, warpsim_report::html(&rep)).with_context(|| format!("writing {}", path.display()))?;
         written.push(path.to_path_buf());
     }
@@ -317,7 +329,14 @@ pub fn write_run_reports(r: RunReport<'_>) -> Result<Vec<PathBuf>> {
 /// Runs the launch again, on fresh buffers, on the timing model (the
 /// `--gpu` of `--mode timing` if given, else the H200, or the MI300X for
 /// 64-lane wavefronts) with the timeline recorded.
-pub fn timed_run(p: &Prepared, params: &[ParamSpec], grid: [u32; 3], block: [u32; 3], shared: u32, opts: &RunOptions) -> Result<TimingReport, String> {
+pub fn timed_run(
+    p: &Prepared,
+    params: &[ParamSpec],
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared: u32,
+    opts: &RunOptions,
+) -> Result<TimingReport, String> {
     let fresh = prepare(p.program.clone(), &p.kernel, params)?;
     let gpu = match &opts.timing {
         Some(m) => m.gpu.clone(),

@@ -5,11 +5,11 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use warpsim_engine::{alloc_module_globals, launch, launch_observed, GlobalMemory, LaunchConfig, LaunchError, LaunchStats, Schedule};
 use warpsim_check::{CheckOptions, Diagnostic};
-use warpsim_metrics::{LaunchMetrics, MetricsObserver};
+use warpsim_engine::{alloc_module_globals, launch, launch_observed, GlobalMemory, LaunchConfig, LaunchError, LaunchStats, Schedule};
 use warpsim_ir::Program;
 use warpsim_launch::{check::Checker, BufferInit, Case, CheckResult, Init, NamedInit, ParamSpec, Role};
+use warpsim_metrics::{LaunchMetrics, MetricsObserver};
 
 /// Engine settings that are not part of a case.
 #[derive(Clone, Debug)]
@@ -200,7 +200,13 @@ pub fn prepare(program: std::sync::Arc<Program>, kernel: &str, params: &[ParamSp
 }
 
 impl Prepared {
-    pub fn launch(&self, grid: [u32; 3], block: [u32; 3], dynamic_shared_bytes: u32, opts: &RunOptions) -> Result<LaunchStats, LaunchError> {
+    pub fn launch(
+        &self,
+        grid: [u32; 3],
+        block: [u32; 3],
+        dynamic_shared_bytes: u32,
+        opts: &RunOptions,
+    ) -> Result<LaunchStats, LaunchError> {
         if opts.timing.is_some() {
             return self.launch_timed(grid, block, dynamic_shared_bytes, opts, None, None).map(|(s, _)| s);
         }
@@ -266,7 +272,15 @@ impl Prepared {
     ) -> (Result<LaunchStats, LaunchError>, Vec<Diagnostic>) {
         let cfg = self.config(grid, block, dynamic_shared_bytes, opts);
         let k = self.program.kernel(&self.kernel).expect("prepared kernel");
-        let r = warpsim_check::check_launch(&self.program, k, &self.mem, &self.globals, &self.params, &cfg, &CheckOptions { lockstep: opts.lockstep });
+        let r = warpsim_check::check_launch(
+            &self.program,
+            k,
+            &self.mem,
+            &self.globals,
+            &self.params,
+            &cfg,
+            &CheckOptions { lockstep: opts.lockstep },
+        );
         (r.result, r.diagnostics)
     }
 

@@ -282,7 +282,14 @@ fn buggy_kernels_are_reported() {
         ("oob_shared", vec![buf_i32("idx", &idx), i32s("out", 64, Zeros)], 1, 64, OutOfBounds, "shared"),
         ("misaligned_read", vec![buf("bytes", Dtype::U8, 160, Iota), i32s("out", 32, Zeros)], 1, 32, Misaligned, ""),
         ("uninit_shared", vec![f32s("out", 64, Zeros)], 1, 64, Uninitialized, "shared memory"),
-        ("uninit_local", vec![i32s("in", 16, Iota), buf_i32("pick", &iota(32)), i32s("out", 32, Zeros), int(4)], 1, 32, Uninitialized, "local memory"),
+        (
+            "uninit_local",
+            vec![i32s("in", 16, Iota), buf_i32("pick", &iota(32)), i32s("out", 32, Zeros), int(4)],
+            1,
+            32,
+            Uninitialized,
+            "local memory",
+        ),
     ];
     for (build, ptx) in &builds {
         for (kernel, params, grid, block, kind, text) in &cases {
@@ -290,10 +297,7 @@ fn buggy_kernels_are_reported() {
             let hit = d.iter().find(|x| x.kind == *kind);
             assert!(hit.is_some(), "{kernel} ({build}): want {kind:?}, got:\n{}", show(&d));
             let hit = hit.unwrap();
-            assert!(
-                hit.message.contains(text) || hit.space == Some(*text),
-                "{kernel} ({build}): message lacks {text:?}: {hit}"
-            );
+            assert!(hit.message.contains(text) || hit.space == Some(*text), "{kernel} ({build}): message lacks {text:?}: {hit}");
             assert!(hit.ptx_line() > 0, "{kernel}: no PTX line");
             if *build == "O0-g" {
                 assert!(hit.source_line().is_some_and(|s| s.starts_with("buggy.cu:")), "{kernel} ({build}): no source line: {hit}");
@@ -345,7 +349,12 @@ fn correct_kernels_are_silent() {
         ("histogram_atomics", vec![i32s("in", 1000, HashU32), i32s("hist", 16, Zeros), int(1000)], 4, 64),
         ("block_reduce", vec![f32s("in", 512, UnitF32), f32s("out", 2, Zeros)], 2, 256),
         ("named_barriers", vec![i32s("in", 64, Iota), i32s("out", 64, Zeros)], 1, 64),
-        ("last_block_sum", vec![f32s("in", 512, UnitF32), f32s("partial", 8, Zeros), buf("ticket", Dtype::U32, 1, Zeros), f32s("total", 1, Zeros)], 8, 64),
+        (
+            "last_block_sum",
+            vec![f32s("in", 512, UnitF32), f32s("partial", 8, Zeros), buf("ticket", Dtype::U32, 1, Zeros), f32s("total", 1, Zeros)],
+            8,
+            64,
+        ),
         ("stencil_global", vec![f32s("in", 250, UnitF32), f32s("tmp", 250, Zeros), f32s("out", 250, Zeros), int(250)], 4, 64),
         ("early_exit_shuffle", vec![i32s("in", 100, Iota), i32s("out", 100, Zeros), int(100)], 2, 64),
         ("local_array", vec![i32s("in", 64, Iota), i32s("out", 64, Zeros)], 1, 64),

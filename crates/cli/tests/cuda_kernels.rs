@@ -85,7 +85,8 @@ fn out_dir() -> &'static PathBuf {
         let parent = std::env::temp_dir().join("warpsim-cuda-kernels");
         if let Ok(entries) = std::fs::read_dir(&parent) {
             for e in entries.flatten() {
-                let old = e.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok()).is_some_and(|age| age.as_secs() > 3600);
+                let old =
+                    e.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok()).is_some_and(|age| age.as_secs() > 3600);
                 if old {
                     let _ = std::fs::remove_dir_all(e.path());
                 }
@@ -115,7 +116,9 @@ fn have_clang() -> bool {
 fn cuda(file: &str) -> Option<Vec<Arc<Ptx>>> {
     static CACHE: OnceLock<Mutex<HashMap<String, Vec<Arc<Ptx>>>>> = OnceLock::new();
     if !have_clang() {
-        eprintln!("SKIPPED: {CLANG} is not on PATH, so the CUDA kernel tests cannot compile {file} (CI installs it; apt-get install clang-19)");
+        eprintln!(
+            "SKIPPED: {CLANG} is not on PATH, so the CUDA kernel tests cannot compile {file} (CI installs it; apt-get install clang-19)"
+        );
         return None;
     }
     let mut cache = CACHE.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
@@ -199,7 +202,13 @@ fn buf<T: Elem>(name: &str, data: &[T]) -> ParamSpec {
 
 /// A zero-filled buffer of `count` elements.
 fn zeros<T: Elem>(name: &str, count: usize) -> ParamSpec {
-    ParamSpec::Buffer(BufferSpec { name: name.into(), dtype: T::DTYPE, count: count as u64, init: Init::Named(NamedInit::Zeros), role: Role::Inout })
+    ParamSpec::Buffer(BufferSpec {
+        name: name.into(),
+        dtype: T::DTYPE,
+        count: count as u64,
+        init: Init::Named(NamedInit::Zeros),
+        role: Role::Inout,
+    })
 }
 
 fn scalar<T: Elem>(v: T) -> ParamSpec {
@@ -423,8 +432,12 @@ fn transpose_2d_through_padded_shared_memory() {
         ptx.assert_has("transpose", &["%tid.y", "%ctaid.y", "bar.sync", "st.shared", "ld.shared"]);
         let (w, h) = (70usize, 45usize);
         let input = Rng(4).u32s(w * h);
-        let l =
-            Launch { grid: [w.div_ceil(16) as u32, h.div_ceil(16) as u32, 1], block: [16, 16, 1], dynamic_shared: 0, opts: RunOptions::default() };
+        let l = Launch {
+            grid: [w.div_ceil(16) as u32, h.div_ceil(16) as u32, 1],
+            block: [16, 16, 1],
+            dynamic_shared: 0,
+            opts: RunOptions::default(),
+        };
         let out = run(&ptx, "transpose", &[buf("in", &input), zeros::<u32>("out", w * h), scalar(w as i32), scalar(h as i32)], &l);
         let mut want = vec![0u32; w * h];
         for r in 0..h {
@@ -466,8 +479,12 @@ fn block_reduction_in_shared_memory() {
         let n = 3000usize;
         let input = Rng(6).units(n, 4.0);
         let (block, blocks) = (256usize, n.div_ceil(512));
-        let out =
-            run(&ptx, "block_reduce", &[buf("in", &input), zeros::<f32>("out", blocks), scalar(n as u32)], &Launch::new(blocks as u32, block as u32));
+        let out = run(
+            &ptx,
+            "block_reduce",
+            &[buf("in", &input), zeros::<f32>("out", blocks), scalar(n as u32)],
+            &Launch::new(blocks as u32, block as u32),
+        );
         let want: Vec<f32> = (0..blocks)
             .map(|b| {
                 let mut s: Vec<f32> = (0..block)
@@ -558,7 +575,8 @@ fn segmented_scan_with_width_8_shuffles() {
         ptx.assert_has("segmented_scan8", &["shfl.sync.up.b32", "shfl.sync.idx.b32"]);
         let n = 64;
         let input: Vec<i32> = Rng(10).u32s(n).into_iter().map(|x| (x % 100) as i32).collect();
-        let out = run(&ptx, "segmented_scan8", &[buf("in", &input), zeros::<i32>("scan", n), zeros::<i32>("total", n)], &Launch::new(1, 64));
+        let out =
+            run(&ptx, "segmented_scan8", &[buf("in", &input), zeros::<i32>("scan", n), zeros::<i32>("total", n)], &Launch::new(1, 64));
         let mut scan = vec![0i32; n];
         let mut total = vec![0i32; n];
         for (s, seg) in input.chunks(8).enumerate() {
@@ -857,8 +875,12 @@ fn integer_intrinsics_64_bit_arithmetic_and_division() {
             let dv = if i % 3 == 0 { edge_d[i / 3 % edge_d.len()] } else { (r.next() as i32) >> (r.next() % 31) };
             d.push(if dv == 0 { 5 } else { dv });
         }
-        let out =
-            run(&ptx, "int_ops", &[buf("a", &a), buf("b", &b), buf("d", &d), zeros::<u32>("out", 40 * 256), scalar(n as u32)], &Launch::new(4, 64));
+        let out = run(
+            &ptx,
+            "int_ops",
+            &[buf("a", &a), buf("b", &b), buf("d", &d), zeros::<u32>("out", 40 * 256), scalar(n as u32)],
+            &Launch::new(4, 64),
+        );
         let mut want = vec![0u32; 40 * 256];
         for i in 0..n {
             want[40 * i..40 * i + 40].copy_from_slice(&int_ops_ref(a[i], b[i], d[i]));
@@ -1034,7 +1056,8 @@ fn float_conversions_rounding_half_and_double() {
             })
             .collect();
         let n = fs.len();
-        let out = run(&ptx, "float_conv", &[buf("f", &fs), buf("k", &ks), zeros::<u32>("out", 16 * 128), scalar(n as u32)], &Launch::new(2, 64));
+        let out =
+            run(&ptx, "float_conv", &[buf("f", &fs), buf("k", &ks), zeros::<u32>("out", 16 * 128), scalar(n as u32)], &Launch::new(2, 64));
         let got = out.get::<u32>("out");
         for k in 0..16 {
             let bad: Vec<String> = (0..n)
@@ -1112,10 +1135,14 @@ fn double_ref(a: f64, b: f64, c: f64) -> [f64; 10] {
 #[test]
 fn double_precision_arithmetic() {
     for ptx in cuda_or_skip!("floatops.cu") {
-        ptx.assert_has("double_arith", &["add.rn.f64", "sub.rn.f64", "mul.rn.f64", "div.rn.f64", "sqrt.rn.f64", "fma.rn.f64", "min.f64", "max.f64"]);
+        ptx.assert_has(
+            "double_arith",
+            &["add.rn.f64", "sub.rn.f64", "mul.rn.f64", "div.rn.f64", "sqrt.rn.f64", "fma.rn.f64", "min.f64", "max.f64"],
+        );
         // No NaN inputs (which NaN propagates is the hardware's choice); NaNs
         // produced here (inf - inf, 0 / 0, inf * 0) are checked.
-        let special = [0.0, -0.0, 1.0, -1.0, f64::INFINITY, f64::NEG_INFINITY, 1e-310, -2.5e-320, f64::MAX, f64::MIN_POSITIVE, 3.0, 1.0 / 3.0];
+        let special =
+            [0.0, -0.0, 1.0, -1.0, f64::INFINITY, f64::NEG_INFINITY, 1e-310, -2.5e-320, f64::MAX, f64::MIN_POSITIVE, 3.0, 1.0 / 3.0];
         let mut r = Rng(17);
         let mut a = Vec::new();
         let mut b = Vec::new();
@@ -1191,7 +1218,10 @@ fn float_math_ref(a: f32, b: f32) -> [f32; 12] {
 #[test]
 fn float_min_max_abs_copysign_sqrt_div() {
     for ptx in cuda_or_skip!("floatops.cu") {
-        ptx.assert_has("float_math", &["min.f32", "max.f32", "abs.f32", "sqrt.rn.f32", "div.rn.f32", "fma.rn.f32", "rcp.rn.f32", "neg.f32"]);
+        ptx.assert_has(
+            "float_math",
+            &["min.f32", "max.f32", "abs.f32", "sqrt.rn.f32", "div.rn.f32", "fma.rn.f32", "rcp.rn.f32", "neg.f32"],
+        );
         let special = [
             0.0f32,
             -0.0,
@@ -1220,7 +1250,8 @@ fn float_min_max_abs_copysign_sqrt_div() {
             }
         }
         let n = a.len();
-        let out = run(&ptx, "float_math", &[buf("a", &a), buf("b", &b), zeros::<f32>("out", 12 * n), scalar(n as u32)], &Launch::new(4, 64));
+        let out =
+            run(&ptx, "float_math", &[buf("a", &a), buf("b", &b), zeros::<f32>("out", 12 * n), scalar(n as u32)], &Launch::new(4, 64));
         let got = out.get::<f32>("out");
         for k in 0..12 {
             let bad: Vec<String> = (0..n)
@@ -1291,7 +1322,13 @@ fn divergent_while_loop_with_lane_dependent_trip_count() {
         let out = run(
             &ptx,
             "divergent_loop",
-            &[buf("in", &input), zeros::<u32>("steps", n), zeros::<u32>("peak", n), zeros::<u32>("active_sum", n), zeros::<u32>("after", n)],
+            &[
+                buf("in", &input),
+                zeros::<u32>("steps", n),
+                zeros::<u32>("peak", n),
+                zeros::<u32>("active_sum", n),
+                zeros::<u32>("after", n),
+            ],
             &Launch::new(2, 64),
         );
         let collatz = |mut x: u32| {
@@ -1377,7 +1414,11 @@ fn warp_size_64_forms_one_wavefront_of_64_lanes() {
         check("wave64 warp", &out.get::<u32>("warp"), &(0..n as u32).map(|t| t / 64).collect::<Vec<_>>());
         // ballot(lane < 40): the low half sees its 32 lanes all set, the high
         // half sees lanes 32..39, as bits 0..7.
-        check("wave64 ballot", &out.get::<u32>("ballot"), &(0..n).map(|t| if t % 64 < 32 { 0xffff_ffff } else { 0xff }).collect::<Vec<_>>());
+        check(
+            "wave64 ballot",
+            &out.get::<u32>("ballot"),
+            &(0..n).map(|t| if t % 64 < 32 { 0xffff_ffff } else { 0xff }).collect::<Vec<_>>(),
+        );
         assert_eq!(out.stats.warps, 2, "{:?}", out.stats);
 
         // The same kernel with 32-lane warps: twice the warps, each instruction
@@ -1467,14 +1508,16 @@ fn struct_passed_by_value_and_constant_array() {
         bytes[4..8].copy_from_slice(&offset.to_le_bytes());
         bytes[8] = shift;
         bytes[16..24].copy_from_slice(&bias.to_le_bytes());
-        let out = run_with(&ptx, "struct_param", &[scalar(0u64), buf("in", &input), zeros::<f64>("out", n)], &Launch::new(1, n as u32), |p| {
-            let k = p.program.kernel("struct_param").unwrap();
-            assert_eq!(k.params[0].size, 24, "{:?}", k.params[0]);
-            let off = k.params[0].offset as usize;
-            p.params[off..off + 24].copy_from_slice(&bytes);
-        });
+        let out =
+            run_with(&ptx, "struct_param", &[scalar(0u64), buf("in", &input), zeros::<f64>("out", n)], &Launch::new(1, n as u32), |p| {
+                let k = p.program.kernel("struct_param").unwrap();
+                assert_eq!(k.params[0].size, 24, "{:?}", k.params[0]);
+                let off = k.params[0].offset as usize;
+                p.params[off..off + 24].copy_from_slice(&bytes);
+            });
         let coeffs = [0.5f32, -1.25, 2.0, 0.125];
-        let want: Vec<f64> = (0..n).map(|i| bias + ((input[i] * scale + coeffs[i & 3]) as f64 + ((i as i32 + offset) >> shift) as f64)).collect();
+        let want: Vec<f64> =
+            (0..n).map(|i| bias + ((input[i] * scale + coeffs[i & 3]) as f64 + ((i as i32 + offset) >> shift) as f64)).collect();
         check("struct_param out", &out.get::<f64>("out"), &want);
     }
 }
@@ -1498,7 +1541,13 @@ fn wide_float_and_double_atomics() {
         let out = run(
             &ptx,
             "atomics_wide",
-            &[buf("in", &input), zeros::<f32>("fsum", 1), zeros::<f64>("dsum", 1), buf("minmax", &[i32::MAX, i32::MIN]), buf("last", &[-1i32; 4])],
+            &[
+                buf("in", &input),
+                zeros::<f32>("fsum", 1),
+                zeros::<f64>("dsum", 1),
+                buf("minmax", &[i32::MAX, i32::MIN]),
+                buf("last", &[-1i32; 4]),
+            ],
             &Launch::new(4, 64),
         );
         let sum = input.iter().fold(0u64, |a, &v| a.wrapping_add((v as u64) << 20));
@@ -1575,7 +1624,15 @@ fn half_precision_f16x2_f16_and_bf16() {
         let out = run(
             &ptx,
             "half_math",
-            &[buf("a", &a), buf("b", &b), zeros::<u16>("c", 2 * n), zeros::<u16>("d", n), zeros::<f32>("e", n), buf("f", &f), zeros::<u16>("bf", n)],
+            &[
+                buf("a", &a),
+                buf("b", &b),
+                zeros::<u16>("c", 2 * n),
+                zeros::<u16>("d", n),
+                zeros::<f32>("e", n),
+                buf("f", &f),
+                zeros::<u16>("bf", n),
+            ],
             &Launch::new(4, 64),
         );
         let c: Vec<u16> = (0..2 * n)
@@ -1627,7 +1684,8 @@ fn approximate_float_instructions_within_ptx_bounds() {
         let n = 256;
         let a: Vec<f32> = (0..n).map(|_| r.unit() * std::f32::consts::TAU).collect();
         let b: Vec<f32> = (0..n).map(|_| 2f32.powf(r.unit() * 20.0)).collect();
-        let out = run(&ptx, "float_approx", &[buf("a", &a), buf("b", &b), zeros::<f32>("out", 8 * n), scalar(n as u32)], &Launch::new(4, 64));
+        let out =
+            run(&ptx, "float_approx", &[buf("a", &a), buf("b", &b), zeros::<f32>("out", 8 * n), scalar(n as u32)], &Launch::new(4, 64));
         let got = out.get::<f32>("out");
         // (name, exact value, allowed error): the PTX ISA's bounds.
         for i in 0..n {

@@ -45,7 +45,11 @@ fn warpsim(args: &[&str], out: &Path) -> Output {
 fn npy(path: &Path) -> Vec<u8> {
     let b = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert!(b.starts_with(b"\x93NUMPY"));
-    let (hlen, start) = if b[6] == 1 { (u16::from_le_bytes([b[8], b[9]]) as usize, 10) } else { (u32::from_le_bytes(b[8..12].try_into().unwrap()) as usize, 12) };
+    let (hlen, start) = if b[6] == 1 {
+        (u16::from_le_bytes([b[8], b[9]]) as usize, 10)
+    } else {
+        (u32::from_le_bytes(b[8..12].try_into().unwrap()) as usize, 12)
+    };
     b[start + hlen..].to_vec()
 }
 
@@ -174,7 +178,13 @@ fn own_kernels_compute_the_right_answers() {
     let d = tmp("warp_api");
     let file = cu("warp_api.cu");
     let o = warpsim(
-        &run_args(&file, "warp_api", "1", "64", &["in:u32[64]=iota:in", "out:u32[256]=zeros:out", "wide:u64[64]=zeros:out", "d:f64[64]=zeros:out", "counts:i32[4]=zeros:out"]),
+        &run_args(
+            &file,
+            "warp_api",
+            "1",
+            "64",
+            &["in:u32[64]=iota:in", "out:u32[256]=zeros:out", "wide:u64[64]=zeros:out", "d:f64[64]=zeros:out", "counts:i32[4]=zeros:out"],
+        ),
         &d,
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -30,9 +30,7 @@ fn finding(needle: &str) -> String {
 
 /// The decimal numbers in `s`, in order.
 fn numbers(s: &str) -> Vec<f64> {
-    s.split(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .filter_map(|w| w.trim_end_matches('.').parse::<f64>().ok())
-        .collect()
+    s.split(|c: char| !(c.is_ascii_digit() || c == '.')).filter_map(|w| w.trim_end_matches('.').parse::<f64>().ok()).collect()
 }
 
 fn demo() -> &'static DemoResults {

@@ -58,8 +58,7 @@ fn root() -> PathBuf {
 // ---- inputs (the same functions as mma_gpu.cu) -------------------------------------------
 
 fn mix(i: u32, seed: u32) -> u32 {
-    let mut x =
-        i.wrapping_mul(0x9E37_79B1) ^ seed.wrapping_mul(0x85EB_CA77).wrapping_add(0x1656_67B1);
+    let mut x = i.wrapping_mul(0x9E37_79B1) ^ seed.wrapping_mul(0x85EB_CA77).wrapping_add(0x1656_67B1);
     x ^= x >> 16;
     x = x.wrapping_mul(0x7FEB_352D);
     x ^= x >> 15;
@@ -77,16 +76,10 @@ fn gen_f32(i: u32, s: u32) -> f32 {
     ((mix(i, s) & 0xFF_FFFF) as i32 - 0x80_0000) as f32 / 8_388_608.0
 }
 fn gen_f64(i: u32, s: u32) -> f64 {
-    (mix(i, s) as f64 - 2_147_483_648.0) / 2_147_483_648.0
-        + mix(i, s ^ 0x5555) as f64 / 9_007_199_254_740_992.0
+    (mix(i, s) as f64 - 2_147_483_648.0) / 2_147_483_648.0 + mix(i, s ^ 0x5555) as f64 / 9_007_199_254_740_992.0
 }
 fn f16_bits(v: f32) -> u16 {
-    cvt(
-        ScalarType::F16,
-        ScalarType::F32,
-        FMode::RN,
-        v.to_bits() as u64,
-    ) as u16
+    cvt(ScalarType::F16, ScalarType::F32, FMode::RN, v.to_bits() as u64) as u16
 }
 fn f16_val(b: u16) -> f64 {
     f64::from_bits(cvt(ScalarType::F64, ScalarType::F16, FMode::RN, b as u64))
@@ -98,9 +91,7 @@ fn vec_f16(n: usize, s: u32) -> Vec<u16> {
     (0..n as u32).map(|i| f16_bits(gen_f16(i, s))).collect()
 }
 fn vec_bf16(n: usize, s: u32) -> Vec<u16> {
-    (0..n as u32)
-        .map(|i| (gen_bf16(i, s).to_bits() >> 16) as u16)
-        .collect()
+    (0..n as u32).map(|i| (gen_bf16(i, s).to_bits() >> 16) as u16).collect()
 }
 fn vec_f32(n: usize, s: u32) -> Vec<f32> {
     (0..n as u32).map(|i| gen_f32(i, s)).collect()
@@ -132,9 +123,7 @@ macro_rules! bytes_of {
 bytes_of!(u8, u16, u32, i32, f32, f64);
 
 fn from_bytes<T: Copy, const N: usize>(b: &[u8], f: fn([u8; N]) -> T) -> Vec<T> {
-    b.chunks_exact(N)
-        .map(|c| f(c.try_into().unwrap()))
-        .collect()
+    b.chunks_exact(N).map(|c| f(c.try_into().unwrap())).collect()
 }
 fn as_f32(b: &[u8]) -> Vec<f32> {
     from_bytes(b, f32::from_le_bytes)
@@ -155,19 +144,12 @@ fn golden(name: &str) -> Vec<u8> {
 
 fn program(arch: &str) -> Arc<Program> {
     static CACHE: OnceLock<Mutex<HashMap<String, Arc<Program>>>> = OnceLock::new();
-    let mut c = CACHE
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
+    let mut c = CACHE.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
     c.entry(arch.to_string())
         .or_insert_with(|| {
             let path = root().join("gpu").join(format!("mma_gpu.{arch}.ptx"));
-            let src = std::fs::read_to_string(&path)
-                .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-            Arc::new(
-                warpsim_ir::compile_module(&path.display().to_string(), &src)
-                    .unwrap_or_else(|e| panic!("compiling {arch}: {e}")),
-            )
+            let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+            Arc::new(warpsim_ir::compile_module(&path.display().to_string(), &src).unwrap_or_else(|e| panic!("compiling {arch}: {e}")))
         })
         .clone()
 }
@@ -186,11 +168,7 @@ fn buffer(i: usize, data: &[u8]) -> ParamSpec {
         name: format!("p{i}"),
         dtype: Dtype::U8,
         count: data.len().max(1) as u64,
-        init: Init::Values(if data.is_empty() {
-            vec![Value::Bits(0)]
-        } else {
-            data.iter().map(|&b| Value::Bits(b as u64)).collect()
-        }),
+        init: Init::Values(if data.is_empty() { vec![Value::Bits(0)] } else { data.iter().map(|&b| Value::Bits(b as u64)).collect() }),
         role: Role::Inout,
     })
 }
@@ -202,26 +180,14 @@ struct Run {
 impl Run {
     /// Bytes of buffer argument `i`.
     fn buf(&self, i: usize) -> Vec<u8> {
-        let (_, base, len) = self
-            .p
-            .buffers
-            .iter()
-            .find(|b| b.0.name == format!("p{i}"))
-            .unwrap_or_else(|| panic!("no buffer p{i}"));
+        let (_, base, len) = self.p.buffers.iter().find(|b| b.0.name == format!("p{i}")).unwrap_or_else(|| panic!("no buffer p{i}"));
         let mut out = vec![0u8; *len as usize];
         self.p.mem.read(*base, &mut out).unwrap();
         out
     }
 }
 
-fn launch(
-    arch: &str,
-    kernel: &str,
-    args: Vec<Arg>,
-    grid: [u32; 3],
-    block: u32,
-    patch: impl FnOnce(&mut Prepared),
-) -> Run {
+fn launch(arch: &str, kernel: &str, args: Vec<Arg>, grid: [u32; 3], block: u32, patch: impl FnOnce(&mut Prepared)) -> Run {
     let prog = program(arch);
     let specs: Vec<ParamSpec> = args
         .iter()
@@ -229,26 +195,14 @@ fn launch(
         .map(|(i, a)| match a {
             Arg::Buf(b) => buffer(i, b),
             Arg::Zeros(n) => buffer(i, &vec![0u8; *n]),
-            Arg::I32(v) => ParamSpec::Scalar(ScalarParam {
-                name: None,
-                ty: Dtype::I32,
-                bits: *v as u32 as u64,
-            }),
-            Arg::Blob => ParamSpec::Scalar(ScalarParam {
-                name: None,
-                ty: Dtype::U64,
-                bits: 0,
-            }),
+            Arg::I32(v) => ParamSpec::Scalar(ScalarParam { name: None, ty: Dtype::I32, bits: *v as u32 as u64 }),
+            Arg::Blob => ParamSpec::Scalar(ScalarParam { name: None, ty: Dtype::U64, bits: 0 }),
         })
         .collect();
     let mut p = prepare(prog, kernel, &specs).unwrap_or_else(|e| panic!("preparing {kernel}: {e}"));
     patch(&mut p);
-    let opts = RunOptions {
-        max_warp_instructions_per_block: 1 << 26,
-        ..Default::default()
-    };
-    p.launch(grid, [block, 1, 1], 0, &opts)
-        .unwrap_or_else(|e| panic!("running {kernel} ({arch}): {e}"));
+    let opts = RunOptions { max_warp_instructions_per_block: 1 << 26, ..Default::default() };
+    p.launch(grid, [block, 1, 1], 0, &opts).unwrap_or_else(|e| panic!("running {kernel} ({arch}): {e}"));
     Run { p }
 }
 
@@ -287,14 +241,7 @@ fn ulps16(a: u16, b: u16) -> u32 {
 /// magnitudes of the terms (one ulp of the largest partial sum, or so). The
 /// relative error against float64 is scaled by that sum too and must stay
 /// under `rel`.
-fn check_f32(
-    what: &str,
-    got: &[f32],
-    gpu: &[f32],
-    reference: &[(f64, f64)],
-    max_ulp: Option<u32>,
-    rel: f64,
-) {
+fn check_f32(what: &str, got: &[f32], gpu: &[f32], reference: &[(f64, f64)], max_ulp: Option<u32>, rel: f64) {
     assert_eq!(got.len(), gpu.len(), "{what}: length");
     let mut worst_ulp = 0;
     let mut worst_rel = 0.0f64;
@@ -305,29 +252,15 @@ fn check_f32(
         worst_ulp = worst_ulp.max(u);
         exact += (u == 0) as usize;
         match max_ulp {
-            Some(m) => assert!(
-                u <= m,
-                "{what}[{i}]: warpsim {} vs GPU {} ({u} ulp)",
-                got[i],
-                gpu[i]
-            ),
+            Some(m) => assert!(u <= m, "{what}[{i}]: warpsim {} vs GPU {} ({u} ulp)", got[i], gpu[i]),
             None => {
                 let d = (got[i] as f64 - gpu[i] as f64).abs();
-                assert!(
-                    d <= scale * 2f64.powi(-22),
-                    "{what}[{i}]: warpsim {} vs GPU {} (terms of magnitude {scale})",
-                    got[i],
-                    gpu[i]
-                );
+                assert!(d <= scale * 2f64.powi(-22), "{what}[{i}]: warpsim {} vs GPU {} (terms of magnitude {scale})", got[i], gpu[i]);
             }
         }
         let e = (got[i] as f64 - r).abs() / scale.max(1e-30);
         worst_rel = worst_rel.max(e);
-        assert!(
-            e < rel,
-            "{what}[{i}]: warpsim {} vs float64 {r} (relative error {e:.3e})",
-            got[i]
-        );
+        assert!(e < rel, "{what}[{i}]: warpsim {} vs float64 {r} (relative error {e:.3e})", got[i]);
     }
     eprintln!(
         "{what}: {exact} of {} results bit-identical to the H200 (max {worst_ulp} ulp), max relative error {worst_rel:.2e} vs float64",
@@ -370,54 +303,15 @@ fn tf32(x: f32) -> f64 {
 fn mma_f16_bf16_m16n8k16_match_the_gpu() {
     for arch in ["sm_80", "sm_90a"] {
         for bf in [false, true] {
-            let a = if bf {
-                vec_bf16(256, 1)
-            } else {
-                vec_f16(256, 1)
-            };
-            let b = if bf {
-                vec_bf16(128, 2)
-            } else {
-                vec_f16(128, 2)
-            };
+            let a = if bf { vec_bf16(256, 1) } else { vec_f16(256, 1) };
+            let b = if bf { vec_bf16(128, 2) } else { vec_f16(128, 2) };
             let c = vec_f32(128, 3);
-            let kernel = if bf {
-                "_Z11k_mma_16816ILi1EEvPKtS1_PKfPf"
-            } else {
-                "_Z11k_mma_16816ILi0EEvPKtS1_PKfPf"
-            };
-            let r = one_warp(
-                arch,
-                kernel,
-                vec![
-                    Arg::Buf(a.bytes()),
-                    Arg::Buf(b.bytes()),
-                    Arg::Buf(c.bytes()),
-                    Arg::Zeros(512),
-                ],
-            );
+            let kernel = if bf { "_Z11k_mma_16816ILi1EEvPKtS1_PKfPf" } else { "_Z11k_mma_16816ILi0EEvPKtS1_PKfPf" };
+            let r = one_warp(arch, kernel, vec![Arg::Buf(a.bytes()), Arg::Buf(b.bytes()), Arg::Buf(c.bytes()), Arg::Zeros(512)]);
             let val = |x: u16| if bf { bf16_val(x) } else { f16_val(x) };
-            let refr = reference(
-                16,
-                8,
-                16,
-                |i, k| val(a[i * 16 + k]),
-                |k, n| val(b[n * 16 + k]),
-                |i, j| c[i * 8 + j] as f64,
-            );
-            let name = if bf {
-                "mma_m16n8k16_bf16"
-            } else {
-                "mma_m16n8k16_f16"
-            };
-            check_f32(
-                &format!("{name} {arch}"),
-                &as_f32(&r.buf(3)),
-                &as_f32(&golden(name)),
-                &refr,
-                F16_BF16_ULP,
-                1e-6,
-            );
+            let refr = reference(16, 8, 16, |i, k| val(a[i * 16 + k]), |k, n| val(b[n * 16 + k]), |i, j| c[i * 8 + j] as f64);
+            let name = if bf { "mma_m16n8k16_bf16" } else { "mma_m16n8k16_f16" };
+            check_f32(&format!("{name} {arch}"), &as_f32(&r.buf(3)), &as_f32(&golden(name)), &refr, F16_BF16_ULP, 1e-6);
         }
     }
 }
@@ -428,38 +322,18 @@ fn mma_f16_accumulators_match_the_gpu() {
     let r = one_warp(
         "sm_80",
         "_Z18k_mma_16816_f16accPKtS0_S0_Pt",
-        vec![
-            Arg::Buf(a.bytes()),
-            Arg::Buf(b.bytes()),
-            Arg::Buf(c.bytes()),
-            Arg::Zeros(256),
-        ],
+        vec![Arg::Buf(a.bytes()), Arg::Buf(b.bytes()), Arg::Buf(c.bytes()), Arg::Zeros(256)],
     );
     let got = as_u16(&r.buf(3));
     let gpu = as_u16(&golden("mma_m16n8k16_f16acc"));
-    let refr = reference(
-        16,
-        8,
-        16,
-        |i, k| f16_val(a[i * 16 + k]),
-        |k, n| f16_val(b[n * 16 + k]),
-        |i, j| f16_val(c[i * 8 + j]),
-    );
+    let refr = reference(16, 8, 16, |i, k| f16_val(a[i * 16 + k]), |k, n| f16_val(b[n * 16 + k]), |i, j| f16_val(c[i * 8 + j]));
     let mut worst = 0;
     for i in 0..got.len() {
         let u = ulps16(got[i], gpu[i]);
         worst = worst.max(u);
-        assert!(
-            !F16_ACC_EXACT || u == 0,
-            "[{i}] warpsim {} vs GPU {}",
-            f16_val(got[i]),
-            f16_val(gpu[i])
-        );
+        assert!(!F16_ACC_EXACT || u == 0, "[{i}] warpsim {} vs GPU {}", f16_val(got[i]), f16_val(gpu[i]));
         let (v, mag) = refr[i];
-        assert!(
-            (f16_val(got[i]) - v).abs() <= mag * 1e-3 + 1e-3,
-            "[{i}] vs float64 {v}"
-        );
+        assert!((f16_val(got[i]) - v).abs() <= mag * 1e-3 + 1e-3, "[{i}] vs float64 {v}");
     }
     eprintln!("mma f16 accumulators: max {worst} ulp from the H200");
 }
@@ -470,61 +344,18 @@ fn mma_m16n8k8_f16_and_tf32_match_the_gpu() {
     let r = one_warp(
         "sm_80",
         "_Z14k_mma_1688_f16PKtS0_PKfPf",
-        vec![
-            Arg::Buf(a.bytes()),
-            Arg::Buf(b.bytes()),
-            Arg::Buf(c.bytes()),
-            Arg::Zeros(512),
-        ],
+        vec![Arg::Buf(a.bytes()), Arg::Buf(b.bytes()), Arg::Buf(c.bytes()), Arg::Zeros(512)],
     );
-    let refr = reference(
-        16,
-        8,
-        8,
-        |i, k| f16_val(a[i * 8 + k]),
-        |k, n| f16_val(b[n * 8 + k]),
-        |i, j| c[i * 8 + j] as f64,
-    );
-    check_f32(
-        "mma_m16n8k8_f16",
-        &as_f32(&r.buf(3)),
-        &as_f32(&golden("mma_m16n8k8_f16")),
-        &refr,
-        F16_BF16_ULP,
-        1e-6,
-    );
+    let refr = reference(16, 8, 8, |i, k| f16_val(a[i * 8 + k]), |k, n| f16_val(b[n * 8 + k]), |i, j| c[i * 8 + j] as f64);
+    check_f32("mma_m16n8k8_f16", &as_f32(&r.buf(3)), &as_f32(&golden("mma_m16n8k8_f16")), &refr, F16_BF16_ULP, 1e-6);
     // tf32: the inputs are full f32 values; the tensor cores read their top 19 bits.
     let (a, b, c) = (vec_f32(128, 10), vec_f32(64, 11), vec_f32(128, 12));
-    for (kernel, k, name) in [
-        ("_Z15k_mma_1688_tf32PKjS0_PKfPf", 8, "mma_m16n8k8_tf32"),
-        ("_Z15k_mma_1684_tf32PKjS0_PKfPf", 4, "mma_m16n8k4_tf32"),
-    ] {
-        let r = one_warp(
-            "sm_80",
-            kernel,
-            vec![
-                Arg::Buf(a.bytes()),
-                Arg::Buf(b.bytes()),
-                Arg::Buf(c.bytes()),
-                Arg::Zeros(512),
-            ],
-        );
-        let refr = reference(
-            16,
-            8,
-            k,
-            |i, kk| tf32(a[i * k + kk]),
-            |kk, n| tf32(b[n * k + kk]),
-            |i, j| c[i * 8 + j] as f64,
-        );
-        check_f32(
-            name,
-            &as_f32(&r.buf(3)),
-            &as_f32(&golden(name)),
-            &refr,
-            TF32_ULP,
-            1e-6,
-        );
+    for (kernel, k, name) in
+        [("_Z15k_mma_1688_tf32PKjS0_PKfPf", 8, "mma_m16n8k8_tf32"), ("_Z15k_mma_1684_tf32PKjS0_PKfPf", 4, "mma_m16n8k4_tf32")]
+    {
+        let r = one_warp("sm_80", kernel, vec![Arg::Buf(a.bytes()), Arg::Buf(b.bytes()), Arg::Buf(c.bytes()), Arg::Zeros(512)]);
+        let refr = reference(16, 8, k, |i, kk| tf32(a[i * k + kk]), |kk, n| tf32(b[n * k + kk]), |i, j| c[i * 8 + j] as f64);
+        check_f32(name, &as_f32(&r.buf(3)), &as_f32(&golden(name)), &refr, TF32_ULP, 1e-6);
     }
 }
 
@@ -533,41 +364,12 @@ fn mma_integers_match_the_gpu_exactly() {
     let (a, b, c) = (vec_u8(512, 13), vec_u8(256, 14), vec_i32(128, 15));
     let c2: Vec<i32> = vec_i32(128, 16).into_iter().map(|x| x >> 8).collect();
     for (kernel, cc, out, name) in [
-        (
-            "_Z14k_mma_16832_s8ILi0EEvPKhS1_PKiPi",
-            &c,
-            512,
-            "mma_m16n8k32_s8",
-        ),
-        (
-            "_Z14k_mma_16832_s8ILi1EEvPKhS1_PKiPi",
-            &c,
-            512,
-            "mma_m16n8k32_s8_sat",
-        ),
-        (
-            "_Z16k_mma_16816_u8s8PKhS0_PKiPi",
-            &c2,
-            512,
-            "mma_m16n8k16_u8s8",
-        ),
-        (
-            "_Z15k_mma_8816_s8u8PKhS0_PKiPi",
-            &c2,
-            256,
-            "mma_m8n8k16_s8u8",
-        ),
+        ("_Z14k_mma_16832_s8ILi0EEvPKhS1_PKiPi", &c, 512, "mma_m16n8k32_s8"),
+        ("_Z14k_mma_16832_s8ILi1EEvPKhS1_PKiPi", &c, 512, "mma_m16n8k32_s8_sat"),
+        ("_Z16k_mma_16816_u8s8PKhS0_PKiPi", &c2, 512, "mma_m16n8k16_u8s8"),
+        ("_Z15k_mma_8816_s8u8PKhS0_PKiPi", &c2, 256, "mma_m8n8k16_s8u8"),
     ] {
-        let r = one_warp(
-            "sm_80",
-            kernel,
-            vec![
-                Arg::Buf(a.clone()),
-                Arg::Buf(b.clone()),
-                Arg::Buf(cc.bytes()),
-                Arg::Zeros(out),
-            ],
-        );
+        let r = one_warp("sm_80", kernel, vec![Arg::Buf(a.clone()), Arg::Buf(b.clone()), Arg::Buf(cc.bytes()), Arg::Zeros(out)]);
         assert_eq!(r.buf(3), golden(name), "{name}");
     }
 }
@@ -578,12 +380,7 @@ fn mma_f64_matches_the_gpu_exactly() {
     let r = one_warp(
         "sm_80",
         "_Z13k_mma_884_f64PKdS0_S0_Pd",
-        vec![
-            Arg::Buf(a.bytes()),
-            Arg::Buf(b.bytes()),
-            Arg::Buf(c.bytes()),
-            Arg::Zeros(512),
-        ],
+        vec![Arg::Buf(a.bytes()), Arg::Buf(b.bytes()), Arg::Buf(c.bytes()), Arg::Zeros(512)],
     );
     let got = as_f64(&r.buf(3));
     let gpu = as_f64(&golden("mma_m8n8k4_f64"));
@@ -592,20 +389,10 @@ fn mma_f64_matches_the_gpu_exactly() {
 
 #[test]
 fn ldmatrix_stmatrix_movmatrix_match_the_gpu() {
-    let input: Vec<u16> = (0..256u32)
-        .map(|i| (i.wrapping_mul(0x0101) ^ 0x5A00) as u16)
-        .collect();
-    let r = one_warp(
-        "sm_80",
-        "_Z10k_ldmatrixPKtPj",
-        vec![Arg::Buf(input.bytes()), Arg::Zeros(6 * 32 * 4 * 4)],
-    );
+    let input: Vec<u16> = (0..256u32).map(|i| (i.wrapping_mul(0x0101) ^ 0x5A00) as u16).collect();
+    let r = one_warp("sm_80", "_Z10k_ldmatrixPKtPj", vec![Arg::Buf(input.bytes()), Arg::Zeros(6 * 32 * 4 * 4)]);
     assert_eq!(r.buf(1), golden("ldmatrix"));
-    let r = one_warp(
-        "sm_90a",
-        "_Z10k_stmatrixPtPj",
-        vec![Arg::Zeros(6 * 256 * 2), Arg::Zeros(128)],
-    );
+    let r = one_warp("sm_90a", "_Z10k_stmatrixPtPj", vec![Arg::Zeros(6 * 256 * 2), Arg::Zeros(128)]);
     assert_eq!(r.buf(0), golden("stmatrix"));
     assert_eq!(r.buf(1), golden("movmatrix"));
 }
@@ -636,14 +423,54 @@ fn wmma_fragments_are_laid_out_as_on_the_gpu() {
         ("11k_probe_accILi16ELi16ELi16E6__halfLb0EEvPKT2_jPh", "probe_f16_m16n16k16_c_row", "16", 16),
         ("11k_probe_accILi32ELi8ELi16EfLb0EEvPKT2_jPh", "probe_f32_m32n8k16_c_row", "f32", 8),
         ("11k_probe_accILi8ELi32ELi16EfLb0EEvPKT2_jPh", "probe_f32_m8n32k16_c_row", "f32", 32),
-        ("7k_probeIN6nvcuda4wmma8matrix_aELi16ELi16ELi16E13__nv_bfloat16NS1_9row_majorES3_EvPKT5_jPh", "probe_bf16_m16n16k16_a_row", "16", 16),
-        ("7k_probeIN6nvcuda4wmma8matrix_bELi16ELi16ELi16E13__nv_bfloat16NS1_9col_majorES3_EvPKT5_jPh", "probe_bf16_m16n16k16_b_col", "16", 16),
-        ("7k_probeIN6nvcuda4wmma8matrix_aELi32ELi8ELi16E13__nv_bfloat16NS1_9row_majorES3_EvPKT5_jPh", "probe_bf16_m32n8k16_a_row", "16", 16),
-        ("7k_probeIN6nvcuda4wmma8matrix_bELi8ELi32ELi16E13__nv_bfloat16NS1_9row_majorES3_EvPKT5_jPh", "probe_bf16_m8n32k16_b_row", "16", 32),
-        ("7k_probeIN6nvcuda4wmma8matrix_aELi16ELi16ELi8ENS1_9precision4tf32ENS1_9row_majorEfEvPKT5_jPh", "probe_tf32_m16n16k8_a_row", "f32", 8),
-        ("7k_probeIN6nvcuda4wmma8matrix_aELi16ELi16ELi8ENS1_9precision4tf32ENS1_9col_majorEfEvPKT5_jPh", "probe_tf32_m16n16k8_a_col", "f32", 16),
-        ("7k_probeIN6nvcuda4wmma8matrix_bELi16ELi16ELi8ENS1_9precision4tf32ENS1_9row_majorEfEvPKT5_jPh", "probe_tf32_m16n16k8_b_row", "f32", 16),
-        ("7k_probeIN6nvcuda4wmma8matrix_bELi16ELi16ELi8ENS1_9precision4tf32ENS1_9col_majorEfEvPKT5_jPh", "probe_tf32_m16n16k8_b_col", "f32", 8),
+        (
+            "7k_probeIN6nvcuda4wmma8matrix_aELi16ELi16ELi16E13__nv_bfloat16NS1_9row_majorES3_EvPKT5_jPh",
+            "probe_bf16_m16n16k16_a_row",
+            "16",
+            16,
+        ),
+        (
+            "7k_probeIN6nvcuda4wmma8matrix_bELi16ELi16ELi16E13__nv_bfloat16NS1_9col_majorES3_EvPKT5_jPh",
+            "probe_bf16_m16n16k16_b_col",
+            "16",
+            16,
+        ),
+        (
+            "7k_probeIN6nvcuda4wmma8matrix_aELi32ELi8ELi16E13__nv_bfloat16NS1_9row_majorES3_EvPKT5_jPh",
+            "probe_bf16_m32n8k16_a_row",
+            "16",
+            16,
+        ),
+        (
+            "7k_probeIN6nvcuda4wmma8matrix_bELi8ELi32ELi16E13__nv_bfloat16NS1_9row_majorES3_EvPKT5_jPh",
+            "probe_bf16_m8n32k16_b_row",
+            "16",
+            32,
+        ),
+        (
+            "7k_probeIN6nvcuda4wmma8matrix_aELi16ELi16ELi8ENS1_9precision4tf32ENS1_9row_majorEfEvPKT5_jPh",
+            "probe_tf32_m16n16k8_a_row",
+            "f32",
+            8,
+        ),
+        (
+            "7k_probeIN6nvcuda4wmma8matrix_aELi16ELi16ELi8ENS1_9precision4tf32ENS1_9col_majorEfEvPKT5_jPh",
+            "probe_tf32_m16n16k8_a_col",
+            "f32",
+            16,
+        ),
+        (
+            "7k_probeIN6nvcuda4wmma8matrix_bELi16ELi16ELi8ENS1_9precision4tf32ENS1_9row_majorEfEvPKT5_jPh",
+            "probe_tf32_m16n16k8_b_row",
+            "f32",
+            16,
+        ),
+        (
+            "7k_probeIN6nvcuda4wmma8matrix_bELi16ELi16ELi8ENS1_9precision4tf32ENS1_9col_majorEfEvPKT5_jPh",
+            "probe_tf32_m16n16k8_b_col",
+            "f32",
+            8,
+        ),
         ("7k_probeIN6nvcuda4wmma8matrix_aELi16ELi16ELi16EaNS1_9row_majorEaEvPKT5_jPh", "probe_s8_m16n16k16_a_row", "8", 16),
         ("7k_probeIN6nvcuda4wmma8matrix_bELi16ELi16ELi16EaNS1_9col_majorEaEvPKT5_jPh", "probe_s8_m16n16k16_b_col", "8", 16),
         ("11k_probe_accILi16ELi16ELi16EiLb0EEvPKT2_jPh", "probe_s32_m16n16k16_c_row", "i32", 16),
@@ -661,11 +488,7 @@ fn wmma_fragments_are_laid_out_as_on_the_gpu() {
                 _ => idxi.bytes(),
             };
             let want = golden(name);
-            let r = one_warp(
-                arch,
-                &format!("_Z{mangled}"),
-                vec![Arg::Buf(src), Arg::I32(ld), Arg::Zeros(8 + 32 * 512)],
-            );
+            let r = one_warp(arch, &format!("_Z{mangled}"), vec![Arg::Buf(src), Arg::I32(ld), Arg::Zeros(8 + 32 * 512)]);
             let got = r.buf(2);
             assert_eq!(&got[..want.len()], &want[..], "{name} {arch}");
         }
@@ -687,15 +510,97 @@ struct WmmaCase {
 #[test]
 fn wmma_gemms_match_the_gpu() {
     let cases = [
-        WmmaCase { kernel: "_Z11k_wmma_gemmIt6__halffLi16ELi16ELi16EN6nvcuda4wmma9row_majorENS2_9col_majorELb0ELb0EEvPKT_S7_PKT1_PS8_iii", golden: "wmma_f16_m16n16k16_rc", ab: "f16", acc: "f32", seeds: [20, 21, 22], a_col: false, b_col: true, c_col: false },
-        WmmaCase { kernel: "_Z11k_wmma_gemmIt6__halffLi16ELi16ELi16EN6nvcuda4wmma9col_majorENS2_9row_majorELb1ELb0EEvPKT_S7_PKT1_PS8_iii", golden: "wmma_f16_m16n16k16_cr_ccol", ab: "f16", acc: "f32", seeds: [23, 24, 25], a_col: true, b_col: false, c_col: true },
-        WmmaCase { kernel: "_Z11k_wmma_gemmIt6__halfS0_Li32ELi8ELi16EN6nvcuda4wmma9row_majorES3_Lb0ELb0EEvPKT_S6_PKT1_PS7_iii", golden: "wmma_f16_m32n8k16_rr_f16acc", ab: "f16", acc: "f16", seeds: [26, 27, 28], a_col: false, b_col: false, c_col: false },
-        WmmaCase { kernel: "_Z11k_wmma_gemmIt6__halffLi8ELi32ELi16EN6nvcuda4wmma9col_majorES3_Lb0ELb0EEvPKT_S6_PKT1_PS7_iii", golden: "wmma_f16_m8n32k16_cc", ab: "f16", acc: "f32", seeds: [29, 30, 31], a_col: true, b_col: true, c_col: false },
-        WmmaCase { kernel: "_Z11k_wmma_gemmIt13__nv_bfloat16fLi16ELi16ELi16EN6nvcuda4wmma9row_majorENS2_9col_majorELb0ELb0EEvPKT_S7_PKT1_PS8_iii", golden: "wmma_bf16_m16n16k16_rc", ab: "bf16", acc: "f32", seeds: [32, 33, 34], a_col: false, b_col: true, c_col: false },
-        WmmaCase { kernel: "_Z11k_wmma_gemmIt13__nv_bfloat16fLi32ELi8ELi16EN6nvcuda4wmma9row_majorES3_Lb0ELb0EEvPKT_S6_PKT1_PS7_iii", golden: "wmma_bf16_m32n8k16_rr", ab: "bf16", acc: "f32", seeds: [35, 36, 37], a_col: false, b_col: false, c_col: false },
-        WmmaCase { kernel: "_Z11k_wmma_gemmIfN6nvcuda4wmma9precision4tf32EfLi16ELi16ELi8ENS1_9row_majorENS1_9col_majorELb0ELb1EEvPKT_S8_PKT1_PS9_iii", golden: "wmma_tf32_m16n16k8_rc", ab: "tf32", acc: "f32", seeds: [38, 39, 40], a_col: false, b_col: true, c_col: false },
-        WmmaCase { kernel: "_Z11k_wmma_gemmIhaiLi16ELi16ELi16EN6nvcuda4wmma9row_majorENS1_9col_majorELb0ELb0EEvPKT_S6_PKT1_PS7_iii", golden: "wmma_s8_m16n16k16_rc", ab: "s8", acc: "s32", seeds: [41, 42, 43], a_col: false, b_col: true, c_col: false },
-        WmmaCase { kernel: "_Z11k_wmma_gemmIdddLi8ELi8ELi4EN6nvcuda4wmma9row_majorENS1_9col_majorELb0ELb0EEvPKT_S6_PKT1_PS7_iii", golden: "wmma_f64_m8n8k4_rc", ab: "f64", acc: "f64", seeds: [44, 45, 46], a_col: false, b_col: true, c_col: false },
+        WmmaCase {
+            kernel: "_Z11k_wmma_gemmIt6__halffLi16ELi16ELi16EN6nvcuda4wmma9row_majorENS2_9col_majorELb0ELb0EEvPKT_S7_PKT1_PS8_iii",
+            golden: "wmma_f16_m16n16k16_rc",
+            ab: "f16",
+            acc: "f32",
+            seeds: [20, 21, 22],
+            a_col: false,
+            b_col: true,
+            c_col: false,
+        },
+        WmmaCase {
+            kernel: "_Z11k_wmma_gemmIt6__halffLi16ELi16ELi16EN6nvcuda4wmma9col_majorENS2_9row_majorELb1ELb0EEvPKT_S7_PKT1_PS8_iii",
+            golden: "wmma_f16_m16n16k16_cr_ccol",
+            ab: "f16",
+            acc: "f32",
+            seeds: [23, 24, 25],
+            a_col: true,
+            b_col: false,
+            c_col: true,
+        },
+        WmmaCase {
+            kernel: "_Z11k_wmma_gemmIt6__halfS0_Li32ELi8ELi16EN6nvcuda4wmma9row_majorES3_Lb0ELb0EEvPKT_S6_PKT1_PS7_iii",
+            golden: "wmma_f16_m32n8k16_rr_f16acc",
+            ab: "f16",
+            acc: "f16",
+            seeds: [26, 27, 28],
+            a_col: false,
+            b_col: false,
+            c_col: false,
+        },
+        WmmaCase {
+            kernel: "_Z11k_wmma_gemmIt6__halffLi8ELi32ELi16EN6nvcuda4wmma9col_majorES3_Lb0ELb0EEvPKT_S6_PKT1_PS7_iii",
+            golden: "wmma_f16_m8n32k16_cc",
+            ab: "f16",
+            acc: "f32",
+            seeds: [29, 30, 31],
+            a_col: true,
+            b_col: true,
+            c_col: false,
+        },
+        WmmaCase {
+            kernel: "_Z11k_wmma_gemmIt13__nv_bfloat16fLi16ELi16ELi16EN6nvcuda4wmma9row_majorENS2_9col_majorELb0ELb0EEvPKT_S7_PKT1_PS8_iii",
+            golden: "wmma_bf16_m16n16k16_rc",
+            ab: "bf16",
+            acc: "f32",
+            seeds: [32, 33, 34],
+            a_col: false,
+            b_col: true,
+            c_col: false,
+        },
+        WmmaCase {
+            kernel: "_Z11k_wmma_gemmIt13__nv_bfloat16fLi32ELi8ELi16EN6nvcuda4wmma9row_majorES3_Lb0ELb0EEvPKT_S6_PKT1_PS7_iii",
+            golden: "wmma_bf16_m32n8k16_rr",
+            ab: "bf16",
+            acc: "f32",
+            seeds: [35, 36, 37],
+            a_col: false,
+            b_col: false,
+            c_col: false,
+        },
+        WmmaCase {
+            kernel:
+                "_Z11k_wmma_gemmIfN6nvcuda4wmma9precision4tf32EfLi16ELi16ELi8ENS1_9row_majorENS1_9col_majorELb0ELb1EEvPKT_S8_PKT1_PS9_iii",
+            golden: "wmma_tf32_m16n16k8_rc",
+            ab: "tf32",
+            acc: "f32",
+            seeds: [38, 39, 40],
+            a_col: false,
+            b_col: true,
+            c_col: false,
+        },
+        WmmaCase {
+            kernel: "_Z11k_wmma_gemmIhaiLi16ELi16ELi16EN6nvcuda4wmma9row_majorENS1_9col_majorELb0ELb0EEvPKT_S6_PKT1_PS7_iii",
+            golden: "wmma_s8_m16n16k16_rc",
+            ab: "s8",
+            acc: "s32",
+            seeds: [41, 42, 43],
+            a_col: false,
+            b_col: true,
+            c_col: false,
+        },
+        WmmaCase {
+            kernel: "_Z11k_wmma_gemmIdddLi8ELi8ELi4EN6nvcuda4wmma9row_majorENS1_9col_majorELb0ELb0EEvPKT_S6_PKT1_PS7_iii",
+            golden: "wmma_f64_m8n8k4_rc",
+            ab: "f64",
+            acc: "f64",
+            seeds: [44, 45, 46],
+            a_col: false,
+            b_col: true,
+            c_col: false,
+        },
     ];
     const N: usize = 64;
     for arch in ["sm_80", "sm_90a"] {
@@ -711,11 +616,7 @@ fn wmma_gemms_match_the_gpu() {
             let c: Vec<u8> = match w.acc {
                 "f32" => vec_f32(4096, sc).bytes(),
                 "f16" => vec_f16(4096, sc).bytes(),
-                "s32" => vec_i32(4096, sc)
-                    .into_iter()
-                    .map(|x| x >> 12)
-                    .collect::<Vec<_>>()
-                    .bytes(),
+                "s32" => vec_i32(4096, sc).into_iter().map(|x| x >> 12).collect::<Vec<_>>().bytes(),
                 _ => vec_f64(4096, sc).bytes(),
             };
             let out_bytes = c.len();
@@ -742,9 +643,7 @@ fn wmma_gemms_match_the_gpu() {
                 match ty {
                     "f16" => f16_val(u16::from_le_bytes([v[2 * i], v[2 * i + 1]])),
                     "bf16" => bf16_val(u16::from_le_bytes([v[2 * i], v[2 * i + 1]])),
-                    "tf32" | "f32" => {
-                        f32::from_le_bytes(v[4 * i..4 * i + 4].try_into().unwrap()) as f64
-                    }
+                    "tf32" | "f32" => f32::from_le_bytes(v[4 * i..4 * i + 4].try_into().unwrap()) as f64,
                     "s8" => v[i] as i8 as f64,
                     "s32" => i32::from_le_bytes(v[4 * i..4 * i + 4].try_into().unwrap()) as f64,
                     _ => f64::from_le_bytes(v[8 * i..8 * i + 8].try_into().unwrap()),
@@ -755,12 +654,7 @@ fn wmma_gemms_match_the_gpu() {
                 "f32" => {
                     // The tf32 kernel converts its fragments with cvt.rna.tf32.f32 (__float_to_tf32).
                     let tf = |x: f64| {
-                        f32::from_bits(cvt(
-                            ScalarType::TF32,
-                            ScalarType::F32,
-                            FMode::RN,
-                            (x as f32).to_bits() as u64,
-                        ) as u32) as f64
+                        f32::from_bits(cvt(ScalarType::TF32, ScalarType::F32, FMode::RN, (x as f32).to_bits() as u64) as u32) as f64
                     };
                     let av = |i: usize, k: usize| {
                         let v = elem(&a, w.ab, if w.a_col { k * N + i } else { i * N + k });
@@ -781,30 +675,15 @@ fn wmma_gemms_match_the_gpu() {
                     let ix = |i: usize, j: usize| if w.c_col { j * N + i } else { i * N + j };
                     let refr = reference(N, N, N, av, bv, |i, j| elem(&c, "f32", ix(i, j)));
                     // Compare in the stored order.
-                    let refr: Vec<(f64, f64)> = (0..N * N)
-                        .map(|p| {
-                            if w.c_col {
-                                refr[(p % N) * N + p / N]
-                            } else {
-                                refr[p]
-                            }
-                        })
-                        .collect();
-                    let ulp = if w.ab == "tf32" {
-                        TF32_ULP
-                    } else {
-                        F16_BF16_ULP
-                    };
+                    let refr: Vec<(f64, f64)> = (0..N * N).map(|p| if w.c_col { refr[(p % N) * N + p / N] } else { refr[p] }).collect();
+                    let ulp = if w.ab == "tf32" { TF32_ULP } else { F16_BF16_ULP };
                     check_f32(&what, &as_f32(&got), &as_f32(&gpu), &refr, ulp, 1e-5);
                 }
                 _ => {
                     // f16 accumulators, rounded after each of the four 16-deep instructions.
                     let (g, h) = (as_u16(&got), as_u16(&gpu));
                     let worst = (0..g.len()).map(|i| ulps16(g[i], h[i])).max().unwrap();
-                    assert!(
-                        !F16_ACC_EXACT || worst == 0,
-                        "{what}: {worst} ulp from the GPU"
-                    );
+                    assert!(!F16_ACC_EXACT || worst == 0, "{what}: {worst} ulp from the GPU");
                     eprintln!("{what}: max {worst} ulp from the H200");
                 }
             }
@@ -816,20 +695,11 @@ fn wmma_gemms_match_the_gpu() {
 
 #[test]
 fn cp_async_with_src_size_matches_the_gpu() {
-    let (g16, g8, g4) = (
-        vec_u8(128 * 16, 50),
-        vec_u8(128 * 8, 51),
-        vec_u8(128 * 4, 52),
-    );
+    let (g16, g8, g4) = (vec_u8(128 * 16, 50), vec_u8(128 * 8, 51), vec_u8(128 * 4, 52));
     let r = launch(
         "sm_80",
         "_Z10k_cp_asyncPKhS0_S0_Ph",
-        vec![
-            Arg::Buf(g16),
-            Arg::Buf(g8),
-            Arg::Buf(g4),
-            Arg::Zeros(128 * 28),
-        ],
+        vec![Arg::Buf(g16), Arg::Buf(g8), Arg::Buf(g4), Arg::Zeros(128 * 28)],
         [1, 1, 1],
         128,
         |_| {},
@@ -857,14 +727,7 @@ fn mbarrier_pipeline_matches_the_gpu() {
 #[test]
 fn bulk_copies_match_the_gpu() {
     let input = vec_f32(1024, 54);
-    let r = launch(
-        "sm_90a",
-        "_Z6k_bulkPKfPfPi",
-        vec![Arg::Buf(input.bytes()), Arg::Zeros(4096), Arg::Zeros(4)],
-        [1, 1, 1],
-        128,
-        |_| {},
-    );
+    let r = launch("sm_90a", "_Z6k_bulkPKfPfPi", vec![Arg::Buf(input.bytes()), Arg::Zeros(4096), Arg::Zeros(4)], [1, 1, 1], 128, |_| {});
     assert_eq!(r.buf(1), golden("bulk"));
     assert_eq!(r.buf(2), vec![0u8; 4]);
 }
@@ -889,28 +752,14 @@ fn wgmma_every_swizzle_and_operand_form_matches_the_gpu() {
         ("wgmma_sw128_nega", "1", 0, 0, 0, 0, 1),
     ];
     for (name, swz, ta, tb, areg, bf, nega) in cases {
-        let kernel =
-            format!("_Z7k_wgmmaILi{swz}ELi{ta}ELi{tb}ELi{areg}ELi{bf}ELi{nega}EEvPKtS1_PKfPf");
-        let a = if bf == 1 {
-            vec_bf16(4096, 60)
-        } else {
-            vec_f16(4096, 60)
-        };
-        let b = if bf == 1 {
-            vec_bf16(4096, 61)
-        } else {
-            vec_f16(4096, 61)
-        };
+        let kernel = format!("_Z7k_wgmmaILi{swz}ELi{ta}ELi{tb}ELi{areg}ELi{bf}ELi{nega}EEvPKtS1_PKfPf");
+        let a = if bf == 1 { vec_bf16(4096, 60) } else { vec_f16(4096, 60) };
+        let b = if bf == 1 { vec_bf16(4096, 61) } else { vec_f16(4096, 61) };
         let c = vec_f32(4096, 62);
         let r = launch(
             "sm_90a",
             &kernel,
-            vec![
-                Arg::Buf(a.bytes()),
-                Arg::Buf(b.bytes()),
-                Arg::Buf(c.bytes()),
-                Arg::Zeros(4096 * 4),
-            ],
+            vec![Arg::Buf(a.bytes()), Arg::Buf(b.bytes()), Arg::Buf(c.bytes()), Arg::Zeros(4096 * 4)],
             [1, 1, 1],
             128,
             |_| {},
@@ -921,30 +770,11 @@ fn wgmma_every_swizzle_and_operand_form_matches_the_gpu() {
             64,
             64,
             64,
-            |i, k| {
-                sign * val(if ta == 1 && areg == 0 {
-                    a[k * 64 + i]
-                } else {
-                    a[i * 64 + k]
-                })
-            },
-            |k, n| {
-                val(if tb == 1 {
-                    b[k * 64 + n]
-                } else {
-                    b[n * 64 + k]
-                })
-            },
+            |i, k| sign * val(if ta == 1 && areg == 0 { a[k * 64 + i] } else { a[i * 64 + k] }),
+            |k, n| val(if tb == 1 { b[k * 64 + n] } else { b[n * 64 + k] }),
             |i, j| c[i * 64 + j] as f64,
         );
-        check_f32(
-            name,
-            &as_f32(&r.buf(3)),
-            &as_f32(&golden(name)),
-            &refr,
-            F16_BF16_ULP,
-            1e-5,
-        );
+        check_f32(name, &as_f32(&r.buf(3)), &as_f32(&golden(name)), &refr, F16_BF16_ULP, 1e-5);
     }
 }
 
@@ -960,14 +790,7 @@ fn tma_tensor_copies_feed_wgmma_as_on_the_gpu() {
     let r = launch(
         "sm_90a",
         kernel,
-        vec![
-            Arg::Blob,
-            Arg::Blob,
-            Arg::Zeros(MT * NT * 4),
-            Arg::I32(MT as i32),
-            Arg::I32(NT as i32),
-            Arg::Zeros(4),
-        ],
+        vec![Arg::Blob, Arg::Blob, Arg::Zeros(MT * NT * 4), Arg::I32(MT as i32), Arg::I32(NT as i32), Arg::Zeros(4)],
         [2, 2, 1],
         128,
         |p| {
@@ -982,22 +805,8 @@ fn tma_tensor_copies_feed_wgmma_as_on_the_gpu() {
         },
     );
     assert_eq!(r.buf(5), vec![0u8; 4], "the mbarrier wait completed");
-    let refr = reference(
-        MT,
-        NT,
-        64,
-        |i, kk| f16_val(a[i * 64 + kk]),
-        |kk, n| f16_val(b[n * 64 + kk]),
-        |_, _| 0.0,
-    );
-    check_f32(
-        "tma_wgmma",
-        &as_f32(&r.buf(2)),
-        &as_f32(&golden("tma_wgmma")),
-        &refr,
-        F16_BF16_ULP,
-        1e-5,
-    );
+    let refr = reference(MT, NT, 64, |i, kk| f16_val(a[i * 64 + kk]), |kk, n| f16_val(b[n * 64 + kk]), |_, _| 0.0);
+    check_f32("tma_wgmma", &as_f32(&r.buf(2)), &as_f32(&golden("tma_wgmma")), &refr, F16_BF16_ULP, 1e-5);
 }
 
 // ---- hand-written PTX: semantics the GPU kernels above do not reach --------------------------
@@ -1005,14 +814,7 @@ fn tma_tensor_copies_feed_wgmma_as_on_the_gpu() {
 const HEAD: &str = ".version 8.0\n.target sm_90a\n.address_size 64\n";
 
 /// Compiles `src` and runs `kernel`; errors (front end or launch) as text.
-fn try_src(
-    src: &str,
-    kernel: &str,
-    args: Vec<Arg>,
-    block: u32,
-    max_insts: u64,
-    patch: impl FnOnce(&mut Prepared),
-) -> Result<Run, String> {
+fn try_src(src: &str, kernel: &str, args: Vec<Arg>, block: u32, max_insts: u64, patch: impl FnOnce(&mut Prepared)) -> Result<Run, String> {
     let prog = warpsim_ir::compile_kernel("t.ptx", src, kernel).map_err(|e| e.to_string())?;
     let specs: Vec<ParamSpec> = args
         .iter()
@@ -1020,26 +822,14 @@ fn try_src(
         .map(|(i, a)| match a {
             Arg::Buf(b) => buffer(i, b),
             Arg::Zeros(n) => buffer(i, &vec![0u8; *n]),
-            Arg::I32(v) => ParamSpec::Scalar(ScalarParam {
-                name: None,
-                ty: Dtype::I32,
-                bits: *v as u32 as u64,
-            }),
-            Arg::Blob => ParamSpec::Scalar(ScalarParam {
-                name: None,
-                ty: Dtype::U64,
-                bits: 0,
-            }),
+            Arg::I32(v) => ParamSpec::Scalar(ScalarParam { name: None, ty: Dtype::I32, bits: *v as u32 as u64 }),
+            Arg::Blob => ParamSpec::Scalar(ScalarParam { name: None, ty: Dtype::U64, bits: 0 }),
         })
         .collect();
     let mut p = prepare(Arc::new(prog), kernel, &specs)?;
     patch(&mut p);
-    let opts = RunOptions {
-        max_warp_instructions_per_block: max_insts,
-        ..Default::default()
-    };
-    p.launch([1, 1, 1], [block, 1, 1], 0, &opts)
-        .map_err(|e| e.to_string())?;
+    let opts = RunOptions { max_warp_instructions_per_block: max_insts, ..Default::default() };
+    p.launch([1, 1, 1], [block, 1, 1], 0, &opts).map_err(|e| e.to_string())?;
     Ok(Run { p })
 }
 
@@ -1138,18 +928,11 @@ ret;
 }}
 "
     );
-    let e = try_src(&src, "k", vec![], 32, 1 << 16, |_| {})
-        .err()
-        .expect("the wait never completes");
+    let e = try_src(&src, "k", vec![], 32, 1 << 16, |_| {}).err().expect("the wait never completes");
     assert!(e.contains("instruction budget exceeded"), "{e}");
     // Arriving more than the pending count is a clear error.
-    let src = src.replace(
-        "mbarrier.arrive.shared.b64 _, [bar];",
-        "mbarrier.arrive.shared.b64 _, [bar], 65;",
-    );
-    let e = try_src(&src, "k", vec![], 1, 1 << 16, |_| {})
-        .err()
-        .unwrap();
+    let src = src.replace("mbarrier.arrive.shared.b64 _, [bar];", "mbarrier.arrive.shared.b64 _, [bar], 65;");
+    let e = try_src(&src, "k", vec![], 1, 1 << 16, |_| {}).err().unwrap();
     assert!(e.contains("exceeds the 64 arrivals pending"), "{e}");
 }
 
@@ -1184,19 +967,10 @@ ret;
 "
     );
     let input = vec_u8(512, 80);
-    let r = run_src(
-        &src,
-        "k",
-        vec![Arg::Buf(input.clone()), Arg::Zeros(512)],
-        32,
-    );
+    let r = run_src(&src, "k", vec![Arg::Buf(input.clone()), Arg::Zeros(512)], 32);
     let out = r.buf(1);
     for t in 0..32 {
-        let want: &[u8] = if t % 2 == 1 {
-            &[0; 16]
-        } else {
-            &input[t * 16..t * 16 + 16]
-        };
+        let want: &[u8] = if t % 2 == 1 { &[0; 16] } else { &input[t * 16..t * 16 + 16] };
         assert_eq!(&out[t * 16..t * 16 + 16], want, "thread {t}");
     }
 }
@@ -1256,11 +1030,7 @@ ret;
     let mut dst_base = 0;
     let src_bytes = src_data.bytes();
     let k = warpsim_ir::compile_kernel("t.ptx", &src, "k").unwrap();
-    let offs: Vec<usize> = k.kernels[0]
-        .params
-        .iter()
-        .map(|p| p.offset as usize)
-        .collect();
+    let offs: Vec<usize> = k.kernels[0].params.iter().map(|p| p.offset as usize).collect();
     let r = try_src(&src, "k", kernel_args, 1, 1 << 20, |p| {
         let sb = p.mem.alloc("src", src_bytes.len() as u64, None);
         p.mem.write(sb, &src_bytes).unwrap();
@@ -1279,11 +1049,7 @@ ret;
             for bx in 0..4i64 {
                 let (cx, cy, cz) = (bx - 1, by + 1, bz);
                 let inside = cx >= 0 && (cx as u64) < x && (cy as u64) < y && (cz as u64) < z;
-                want.push(if inside {
-                    src_data[(cz as u64 * row * y + cy as u64 * row + cx as u64) as usize]
-                } else {
-                    0
-                });
+                want.push(if inside { src_data[(cz as u64 * row * y + cy as u64 * row + cx as u64) as usize] } else { 0 });
             }
         }
     }
@@ -1295,11 +1061,7 @@ ret;
         let (cz, cy, cx) = (i as u64 / (row * y), i as u64 / row % y, i as u64 % row);
         let (bx, by, bz) = (cx as i64 - 5, cy as i64 - 3, cz as i64 - 2);
         let in_box = (0..4).contains(&bx) && (0..3).contains(&by) && (0..2).contains(&bz) && cx < x;
-        let expect = if in_box {
-            want[(bz * 12 + by * 4 + bx) as usize]
-        } else {
-            0
-        };
+        let expect = if in_box { want[(bz * 12 + by * 4 + bx) as usize] } else { 0 };
         assert_eq!(v, expect, "dst ({cx},{cy},{cz})");
     }
 }
@@ -1322,22 +1084,14 @@ ret;
 }}
 "
     );
-    let e = try_src(&src, "k", vec![Arg::Blob], 1, 1 << 20, |p| {
-        p.params[..8].copy_from_slice(&[0xAB; 8])
-    })
-    .err()
-    .unwrap();
-    assert!(
-        e.contains("not in warpsim's encoding") && e.contains("opaque"),
-        "{e}"
-    );
+    let e = try_src(&src, "k", vec![Arg::Blob], 1, 1 << 20, |p| p.params[..8].copy_from_slice(&[0xAB; 8])).err().unwrap();
+    assert!(e.contains("not in warpsim's encoding") && e.contains("opaque"), "{e}");
 }
 
 #[test]
 fn unsupported_shapes_and_types_are_named() {
-    let body = |inst: &str| {
-        format!("{HEAD}.visible .entry k()\n{{\n.reg .b32 %r<40>;\n.reg .b64 %rd<4>;\n.reg .f64 %fd<8>;\n{inst}\nret;\n}}\n")
-    };
+    let body =
+        |inst: &str| format!("{HEAD}.visible .entry k()\n{{\n.reg .b32 %r<40>;\n.reg .b64 %rd<4>;\n.reg .f64 %fd<8>;\n{inst}\nret;\n}}\n");
     for (inst, needle) in [
         ("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7}, {%r8,%r9}, {%r10,%r11}, {%r12,%r13,%r14,%r15,%r16,%r17,%r18,%r19};", "m8n8k4 .f16 form"),
         ("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f16 {%r0,%r1,%r2,%r3}, {%r4,%r5,%r6,%r7}, {%r8,%r9}, {%r10,%r11};", "is not supported"),
@@ -1374,13 +1128,8 @@ ret;
 "
     );
     assert!(try_src(&src, "k", vec![], 32, 1 << 20, |_| {}).is_ok());
-    let e = try_src(&src, "k", vec![], 16, 1 << 20, |_| {})
-        .err()
-        .unwrap();
-    assert!(
-        e.contains("must be executed by all 32 lanes") && e.contains("0x0000ffff"),
-        "{e}"
-    );
+    let e = try_src(&src, "k", vec![], 16, 1 << 20, |_| {}).err().unwrap();
+    assert!(e.contains("must be executed by all 32 lanes") && e.contains("0x0000ffff"), "{e}");
 }
 
 #[test]
@@ -1408,11 +1157,7 @@ ret;
 "
     );
     let r = run_src(&src, "k", vec![Arg::Buf(vec![0xFF; 4])], 128);
-    assert_eq!(
-        u32s(&r.buf(0)),
-        [0],
-        "lane 0 was elected and wrote its lane id"
-    );
+    assert_eq!(u32s(&r.buf(0)), [0], "lane 0 was elected and wrote its lane id");
 }
 
 /// One generated wgmma kernel: the operands are laid out in shared memory
@@ -1492,30 +1237,10 @@ fn wgmma_generated(c: &WgCase) {
         (hi - d.start).next_multiple_of(1024)
     };
     let (alb, asb) = layout(64, !c.trans_a);
-    let da = MatrixDesc {
-        start: 0,
-        lbo: alb,
-        sbo: asb,
-        base_offset: 0,
-        swizzle: s,
-    };
-    let a_bytes = if c.a_regs {
-        0
-    } else {
-        span(&da, 64, !c.trans_a)
-    };
+    let da = MatrixDesc { start: 0, lbo: alb, sbo: asb, base_offset: 0, swizzle: s };
+    let a_bytes = if c.a_regs { 0 } else { span(&da, 64, !c.trans_a) };
     let (blb, bsb) = layout(n, !c.trans_b);
-    let b_bytes = span(
-        &MatrixDesc {
-            start: a_bytes,
-            lbo: blb,
-            sbo: bsb,
-            base_offset: 0,
-            swizzle: s,
-        },
-        n,
-        !c.trans_b,
-    );
+    let b_bytes = span(&MatrixDesc { start: a_bytes, lbo: blb, sbo: bsb, base_offset: 0, swizzle: s }, n, !c.trans_b);
     let img_len = (a_bytes + b_bytes) as usize;
     let mut img = vec![0u8; img_len];
     let put = |img: &mut Vec<u8>, addr: u32, v: u64| {
@@ -1526,28 +1251,14 @@ fn wgmma_generated(c: &WgCase) {
     if !c.a_regs {
         for r in 0..m {
             for kk in 0..k {
-                put(
-                    &mut img,
-                    da.address(r, kk, eb, !c.trans_a),
-                    a[(r * k + kk) as usize].1,
-                );
+                put(&mut img, da.address(r, kk, eb, !c.trans_a), a[(r * k + kk) as usize].1);
             }
         }
     }
-    let db = MatrixDesc {
-        start: a_bytes,
-        lbo: blb,
-        sbo: bsb,
-        base_offset: 0,
-        swizzle: s,
-    };
+    let db = MatrixDesc { start: a_bytes, lbo: blb, sbo: bsb, base_offset: 0, swizzle: s };
     for col in 0..n {
         for kk in 0..k {
-            put(
-                &mut img,
-                db.address(col, kk, eb, !c.trans_b),
-                b[(kk * n + col) as usize].1,
-            );
+            put(&mut img, db.address(col, kk, eb, !c.trans_b), b[(kk * n + col) as usize].1);
         }
     }
     let enc = |d: &MatrixDesc| -> u64 {
@@ -1557,32 +1268,18 @@ fn wgmma_generated(c: &WgCase) {
             32 => 3,
             _ => 0,
         };
-        (d.start as u64 >> 4)
-            | ((d.lbo as u64 >> 4) << 16)
-            | ((d.sbo as u64 >> 4) << 32)
-            | (mode << 62)
+        (d.start as u64 >> 4) | ((d.lbo as u64 >> 4) << 16) | ((d.sbo as u64 >> 4) << 32) | (mode << 62)
     };
     // Per-thread A registers and C/D registers.
-    let af = Frag {
-        family: Family::Wgmma,
-        shape,
-        mat: Mat::A,
-        ty: at,
-    };
-    let df = Frag {
-        family: Family::Wgmma,
-        shape,
-        mat: Mat::C,
-        ty: dt,
-    };
+    let af = Frag { family: Family::Wgmma, shape, mat: Mat::A, ty: at };
+    let df = Frag { family: Family::Wgmma, shape, mat: Mat::C, ty: dt };
     let (na, nd) = (af.regs() as usize, df.regs() as usize);
     let mut areg = vec![0u32; 128 * na];
     for t in 0..128u32 {
         for slot in 0..af.slots() {
             let (r, kk) = af.pos(t, slot);
             let per = at.per_reg();
-            areg[(t as usize) * na + (slot / per) as usize] |=
-                (a[(r * k + kk) as usize].1 as u32) << ((slot % per) * at.bits());
+            areg[(t as usize) * na + (slot / per) as usize] |= (a[(r * k + kk) as usize].1 as u32) << ((slot % per) * at.bits());
         }
     }
     let cval = |i: u32| -> (f64, u64) {
@@ -1606,40 +1303,24 @@ fn wgmma_generated(c: &WgCase) {
         for slot in 0..df.slots() {
             let (r, col) = df.pos(t, slot);
             let per = dt.per_reg();
-            creg[(t as usize) * nd + (slot / per) as usize] |=
-                (cval(r * n + col).1 as u32) << ((slot % per) * dt.bits());
+            creg[(t as usize) * nd + (slot / per) as usize] |= (cval(r * n + col).1 as u32) << ((slot % per) * dt.bits());
         }
     }
     // The kernel.
-    let regs = |p: &str, n: usize| {
-        (0..n)
-            .map(|i| format!("%{p}{i}"))
-            .collect::<Vec<_>>()
-            .join(",")
-    };
+    let regs = |p: &str, n: usize| (0..n).map(|i| format!("%{p}{i}")).collect::<Vec<_>>().join(",");
     let types = match c.ab {
         "u8s8" => format!("{}.u8.s8", c.d),
         t => format!("{}.{t}.{t}", c.d),
     };
-    let a_op = if c.a_regs {
-        format!("{{{}}}", regs("a", na))
-    } else {
-        "%rd10".to_string()
-    };
+    let a_op = if c.a_regs { format!("{{{}}}", regs("a", na)) } else { "%rd10".to_string() };
     let imms = match (c.ab, c.a_regs) {
         ("s8" | "u8s8", _) => String::new(),
         ("tf32", _) => ", 1, 1".into(),
         (_, true) => format!(", 1, 1, {}", c.trans_b as u32),
         (_, false) => format!(", 1, 1, {}, {}", c.trans_a as u32, c.trans_b as u32),
     };
-    let loads = |p: &str, n: usize, base: &str| {
-        (0..n)
-            .map(|i| format!("ld.global.u32 %{p}{i}, [{base}+{}];\n", 4 * i))
-            .collect::<String>()
-    };
-    let stores = (0..nd)
-        .map(|i| format!("st.global.u32 [%rd9+{}], %c{i};\n", 4 * i))
-        .collect::<String>();
+    let loads = |p: &str, n: usize, base: &str| (0..n).map(|i| format!("ld.global.u32 %{p}{i}, [{base}+{}];\n", 4 * i)).collect::<String>();
+    let stores = (0..nd).map(|i| format!("st.global.u32 [%rd9+{}], %c{i};\n", 4 * i)).collect::<String>();
     let src = format!(
         "{HEAD}.visible .entry k(.param .u64 img, .param .u64 areg, .param .u64 creg, .param .u64 out, .param .u64 da, .param .u64 db)
 {{
@@ -1694,14 +1375,7 @@ wgmma.wait_group.sync.aligned 0;
     let r = try_src(
         &src,
         "k",
-        vec![
-            Arg::Buf(img),
-            Arg::Buf(areg.bytes()),
-            Arg::Buf(creg.bytes()),
-            Arg::Zeros(128 * nd * 4),
-            Arg::Blob,
-            Arg::Blob,
-        ],
+        vec![Arg::Buf(img), Arg::Buf(areg.bytes()), Arg::Buf(creg.bytes()), Arg::Zeros(128 * nd * 4), Arg::Blob, Arg::Blob],
         128,
         1 << 24,
         |p| {
@@ -1714,16 +1388,12 @@ wgmma.wait_group.sync.aligned 0;
     )
     .unwrap_or_else(|e| panic!("{}: {e}\n{src}", c.ab));
     let out = u32s(&r.buf(3));
-    let what = format!(
-        "wgmma m64n{n}k{k} .{types} a_regs={} swizzle={s} trans_a={} trans_b={}",
-        c.a_regs, c.trans_a, c.trans_b
-    );
+    let what = format!("wgmma m64n{n}k{k} .{types} a_regs={} swizzle={s} trans_a={} trans_b={}", c.a_regs, c.trans_a, c.trans_b);
     for t in 0..128u32 {
         for slot in 0..df.slots() {
             let (row, col) = df.pos(t, slot);
             let per = dt.per_reg();
-            let raw = (out[(t as usize) * nd + (slot / per) as usize] >> ((slot % per) * dt.bits()))
-                as u64;
+            let raw = (out[(t as usize) * nd + (slot / per) as usize] >> ((slot % per) * dt.bits())) as u64;
             let mut want = cval(row * n + col).0;
             let mut mag = want.abs();
             for kk in 0..k {
@@ -1741,15 +1411,8 @@ wgmma.wait_group.sync.aligned 0;
                 MmaType::F16 => mag * 1e-3,
                 _ => 0.0,
             };
-            let want = if dt == MmaType::S32 {
-                want as i64 as i32 as f64
-            } else {
-                want
-            };
-            assert!(
-                (got - want).abs() <= tol,
-                "{what}: thread {t} element {slot} = D[{row}][{col}]: {got} vs float64 {want}"
-            );
+            let want = if dt == MmaType::S32 { want as i64 as i32 as f64 } else { want };
+            assert!((got - want).abs() <= tol, "{what}: thread {t} element {slot} = D[{row}][{col}]: {got} vs float64 {want}");
         }
     }
 }
@@ -1757,87 +1420,15 @@ wgmma.wait_group.sync.aligned 0;
 #[test]
 fn wgmma_shapes_types_and_layouts_against_float64() {
     for c in [
-        WgCase {
-            n: 8,
-            ab: "f16",
-            d: "f32",
-            a_regs: false,
-            swizzle: 128,
-            trans_a: false,
-            trans_b: false,
-        },
-        WgCase {
-            n: 256,
-            ab: "f16",
-            d: "f32",
-            a_regs: true,
-            swizzle: 64,
-            trans_a: false,
-            trans_b: true,
-        },
-        WgCase {
-            n: 64,
-            ab: "f16",
-            d: "f16",
-            a_regs: false,
-            swizzle: 32,
-            trans_a: false,
-            trans_b: false,
-        },
-        WgCase {
-            n: 24,
-            ab: "bf16",
-            d: "f32",
-            a_regs: false,
-            swizzle: 0,
-            trans_a: false,
-            trans_b: true,
-        },
-        WgCase {
-            n: 40,
-            ab: "f16",
-            d: "f32",
-            a_regs: false,
-            swizzle: 128,
-            trans_a: true,
-            trans_b: false,
-        },
-        WgCase {
-            n: 16,
-            ab: "tf32",
-            d: "f32",
-            a_regs: false,
-            swizzle: 128,
-            trans_a: false,
-            trans_b: false,
-        },
-        WgCase {
-            n: 16,
-            ab: "tf32",
-            d: "f32",
-            a_regs: true,
-            swizzle: 0,
-            trans_a: false,
-            trans_b: false,
-        },
-        WgCase {
-            n: 32,
-            ab: "s8",
-            d: "s32",
-            a_regs: false,
-            swizzle: 0,
-            trans_a: false,
-            trans_b: false,
-        },
-        WgCase {
-            n: 8,
-            ab: "u8s8",
-            d: "s32",
-            a_regs: true,
-            swizzle: 32,
-            trans_a: false,
-            trans_b: false,
-        },
+        WgCase { n: 8, ab: "f16", d: "f32", a_regs: false, swizzle: 128, trans_a: false, trans_b: false },
+        WgCase { n: 256, ab: "f16", d: "f32", a_regs: true, swizzle: 64, trans_a: false, trans_b: true },
+        WgCase { n: 64, ab: "f16", d: "f16", a_regs: false, swizzle: 32, trans_a: false, trans_b: false },
+        WgCase { n: 24, ab: "bf16", d: "f32", a_regs: false, swizzle: 0, trans_a: false, trans_b: true },
+        WgCase { n: 40, ab: "f16", d: "f32", a_regs: false, swizzle: 128, trans_a: true, trans_b: false },
+        WgCase { n: 16, ab: "tf32", d: "f32", a_regs: false, swizzle: 128, trans_a: false, trans_b: false },
+        WgCase { n: 16, ab: "tf32", d: "f32", a_regs: true, swizzle: 0, trans_a: false, trans_b: false },
+        WgCase { n: 32, ab: "s8", d: "s32", a_regs: false, swizzle: 0, trans_a: false, trans_b: false },
+        WgCase { n: 8, ab: "u8s8", d: "s32", a_regs: true, swizzle: 32, trans_a: false, trans_b: false },
     ] {
         wgmma_generated(&c);
     }
@@ -1851,16 +1442,7 @@ fn clang_ptx() -> Option<String> {
     PTX.get_or_init(|| {
         let out = std::env::temp_dir().join(format!("warpsim-mma-{}.ptx", std::process::id()));
         let r = std::process::Command::new("clang-19")
-            .args([
-                "--cuda-device-only",
-                "-nocudainc",
-                "-nocudalib",
-                "--cuda-gpu-arch=sm_80",
-                "--cuda-feature=+ptx70",
-                "-O2",
-                "-S",
-                "-o",
-            ])
+            .args(["--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_80", "--cuda-feature=+ptx70", "-O2", "-S", "-o"])
             .arg(&out)
             .arg(root().join("clang_mma.cu"))
             .output();
@@ -1871,11 +1453,7 @@ fn clang_ptx() -> Option<String> {
             }
             Err(e) => panic!("running clang-19: {e}"),
             Ok(o) => {
-                assert!(
-                    o.status.success(),
-                    "clang-19 failed:\n{}",
-                    String::from_utf8_lossy(&o.stderr)
-                );
+                assert!(o.status.success(), "clang-19 failed:\n{}", String::from_utf8_lossy(&o.stderr));
                 let text = std::fs::read_to_string(&out).unwrap();
                 let _ = std::fs::remove_file(&out);
                 Some(text)
@@ -1901,93 +1479,28 @@ fn clang_wmma_and_mma_kernels_against_float64() {
     let b16 = vec_f16(256, 101);
     let c32 = vec_f32(256, 102);
     // wmma f16: A row-major, B column-major, C/D row-major.
-    let r = run_src(
-        &ptx,
-        "wmma_f16",
-        vec![
-            Arg::Buf(a16.bytes()),
-            Arg::Buf(b16.bytes()),
-            Arg::Buf(c32.bytes()),
-            Arg::Zeros(1024),
-        ],
-        32,
-    );
-    let refr = reference(
-        16,
-        16,
-        16,
-        |i, k| f16_val(a16[i * 16 + k]),
-        |k, n| f16_val(b16[n * 16 + k]),
-        |i, j| c32[i * 16 + j] as f64,
-    );
+    let r = run_src(&ptx, "wmma_f16", vec![Arg::Buf(a16.bytes()), Arg::Buf(b16.bytes()), Arg::Buf(c32.bytes()), Arg::Zeros(1024)], 32);
+    let refr = reference(16, 16, 16, |i, k| f16_val(a16[i * 16 + k]), |k, n| f16_val(b16[n * 16 + k]), |i, j| c32[i * 16 + j] as f64);
     check_ref("clang wmma_f16", &as_f32(&r.buf(3)), &refr, |p| p);
     // bf16: A, B, C, D all column-major.
     let (abf, bbf) = (vec_bf16(256, 103), vec_bf16(256, 104));
-    let r = run_src(
-        &ptx,
-        "wmma_bf16",
-        vec![
-            Arg::Buf(abf.bytes()),
-            Arg::Buf(bbf.bytes()),
-            Arg::Buf(c32.bytes()),
-            Arg::Zeros(1024),
-        ],
-        32,
-    );
-    let refr = reference(
-        16,
-        16,
-        16,
-        |i, k| bf16_val(abf[k * 16 + i]),
-        |k, n| bf16_val(bbf[n * 16 + k]),
-        |i, j| c32[j * 16 + i] as f64,
-    );
-    check_ref("clang wmma_bf16", &as_f32(&r.buf(3)), &refr, |p| {
-        (p % 16) * 16 + p / 16
-    });
+    let r = run_src(&ptx, "wmma_bf16", vec![Arg::Buf(abf.bytes()), Arg::Buf(bbf.bytes()), Arg::Buf(c32.bytes()), Arg::Zeros(1024)], 32);
+    let refr = reference(16, 16, 16, |i, k| bf16_val(abf[k * 16 + i]), |k, n| bf16_val(bbf[n * 16 + k]), |i, j| c32[j * 16 + i] as f64);
+    check_ref("clang wmma_bf16", &as_f32(&r.buf(3)), &refr, |p| (p % 16) * 16 + p / 16);
     // tf32: A 16x8 row-major, B 8x16 row-major (full f32 inputs: their top 19 bits count).
     let (at, bt) = (vec_f32(128, 105), vec_f32(128, 106));
-    let r = run_src(
-        &ptx,
-        "wmma_tf32",
-        vec![
-            Arg::Buf(at.bytes()),
-            Arg::Buf(bt.bytes()),
-            Arg::Buf(c32.bytes()),
-            Arg::Zeros(1024),
-        ],
-        32,
-    );
-    let refr = reference(
-        16,
-        16,
-        8,
-        |i, k| tf32(at[i * 8 + k]),
-        |k, n| tf32(bt[k * 16 + n]),
-        |i, j| c32[i * 16 + j] as f64,
-    );
+    let r = run_src(&ptx, "wmma_tf32", vec![Arg::Buf(at.bytes()), Arg::Buf(bt.bytes()), Arg::Buf(c32.bytes()), Arg::Zeros(1024)], 32);
+    let refr = reference(16, 16, 8, |i, k| tf32(at[i * 8 + k]), |k, n| tf32(bt[k * 16 + n]), |i, j| c32[i * 16 + j] as f64);
     check_ref("clang wmma_tf32", &as_f32(&r.buf(3)), &refr, |p| p);
     // cp.async + mbarrier + ldmatrix + mma.sync m16n8k16.
     let bt16 = vec_f16(128, 107);
     let r = run_src(
         &ptx,
         "mma_pipeline",
-        vec![
-            Arg::Buf(a16.bytes()),
-            Arg::Buf(bt16.bytes()),
-            Arg::Buf(c32[..128].to_vec().bytes()),
-            Arg::Zeros(512),
-        ],
+        vec![Arg::Buf(a16.bytes()), Arg::Buf(bt16.bytes()), Arg::Buf(c32[..128].to_vec().bytes()), Arg::Zeros(512)],
         32,
     );
-    let refr = reference(
-        16,
-        8,
-        16,
-        |i, k| f16_val(a16[i * 16 + k]),
-        |k, n| f16_val(bt16[n * 16 + k]),
-        |i, j| c32[i * 8 + j] as f64,
-    );
+    let refr = reference(16, 8, 16, |i, k| f16_val(a16[i * 16 + k]), |k, n| f16_val(bt16[n * 16 + k]), |i, j| c32[i * 8 + j] as f64);
     check_ref("clang mma_pipeline", &as_f32(&r.buf(3)), &refr, |p| p);
 }
 
@@ -1995,9 +1508,6 @@ fn clang_wmma_and_mma_kernels_against_float64() {
 fn check_ref(what: &str, got: &[f32], reference: &[(f64, f64)], stored: impl Fn(usize) -> usize) {
     for (p, &(r, mag)) in reference.iter().enumerate() {
         let g = got[stored(p)] as f64;
-        assert!(
-            (g - r).abs() <= mag * 1e-6,
-            "{what}[{p}]: {g} vs float64 {r}"
-        );
+        assert!((g - r).abs() <= mag * 1e-6, "{what}[{p}]: {g} vs float64 {r}");
     }
 }

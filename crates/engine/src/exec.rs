@@ -173,8 +173,20 @@ pub fn bin32_lane(f: Bin32, p: u32, q: u32) -> u32 {
         Bin32::And => p & q,
         Bin32::Or => p | q,
         Bin32::Xor => p ^ q,
-        Bin32::Shl => if q > 31 { 0 } else { p << q },
-        Bin32::ShrU => if q > 31 { 0 } else { p >> q },
+        Bin32::Shl => {
+            if q > 31 {
+                0
+            } else {
+                p << q
+            }
+        }
+        Bin32::ShrU => {
+            if q > 31 {
+                0
+            } else {
+                p >> q
+            }
+        }
         Bin32::ShrS => ((p as i32) >> q.min(31)) as u32,
         Bin32::MinS => (p as i32).min(q as i32) as u32,
         Bin32::MinU => p.min(q),
@@ -549,7 +561,11 @@ impl<const W: usize> Warp<W> {
                     for l in 0..W {
                         let s = y[l];
                         o[l] = if *shl {
-                            if s > 63 { 0 } else { x[l] << s }
+                            if s > 63 {
+                                0
+                            } else {
+                                x[l] << s
+                            }
                         } else if *signed {
                             ((x[l] as i64) >> s.min(63)) as u64
                         } else if s > 63 {
@@ -790,9 +806,11 @@ impl<const W: usize> Warp<W> {
                     // Kernel parameters are uniform: one read, broadcast to every lane.
                     for k in 0..*n as usize {
                         let off = (addr.offset as u64).wrapping_add(k as u64 * *size as u64);
-                        let raw = self
-                            .load(ctx, Space::KernelParam, off, *size as u32, 0, 0)
-                            .map_err(|kind| WarpFault { pc, lane: None, kind })?;
+                        let raw = self.load(ctx, Space::KernelParam, off, *size as u32, 0, 0).map_err(|kind| WarpFault {
+                            pc,
+                            lane: None,
+                            kind,
+                        })?;
                         if let Some(dk) = d[k] {
                             let v = if *signed { sext(raw, *size as u32 * 8) } else { raw };
                             self.scatter(dk, &[v; W], exec);
@@ -827,9 +845,11 @@ impl<const W: usize> Warp<W> {
                         m &= m - 1;
                         for k in 0..*n as usize {
                             let a = base[l].wrapping_add(k as u64 * size as u64);
-                            let raw = self
-                                .load(ctx, *space, a, size, l, local_bytes)
-                                .map_err(|kind| WarpFault { pc, lane: Some(l as u32), kind })?;
+                            let raw = self.load(ctx, *space, a, size, l, local_bytes).map_err(|kind| WarpFault {
+                                pc,
+                                lane: Some(l as u32),
+                                kind,
+                            })?;
                             if let Some(dk) = d[k] {
                                 let v = if *signed { sext(raw, size * 8) } else { raw };
                                 self.put_lane(dk, l, v)
@@ -863,8 +883,11 @@ impl<const W: usize> Warp<W> {
                         for k in 0..*n as usize {
                             let a = base[l].wrapping_add(k as u64 * size as u64);
                             let v = self.lane_value(s[k], l);
-                            self.store(ctx, *space, a, size, v, l, local_bytes)
-                                .map_err(|kind| WarpFault { pc, lane: Some(l as u32), kind })?;
+                            self.store(ctx, *space, a, size, v, l, local_bytes).map_err(|kind| WarpFault {
+                                pc,
+                                lane: Some(l as u32),
+                                kind,
+                            })?;
                         }
                     }
                 }
@@ -881,9 +904,11 @@ impl<const W: usize> Warp<W> {
                         m &= m - 1;
                         let bv = self.lane_value(*b, l);
                         let cv = self.lane_value(*c, l);
-                        let old = self
-                            .atomic(ctx, *space, base[l], *op, *ty, bv, cv, l, local_bytes)
-                            .map_err(|kind| WarpFault { pc, lane: Some(l as u32), kind })?;
+                        let old = self.atomic(ctx, *space, base[l], *op, *ty, bv, cv, l, local_bytes).map_err(|kind| WarpFault {
+                            pc,
+                            lane: Some(l as u32),
+                            kind,
+                        })?;
                         if let Some(dr) = d {
                             let v = if ty.is_signed() { sext(old, size * 8) } else { old };
                             self.put_lane(*dr, l, v)
@@ -1159,7 +1184,15 @@ impl<const W: usize> Warp<W> {
     /// For a global access: the allocation holding every active lane's bytes when
     /// all are aligned and in one allocation (the common case, checked once).
     #[inline]
-    fn one_allocation<'m>(&self, ctx: &WarpCtx<'m>, space: Space, base: &[u64; W], exec: u64, bytes: u32, size: u32) -> Option<&'m crate::memory::Allocation> {
+    fn one_allocation<'m>(
+        &self,
+        ctx: &WarpCtx<'m>,
+        space: Space,
+        base: &[u64; W],
+        exec: u64,
+        bytes: u32,
+        size: u32,
+    ) -> Option<&'m crate::memory::Allocation> {
         if !matches!(space, Space::Global | Space::Generic) {
             return None;
         }
@@ -1263,7 +1296,16 @@ impl<const W: usize> Warp<W> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn store(&mut self, ctx: &mut WarpCtx<'_>, space: Space, addr: u64, size: u32, v: u64, lane: usize, local_bytes: u32) -> Result<(), FaultKind> {
+    fn store(
+        &mut self,
+        ctx: &mut WarpCtx<'_>,
+        space: Space,
+        addr: u64,
+        size: u32,
+        v: u64,
+        lane: usize,
+        local_bytes: u32,
+    ) -> Result<(), FaultKind> {
         let (space, addr) = resolve_generic(space, addr);
         match space {
             Space::Global | Space::Generic => ctx.gmem.store(addr, size, v).map_err(|f| mem_fault(f, "global", "store")),
@@ -1392,18 +1434,31 @@ pub fn atom_apply(op: AtomOp, ty: ScalarType, old: u64, b: u64, c: u64) -> u64 {
             num::float::eval_float(fo, ty, num::FMode::RN, [old, b, 0])
         }
         AtomOp::Min | AtomOp::Max => {
-            let (x, y) = if signed { (sext(old, bits) as i64, sext(b, bits) as i64) } else { (zext(old, bits) as i64, zext(b, bits) as i64) };
+            let (x, y) =
+                if signed { (sext(old, bits) as i64, sext(b, bits) as i64) } else { (zext(old, bits) as i64, zext(b, bits) as i64) };
             let less = if signed { x < y } else { (x as u64) < (y as u64) };
             let pick_old = if op == AtomOp::Min { less } else { !less };
-            if pick_old { old } else { b }
+            if pick_old {
+                old
+            } else {
+                b
+            }
         }
         AtomOp::Inc => {
             let (o, bb) = (zext(old, bits), zext(b, bits));
-            if o >= bb { 0 } else { o + 1 }
+            if o >= bb {
+                0
+            } else {
+                o + 1
+            }
         }
         AtomOp::Dec => {
             let (o, bb) = (zext(old, bits), zext(b, bits));
-            if o == 0 || o > bb { bb } else { o - 1 }
+            if o == 0 || o > bb {
+                bb
+            } else {
+                o - 1
+            }
         }
         AtomOp::And => old & b,
         AtomOp::Or => old | b,

@@ -64,10 +64,7 @@ fn mb_tx(v: u64) -> i64 {
     (((v >> MB_TX) & MB_FIELD) as i64) << 43 >> 43
 }
 fn mb_pack(pending: u64, expected: u64, tx: i64, phase: u64) -> u64 {
-    (pending & MB_FIELD) << MB_PENDING
-        | (expected & MB_FIELD) << MB_EXPECTED
-        | ((tx as u64) & MB_FIELD) << MB_TX
-        | (phase & MB_PHASE)
+    (pending & MB_FIELD) << MB_PENDING | (expected & MB_FIELD) << MB_EXPECTED | ((tx as u64) & MB_FIELD) << MB_TX | (phase & MB_PHASE)
 }
 
 /// A value of an MMA element type as f64 (or i64 for integers, via `as f64` exactness below).
@@ -97,12 +94,7 @@ fn decode_int(ty: MmaType, raw: u64) -> i64 {
 fn encode(ty: MmaType, v: f64) -> u64 {
     match ty {
         // (Not half::f16::from_f64, which rounds through f32.)
-        MmaType::F16 => num::cvt::cvt(
-            ScalarType::F16,
-            ScalarType::F64,
-            num::FMode::RN,
-            v.to_bits(),
-        ),
+        MmaType::F16 => num::cvt::cvt(ScalarType::F16, ScalarType::F64, num::FMode::RN, v.to_bits()),
         MmaType::F32 => {
             if v.is_nan() {
                 0x7FFF_FFFF
@@ -124,22 +116,14 @@ fn elem_mask(ty: MmaType) -> u64 {
 }
 
 fn unsupported(pc: u32, msg: impl Into<String>) -> WarpFault {
-    WarpFault {
-        pc,
-        lane: None,
-        kind: FaultKind::Unsupported(msg.into()),
-    }
+    WarpFault { pc, lane: None, kind: FaultKind::Unsupported(msg.into()) }
 }
 
 impl<const W: usize> Warp<W> {
-
     /// All 32 lanes of the warp must execute a warp-collective instruction.
     fn need_full_warp(&self, pc: u32, exec: u64, what: &str) -> Result<(), WarpFault> {
         if W != 32 {
-            return Err(unsupported(
-                pc,
-                format!("{what} needs a 32-lane warp (this GPU preset has {W}-lane warps)"),
-            ));
+            return Err(unsupported(pc, format!("{what} needs a 32-lane warp (this GPU preset has {W}-lane warps)")));
         }
         if exec != 0xFFFF_FFFF {
             return Err(unsupported(
@@ -158,14 +142,7 @@ impl<const W: usize> Warp<W> {
     }
 
     /// Writes a whole fragment: `val(lane, slot)` gives each element's raw bits.
-    fn write_frag(
-        &mut self,
-        regs: &[RegRef],
-        ty: MmaType,
-        slots: u32,
-        lanes: usize,
-        val: impl Fn(usize, u32) -> u64,
-    ) {
+    fn write_frag(&mut self, regs: &[RegRef], ty: MmaType, slots: u32, lanes: usize, val: impl Fn(usize, u32) -> u64) {
         let per = ty.per_reg();
         for (ri, &r) in regs.iter().enumerate() {
             for lane in 0..lanes {
@@ -195,22 +172,9 @@ impl<const W: usize> Warp<W> {
         m
     }
 
-    fn mem_read(
-        &mut self,
-        ctx: &WarpCtx<'_>,
-        pc: u32,
-        space: Space,
-        addr: u64,
-        size: u32,
-        lane: usize,
-    ) -> Result<u64, WarpFault> {
+    fn mem_read(&mut self, ctx: &WarpCtx<'_>, pc: u32, space: Space, addr: u64, size: u32, lane: usize) -> Result<u64, WarpFault> {
         let local = ctx.kernel.local_bytes;
-        self.load(ctx, space, addr, size, lane, local)
-            .map_err(|kind| WarpFault {
-                pc,
-                lane: Some(lane as u32),
-                kind,
-            })
+        self.load(ctx, space, addr, size, lane, local).map_err(|kind| WarpFault { pc, lane: Some(lane as u32), kind })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -225,12 +189,7 @@ impl<const W: usize> Warp<W> {
         lane: usize,
     ) -> Result<(), WarpFault> {
         let local = ctx.kernel.local_bytes;
-        self.store(ctx, space, addr, size, v, lane, local)
-            .map_err(|kind| WarpFault {
-                pc,
-                lane: Some(lane as u32),
-                kind,
-            })
+        self.store(ctx, space, addr, size, v, lane, local).map_err(|kind| WarpFault { pc, lane: Some(lane as u32), kind })
     }
 
     /// Copies `n` bytes (a multiple of 8 when both addresses are 8-aligned, else byte by byte).
@@ -246,11 +205,7 @@ impl<const W: usize> Warp<W> {
         n: u64,
         lane: usize,
     ) -> Result<(), WarpFault> {
-        let step = if n.is_multiple_of(8) && dst.is_multiple_of(8) && src.is_multiple_of(8) {
-            8
-        } else {
-            1
-        };
+        let step = if n.is_multiple_of(8) && dst.is_multiple_of(8) && src.is_multiple_of(8) { 8 } else { 1 };
         let mut o = 0;
         while o < n {
             let v = self.mem_read(ctx, pc, src_space, src + o, step, lane)?;
@@ -271,22 +226,11 @@ impl<const W: usize> Warp<W> {
     ) -> Result<(), WarpFault> {
         match op {
             MmaOp::Mma(m) => {
-                let what = if m.family == Family::Wmma {
-                    "wmma.mma"
-                } else {
-                    "mma.sync"
-                };
+                let what = if m.family == Family::Wmma { "wmma.mma" } else { "mma.sync" };
                 self.need_full_warp(pc, exec, what)?;
                 self.mma_sync(m);
             }
-            MmaOp::WmmaLoad {
-                frag,
-                col_major,
-                space,
-                addr,
-                stride,
-                d,
-            } => {
+            MmaOp::WmmaLoad { frag, col_major, space, addr, stride, d } => {
                 self.need_full_warp(pc, exec, "wmma.load")?;
                 let (base, ld) = self.wmma_base(*frag, *col_major, addr, *stride, exec);
                 let bytes = frag.ty.bytes();
@@ -295,40 +239,18 @@ impl<const W: usize> Warp<W> {
                     let mut addrs = [0u64; W];
                     for lane in 0..32 {
                         let (r, c) = frag.pos(lane as u32, slot);
-                        let off = if *col_major {
-                            c as u64 * ld + r as u64
-                        } else {
-                            r as u64 * ld + c as u64
-                        };
+                        let off = if *col_major { c as u64 * ld + r as u64 } else { r as u64 * ld + c as u64 };
                         addrs[lane] = base.wrapping_add(off * bytes as u64);
-                        vals[lane * frag.slots() as usize + slot as usize] =
-                            self.mem_read(ctx, pc, *space, addrs[lane], bytes, lane)?;
+                        vals[lane * frag.slots() as usize + slot as usize] = self.mem_read(ctx, pc, *space, addrs[lane], bytes, lane)?;
                     }
                     if O::WANTS_MEMORY {
-                        obs.memory(
-                            self.index,
-                            pc,
-                            *space,
-                            MemAccessKind::Load,
-                            bytes,
-                            &addrs,
-                            exec,
-                        );
+                        obs.memory(self.index, pc, *space, MemAccessKind::Load, bytes, &addrs, exec);
                     }
                 }
                 let n = frag.slots() as usize;
-                self.write_frag(d, frag.ty, frag.slots(), 32, |lane, slot| {
-                    vals[lane * n + slot as usize]
-                });
+                self.write_frag(d, frag.ty, frag.slots(), 32, |lane, slot| vals[lane * n + slot as usize]);
             }
-            MmaOp::WmmaStore {
-                frag,
-                col_major,
-                space,
-                addr,
-                stride,
-                s,
-            } => {
+            MmaOp::WmmaStore { frag, col_major, space, addr, stride, s } => {
                 self.need_full_warp(pc, exec, "wmma.store")?;
                 let (base, ld) = self.wmma_base(*frag, *col_major, addr, *stride, exec);
                 let bytes = frag.ty.bytes();
@@ -336,55 +258,28 @@ impl<const W: usize> Warp<W> {
                     let mut addrs = [0u64; W];
                     for lane in 0..32 {
                         let (r, c) = frag.pos(lane as u32, slot);
-                        let off = if *col_major {
-                            c as u64 * ld + r as u64
-                        } else {
-                            r as u64 * ld + c as u64
-                        };
+                        let off = if *col_major { c as u64 * ld + r as u64 } else { r as u64 * ld + c as u64 };
                         addrs[lane] = base.wrapping_add(off * bytes as u64);
                         let v = self.frag_elem(s, frag.ty, lane, slot);
                         self.mem_write(ctx, pc, *space, addrs[lane], bytes, v, lane)?;
                     }
                     if O::WANTS_MEMORY {
-                        obs.memory(
-                            self.index,
-                            pc,
-                            *space,
-                            MemAccessKind::Store,
-                            bytes,
-                            &addrs,
-                            exec,
-                        );
+                        obs.memory(self.index, pc, *space, MemAccessKind::Store, bytes, &addrs, exec);
                     }
                 }
             }
-            MmaOp::LdMatrix {
-                num,
-                trans,
-                space,
-                addr,
-                d,
-            } => {
+            MmaOp::LdMatrix { num, trans, space, addr, d } => {
                 self.need_full_warp(pc, exec, "ldmatrix")?;
                 let addrs = self.addresses(addr);
                 let rows = 8 * *num as usize;
                 if O::WANTS_MEMORY {
-                    obs.memory(
-                        self.index,
-                        pc,
-                        *space,
-                        MemAccessKind::Load,
-                        16,
-                        &addrs,
-                        (1u64 << rows) - 1,
-                    );
+                    obs.memory(self.index, pc, *space, MemAccessKind::Load, 16, &addrs, (1u64 << rows) - 1);
                 }
                 // m[matrix][row][col]
                 let mut m = vec![[[0u16; 8]; 8]; *num as usize];
                 for (row_lane, &a) in addrs.iter().enumerate().take(rows) {
                     for c in 0..8 {
-                        m[row_lane / 8][row_lane % 8][c] =
-                            self.mem_read(ctx, pc, *space, a + 2 * c as u64, 2, row_lane)? as u16;
+                        m[row_lane / 8][row_lane % 8][c] = self.mem_read(ctx, pc, *space, a + 2 * c as u64, 2, row_lane)? as u16;
                     }
                 }
                 for (k, &r) in d.iter().enumerate() {
@@ -395,26 +290,12 @@ impl<const W: usize> Warp<W> {
                     }
                 }
             }
-            MmaOp::StMatrix {
-                num,
-                trans,
-                space,
-                addr,
-                s,
-            } => {
+            MmaOp::StMatrix { num, trans, space, addr, s } => {
                 self.need_full_warp(pc, exec, "stmatrix")?;
                 let addrs = self.addresses(addr);
                 let rows = 8 * *num as usize;
                 if O::WANTS_MEMORY {
-                    obs.memory(
-                        self.index,
-                        pc,
-                        *space,
-                        MemAccessKind::Store,
-                        16,
-                        &addrs,
-                        (1u64 << rows) - 1,
-                    );
+                    obs.memory(self.index, pc, *space, MemAccessKind::Store, 16, &addrs, (1u64 << rows) - 1);
                 }
                 for (k, &r) in s.iter().enumerate() {
                     for lane in 0..32 {
@@ -423,21 +304,9 @@ impl<const W: usize> Warp<W> {
                         for j in 0..2 {
                             let e = (v >> (16 * j)) & 0xFFFF;
                             // Element (g, 2t + j) of matrix k; `.trans` stores the transpose.
-                            let (row, col) = if *trans {
-                                (2 * t + j, g)
-                            } else {
-                                (g, 2 * t + j)
-                            };
+                            let (row, col) = if *trans { (2 * t + j, g) } else { (g, 2 * t + j) };
                             let row_lane = 8 * k + row;
-                            self.mem_write(
-                                ctx,
-                                pc,
-                                *space,
-                                addrs[row_lane] + 2 * col as u64,
-                                2,
-                                e,
-                                row_lane,
-                            )?;
+                            self.mem_write(ctx, pc, *space, addrs[row_lane] + 2 * col as u64, 2, e, row_lane)?;
                         }
                     }
                 }
@@ -445,44 +314,19 @@ impl<const W: usize> Warp<W> {
             MmaOp::MovMatrix { d, a } => {
                 self.need_full_warp(pc, exec, "movmatrix")?;
                 let src: Vec<u64> = (0..32).map(|l| self.lane_value(*a, l)).collect();
-                let elem =
-                    |row: usize, col: usize| (src[row * 4 + col / 2] >> (16 * (col % 2))) & 0xFFFF;
+                let elem = |row: usize, col: usize| (src[row * 4 + col / 2] >> (16 * (col % 2))) & 0xFFFF;
                 for lane in 0..32 {
                     let (g, t) = (lane / 4, lane % 4);
                     self.put_lane(*d, lane, elem(2 * t, g) | elem(2 * t + 1, g) << 16);
                 }
             }
-            MmaOp::CpAsync {
-                size,
-                dst,
-                dst_space,
-                src,
-                src_space,
-                src_size,
-                ignore_src,
-            } => {
+            MmaOp::CpAsync { size, dst, dst_space, src, src_space, src_size, ignore_src } => {
                 let da = self.addresses(dst);
                 let sa = self.addresses(src);
                 let size = *size as u64;
                 if O::WANTS_MEMORY {
-                    obs.memory(
-                        self.index,
-                        pc,
-                        *src_space,
-                        MemAccessKind::Load,
-                        size as u32,
-                        &sa,
-                        exec,
-                    );
-                    obs.memory(
-                        self.index,
-                        pc,
-                        *dst_space,
-                        MemAccessKind::Store,
-                        size as u32,
-                        &da,
-                        exec,
-                    );
+                    obs.memory(self.index, pc, *src_space, MemAccessKind::Load, size as u32, &sa, exec);
+                    obs.memory(self.index, pc, *dst_space, MemAccessKind::Store, size as u32, &da, exec);
                 }
                 let mut m = exec;
                 while m != 0 {
@@ -498,11 +342,7 @@ impl<const W: usize> Warp<W> {
                         }
                     }
                     for o in 0..size {
-                        let v = if o < n {
-                            self.mem_read(ctx, pc, *src_space, sa[l] + o, 1, l)?
-                        } else {
-                            0
-                        };
+                        let v = if o < n { self.mem_read(ctx, pc, *src_space, sa[l] + o, 1, l)? } else { 0 };
                         self.mem_write(ctx, pc, *dst_space, da[l] + o, 1, v, l)?;
                     }
                 }
@@ -517,15 +357,11 @@ impl<const W: usize> Warp<W> {
                     while m != 0 {
                         let l = m.trailing_zeros() as usize;
                         m &= m - 1;
-                        self.mbar_update(ctx, pc, *space, addrs[l], l, |v| {
-                            mbar_arrive(v, 1, false, 0, false)
-                        })?;
+                        self.mbar_update(ctx, pc, *space, addrs[l], l, |v| mbar_arrive(v, 1, false, 0, false))?;
                     }
                 }
             }
-            MmaOp::Mbarrier { kind, space, addr } => {
-                self.mbarrier(ctx, obs, pc, exec, kind, *space, addr)?
-            }
+            MmaOp::Mbarrier { kind, space, addr } => self.mbarrier(ctx, obs, pc, exec, kind, *space, addr)?,
             MmaOp::MbarPendingCount { d, state } => {
                 let mut m = exec;
                 while m != 0 {
@@ -535,13 +371,7 @@ impl<const W: usize> Warp<W> {
                     self.put_lane(*d, l, mb_pending(s));
                 }
             }
-            MmaOp::Bulk {
-                dir,
-                dst,
-                src,
-                size,
-                mbar,
-            } => {
+            MmaOp::Bulk { dir, dst, src, size, mbar } => {
                 let (ds, ss) = match dir {
                     BulkDir::GlobalToShared => (Space::Shared, Space::Global),
                     BulkDir::SharedToGlobal => (Space::Global, Space::Shared),
@@ -555,10 +385,7 @@ impl<const W: usize> Warp<W> {
                     let l = m.trailing_zeros() as usize;
                     m &= m - 1;
                     let n = self.lane_value(*size, l);
-                    if !n.is_multiple_of(16)
-                        || !da[l].is_multiple_of(16)
-                        || !sa[l].is_multiple_of(16)
-                    {
+                    if !n.is_multiple_of(16) || !da[l].is_multiple_of(16) || !sa[l].is_multiple_of(16) {
                         return Err(WarpFault {
                             pc,
                             lane: Some(l as u32),
@@ -571,42 +398,17 @@ impl<const W: usize> Warp<W> {
                     if O::WANTS_MEMORY {
                         let mut one = [0u64; W];
                         one[l] = sa[l];
-                        obs.memory(
-                            self.index,
-                            pc,
-                            ss,
-                            MemAccessKind::Load,
-                            n as u32,
-                            &one,
-                            1 << l,
-                        );
+                        obs.memory(self.index, pc, ss, MemAccessKind::Load, n as u32, &one, 1 << l);
                         one[l] = da[l];
-                        obs.memory(
-                            self.index,
-                            pc,
-                            ds,
-                            MemAccessKind::Store,
-                            n as u32,
-                            &one,
-                            1 << l,
-                        );
+                        obs.memory(self.index, pc, ds, MemAccessKind::Store, n as u32, &one, 1 << l);
                     }
                     self.mem_copy(ctx, pc, ds, da[l], ss, sa[l], n, l)?;
                     if let Some(ma) = &ma {
-                        self.mbar_update(ctx, pc, Space::Shared, ma[l], l, |v| {
-                            mbar_tx(v, -(n as i64))
-                        })?;
+                        self.mbar_update(ctx, pc, Space::Shared, ma[l], l, |v| mbar_tx(v, -(n as i64)))?;
                     }
                 }
             }
-            MmaOp::BulkTensor {
-                load,
-                dims,
-                smem,
-                tmap,
-                coords,
-                mbar,
-            } => {
+            MmaOp::BulkTensor { load, dims, smem, tmap, coords, mbar } => {
                 let sa = self.addresses(smem);
                 let ma = mbar.as_ref().map(|a| self.addresses(a));
                 let mut m = exec;
@@ -615,18 +417,9 @@ impl<const W: usize> Warp<W> {
                     m &= m - 1;
                     let map = self.tensor_map(ctx, pc, self.lane_value(*tmap, l), l)?;
                     if map.rank != *dims as u32 {
-                        return Err(unsupported(
-                            pc,
-                            format!(
-                                "a {dims}d tensor copy with a tensor map of rank {}",
-                                map.rank
-                            ),
-                        ));
+                        return Err(unsupported(pc, format!("a {dims}d tensor copy with a tensor map of rank {}", map.rank)));
                     }
-                    let origin: Vec<i64> = coords
-                        .iter()
-                        .map(|&c| self.lane_value(c, l) as u32 as i32 as i64)
-                        .collect();
+                    let origin: Vec<i64> = coords.iter().map(|&c| self.lane_value(c, l) as u32 as i32 as i64).collect();
                     self.tensor_copy(ctx, pc, &map, &origin, sa[l], *load, l)?;
                     if let Some(ma) = &ma {
                         let n = map.box_bytes() as i64;
@@ -644,14 +437,7 @@ impl<const W: usize> Warp<W> {
     }
 
     /// wmma: the (uniform) base address and the leading dimension in elements.
-    fn wmma_base(
-        &self,
-        frag: Frag,
-        col_major: bool,
-        addr: &Addr,
-        stride: Option<RegRef>,
-        exec: u64,
-    ) -> (u64, u64) {
+    fn wmma_base(&self, frag: Frag, col_major: bool, addr: &Addr, stride: Option<RegRef>, exec: u64) -> (u64, u64) {
         let base = self.addresses(addr)[exec.trailing_zeros() as usize];
         let (rows, cols) = frag.shape.dims(frag.mat);
         let ld = match stride {
@@ -669,46 +455,20 @@ impl<const W: usize> Warp<W> {
 
     fn mma_sync(&mut self, m: &MmaSync) {
         let s = m.shape;
-        let f = |mat, ty| Frag {
-            family: m.family,
-            shape: s,
-            mat,
-            ty,
-        };
+        let f = |mat, ty| Frag { family: m.family, shape: s, mat, ty };
         let a = self.gather_frag(f(Mat::A, m.atype), &m.a, 0);
         let b = self.gather_frag(f(Mat::B, m.btype), &m.b, 0);
         let c = self.gather_frag(f(Mat::C, m.ctype), &m.c, 0);
         // wmma's m16n16k8 tf32 runs as two k4 steps on the H200 (each rounded).
-        let chunk = if m.family == Family::Wmma && m.atype == MmaType::TF32 {
-            4
-        } else {
-            s.k
-        };
+        let chunk = if m.family == Family::Wmma && m.atype == MmaType::TF32 { 4 } else { s.k };
         let mut d = c;
         let mut ct = m.ctype;
         for k0 in (0..s.k).step_by(chunk as usize) {
-            let sub = Shape {
-                m: s.m,
-                n: s.n,
-                k: chunk,
-            };
-            let a_part: Vec<u64> = (0..s.m)
-                .flat_map(|i| (k0..k0 + chunk).map(move |kk| (i, kk)))
-                .map(|(i, kk)| a[(i * s.k + kk) as usize])
-                .collect();
+            let sub = Shape { m: s.m, n: s.n, k: chunk };
+            let a_part: Vec<u64> =
+                (0..s.m).flat_map(|i| (k0..k0 + chunk).map(move |kk| (i, kk))).map(|(i, kk)| a[(i * s.k + kk) as usize]).collect();
             let b_part = b[(k0 * s.n) as usize..((k0 + chunk) * s.n) as usize].to_vec();
-            d = matmul(
-                sub,
-                m.atype,
-                m.btype,
-                ct,
-                m.dtype,
-                m.satfinite,
-                &a_part,
-                &b_part,
-                Some(&d),
-                false,
-            );
+            d = matmul(sub, m.atype, m.btype, ct, m.dtype, m.satfinite, &a_part, &b_part, Some(&d), false);
             ct = m.dtype;
         }
         let df = f(Mat::C, m.dtype);
@@ -732,15 +492,7 @@ impl<const W: usize> Warp<W> {
     ) -> Result<(), WarpFault> {
         let addrs = self.addresses(addr);
         if O::WANTS_MEMORY {
-            obs.memory(
-                self.index,
-                pc,
-                space,
-                MemAccessKind::Atomic,
-                8,
-                &addrs,
-                exec,
-            );
+            obs.memory(self.index, pc, space, MemAccessKind::Atomic, 8, &addrs, exec);
         }
         let mut m = exec;
         while m != 0 {
@@ -751,34 +503,20 @@ impl<const W: usize> Warp<W> {
                 MbarKind::Init { count } => {
                     let n = self.lane_value(*count, l);
                     if n == 0 || n > MB_FIELD >> 1 {
-                        return Err(unsupported(
-                            pc,
-                            format!("mbarrier.init count {n} is outside 1..2^20-1"),
-                        ));
+                        return Err(unsupported(pc, format!("mbarrier.init count {n} is outside 1..2^20-1")));
                     }
                     self.mbar_update(ctx, pc, space, a, l, |_| Ok(mb_pack(n, n, 0, 0)))?;
                 }
                 MbarKind::Inval => {
                     self.mbar_update(ctx, pc, space, a, l, |_| Ok(0))?;
                 }
-                MbarKind::Arrive {
-                    state,
-                    count,
-                    drop,
-                    expect_tx,
-                    no_complete,
-                } => {
+                MbarKind::Arrive { state, count, drop, expect_tx, no_complete } => {
                     let n = count.map(|c| self.lane_value(c, l)).unwrap_or(1);
-                    let tx = expect_tx
-                        .map(|t| self.lane_value(t, l) as u32 as i64)
-                        .unwrap_or(0);
-                    let old = self.mbar_update(ctx, pc, space, a, l, |v| {
-                        mbar_arrive(v, n, *drop, tx, *no_complete)
-                    })?;
+                    let tx = expect_tx.map(|t| self.lane_value(t, l) as u32 as i64).unwrap_or(0);
+                    let old = self.mbar_update(ctx, pc, space, a, l, |v| mbar_arrive(v, n, *drop, tx, *no_complete))?;
                     if let Some(s) = state {
                         // The state token: the phase arrived on, and the arrivals it still awaited after this one.
-                        let token = (old & MB_PHASE)
-                            | mb_pack(mb_pending(old) - n, mb_expected(old), mb_tx(old) + tx, 0);
+                        let token = (old & MB_PHASE) | mb_pack(mb_pending(old) - n, mb_expected(old), mb_tx(old) + tx, 0);
                         self.put_lane(*s, l, token);
                     }
                 }
@@ -799,11 +537,7 @@ impl<const W: usize> Warp<W> {
                 MbarKind::Wait { p, parity, arg } => {
                     let v = self.mem_read(ctx, pc, space, a, 8, l)?;
                     let cur = v >> 63;
-                    let want = if *parity {
-                        self.lane_value(*arg, l) & 1
-                    } else {
-                        self.lane_value(*arg, l) >> 63
-                    };
+                    let want = if *parity { self.lane_value(*arg, l) & 1 } else { self.lane_value(*arg, l) >> 63 };
                     // The phase the token (or parity) names has completed once the current phase differs.
                     self.put_lane(RegRef::pred(*p), l, (cur != want) as u64);
                 }
@@ -827,17 +561,11 @@ impl<const W: usize> Warp<W> {
             return Err(WarpFault {
                 pc,
                 lane: Some(lane as u32),
-                kind: FaultKind::Unsupported(format!(
-                    "mbarrier at {addr:#x} is not in shared memory"
-                )),
+                kind: FaultKind::Unsupported(format!("mbarrier at {addr:#x} is not in shared memory")),
             });
         }
         let old = self.mem_read(ctx, pc, space, addr, 8, lane)?;
-        let new = f(old).map_err(|msg| WarpFault {
-            pc,
-            lane: Some(lane as u32),
-            kind: FaultKind::Unsupported(msg),
-        })?;
+        let new = f(old).map_err(|msg| WarpFault { pc, lane: Some(lane as u32), kind: FaultKind::Unsupported(msg) })?;
         self.mem_write(ctx, pc, space, addr, 8, new, lane)?;
         Ok(old)
     }
@@ -845,13 +573,7 @@ impl<const W: usize> Warp<W> {
     /// Reads and decodes the tensor map at `addr`: a kernel-parameter offset
     /// (from `mov` of a `.param` symbol, with or without `cvta.param`) or a
     /// global address.
-    fn tensor_map(
-        &mut self,
-        ctx: &WarpCtx<'_>,
-        pc: u32,
-        addr: u64,
-        lane: usize,
-    ) -> Result<TensorMap, WarpFault> {
+    fn tensor_map(&mut self, ctx: &WarpCtx<'_>, pc: u32, addr: u64, lane: usize) -> Result<TensorMap, WarpFault> {
         let mut b = [0u8; 128];
         if addr < ctx.params.len() as u64 {
             if addr + 128 > ctx.params.len() as u64 || !addr.is_multiple_of(64) {
@@ -930,13 +652,7 @@ impl<const W: usize> Warp<W> {
         Ok(())
     }
 
-    fn wgmma(
-        &mut self,
-        ctx: &mut WarpCtx<'_>,
-        pc: u32,
-        exec: u64,
-        w: &Wgmma,
-    ) -> Result<(), WarpFault> {
+    fn wgmma(&mut self, ctx: &mut WarpCtx<'_>, pc: u32, exec: u64, w: &Wgmma) -> Result<(), WarpFault> {
         let s = w.shape;
         let rank = self.index % WARPGROUP_WARPS;
         let (m, n, k) = (s.m, s.n, s.k);
@@ -945,10 +661,7 @@ impl<const W: usize> Warp<W> {
         let desc = |me: &Self, r: RegRef| -> Result<MatrixDesc, WarpFault> {
             let d = MatrixDesc::decode(me.lane_value(r, first));
             if d.base_offset != 0 && d.swizzle != 0 {
-                return Err(unsupported(
-                    pc,
-                    "wgmma matrix descriptors with a non-zero base offset are not supported",
-                ));
+                return Err(unsupported(pc, "wgmma matrix descriptors with a non-zero base offset are not supported"));
             }
             Ok(d)
         };
@@ -956,17 +669,11 @@ impl<const W: usize> Warp<W> {
         let mut a = vec![0u64; (m * k) as usize];
         match &w.a {
             WgmmaA::Regs(regs) => {
-                let f = Frag {
-                    family: Family::Wgmma,
-                    shape: s,
-                    mat: Mat::A,
-                    ty: w.atype,
-                };
+                let f = Frag { family: Family::Wgmma, shape: s, mat: Mat::A, ty: w.atype };
                 for lane in 0..32u32 {
                     for slot in 0..f.distinct() {
                         let (r, c) = f.pos(32 * rank + lane, slot);
-                        a[(r * k + c) as usize] =
-                            self.frag_elem(regs, w.atype, lane as usize, slot);
+                        a[(r * k + c) as usize] = self.frag_elem(regs, w.atype, lane as usize, slot);
                     }
                 }
             }
@@ -975,8 +682,7 @@ impl<const W: usize> Warp<W> {
                 for row in 16 * rank..16 * rank + 16 {
                     for kk in 0..k {
                         let addr = d.address(row, kk, eb, !w.trans_a) as u64;
-                        a[(row * k + kk) as usize] =
-                            self.mem_read(ctx, pc, Space::Shared, addr, eb, first)?;
+                        a[(row * k + kk) as usize] = self.mem_read(ctx, pc, Space::Shared, addr, eb, first)?;
                     }
                 }
             }
@@ -986,20 +692,14 @@ impl<const W: usize> Warp<W> {
         for nn in 0..n {
             for kk in 0..k {
                 let addr = db.address(nn, kk, eb, !w.trans_b) as u64;
-                b[(kk * n + nn) as usize] =
-                    self.mem_read(ctx, pc, Space::Shared, addr, eb, first)?;
+                b[(kk * n + nn) as usize] = self.mem_read(ctx, pc, Space::Shared, addr, eb, first)?;
             }
         }
         let scale_d = match w.scale_d {
             Err(c) => c,
             Ok((p, neg)) => (self.preds[p as usize] >> first & 1 != 0) != neg,
         };
-        let df = Frag {
-            family: Family::Wgmma,
-            shape: s,
-            mat: Mat::C,
-            ty: w.dtype,
-        };
+        let df = Frag { family: Family::Wgmma, shape: s, mat: Mat::C, ty: w.dtype };
         let dmat = if scale_d {
             let mut c = vec![0u64; (m * n) as usize];
             for lane in 0..32u32 {
@@ -1014,18 +714,7 @@ impl<const W: usize> Warp<W> {
         };
         // Only this warp's rows matter; the others are computed from zeros and ignored.
         let neg = w.neg_a != w.neg_b;
-        let d = matmul(
-            s,
-            w.atype,
-            w.btype,
-            w.dtype,
-            w.dtype,
-            w.satfinite,
-            &a,
-            &b,
-            dmat.as_deref(),
-            neg,
-        );
+        let d = matmul(s, w.atype, w.btype, w.dtype, w.dtype, w.satfinite, &a, &b, dmat.as_deref(), neg);
         self.write_frag(&w.d, w.dtype, df.slots(), 32, |lane, slot| {
             let (r, c) = df.pos(32 * rank + lane as u32, slot);
             d[(r * n + c) as usize]
@@ -1060,11 +749,7 @@ fn matmul(
                     let p = decode_int(at, a[i * k + kk]) * decode_int(bt, b[kk * n + j]);
                     acc += if negate { -p } else { p };
                 }
-                let v = if satfinite {
-                    acc.clamp(i32::MIN as i64, i32::MAX as i64)
-                } else {
-                    acc as i32 as i64
-                };
+                let v = if satfinite { acc.clamp(i32::MIN as i64, i32::MAX as i64) } else { acc as i32 as i64 };
                 d[i * n + j] = v as u32 as u64;
             }
         }
@@ -1079,11 +764,7 @@ fn matmul(
                 // An fma chain in k order.
                 let mut acc = c0;
                 for kk in 0..k {
-                    let x = if negate {
-                        -av[i * k + kk]
-                    } else {
-                        av[i * k + kk]
-                    };
+                    let x = if negate { -av[i * k + kk] } else { av[i * k + kk] };
                     acc = x.mul_add(bv[kk * n + j], acc);
                 }
                 acc
@@ -1095,11 +776,7 @@ fn matmul(
                     let p = av[i * k + kk] * bv[kk * n + j];
                     terms.push(if negate { -p } else { p });
                 }
-                d[i * n + j] = if dt == MmaType::F32 {
-                    tensor_core_sum_f32(&terms) as u64
-                } else {
-                    round_sum(&terms, dt)
-                };
+                d[i * n + j] = if dt == MmaType::F32 { tensor_core_sum_f32(&terms) as u64 } else { round_sum(&terms, dt) };
                 continue;
             };
             d[i * n + j] = encode(dt, v);
@@ -1159,11 +836,7 @@ fn round_sum(terms: &[f64], dt: MmaType) -> u64 {
     if lo != 0.0 && is_tie(hi, dt) {
         let b = hi.to_bits();
         let away = (lo > 0.0) == (hi > 0.0);
-        let nudged = if hi == 0.0 {
-            f64::from_bits(1).copysign(lo)
-        } else {
-            f64::from_bits(if away { b + 1 } else { b - 1 })
-        };
+        let nudged = if hi == 0.0 { f64::from_bits(1).copysign(lo) } else { f64::from_bits(if away { b + 1 } else { b - 1 }) };
         return encode(dt, nudged);
     }
     encode(dt, hi)
@@ -1189,34 +862,18 @@ const TC_ALIGN_BITS: i32 = 26;
 fn tensor_core_sum_f32(terms: &[f64]) -> u32 {
     if terms.iter().any(|x| !x.is_finite()) {
         let s: f64 = terms.iter().sum();
-        return if s.is_nan() {
-            0x7FFF_FFFF
-        } else {
-            (s as f32).to_bits()
-        };
+        return if s.is_nan() { 0x7FFF_FFFF } else { (s as f32).to_bits() };
     }
-    let Some(emax) = terms
-        .iter()
-        .filter(|&&x| x != 0.0)
-        .map(|&x| frexp_exp(x))
-        .max()
-    else {
+    let Some(emax) = terms.iter().filter(|&&x| x != 0.0).map(|&x| frexp_exp(x)).max() else {
         // All zero: +0 unless every term is -0.
-        return if terms.iter().all(|x| x.is_sign_negative()) {
-            0x8000_0000
-        } else {
-            0
-        };
+        return if terms.iter().all(|x| x.is_sign_negative()) { 0x8000_0000 } else { 0 };
     };
     let shift = TC_ALIGN_BITS - emax;
     if !(-1000..=1000).contains(&shift) {
         return round_sum_rz_f32(terms);
     }
     // Each term scaled to units of 2^(emax - 26) and truncated toward zero: an integer below 2^27.
-    let sum: i64 = terms
-        .iter()
-        .map(|&t| (t * 2f64.powi(shift)).trunc() as i64)
-        .sum();
+    let sum: i64 = terms.iter().map(|&t| (t * 2f64.powi(shift)).trunc() as i64).sum();
     let v = sum as f64 * 2f64.powi(-shift);
     rz_f32(v).to_bits()
 }
@@ -1249,11 +906,7 @@ fn is_tie(x: f64, dt: MmaType) -> bool {
             if f as f64 == x || !f.is_finite() || f == 0.0 {
                 return false;
             }
-            let other = if (f as f64).abs() < x.abs() {
-                f32::from_bits(f.to_bits() + 1)
-            } else {
-                f32::from_bits(f.to_bits() - 1)
-            };
+            let other = if (f as f64).abs() < x.abs() { f32::from_bits(f.to_bits() + 1) } else { f32::from_bits(f.to_bits() - 1) };
             (x - f as f64).abs() == (other as f64 - x).abs()
         }
         MmaType::F16 => {
@@ -1263,8 +916,7 @@ fn is_tie(x: f64, dt: MmaType) -> bool {
                 return false;
             }
             let b = h.to_bits();
-            let other =
-                half::f16::from_bits(if hv.abs() < x.abs() { b + 1 } else { b - 1 }).to_f64();
+            let other = half::f16::from_bits(if hv.abs() < x.abs() { b + 1 } else { b - 1 }).to_f64();
             (x - hv).abs() == (other - x).abs()
         }
         _ => false,
@@ -1280,27 +932,17 @@ fn mbar_complete(pending: u64, expected: u64, tx: i64, v: u64) -> u64 {
     }
 }
 
-fn mbar_arrive(
-    v: u64,
-    n: u64,
-    drop: bool,
-    expect_tx: i64,
-    no_complete: bool,
-) -> Result<u64, String> {
+fn mbar_arrive(v: u64, n: u64, drop: bool, expect_tx: i64, no_complete: bool) -> Result<u64, String> {
     let (pending, mut expected) = (mb_pending(v), mb_expected(v));
     if expected == 0 {
-        return Err(
-            "mbarrier arrive on an object that was never initialised (mbarrier.init)".into(),
-        );
+        return Err("mbarrier arrive on an object that was never initialised (mbarrier.init)".into());
     }
     if n > pending {
         return Err(format!("mbarrier arrive of count {n} exceeds the {pending} arrivals pending in the current phase"));
     }
     if drop {
         if n > expected {
-            return Err(format!(
-                "mbarrier arrive_drop of count {n} exceeds the expected count {expected}"
-            ));
+            return Err(format!("mbarrier arrive_drop of count {n} exceeds the expected count {expected}"));
         }
         expected -= n;
     }
@@ -1317,10 +959,7 @@ fn mbar_arrive(
 
 fn mbar_tx(v: u64, delta: i64) -> Result<u64, String> {
     if mb_expected(v) == 0 {
-        return Err(
-            "transaction completed on an mbarrier that was never initialised (mbarrier.init)"
-                .into(),
-        );
+        return Err("transaction completed on an mbarrier that was never initialised (mbarrier.init)".into());
     }
     let tx = mb_tx(v) + delta;
     if tx <= -(1 << 20) || tx >= 1 << 20 {
@@ -1339,11 +978,7 @@ mod tests {
         let v = mbar_arrive(v, 1, false, 0, false).unwrap();
         assert_eq!((mb_pending(v), v >> 63), (1, 0));
         let v = mbar_arrive(v, 1, false, 0, false).unwrap();
-        assert_eq!(
-            (mb_pending(v), mb_expected(v), v >> 63),
-            (2, 2, 1),
-            "phase 0 completed"
-        );
+        assert_eq!((mb_pending(v), mb_expected(v), v >> 63), (2, 2, 1), "phase 0 completed");
         // expect_tx holds the phase open until the bytes arrive.
         let v = mbar_arrive(v, 2, false, 64, false).unwrap();
         assert_eq!((mb_pending(v), mb_tx(v), v >> 63), (0, 64, 1));
@@ -1358,12 +993,8 @@ mod tests {
         let v = mbar_arrive(v, 1, true, 0, false).unwrap();
         let v = mbar_arrive(v, 1, false, 0, false).unwrap();
         assert_eq!((mb_pending(v), mb_expected(v), v >> 63), (1, 1, 0));
-        assert!(mbar_arrive(v, 2, false, 0, false)
-            .unwrap_err()
-            .contains("exceeds"));
-        assert!(mbar_arrive(0, 1, false, 0, false)
-            .unwrap_err()
-            .contains("never initialised"));
+        assert!(mbar_arrive(v, 2, false, 0, false).unwrap_err().contains("exceeds"));
+        assert!(mbar_arrive(0, 1, false, 0, false).unwrap_err().contains("never initialised"));
     }
 
     #[test]
@@ -1373,30 +1004,9 @@ mod tests {
         assert_eq!(f(&[1.0, 2f64.powi(-24) * 1.5]), 1.0);
         assert_eq!(f(&[-1.0, -(2f64.powi(-24) * 1.5)]), -1.0);
         // Terms far below the largest one are dropped before adding.
-        assert_eq!(
-            f(&[
-                1.0,
-                2f64.powi(-27),
-                2f64.powi(-27),
-                2f64.powi(-27),
-                2f64.powi(-27)
-            ]),
-            1.0
-        );
-        assert_eq!(
-            f(&[1.0, 2f64.powi(-26), 2f64.powi(-26)]),
-            1.0 + 2f32.powi(-23) * 0.0 + 2f32.powi(-23) * 0.0
-        );
-        assert_eq!(
-            f(&[
-                1.0,
-                2f64.powi(-25),
-                2f64.powi(-25),
-                2f64.powi(-25),
-                2f64.powi(-25)
-            ]),
-            1.0 + 2f32.powi(-23)
-        );
+        assert_eq!(f(&[1.0, 2f64.powi(-27), 2f64.powi(-27), 2f64.powi(-27), 2f64.powi(-27)]), 1.0);
+        assert_eq!(f(&[1.0, 2f64.powi(-26), 2f64.powi(-26)]), 1.0 + 2f32.powi(-23) * 0.0 + 2f32.powi(-23) * 0.0);
+        assert_eq!(f(&[1.0, 2f64.powi(-25), 2f64.powi(-25), 2f64.powi(-25), 2f64.powi(-25)]), 1.0 + 2f32.powi(-23));
         assert_eq!(f(&[0.0, -0.0]).to_bits(), 0);
         assert_eq!(f(&[-0.0, -0.0]).to_bits(), 0x8000_0000);
         assert!(f(&[f64::INFINITY, -f64::INFINITY]).is_nan());
@@ -1407,28 +1017,15 @@ mod tests {
     fn exact_sums_round_once() {
         let f32_of = |t: &[f64]| f32::from_bits(round_sum(t, MmaType::F32) as u32);
         // 1 + 2^-24 + 2^-60: just above the f32 tie between 1 and 1 + 2^-23.
-        assert_eq!(
-            f32_of(&[1.0, 2f64.powi(-24), 2f64.powi(-60)]),
-            1.0 + 2f32.powi(-23)
-        );
+        assert_eq!(f32_of(&[1.0, 2f64.powi(-24), 2f64.powi(-60)]), 1.0 + 2f32.powi(-23));
         assert_eq!(f32_of(&[1.0, 2f64.powi(-24), -2f64.powi(-60)]), 1.0);
-        assert_eq!(
-            f32_of(&[1.0, 2f64.powi(-24)]),
-            1.0,
-            "an exact tie rounds to even"
-        );
-        assert_eq!(
-            f32_of(&[-1.0, -2f64.powi(-24), -2f64.powi(-60)]),
-            -1.0 - 2f32.powi(-23)
-        );
+        assert_eq!(f32_of(&[1.0, 2f64.powi(-24)]), 1.0, "an exact tie rounds to even");
+        assert_eq!(f32_of(&[-1.0, -2f64.powi(-24), -2f64.powi(-60)]), -1.0 - 2f32.powi(-23));
         assert_eq!(f32_of(&[1e30, 1.0, -1e30]), 1.0);
         assert_eq!(f32_of(&[]), 0.0);
         assert!(f32_of(&[f64::INFINITY, 1.0]).is_infinite());
         let h = |t: &[f64]| half::f16::from_bits(round_sum(t, MmaType::F16) as u16).to_f64();
-        assert_eq!(
-            h(&[1.0, 2f64.powi(-11), 2f64.powi(-70)]),
-            1.0 + 2f64.powi(-10)
-        );
+        assert_eq!(h(&[1.0, 2f64.powi(-11), 2f64.powi(-70)]), 1.0 + 2f64.powi(-10));
         assert_eq!(h(&[1.0, 2f64.powi(-11)]), 1.0);
     }
 }

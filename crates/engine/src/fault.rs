@@ -5,12 +5,26 @@ use std::fmt;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FaultKind {
-    OutOfBounds { space: &'static str, access: &'static str, size: u32, addr: u64 },
-    Misaligned { space: &'static str, access: &'static str, size: u32, addr: u64 },
+    OutOfBounds {
+        space: &'static str,
+        access: &'static str,
+        size: u32,
+        addr: u64,
+    },
+    Misaligned {
+        space: &'static str,
+        access: &'static str,
+        size: u32,
+        addr: u64,
+    },
     /// A barrier that can never complete.
-    Deadlock { detail: String },
+    Deadlock {
+        detail: String,
+    },
     /// The launch ran past its warp-instruction budget (a runaway loop?).
-    BudgetExceeded { limit: u64 },
+    BudgetExceeded {
+        limit: u64,
+    },
     Trap,
     /// Something the engine cannot do for this launch (bad configuration).
     Unsupported(String),

@@ -608,7 +608,13 @@ fn write_masked<const W: usize>(w: &mut Warp<W>, d: RegRef, v: u64, exec: u64) {
     }
 }
 
-pub fn deadlock<const W: usize>(kernel: &Kernel, warps: &[Warp<W>], barriers: &[BarrierState], ctaid: [u32; 3], nthreads: u32) -> KernelFault {
+pub fn deadlock<const W: usize>(
+    kernel: &Kernel,
+    warps: &[Warp<W>],
+    barriers: &[BarrierState],
+    ctaid: [u32; 3],
+    nthreads: u32,
+) -> KernelFault {
     let (id, bar) = barriers.iter().enumerate().find(|(_, b)| b.used && b.arrived > 0).unwrap_or((0, &barriers[0]));
     let expected = bar.expected.unwrap_or_else(|| live_threads(warps));
     let mut waiting = Vec::new();

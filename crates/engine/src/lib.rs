@@ -14,7 +14,9 @@ pub use fault::{FaultKind, KernelFault};
 pub use launch::{alloc_module_globals, launch, launch_observed, launch_observed_partial, LaunchConfig, LaunchError, LaunchStats};
 /// Block-level pieces for schedulers other than the functional one.
 pub mod block {
-    pub use crate::launch::{arrive, block_coords, complete_barrier, deadlock, init_warp, live_threads, thread_coords, validate, BarrierState, RegisterTemplate};
+    pub use crate::launch::{
+        arrive, block_coords, complete_barrier, deadlock, init_warp, live_threads, thread_coords, validate, BarrierState, RegisterTemplate,
+    };
 }
 pub use memory::{Filler, GlobalMemory};
 pub use observer::{BarrierEvent, MemAccessKind, NoObserver, Observer, WarpSyncEvent, WarpSyncKind};

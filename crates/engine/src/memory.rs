@@ -142,13 +142,7 @@ impl GlobalMemory {
         let base = self.next.max(GLOBAL_BASE);
         let npages = size.div_ceil(PAGE_SIZE) as usize;
         self.next = base + (npages as u64).max(1) * PAGE_SIZE + ALLOC_GAP;
-        self.allocs.push(Allocation {
-            name: name.to_string(),
-            base,
-            size,
-            pages: (0..npages).map(|_| OnceLock::new()).collect(),
-            filler,
-        });
+        self.allocs.push(Allocation { name: name.to_string(), base, size, pages: (0..npages).map(|_| OnceLock::new()).collect(), filler });
         base
     }
 

@@ -145,11 +145,7 @@ impl<O> Scheduled<O> {
     /// may run in any order); how many.
     fn siblings(&self, stack: &[StackEntry]) -> usize {
         let Some(top) = stack.last() else { return 0 };
-        stack
-            .iter()
-            .rev()
-            .take_while(|e| e.rpc == top.rpc && e.pc < self.plan.code_len && e.pc != e.rpc && e.mask != 0)
-            .count()
+        stack.iter().rev().take_while(|e| e.rpc == top.rpc && e.pc < self.plan.code_len && e.pc != e.rpc && e.mask != 0).count()
     }
 }
 

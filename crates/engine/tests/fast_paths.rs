@@ -52,25 +52,58 @@ fn reference64(f: Bin64, a: u64, b: u64) -> u64 {
 }
 
 const B32: [Bin32; 18] = [
-    Bin32::Add, Bin32::Sub, Bin32::MulLo, Bin32::And, Bin32::Or, Bin32::Xor, Bin32::Shl, Bin32::ShrU, Bin32::ShrS,
-    Bin32::MinS, Bin32::MinU, Bin32::MaxS, Bin32::MaxU, Bin32::AddF, Bin32::SubF, Bin32::MulF, Bin32::MinF, Bin32::MaxF,
+    Bin32::Add,
+    Bin32::Sub,
+    Bin32::MulLo,
+    Bin32::And,
+    Bin32::Or,
+    Bin32::Xor,
+    Bin32::Shl,
+    Bin32::ShrU,
+    Bin32::ShrS,
+    Bin32::MinS,
+    Bin32::MinU,
+    Bin32::MaxS,
+    Bin32::MaxU,
+    Bin32::AddF,
+    Bin32::SubF,
+    Bin32::MulF,
+    Bin32::MinF,
+    Bin32::MaxF,
 ];
-const B64: [Bin64; 9] =
-    [Bin64::Add, Bin64::Sub, Bin64::MulLo, Bin64::And, Bin64::Or, Bin64::Xor, Bin64::AddF, Bin64::SubF, Bin64::MulF];
+const B64: [Bin64; 9] = [Bin64::Add, Bin64::Sub, Bin64::MulLo, Bin64::And, Bin64::Or, Bin64::Xor, Bin64::AddF, Bin64::SubF, Bin64::MulF];
 
 /// Interesting f32 bit patterns: zeros, subnormals, infinities, NaNs with payloads.
 fn special32() -> impl Strategy<Value = u32> {
     prop_oneof![
-        Just(0u32), Just(0x8000_0000), Just(1), Just(0x807F_FFFF), Just(0x7F80_0000), Just(0xFF80_0000),
-        Just(0x7FC0_0000), Just(0xFFC1_2345), Just(0x7F80_0001), Just(0x3F80_0000), Just(32), Just(31), Just(33),
+        Just(0u32),
+        Just(0x8000_0000),
+        Just(1),
+        Just(0x807F_FFFF),
+        Just(0x7F80_0000),
+        Just(0xFF80_0000),
+        Just(0x7FC0_0000),
+        Just(0xFFC1_2345),
+        Just(0x7F80_0001),
+        Just(0x3F80_0000),
+        Just(32),
+        Just(31),
+        Just(33),
         any::<u32>(),
     ]
 }
 
 fn special64() -> impl Strategy<Value = u64> {
     prop_oneof![
-        Just(0u64), Just(1 << 63), Just(1), Just(0x7FF0_0000_0000_0000), Just(0xFFF0_0000_0000_0000),
-        Just(0x7FF8_0000_0000_0000), Just(0xFFF4_0000_0000_1234), Just(0x7FF0_0000_0000_0001), Just(0x3FF0_0000_0000_0000),
+        Just(0u64),
+        Just(1 << 63),
+        Just(1),
+        Just(0x7FF0_0000_0000_0000),
+        Just(0xFFF0_0000_0000_0000),
+        Just(0x7FF8_0000_0000_0000),
+        Just(0xFFF4_0000_0000_1234),
+        Just(0x7FF0_0000_0000_0001),
+        Just(0x3FF0_0000_0000_0000),
         any::<u64>(),
     ]
 }

@@ -126,8 +126,7 @@ pub enum Limiter {
 
 impl Limiter {
     /// Tie-break order (see the type's documentation).
-    pub const ORDER: [Limiter; 5] =
-        [Limiter::Warps, Limiter::Registers, Limiter::SharedMemory, Limiter::Blocks, Limiter::Barriers];
+    pub const ORDER: [Limiter; 5] = [Limiter::Warps, Limiter::Registers, Limiter::SharedMemory, Limiter::Blocks, Limiter::Barriers];
 
     /// The JSON name: `warps`, `registers`, `shared_memory`, `blocks`, `barriers`.
     pub fn as_str(self) -> &'static str {
@@ -284,19 +283,11 @@ pub fn occupancy(preset: &GpuPreset, input: &OccupancyInput) -> Result<Occupancy
         return Err(OccupancyError::BlockTooLarge { gpu, threads: b, max: preset.max_threads_per_block });
     }
     if input.regs_per_thread > preset.max_registers_per_thread {
-        return Err(OccupancyError::TooManyRegisters {
-            gpu,
-            regs: input.regs_per_thread,
-            max: preset.max_registers_per_thread,
-        });
+        return Err(OccupancyError::TooManyRegisters { gpu, regs: input.regs_per_thread, max: preset.max_registers_per_thread });
     }
     let amd = preset.occupancy_rule == OccupancyRule::Amdgpu;
     if !amd && input.barriers_per_block > preset.max_barriers_per_block {
-        return Err(OccupancyError::TooManyBarriers {
-            gpu,
-            barriers: input.barriers_per_block,
-            max: preset.max_barriers_per_block,
-        });
+        return Err(OccupancyError::TooManyBarriers { gpu, barriers: input.barriers_per_block, max: preset.max_barriers_per_block });
     }
     if let Some(pct) = input.shared_carveout_percent {
         if pct > 100 {
@@ -316,26 +307,25 @@ pub fn occupancy(preset: &GpuPreset, input: &OccupancyInput) -> Result<Occupancy
     let regs_warp = round_up(input.regs_per_thread as u64 * ws as u64, preset.register_alloc_unit as u64);
     let regs_block = regs_warp * w as u64;
     let regs_assumed = regs_warp * round_up(w as u64, sched as u64);
-    let (lim_regs, reg_warps_per_sched) =
-        if let Some(per_sched) = (preset.registers_per_scheduler() as u64).checked_div(regs_warp) {
-            if regs_assumed > preset.registers_per_block as u64 || regs_block > preset.registers_per_block as u64 {
-                zero_reason = Some(format!(
-                    "{} regs/thread x {ws} lanes = {regs_warp} per {} (after rounding), and the check \
+    let (lim_regs, reg_warps_per_sched) = if let Some(per_sched) = (preset.registers_per_scheduler() as u64).checked_div(regs_warp) {
+        if regs_assumed > preset.registers_per_block as u64 || regs_block > preset.registers_per_block as u64 {
+            zero_reason = Some(format!(
+                "{} regs/thread x {ws} lanes = {regs_warp} per {} (after rounding), and the check \
                  counts {} {}s (a block's {w} rounded up to a multiple of {sched}): {regs_assumed} registers, \
                  over the {} a block may hold",
-                    input.regs_per_thread,
-                    preset.warp_word(),
-                    round_up(w as u64, sched as u64),
-                    preset.warp_word(),
-                    preset.registers_per_block
-                ));
-                (Some(0), Some(per_sched as u32))
-            } else {
-                (Some(((per_sched * sched as u64) / w as u64) as u32), Some(per_sched as u32))
-            }
+                input.regs_per_thread,
+                preset.warp_word(),
+                round_up(w as u64, sched as u64),
+                preset.warp_word(),
+                preset.registers_per_block
+            ));
+            (Some(0), Some(per_sched as u32))
         } else {
-            (None, None) // no registers: no limit
-        };
+            (Some(((per_sched * sched as u64) / w as u64) as u32), Some(per_sched as u32))
+        }
+    } else {
+        (None, None) // no registers: no limit
+    };
 
     // Shared memory (cudaOccMaxBlocksPerSMSmemLimit).
     let user_bytes = input.static_shared_bytes as u64 + input.dynamic_shared_bytes as u64;
@@ -351,8 +341,7 @@ pub fn occupancy(preset: &GpuPreset, input: &OccupancyInput) -> Result<Occupancy
             max: preset.shared_per_block_optin,
         });
     }
-    let per_block_limit =
-        if input.opt_in_shared { optin_limit } else { preset.shared_per_block_default as u64 + reserved };
+    let per_block_limit = if input.opt_in_shared { optin_limit } else { preset.shared_per_block_default as u64 + reserved };
     let preference = {
         let pct = input.shared_carveout_percent.unwrap_or(100) as u64;
         let want = pct * preset.shared_per_sm_max as u64 / 100;
@@ -373,11 +362,8 @@ pub fn occupancy(preset: &GpuPreset, input: &OccupancyInput) -> Result<Occupancy
         }
         (Some(0), preference)
     } else {
-        let carve = if preference as u64 >= smem_blk {
-            preference
-        } else {
-            align_carveout(preset, smem_blk).unwrap_or(preset.shared_per_sm_max)
-        };
+        let carve =
+            if preference as u64 >= smem_blk { preference } else { align_carveout(preset, smem_blk).unwrap_or(preset.shared_per_sm_max) };
         // No shared memory at all: no limit.
         ((carve as u64).checked_div(smem_blk).map(|b| b as u32), carve)
     };
@@ -390,13 +376,7 @@ pub fn occupancy(preset: &GpuPreset, input: &OccupancyInput) -> Result<Occupancy
         _ => None,
     };
 
-    let limits = Limits {
-        warps: lim_warps,
-        blocks: lim_blocks,
-        registers: lim_regs,
-        shared_memory: lim_smem,
-        barriers: lim_bars,
-    };
+    let limits = Limits { warps: lim_warps, blocks: lim_blocks, registers: lim_regs, shared_memory: lim_smem, barriers: lim_bars };
     let blocks = Limiter::ORDER.iter().filter_map(|&l| limits.get(l)).min().unwrap_or(0);
     let limiters: Vec<Limiter> = Limiter::ORDER.iter().copied().filter(|&l| limits.get(l) == Some(blocks)).collect();
     let limiter = limiters[0];

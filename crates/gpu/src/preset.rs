@@ -191,10 +191,7 @@ impl GpuPreset {
 
     /// All built-in presets.
     pub fn builtin() -> Vec<GpuPreset> {
-        BUILTIN
-            .iter()
-            .map(|(k, src)| Self::from_json_str(src, &format!("presets/{k}.json")).expect("built-in presets are valid"))
-            .collect()
+        BUILTIN.iter().map(|(k, src)| Self::from_json_str(src, &format!("presets/{k}.json")).expect("built-in presets are valid")).collect()
     }
 
     /// A built-in preset by key or alias, case-insensitively: `h200`, `H200`,
@@ -229,8 +226,7 @@ impl GpuPreset {
 
     /// Checks the invariants the occupancy calculator and the engine rely on.
     pub fn validate(&self, origin: &str) -> Result<(), PresetError> {
-        let bad =
-            |field: &'static str, msg: String| Err(PresetError::Invalid { origin: origin.to_string(), field, msg });
+        let bad = |field: &'static str, msg: String| Err(PresetError::Invalid { origin: origin.to_string(), field, msg });
         let positive: [(&'static str, u64); 14] = [
             ("warp_size", self.warp_size.into()),
             ("sm_count", self.sm_count.into()),
@@ -261,10 +257,7 @@ impl GpuPreset {
         if self.max_warps_per_sm % self.schedulers_per_sm != 0 {
             return bad(
                 "max_warps_per_sm",
-                format!(
-                    "{} is not a multiple of schedulers_per_sm ({})",
-                    self.max_warps_per_sm, self.schedulers_per_sm
-                ),
+                format!("{} is not a multiple of schedulers_per_sm ({})", self.max_warps_per_sm, self.schedulers_per_sm),
             );
         }
         if self.registers_per_sm % self.schedulers_per_sm != 0 {

@@ -181,8 +181,7 @@ pub(crate) fn render(o: &Occupancy, p: &GpuPreset) -> String {
         format!("{} {warp} slots / {} per block", p.max_warps_per_sm, o.warps_per_block),
         Limiter::Warps,
     );
-    out +=
-        &row("blocks", Some(o.limits.blocks), format!("{} block slots per {sm}", p.max_blocks_per_sm), Limiter::Blocks);
+    out += &row("blocks", Some(o.limits.blocks), format!("{} block slots per {sm}", p.max_blocks_per_sm), Limiter::Blocks);
     out += &row(
         "registers",
         o.limits.registers,

@@ -116,8 +116,7 @@ fn a100_limiters() {
     let o = check("a100", OccupancyInput::new(128, 32).shared(0, 49152), 3, Limiter::SharedMemory);
     assert_eq!(o.shared_carveout_bytes, 164 * 1024);
     // Carve-out preference of 50%: 82 KB aligns up to 100 KB.
-    let o =
-        check("a100", OccupancyInput::new(128, 32).shared(0, 20 * 1024).carveout_percent(50), 4, Limiter::SharedMemory);
+    let o = check("a100", OccupancyInput::new(128, 32).shared(0, 20 * 1024).carveout_percent(50), 4, Limiter::SharedMemory);
     assert_eq!(o.shared_carveout_bytes, 100 * 1024);
     // Opt-in maximum 163 KB.
     check("a100", OccupancyInput::new(128, 32).shared(0, 166912).opt_in(true), 1, Limiter::SharedMemory);
@@ -315,11 +314,10 @@ fn json_names() {
     assert!((j["occupancy"].as_f64().unwrap() - 17.0 / 64.0).abs() < 1e-12);
     assert_eq!(j["limits"]["shared_memory"], 17);
     assert_eq!(j["limits"]["barriers"], 64);
-    let names: Vec<String> =
-        [Limiter::Warps, Limiter::Blocks, Limiter::Registers, Limiter::SharedMemory, Limiter::Barriers]
-            .iter()
-            .map(|l| serde_json::to_value(l).unwrap().as_str().unwrap().to_string())
-            .collect();
+    let names: Vec<String> = [Limiter::Warps, Limiter::Blocks, Limiter::Registers, Limiter::SharedMemory, Limiter::Barriers]
+        .iter()
+        .map(|l| serde_json::to_value(l).unwrap().as_str().unwrap().to_string())
+        .collect();
     assert_eq!(names, ["warps", "blocks", "registers", "shared_memory", "barriers"]);
     assert_eq!(Limiter::Registers.ncu_metric(), "launch__occupancy_limit_registers");
 }

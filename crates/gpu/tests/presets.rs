@@ -31,10 +31,7 @@ fn builtin_figures() {
     let h200 = GpuPreset::by_name("h200").unwrap();
     assert_eq!((h200.arch.as_str(), h200.vendor, h200.warp_size, h200.sm_count), ("sm_90", Vendor::Nvidia, 32, 132));
     assert_eq!((h200.max_warps_per_sm, h200.max_blocks_per_sm, h200.schedulers_per_sm), (64, 32, 4));
-    assert_eq!(
-        (h200.shared_per_sm_max, h200.shared_per_block_optin, h200.shared_reserved_per_block),
-        (233472, 232448, 1024)
-    );
+    assert_eq!((h200.shared_per_sm_max, h200.shared_per_block_optin, h200.shared_reserved_per_block), (233472, 232448, 1024));
     assert_eq!(h200.barriers_per_sm, Some(64));
     assert_eq!(h200.latencies.fma, 4);
     assert_eq!(h200.latencies.shfl, 24);

@@ -1,6 +1,6 @@
 //! Lowering errors, rendered with the PTX line and a caret.
 
-use warpsim_ptx::{Span, SourcePos};
+use warpsim_ptx::{SourcePos, Span};
 
 #[derive(Clone, Debug, thiserror::Error)]
 #[error("{rendered}")]

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use warpsim_numerics::float::{FloatOp, TestpClass};
 use warpsim_numerics::int::{IntOp, PrmtMode};
 use warpsim_numerics::{BoolOp, CmpOp, FMode, Rounding, ScalarType};
-use warpsim_ptx::ast::{self, AddrBase, Function, Instruction, Module, Operand, Span, Statement, StateSpace};
+use warpsim_ptx::ast::{self, AddrBase, Function, Instruction, Module, Operand, Span, StateSpace, Statement};
 
 /// Tensor-core, matrix-movement, asynchronous-copy and mbarrier instructions.
 #[path = "lower_mma.rs"]
@@ -856,7 +856,13 @@ impl<'a> Lowerer<'a> {
                 Some(Sym::KParam(off)) => Ok((Space::KernelParam, Addr { base: None, offset: (off as i64).wrapping_add(*offset) })),
                 Some(Sym::Global(_)) => {
                     let r = self.symbol_value(name, 0, ScalarType::U64, *span)?;
-                    let sp = if space == Space::Const { Space::Const } else if space == Space::Generic { Space::Generic } else { Space::Global };
+                    let sp = if space == Space::Const {
+                        Space::Const
+                    } else if space == Space::Generic {
+                        Space::Generic
+                    } else {
+                        Space::Global
+                    };
                     Ok((sp, Addr { base: Some(r), offset: *offset }))
                 }
                 Some(Sym::BranchTargets(_)) => self.err(*span, "a branch-target list is not an address"),
@@ -970,7 +976,8 @@ impl<'a> Lowerer<'a> {
                 let ty = self.need_ty(ty, span, &full)?;
                 return self.carry_op(i, &mods, ty, guard, &full);
             }
-            "mul24" | "mad24" | "sad" | "popc" | "clz" | "bfind" | "brev" | "bfe" | "bfi" | "prmt" | "shf" | "cnot" | "lop3" | "dp4a" | "dp2a" => {
+            "mul24" | "mad24" | "sad" | "popc" | "clz" | "bfind" | "brev" | "bfe" | "bfi" | "prmt" | "shf" | "cnot" | "lop3" | "dp4a"
+            | "dp2a" => {
                 let ty = self.need_ty(ty, span, &full)?;
                 self.int_misc(i, &mods, ty, guard, &full)?;
             }

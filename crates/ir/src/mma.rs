@@ -115,11 +115,7 @@ impl Shape {
         let rest = s.strip_prefix('m')?;
         let (m, rest) = rest.split_once('n')?;
         let (n, k) = rest.split_once('k')?;
-        Some(Shape {
-            m: m.parse().ok()?,
-            n: n.parse().ok()?,
-            k: k.parse().ok()?,
-        })
+        Some(Shape { m: m.parse().ok()?, n: n.parse().ok()?, k: k.parse().ok()? })
     }
 
     pub fn name(&self) -> String {
@@ -164,11 +160,7 @@ impl Frag {
     /// Distinct elements each thread holds.
     pub fn distinct(&self) -> u32 {
         let (r, c) = self.shape.dims(self.mat);
-        let threads = if self.family == Family::Wgmma {
-            128
-        } else {
-            32
-        };
+        let threads = if self.family == Family::Wgmma { 128 } else { 32 };
         r * c / threads
     }
 
@@ -186,11 +178,7 @@ impl Frag {
             Family::Wmma => wmma_pos(self.shape, self.mat, self.ty, lane, e),
             Family::Wgmma => {
                 let (w, l) = (lane / 32, lane % 32);
-                let tile = Shape {
-                    m: 16,
-                    n: 8,
-                    k: self.shape.k,
-                };
+                let tile = Shape { m: 16, n: 8, k: self.shape.k };
                 match self.mat {
                     Mat::A => {
                         let (r, c) = mma_pos(tile, Mat::A, self.ty, l, e);
@@ -279,10 +267,7 @@ impl Frag {
                         (16, true) => f16ish,
                         (8, true) => t == MmaType::TF32,
                         (32, true) => i8ish,
-                        (16 | 8, false) => {
-                            matches!(t, MmaType::F32 | MmaType::F16)
-                                && !(k == 8 && t == MmaType::F16)
-                        }
+                        (16 | 8, false) => matches!(t, MmaType::F32 | MmaType::F16) && !(k == 8 && t == MmaType::F16),
                         (32, false) => t == MmaType::S32,
                         _ => false,
                     }
@@ -340,11 +325,7 @@ fn wmma_pos(s: Shape, mat: Mat, ty: MmaType, lane: u32, e: u32) -> (u32, u32) {
         // m8n8k4 f64: one mma.m8n8k4.
         return mma_pos(s, mat, ty, lane, e);
     }
-    let tile = Shape {
-        m: 16,
-        n: 8,
-        k: s.k,
-    };
+    let tile = Shape { m: 16, n: 8, k: s.k };
     match mat {
         Mat::A => {
             let per = mma_frag_len(tile, Mat::A, ty);
@@ -369,13 +350,7 @@ fn wmma_pos(s: Shape, mat: Mat, ty: MmaType, lane: u32, e: u32) -> (u32, u32) {
 }
 
 fn mma_frag_len(s: Shape, mat: Mat, ty: MmaType) -> u32 {
-    Frag {
-        family: Family::Mma,
-        shape: s,
-        mat,
-        ty,
-    }
-    .distinct()
+    Frag { family: Family::Mma, shape: s, mat, ty }.distinct()
 }
 
 // ---- decoded instructions --------------------------------------------------------------
@@ -386,39 +361,13 @@ pub enum MmaOp {
     /// `mma.sync.aligned` and `wmma.mma.sync.aligned`: D = A * B + C, warp-wide.
     Mma(MmaSync),
     /// `wmma.load.{a,b,c}`.
-    WmmaLoad {
-        frag: Frag,
-        col_major: bool,
-        space: Space,
-        addr: Addr,
-        stride: Option<RegRef>,
-        d: Vec<RegRef>,
-    },
+    WmmaLoad { frag: Frag, col_major: bool, space: Space, addr: Addr, stride: Option<RegRef>, d: Vec<RegRef> },
     /// `wmma.store.d`.
-    WmmaStore {
-        frag: Frag,
-        col_major: bool,
-        space: Space,
-        addr: Addr,
-        stride: Option<RegRef>,
-        s: Vec<RegRef>,
-    },
+    WmmaStore { frag: Frag, col_major: bool, space: Space, addr: Addr, stride: Option<RegRef>, s: Vec<RegRef> },
     /// `ldmatrix.sync.aligned.m8n8.xN{.trans}.b16`.
-    LdMatrix {
-        num: u8,
-        trans: bool,
-        space: Space,
-        addr: Addr,
-        d: Vec<RegRef>,
-    },
+    LdMatrix { num: u8, trans: bool, space: Space, addr: Addr, d: Vec<RegRef> },
     /// `stmatrix.sync.aligned.m8n8.xN{.trans}.b16`.
-    StMatrix {
-        num: u8,
-        trans: bool,
-        space: Space,
-        addr: Addr,
-        s: Vec<RegRef>,
-    },
+    StMatrix { num: u8, trans: bool, space: Space, addr: Addr, s: Vec<RegRef> },
     /// `movmatrix.sync.aligned.m8n8.trans.b16`.
     MovMatrix { d: RegRef, a: RegRef },
     /// `cp.async.{ca,cg}.shared.global`: `size` bytes, of which `src_size`
@@ -434,38 +383,17 @@ pub enum MmaOp {
         ignore_src: Option<(u32, bool)>,
     },
     /// `cp.async.mbarrier.arrive{.noinc}`.
-    CpAsyncMbarrierArrive {
-        noinc: bool,
-        space: Space,
-        addr: Addr,
-    },
+    CpAsyncMbarrierArrive { noinc: bool, space: Space, addr: Addr },
     /// `mbarrier.*`.
-    Mbarrier {
-        kind: MbarKind,
-        space: Space,
-        addr: Addr,
-    },
+    Mbarrier { kind: MbarKind, space: Space, addr: Addr },
     /// `mbarrier.pending_count.b64 d, state`.
     MbarPendingCount { d: RegRef, state: RegRef },
     /// `cp.async.bulk` (non-tensor): `size` bytes.
-    Bulk {
-        dir: BulkDir,
-        dst: Addr,
-        src: Addr,
-        size: RegRef,
-        mbar: Option<Addr>,
-    },
+    Bulk { dir: BulkDir, dst: Addr, src: Addr, size: RegRef, mbar: Option<Addr> },
     /// `cp.async.bulk.tensor.Nd`: a box of the tensor map at `tmap` with
     /// origin `coords`, loaded into shared memory (completing on `mbar`) or
     /// stored from it.
-    BulkTensor {
-        load: bool,
-        dims: u8,
-        smem: Addr,
-        tmap: RegRef,
-        coords: Vec<RegRef>,
-        mbar: Option<Addr>,
-    },
+    BulkTensor { load: bool, dims: u8, smem: Addr, tmap: RegRef, coords: Vec<RegRef>, mbar: Option<Addr> },
     /// `wgmma.mma_async`.
     Wgmma(Box<Wgmma>),
     /// Ordering and completion instructions that are no-ops in the
@@ -598,14 +526,8 @@ impl MmaOp {
             MmaOp::Mma(m) => m.d.clone(),
             MmaOp::WmmaLoad { d, .. } | MmaOp::LdMatrix { d, .. } => d.clone(),
             MmaOp::MovMatrix { d, .. } | MmaOp::MbarPendingCount { d, .. } => vec![*d],
-            MmaOp::Mbarrier {
-                kind: MbarKind::Arrive { state: Some(s), .. },
-                ..
-            } => vec![*s],
-            MmaOp::Mbarrier {
-                kind: MbarKind::Wait { p, .. },
-                ..
-            } => vec![RegRef::pred(*p)],
+            MmaOp::Mbarrier { kind: MbarKind::Arrive { state: Some(s), .. }, .. } => vec![*s],
+            MmaOp::Mbarrier { kind: MbarKind::Wait { p, .. }, .. } => vec![RegRef::pred(*p)],
             MmaOp::Wgmma(w) => w.d.clone(),
             _ => Vec::new(),
         }
@@ -616,22 +538,12 @@ impl MmaOp {
         let addr = |a: &Addr| a.base.into_iter().collect::<Vec<_>>();
         match self {
             MmaOp::Mma(m) => [&m.a[..], &m.b[..], &m.c[..]].concat(),
-            MmaOp::WmmaLoad {
-                addr: a, stride, ..
-            } => [addr(a), stride.iter().copied().collect()].concat(),
-            MmaOp::WmmaStore {
-                addr: a, stride, s, ..
-            } => [addr(a), stride.iter().copied().collect(), s.clone()].concat(),
+            MmaOp::WmmaLoad { addr: a, stride, .. } => [addr(a), stride.iter().copied().collect()].concat(),
+            MmaOp::WmmaStore { addr: a, stride, s, .. } => [addr(a), stride.iter().copied().collect(), s.clone()].concat(),
             MmaOp::LdMatrix { addr: a, .. } => addr(a),
             MmaOp::StMatrix { addr: a, s, .. } => [addr(a), s.clone()].concat(),
             MmaOp::MovMatrix { a, .. } => vec![*a],
-            MmaOp::CpAsync {
-                dst,
-                src,
-                src_size,
-                ignore_src,
-                ..
-            } => {
+            MmaOp::CpAsync { dst, src, src_size, ignore_src, .. } => {
                 let mut v = [addr(dst), addr(src)].concat();
                 v.extend(src_size.iter().copied());
                 v.extend(ignore_src.iter().map(|(p, _)| RegRef::pred(*p)));
@@ -642,9 +554,7 @@ impl MmaOp {
                 let mut v = addr(a);
                 match kind {
                     MbarKind::Init { count } => v.push(*count),
-                    MbarKind::Arrive {
-                        count, expect_tx, ..
-                    } => v.extend(count.iter().chain(expect_tx.iter()).copied()),
+                    MbarKind::Arrive { count, expect_tx, .. } => v.extend(count.iter().chain(expect_tx.iter()).copied()),
                     MbarKind::ExpectTx { tx } | MbarKind::CompleteTx { tx } => v.push(*tx),
                     MbarKind::Wait { arg, .. } => v.push(*arg),
                     MbarKind::Inval => {}
@@ -652,25 +562,13 @@ impl MmaOp {
                 v
             }
             MmaOp::MbarPendingCount { state, .. } => vec![*state],
-            MmaOp::Bulk {
-                dst,
-                src,
-                size,
-                mbar,
-                ..
-            } => {
+            MmaOp::Bulk { dst, src, size, mbar, .. } => {
                 let mut v = [addr(dst), addr(src)].concat();
                 v.push(*size);
                 v.extend(mbar.iter().flat_map(addr));
                 v
             }
-            MmaOp::BulkTensor {
-                smem,
-                tmap,
-                coords,
-                mbar,
-                ..
-            } => {
+            MmaOp::BulkTensor { smem, tmap, coords, mbar, .. } => {
                 let mut v = addr(smem);
                 v.push(*tmap);
                 v.extend(coords.iter().copied());
@@ -697,11 +595,9 @@ impl MmaOp {
     pub fn unit(&self) -> MmaUnit {
         match self {
             MmaOp::Mma(_) | MmaOp::Wgmma(_) => MmaUnit::Tensor,
-            MmaOp::WmmaLoad { .. }
-            | MmaOp::WmmaStore { .. }
-            | MmaOp::LdMatrix { .. }
-            | MmaOp::StMatrix { .. }
-            | MmaOp::CpAsync { .. } => MmaUnit::Memory,
+            MmaOp::WmmaLoad { .. } | MmaOp::WmmaStore { .. } | MmaOp::LdMatrix { .. } | MmaOp::StMatrix { .. } | MmaOp::CpAsync { .. } => {
+                MmaUnit::Memory
+            }
             MmaOp::MovMatrix { .. } | MmaOp::MbarPendingCount { .. } => MmaUnit::Alu,
             MmaOp::Bulk { .. } | MmaOp::BulkTensor { .. } => MmaUnit::CopyEngine,
             MmaOp::Mbarrier { .. } | MmaOp::CpAsyncMbarrierArrive { .. } => MmaUnit::Barrier,
@@ -714,25 +610,13 @@ impl MmaOp {
     pub fn warpgroup_wide(&self) -> bool {
         matches!(
             self,
-            MmaOp::Wgmma(_)
-                | MmaOp::Sync(
-                    SyncKind::WgmmaFence
-                        | SyncKind::WgmmaCommit
-                        | SyncKind::WgmmaWait
-                        | SyncKind::SetMaxNReg
-                )
+            MmaOp::Wgmma(_) | MmaOp::Sync(SyncKind::WgmmaFence | SyncKind::WgmmaCommit | SyncKind::WgmmaWait | SyncKind::SetMaxNReg)
         )
     }
 
     /// Whether the instruction reads or writes memory.
     pub fn touches_memory(&self) -> bool {
-        !matches!(
-            self,
-            MmaOp::Mma(_)
-                | MmaOp::MovMatrix { .. }
-                | MmaOp::MbarPendingCount { .. }
-                | MmaOp::Sync(_)
-        )
+        !matches!(self, MmaOp::Mma(_) | MmaOp::MovMatrix { .. } | MmaOp::MbarPendingCount { .. } | MmaOp::Sync(_))
     }
 }
 
@@ -843,14 +727,7 @@ pub const TENSOR_MAP_MAGIC: &[u8; 8] = b"WSTMAP01";
 impl TensorMap {
     /// A tiled tensor map of `dims` (innermost first) with byte `strides` for
     /// dimensions 1.., copying boxes of `box_dims`.
-    pub fn tiled(
-        address: u64,
-        elem_bytes: u32,
-        dims: &[u64],
-        strides: &[u64],
-        box_dims: &[u32],
-        swizzle: u32,
-    ) -> TensorMap {
+    pub fn tiled(address: u64, elem_bytes: u32, dims: &[u64], strides: &[u64], box_dims: &[u32], swizzle: u32) -> TensorMap {
         let mut t = TensorMap {
             address,
             rank: dims.len() as u32,
@@ -918,16 +795,12 @@ impl TensorMap {
             elem_strides: [1; 5],
         };
         if !(1..=5).contains(&t.rank) || ![1, 2, 4, 8].contains(&t.elem_bytes) {
-            return Err(format!(
-                "tensor map rank {} or element size {} is invalid",
-                t.rank, t.elem_bytes
-            ));
+            return Err(format!("tensor map rank {} or element size {} is invalid", t.rank, t.elem_bytes));
         }
         t.strides[0] = t.elem_bytes as u64;
         for i in 0..5 {
             t.dims[i] = u32_at(20 + 4 * i) as u64;
-            t.box_dims[i] =
-                u16::from_le_bytes(b[72 + 2 * i..74 + 2 * i].try_into().unwrap()) as u32;
+            t.box_dims[i] = u16::from_le_bytes(b[72 + 2 * i..74 + 2 * i].try_into().unwrap()) as u32;
             t.elem_strides[i] = b[82 + i] as u32;
         }
         for i in 0..4 {
@@ -935,32 +808,21 @@ impl TensorMap {
         }
         for i in 0..t.rank as usize {
             if t.box_dims[i] == 0 || t.box_dims[i] > 256 {
-                return Err(format!(
-                    "tensor map box dimension {i} is {} (1..256)",
-                    t.box_dims[i]
-                ));
+                return Err(format!("tensor map box dimension {i} is {} (1..256)", t.box_dims[i]));
             }
             if t.elem_strides[i] != 1 {
                 return Err("tensor map element strides other than 1 are not supported".into());
             }
         }
         if t.swizzle != 0 && t.box_dims[0] * t.elem_bytes > t.swizzle {
-            return Err(format!(
-                "tensor map inner box of {} bytes exceeds the {}-byte swizzle",
-                t.box_dims[0] * t.elem_bytes,
-                t.swizzle
-            ));
+            return Err(format!("tensor map inner box of {} bytes exceeds the {}-byte swizzle", t.box_dims[0] * t.elem_bytes, t.swizzle));
         }
         Ok(t)
     }
 
     /// Bytes in one box.
     pub fn box_bytes(&self) -> u64 {
-        self.box_dims[..self.rank as usize]
-            .iter()
-            .map(|&d| d as u64)
-            .product::<u64>()
-            * self.elem_bytes as u64
+        self.box_dims[..self.rank as usize].iter().map(|&d| d as u64).product::<u64>() * self.elem_bytes as u64
     }
 }
 
@@ -985,48 +847,25 @@ pub fn parse_explain(spec: &str) -> Result<(Family, Shape, MmaType), String> {
         }
         _ => Family::Mma,
     };
-    let shape = parts
-        .first()
-        .and_then(|s| Shape::parse(s))
-        .ok_or_else(|| format!("`{spec}`: expected a shape such as m16n8k16"))?;
-    let family = if family == Family::Mma && shape.m == 64 {
-        Family::Wgmma
-    } else {
-        family
-    };
+    let shape = parts.first().and_then(|s| Shape::parse(s)).ok_or_else(|| format!("`{spec}`: expected a shape such as m16n8k16"))?;
+    let family = if family == Family::Mma && shape.m == 64 { Family::Wgmma } else { family };
     let ty = match parts.get(1) {
-        Some(t) => {
-            MmaType::from_ptx(t).ok_or_else(|| format!("`{t}` is not an MMA element type"))?
-        }
+        Some(t) => MmaType::from_ptx(t).ok_or_else(|| format!("`{t}` is not an MMA element type"))?,
         None => match (family, shape.m, shape.n, shape.k) {
             (_, 8, 8, 4) => MmaType::F64,
-            (Family::Mma, 16, 8, 4) | (Family::Wmma, 16, 16, 8) | (Family::Wgmma, _, _, 8) => {
-                MmaType::TF32
-            }
-            (Family::Mma, _, _, 32) | (Family::Mma, 8, 8, 16) | (Family::Wgmma, _, _, 32) => {
-                MmaType::S8
-            }
+            (Family::Mma, 16, 8, 4) | (Family::Wmma, 16, 16, 8) | (Family::Wgmma, _, _, 8) => MmaType::TF32,
+            (Family::Mma, _, _, 32) | (Family::Mma, 8, 8, 16) | (Family::Wgmma, _, _, 32) => MmaType::S8,
             _ => MmaType::F16,
         },
     };
     let acc = accumulator_type(ty);
     for (mat, t) in [(Mat::A, ty), (Mat::B, ty), (Mat::C, acc)] {
-        let f = Frag {
-            family,
-            shape,
-            mat,
-            ty: t,
-        };
+        let f = Frag { family, shape, mat, ty: t };
         if mat == Mat::B && family == Family::Wgmma {
             continue;
         }
         if !f.supported() {
-            return Err(format!(
-                "{} {} with {} elements is not a supported fragment",
-                family_name(family),
-                shape.name(),
-                ty.name()
-            ));
+            return Err(format!("{} {} with {} elements is not a supported fragment", family_name(family), shape.name(), ty.name()));
         }
     }
     Ok((family, shape, ty))
@@ -1052,12 +891,7 @@ fn family_name(f: Family) -> &'static str {
 fn owner_grid(family: Family, shape: Shape, mat: Mat, ty: MmaType) -> Vec<Vec<Option<(u32, u32)>>> {
     let (rows, cols) = shape.dims(mat);
     let mut grid = vec![vec![None; cols as usize]; rows as usize];
-    let f = Frag {
-        family,
-        shape,
-        mat,
-        ty,
-    };
+    let f = Frag { family, shape, mat, ty };
     let threads = if family == Family::Wgmma { 128 } else { 32 };
     for lane in 0..threads {
         for slot in 0..f.distinct() {
@@ -1103,9 +937,7 @@ pub fn explain(spec: &str, width: usize) -> Result<String, String> {
         acc.name()
     ));
     if family == Family::Wgmma {
-        out.push_str(
-            "threads 0..127 of the warpgroup; warp w = thread / 32 holds rows 16w .. 16w+15\n",
-        );
+        out.push_str("threads 0..127 of the warpgroup; warp w = thread / 32 holds rows 16w .. 16w+15\n");
         out.push_str("B is read from shared memory through a matrix descriptor\n");
     }
     if family == Family::Wmma {
@@ -1127,13 +959,7 @@ pub fn explain(spec: &str, width: usize) -> Result<String, String> {
             Some((l, s)) => format!("T{l}:{letter}{s}"),
             None => "-".into(),
         };
-        let cw = grid
-            .iter()
-            .flatten()
-            .map(|&o| cell(o).len())
-            .max()
-            .unwrap_or(1)
-            + 1;
+        let cw = grid.iter().flatten().map(|&o| cell(o).len()).max().unwrap_or(1) + 1;
         let label_w = format!("{}", rows - 1).len() + 2;
         let mut per_band = ((width.saturating_sub(label_w)) / cw).max(1) as u32;
         if per_band < cols && per_band >= 8 {
@@ -1154,11 +980,7 @@ pub fn explain(spec: &str, width: usize) -> Result<String, String> {
             for r in 0..rows {
                 let mut line = format!("{:>w$}  ", r, w = label_w - 2);
                 for c in c0..c1 {
-                    line.push_str(&format!(
-                        "{:>cw$}",
-                        cell(grid[r as usize][c as usize]),
-                        cw = cw
-                    ));
+                    line.push_str(&format!("{:>cw$}", cell(grid[r as usize][c as usize]), cw = cw));
                 }
                 out.push_str(line.trim_end());
                 out.push('\n');
@@ -1174,12 +996,7 @@ pub fn explain(spec: &str, width: usize) -> Result<String, String> {
 pub fn explain_html(spec: &str) -> Result<String, String> {
     let (family, shape, ty) = parse_explain(spec)?;
     let acc = accumulator_type(ty);
-    let mut out = format!(
-        "<div class=\"mma-layout\"><h3>{} {} ({})</h3>\n",
-        family_name(family),
-        shape.name(),
-        ty.name()
-    );
+    let mut out = format!("<div class=\"mma-layout\"><h3>{} {} ({})</h3>\n", family_name(family), shape.name(), ty.name());
     for (mat, t, letter) in [(Mat::A, ty, 'a'), (Mat::B, ty, 'b'), (Mat::C, acc, 'c')] {
         if family == Family::Wgmma && mat == Mat::B {
             continue;
@@ -1190,18 +1007,14 @@ pub fn explain_html(spec: &str) -> Result<String, String> {
             Mat::B => "B",
             Mat::C => "C/D",
         };
-        out.push_str(&format!(
-            "<table class=\"mma-frag\"><caption>{name}</caption>\n"
-        ));
+        out.push_str(&format!("<table class=\"mma-frag\"><caption>{name}</caption>\n"));
         for row in &grid {
             out.push_str("<tr>");
             for o in row {
                 match o {
                     Some((l, s)) => {
                         let hue = (l * 360 / 32) % 360;
-                        out.push_str(&format!(
-                            "<td style=\"background:hsl({hue},70%,85%)\">T{l}:{letter}{s}</td>"
-                        ));
+                        out.push_str(&format!("<td style=\"background:hsl({hue},70%,85%)\">T{l}:{letter}{s}</td>"));
                     }
                     None => out.push_str("<td>-</td>"),
                 }
@@ -1225,45 +1038,24 @@ mod tests {
         for lane in 0..threads {
             for s in 0..f.distinct() {
                 let (r, c) = f.pos(lane, s);
-                assert!(
-                    r < rows && c < cols,
-                    "{f:?} lane {lane} slot {s} -> ({r},{c})"
-                );
+                assert!(r < rows && c < cols, "{f:?} lane {lane} slot {s} -> ({r},{c})");
                 seen[(r * cols + c) as usize] += 1;
             }
         }
-        assert!(
-            seen.iter().all(|&n| n == 1),
-            "{f:?}: every element exactly once"
-        );
+        assert!(seen.iter().all(|&n| n == 1), "{f:?}: every element exactly once");
     }
 
     #[test]
     fn every_supported_fragment_is_a_bijection() {
         use MmaType::*;
-        let shapes = [
-            (16, 8, 16),
-            (16, 8, 8),
-            (16, 8, 4),
-            (16, 8, 32),
-            (8, 8, 16),
-            (8, 8, 4),
-            (16, 16, 16),
-            (32, 8, 16),
-            (8, 32, 16),
-            (16, 16, 8),
-        ];
+        let shapes =
+            [(16, 8, 16), (16, 8, 8), (16, 8, 4), (16, 8, 32), (8, 8, 16), (8, 8, 4), (16, 16, 16), (32, 8, 16), (8, 32, 16), (16, 16, 8)];
         let mut n = 0;
         for family in [Family::Mma, Family::Wmma] {
             for &(m, nn, k) in &shapes {
                 for ty in [F16, BF16, TF32, F32, F64, S8, U8, S32] {
                     for mat in [Mat::A, Mat::B, Mat::C] {
-                        let f = Frag {
-                            family,
-                            shape: Shape { m, n: nn, k },
-                            mat,
-                            ty,
-                        };
+                        let f = Frag { family, shape: Shape { m, n: nn, k }, mat, ty };
                         if f.supported() {
                             covers_once(f);
                             n += 1;
@@ -1273,26 +1065,8 @@ mod tests {
             }
         }
         for nn in [8, 16, 64, 256] {
-            covers_once(Frag {
-                family: Family::Wgmma,
-                shape: Shape {
-                    m: 64,
-                    n: nn,
-                    k: 16,
-                },
-                mat: Mat::C,
-                ty: F32,
-            });
-            covers_once(Frag {
-                family: Family::Wgmma,
-                shape: Shape {
-                    m: 64,
-                    n: nn,
-                    k: 16,
-                },
-                mat: Mat::A,
-                ty: F16,
-            });
+            covers_once(Frag { family: Family::Wgmma, shape: Shape { m: 64, n: nn, k: 16 }, mat: Mat::C, ty: F32 });
+            covers_once(Frag { family: Family::Wgmma, shape: Shape { m: 64, n: nn, k: 16 }, mat: Mat::A, ty: F16 });
         }
         assert!(n > 50);
     }
@@ -1301,28 +1075,13 @@ mod tests {
     #[test]
     fn m16n8k16_matches_the_manual() {
         let s = Shape { m: 16, n: 8, k: 16 };
-        let a = Frag {
-            family: Family::Mma,
-            shape: s,
-            mat: Mat::A,
-            ty: MmaType::F16,
-        };
+        let a = Frag { family: Family::Mma, shape: s, mat: Mat::A, ty: MmaType::F16 };
         assert_eq!(a.pos(5, 0), (1, 2));
         assert_eq!(a.pos(5, 3), (9, 3));
         assert_eq!(a.pos(5, 6), (9, 10));
-        let b = Frag {
-            family: Family::Mma,
-            shape: s,
-            mat: Mat::B,
-            ty: MmaType::F16,
-        };
+        let b = Frag { family: Family::Mma, shape: s, mat: Mat::B, ty: MmaType::F16 };
         assert_eq!(b.pos(6, 3), (13, 1));
-        let c = Frag {
-            family: Family::Mma,
-            shape: s,
-            mat: Mat::C,
-            ty: MmaType::F32,
-        };
+        let c = Frag { family: Family::Mma, shape: s, mat: Mat::C, ty: MmaType::F32 };
         assert_eq!(c.pos(31, 3), (15, 7));
         assert_eq!(a.regs(), 4);
         assert_eq!(b.regs(), 2);
@@ -1331,15 +1090,7 @@ mod tests {
 
     #[test]
     fn wmma_register_counts_follow_the_manual() {
-        let f = |m, n, k, mat, ty| {
-            Frag {
-                family: Family::Wmma,
-                shape: Shape { m, n, k },
-                mat,
-                ty,
-            }
-            .regs()
-        };
+        let f = |m, n, k, mat, ty| Frag { family: Family::Wmma, shape: Shape { m, n, k }, mat, ty }.regs();
         use MmaType::*;
         assert_eq!(f(16, 16, 16, Mat::A, F16), 8);
         assert_eq!(f(8, 32, 16, Mat::B, F16), 8);
@@ -1359,30 +1110,15 @@ mod tests {
     #[test]
     fn descriptors_and_swizzles() {
         // 128B swizzle, K-major f16: row r of 64 elements at r*128, 16-byte chunks XOR (r % 8).
-        let d = MatrixDesc {
-            start: 1024,
-            lbo: 16,
-            sbo: 1024,
-            base_offset: 0,
-            swizzle: 128,
-        };
+        let d = MatrixDesc { start: 1024, lbo: 16, sbo: 1024, base_offset: 0, swizzle: 128 };
         assert_eq!(d.address(0, 0, 2, true), 1024);
         assert_eq!(d.address(1, 0, 2, true), 1024 + 128 + 16);
-        assert_eq!(
-            d.address(3, 9, 2, true),
-            1024 + 3 * 128 + ((1 ^ 3) << 4) + 2
-        );
+        assert_eq!(d.address(3, 9, 2, true), 1024 + 3 * 128 + ((1 ^ 3) << 4) + 2);
         assert_eq!(d.address(9, 0, 2, true), 1024 + 1024 + 128 + 16);
         let raw = (1024u64 >> 4) | (1 << 16) | (64 << 32) | (1 << 62);
         assert_eq!(MatrixDesc::decode(raw), d);
         // No swizzle, K-major: core matrices of 8 rows x 16 bytes.
-        let d = MatrixDesc {
-            start: 0,
-            lbo: 128,
-            sbo: 256,
-            base_offset: 0,
-            swizzle: 0,
-        };
+        let d = MatrixDesc { start: 0, lbo: 128, sbo: 256, base_offset: 0, swizzle: 0 };
         assert_eq!(d.address(1, 1, 2, true), 16 + 2);
         assert_eq!(d.address(8, 8, 2, true), 256 + 128);
     }
@@ -1395,38 +1131,22 @@ mod tests {
         assert_eq!(t.box_bytes(), 8192);
         let mut bad = b;
         bad[0] = 0;
-        assert!(TensorMap::decode(&bad)
-            .unwrap_err()
-            .contains("not in warpsim's encoding"));
+        assert!(TensorMap::decode(&bad).unwrap_err().contains("not in warpsim's encoding"));
     }
 
     #[test]
     fn explain_fits_in_100_columns() {
-        for spec in [
-            "m16n8k16",
-            "m16n8k8.tf32",
-            "m16n8k32.s8",
-            "m8n8k4",
-            "wmma.m16n16k16",
-            "wmma.m8n32k16.bf16",
-            "wgmma.m64n16k16",
-        ] {
+        for spec in ["m16n8k16", "m16n8k8.tf32", "m16n8k32.s8", "m8n8k4", "wmma.m16n16k16", "wmma.m8n32k16.bf16", "wgmma.m64n16k16"] {
             let s = explain(spec, 100).unwrap();
             assert!(s.lines().all(|l| l.chars().count() <= 100), "{spec}:\n{s}");
             assert!(s.contains("T0:a0"), "{spec}");
         }
         let s = explain("m16n8k16", 100).unwrap();
         // Row 9 (g = 1 + 8) column 3 of A: thread 5 (g 1, t 1), element a3.
-        let row9 = s
-            .lines()
-            .skip_while(|l| !l.starts_with("A "))
-            .find(|l| l.trim_start().starts_with("9 "))
-            .unwrap();
+        let row9 = s.lines().skip_while(|l| !l.starts_with("A ")).find(|l| l.trim_start().starts_with("9 ")).unwrap();
         assert!(row9.contains("T5:a3"), "{row9}");
         assert!(explain("m16n8k99", 100).is_err());
-        assert!(explain("wmma.m16n8k16", 100)
-            .unwrap_err()
-            .contains("not a supported fragment"));
+        assert!(explain("wmma.m16n8k16", 100).unwrap_err().contains("not a supported fragment"));
         assert!(explain_html("m16n8k16").unwrap().contains("<table"));
     }
 }

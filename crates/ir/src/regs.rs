@@ -555,9 +555,7 @@ impl<'k> Analysis<'k> {
         let mut generation = 0u32;
         for (pc, inst) in code.iter().enumerate() {
             let (divergent, reconv) = match &inst.op {
-                Op::Bra { reconv, .. } => {
-                    (inst.guard.is_some_and(|g| !uni_pred.get(g.pred as usize).copied().unwrap_or(false)), *reconv)
-                }
+                Op::Bra { reconv, .. } => (inst.guard.is_some_and(|g| !uni_pred.get(g.pred as usize).copied().unwrap_or(false)), *reconv),
                 Op::BrxIdx { index, reconv, .. } => (!self.idx.of(*index).is_some_and(|i| uni[i]), *reconv),
                 _ => continue,
             };
@@ -610,8 +608,7 @@ impl<'k> Analysis<'k> {
         let succ = ranges
             .iter()
             .map(|&(_, end)| {
-                let mut v: Vec<usize> =
-                    successors(code, end - 1).into_iter().filter(|&s| s < n).map(|s| block_of[s]).collect();
+                let mut v: Vec<usize> = successors(code, end - 1).into_iter().filter(|&s| s < n).map(|s| block_of[s]).collect();
                 v.sort_unstable();
                 v.dedup();
                 v
@@ -627,10 +624,8 @@ impl<'k> Analysis<'k> {
         let n = code.len();
         let nr = self.idx.len();
         let tracked = |r: RegRef| -> Option<usize> { self.idx.of(r).filter(|&i| !uniform[i] && !self.source_only[i]) };
-        let uses: Vec<Vec<usize>> =
-            self.du.iter().map(|du| du.uses.iter().filter_map(|&r| tracked(r)).collect()).collect();
-        let defs: Vec<Vec<usize>> =
-            self.du.iter().map(|du| du.defs.iter().filter_map(|&r| tracked(r)).collect()).collect();
+        let uses: Vec<Vec<usize>> = self.du.iter().map(|du| du.uses.iter().filter_map(|&r| tracked(r)).collect()).collect();
+        let defs: Vec<Vec<usize>> = self.du.iter().map(|du| du.defs.iter().filter_map(|&r| tracked(r)).collect()).collect();
         let step = |cur: &mut BitSet, pc: usize| {
             if code[pc].guard.is_none() {
                 for &d in &defs[pc] {

@@ -29,12 +29,8 @@ fn driver_regs(json: &str) -> BTreeMap<String, u32> {
 /// shared/corpus/kernels.ptx, run on the H200 machine: the kernels
 /// cases.json gives no `h200.num_regs` for. (It agrees with cases.json on
 /// the other 15.)
-const PTXAS_13_0: [(&str, u32); 4] = [
-    ("gt_bug_divergent_barrier", 8),
-    ("gt_bug_implicit_warp_sync", 10),
-    ("gt_bug_oob", 10),
-    ("gt_bug_shfl_bad_mask", 10),
-];
+const PTXAS_13_0: [(&str, u32); 4] =
+    [("gt_bug_divergent_barrier", 8), ("gt_bug_implicit_warp_sync", 10), ("gt_bug_oob", 10), ("gt_bug_shfl_bad_mask", 10)];
 
 #[test]
 fn corpus_register_estimates() {
@@ -112,9 +108,7 @@ fn small_kernels() {
         body += &format!("add.f32 %f1, %f1, %f{i};\n");
     }
     body += "st.global.f32 [%rd2], %f1;\nret;\n";
-    let src = format!(
-        ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 k_param_0)\n{{\n{body}}}\n"
-    );
+    let src = format!(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 k_param_0)\n{{\n{body}}}\n");
     let p = warpsim_ir::compile_module("t.ptx", &src).unwrap();
     let e = estimate_registers(&p.kernels[0]);
     // 40 floats + the 64-bit address.
@@ -125,8 +119,7 @@ fn small_kernels() {
     assert!((44..=60).contains(&e.regs_per_thread), "{e:?}");
 
     // .maxnreg caps the estimate.
-    let capped =
-        src.replace(".visible .entry k(.param .u64 k_param_0)", ".visible .entry k(.param .u64 k_param_0) .maxnreg 32");
+    let capped = src.replace(".visible .entry k(.param .u64 k_param_0)", ".visible .entry k(.param .u64 k_param_0) .maxnreg 32");
     let p = warpsim_ir::compile_module("t.ptx", &capped).unwrap();
     assert_eq!(estimate_registers(&p.kernels[0]).regs_per_thread, 32);
 }
@@ -139,18 +132,12 @@ fn large_kernel_is_fast() {
     body += "mul.wide.u32 %rd1, %r1, 4;\nadd.s64 %rd2, %rd2, %rd1;\nld.global.f32 %f0, [%rd2];\n";
     for i in 1..=20000 {
         if i % 100 == 0 {
-            body += &format!(
-                "setp.gt.f32 %p1, %f{}, 0f00000000;\n@%p1 bra L{i};\nst.global.f32 [%rd2], %f{};\nL{i}:\n",
-                i - 1,
-                i - 1
-            );
+            body += &format!("setp.gt.f32 %p1, %f{}, 0f00000000;\n@%p1 bra L{i};\nst.global.f32 [%rd2], %f{};\nL{i}:\n", i - 1, i - 1);
         }
         body += &format!("fma.rn.f32 %f{i}, %f{}, %f{}, %f0;\n", i - 1, i - 1);
     }
     body += "st.global.f32 [%rd2], %f20000;\nret;\n";
-    let src = format!(
-        ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 k_param_0)\n{{\n{body}}}\n"
-    );
+    let src = format!(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 k_param_0)\n{{\n{body}}}\n");
     let p = warpsim_ir::compile_module("t.ptx", &src).unwrap();
     let t = std::time::Instant::now();
     let e = estimate_registers(&p.kernels[0]);

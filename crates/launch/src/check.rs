@@ -81,13 +81,7 @@ pub struct CheckResult {
 impl std::fmt::Display for CheckResult {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let verdict = if self.matched { "ok" } else { "MISMATCH" };
-        write!(
-            f,
-            "{}: {verdict} ({}): {}",
-            self.buffer,
-            self.method.name(),
-            self.message
-        )
+        write!(f, "{}: {verdict} ({}): {}", self.buffer, self.method.name(), self.message)
     }
 }
 
@@ -97,17 +91,13 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// SHA-256 of `len` bytes obtained through `read(offset, buf)`, a chunk at a time.
-pub fn sha256_hex_with<E: Display>(
-    len: u64,
-    mut read: impl FnMut(u64, &mut [u8]) -> Result<(), E>,
-) -> Result<String, LaunchError> {
+pub fn sha256_hex_with<E: Display>(len: u64, mut read: impl FnMut(u64, &mut [u8]) -> Result<(), E>) -> Result<String, LaunchError> {
     let mut h = Sha256::new();
     let mut buf = vec![0u8; CHUNK_BYTES.min(len as usize)];
     let mut off = 0u64;
     while off < len {
         let n = (len - off).min(buf.len() as u64) as usize;
-        read(off, &mut buf[..n])
-            .map_err(|e| LaunchError::Other(format!("reading at offset {off}: {e}")))?;
+        read(off, &mut buf[..n]).map_err(|e| LaunchError::Other(format!("reading at offset {off}: {e}")))?;
         h.update(&buf[..n]);
         off += n as u64;
     }
@@ -129,21 +119,14 @@ pub fn sha256_hex_reader(mut r: impl Read) -> std::io::Result<String> {
 
 fn hex(b: &[u8]) -> String {
     use std::fmt::Write;
-    b.iter()
-        .fold(String::with_capacity(b.len() * 2), |mut s, x| {
-            let _ = write!(s, "{x:02x}");
-            s
-        })
+    b.iter().fold(String::with_capacity(b.len() * 2), |mut s, x| {
+        let _ = write!(s, "{x:02x}");
+        s
+    })
 }
 
 /// Checks a whole output held in memory.
-pub fn check_bytes(
-    buffer: &str,
-    exp: &Expectation,
-    dtype: Dtype,
-    block_threads: u64,
-    out: &[u8],
-) -> Result<CheckResult, LaunchError> {
+pub fn check_bytes(buffer: &str, exp: &Expectation, dtype: Dtype, block_threads: u64, out: &[u8]) -> Result<CheckResult, LaunchError> {
     let mut c = Checker::new(buffer, exp, dtype, out.len() as u64, block_threads)?;
     c.update(out)?;
     c.finish()
@@ -164,8 +147,7 @@ pub fn check_with<E: Display>(
     let mut off = 0u64;
     while off < byte_len {
         let n = (byte_len - off).min(buf.len() as u64) as usize;
-        read(off, &mut buf[..n])
-            .map_err(|e| c.err(format!("reading the output at offset {off}: {e}")))?;
+        read(off, &mut buf[..n]).map_err(|e| c.err(format!("reading the output at offset {off}: {e}")))?;
         c.update(&buf[..n])?;
         off += n as u64;
     }
@@ -186,14 +168,9 @@ pub fn check_reader(
     let mut left = byte_len;
     while left > 0 {
         let n = left.min(buf.len() as u64) as usize;
-        let got = r
-            .read(&mut buf[..n])
-            .map_err(|e| c.err(format!("reading the output: {e}")))?;
+        let got = r.read(&mut buf[..n]).map_err(|e| c.err(format!("reading the output: {e}")))?;
         if got == 0 {
-            return Err(c.err(format!(
-                "the output ended after {} of {byte_len} bytes",
-                byte_len - left
-            )));
+            return Err(c.err(format!("the output ended after {} of {byte_len} bytes", byte_len - left)));
         }
         c.update(&buf[..got])?;
         left -= got as u64;
@@ -203,15 +180,10 @@ pub fn check_reader(
 
 /// Checks output buffer `buffer` of `case` against its expectation (an
 /// unchecked result if it has none).
-pub fn check_case_output(
-    case: &Case,
-    buffer: &str,
-    out: &[u8],
-) -> Result<CheckResult, LaunchError> {
-    let spec = case.buffer(buffer).ok_or_else(|| LaunchError::Check {
-        buffer: buffer.to_string(),
-        message: format!("case {:?} has no such buffer", case.name),
-    })?;
+pub fn check_case_output(case: &Case, buffer: &str, out: &[u8]) -> Result<CheckResult, LaunchError> {
+    let spec = case
+        .buffer(buffer)
+        .ok_or_else(|| LaunchError::Check { buffer: buffer.to_string(), message: format!("case {:?} has no such buffer", case.name) })?;
     let none = Expectation::default();
     let exp = case.expect.get(buffer).unwrap_or(&none);
     check_bytes(buffer, exp, spec.dtype, case.block_threads(), out)
@@ -258,36 +230,20 @@ pub struct Checker {
 impl Checker {
     /// `byte_len` is the output's size; `block_threads` the launch's threads
     /// per block (used by the clock property to find warps).
-    pub fn new(
-        buffer: &str,
-        exp: &Expectation,
-        dtype: Dtype,
-        byte_len: u64,
-        block_threads: u64,
-    ) -> Result<Checker, LaunchError> {
-        let err = |m: String| LaunchError::Check {
-            buffer: buffer.to_string(),
-            message: m,
-        };
+    pub fn new(buffer: &str, exp: &Expectation, dtype: Dtype, byte_len: u64, block_threads: u64) -> Result<Checker, LaunchError> {
+        let err = |m: String| LaunchError::Check { buffer: buffer.to_string(), message: m };
         let size = dtype.size_bytes() as u64;
         if let Some(d) = exp.dtype {
             if d != dtype {
-                return Err(err(format!(
-                    "the expectation is for {d}, the output is {dtype}"
-                )));
+                return Err(err(format!("the expectation is for {d}, the output is {dtype}")));
             }
         }
         if byte_len / size * size != byte_len {
-            return Err(err(format!(
-                "{byte_len} bytes is not a whole number of {dtype} elements"
-            )));
+            return Err(err(format!("{byte_len} bytes is not a whole number of {dtype} elements")));
         }
         if let Some(c) = exp.count {
             if c.checked_mul(size) != Some(byte_len) {
-                return Err(err(format!(
-                    "the output has {} elements, the expectation {c}",
-                    byte_len / size
-                )));
+                return Err(err(format!("the output has {} elements, the expectation {c}", byte_len / size)));
             }
         }
         let rel_tol = exp.rel_tol.unwrap_or(0.0);
@@ -301,36 +257,20 @@ impl Checker {
         let mut clock = None;
         if method == CheckMethod::WarpUniformClock {
             if size != 8 {
-                return Err(err(format!(
-                    "the clock property needs 64-bit elements, the output is {dtype}"
-                )));
+                return Err(err(format!("the clock property needs 64-bit elements, the output is {dtype}")));
             }
             if block_threads == 0 {
                 return Err(err("block size 0".to_string()));
             }
-            clock = Some(Clock {
-                block_threads,
-                warp_first: 0,
-                bad_warps: 0,
-                current_bad: false,
-                first: None,
-                distinct: HashSet::new(),
-            });
+            clock = Some(Clock { block_threads, warp_first: 0, bad_warps: 0, current_bad: false, first: None, distinct: HashSet::new() });
         }
         let mut reference = None;
         if matches!(method, CheckMethod::File | CheckMethod::RelTol) {
             let path = exp.file.clone().unwrap_or_default();
-            let f = File::open(&path)
-                .map_err(|e| err(format!("expected file {}: {e}", path.display())))?;
-            let len = f
-                .metadata()
-                .map_err(|e| err(format!("expected file {}: {e}", path.display())))?
-                .len();
+            let f = File::open(&path).map_err(|e| err(format!("expected file {}: {e}", path.display())))?;
+            let len = f.metadata().map_err(|e| err(format!("expected file {}: {e}", path.display())))?.len();
             if len != byte_len {
-                return Err(err(format!(
-                    "expected file {} has {len} bytes, the output {byte_len}",
-                    path.display()
-                )));
+                return Err(err(format!("expected file {} has {len} bytes, the output {byte_len}", path.display())));
             }
             reference = Some((BufReader::with_capacity(1 << 16, f), path));
         }
@@ -350,22 +290,14 @@ impl Checker {
             carry_ref: [0; 8],
             carry_len: 0,
             index: 0,
-            diff: Diff {
-                count: 0,
-                first: None,
-                diff2: 0.0,
-                ref2: 0.0,
-            },
+            diff: Diff { count: 0, first: None, diff2: 0.0, ref2: 0.0 },
             clock,
             h200_distinct: exp.h200_distinct_values,
         })
     }
 
     fn err(&self, message: String) -> LaunchError {
-        LaunchError::Check {
-            buffer: self.buffer.clone(),
-            message,
-        }
+        LaunchError::Check { buffer: self.buffer.clone(), message }
     }
 
     pub fn method(&self) -> CheckMethod {
@@ -404,8 +336,7 @@ impl Checker {
             let take = (size - self.carry_len).min(chunk.len());
             self.carry_out[self.carry_len..self.carry_len + take].copy_from_slice(&chunk[..take]);
             if has_ref {
-                self.carry_ref[self.carry_len..self.carry_len + take]
-                    .copy_from_slice(&rbuf[..take]);
+                self.carry_ref[self.carry_len..self.carry_len + take].copy_from_slice(&rbuf[..take]);
             }
             self.carry_len += take;
             pos = take;
@@ -452,11 +383,8 @@ impl Checker {
                     if self.diff.first.is_none() {
                         self.diff.first = Some((i, o, r));
                     }
-                    let delta = if d.is_float() {
-                        decode_f64(d, o) - decode_f64(d, r)
-                    } else {
-                        (decode_int(d, o) - decode_int(d, r)) as f64
-                    };
+                    let delta =
+                        if d.is_float() { decode_f64(d, o) - decode_f64(d, r) } else { (decode_int(d, o) - decode_int(d, r)) as f64 };
                     self.diff.diff2 += delta * delta;
                 }
                 let rv = decode_f64(d, r);
@@ -486,10 +414,7 @@ impl Checker {
     /// Ends the check; errors if fewer bytes than announced were given.
     pub fn finish(mut self) -> Result<CheckResult, LaunchError> {
         if self.seen != self.byte_len {
-            return Err(self.err(format!(
-                "got {} of the {} bytes announced",
-                self.seen, self.byte_len
-            )));
+            return Err(self.err(format!("got {} of the {} bytes announced", self.seen, self.byte_len)));
         }
         let got_sha = self.hasher.take().map(|h| hex(&h.finalize()));
         let sha_ok = match (&got_sha, &self.want_sha) {
@@ -511,11 +436,7 @@ impl Checker {
             sha256: got_sha.clone(),
         };
         let describe_first = |first: Option<(u64, u64, u64)>| match first {
-            Some((i, o, r)) => format!(
-                "; first at [{i}]: got {}, expected {}",
-                format_elem(d, o),
-                format_elem(d, r)
-            ),
+            Some((i, o, r)) => format!("; first at [{i}]: got {}, expected {}", format_elem(d, o), format_elem(d, r)),
             None => String::new(),
         };
         let rel = if self.diff.diff2 == 0.0 {
@@ -525,11 +446,7 @@ impl Checker {
         } else {
             f64::INFINITY
         };
-        let ref_name = self
-            .reference
-            .as_ref()
-            .map(|(_, p)| p.display().to_string())
-            .unwrap_or_default();
+        let ref_name = self.reference.as_ref().map(|(_, p)| p.display().to_string()).unwrap_or_default();
         match self.method {
             CheckMethod::Unchecked => {
                 res.message = "no expectation to check".to_string();
@@ -538,11 +455,7 @@ impl Checker {
                 let w = self.want_sha.clone().unwrap_or_default();
                 let g = got_sha.unwrap_or_default();
                 res.matched = sha_ok == Some(true);
-                res.message = if res.matched {
-                    format!("sha256 {g} matches")
-                } else {
-                    format!("sha256 {g}, expected {w}")
-                };
+                res.message = if res.matched { format!("sha256 {g} matches") } else { format!("sha256 {g}, expected {w}") };
             }
             CheckMethod::File | CheckMethod::RelTol => {
                 res.first_mismatch = self.diff.first.map(|f| f.0);
@@ -553,11 +466,7 @@ impl Checker {
                 let differ = if self.diff.count == 0 {
                     format!("all {n} elements equal {ref_name}")
                 } else {
-                    format!(
-                        "{} of {n} elements differ from {ref_name}{}",
-                        self.diff.count,
-                        describe_first(self.diff.first)
-                    )
+                    format!("{} of {n} elements differ from {ref_name}{}", self.diff.count, describe_first(self.diff.first))
                 };
                 if self.method == CheckMethod::File {
                     res.matched = self.diff.count == 0;
@@ -565,10 +474,7 @@ impl Checker {
                 } else {
                     res.matched = rel <= self.rel_tol; // NaN compares false
                     let cmp = if res.matched { "<=" } else { ">" };
-                    res.message = format!(
-                        "relative error {rel:.3e} {cmp} tolerance {:e}; {differ}",
-                        self.rel_tol
-                    );
+                    res.message = format!("relative error {rel:.3e} {cmp} tolerance {:e}; {differ}", self.rel_tol);
                 }
                 if sha_ok == Some(false) {
                     res.matched = false;
@@ -588,16 +494,10 @@ impl Checker {
                 res.mismatches = Some(c.bad_warps);
                 res.first_mismatch = c.first.map(|f| f.0);
                 res.matched = c.bad_warps == 0;
-                let h200 = self
-                    .h200_distinct
-                    .map(|h| format!(" (H200: {h})"))
-                    .unwrap_or_default();
-                let warps = n / c.block_threads * c.block_threads.div_ceil(32)
-                    + (n % c.block_threads).div_ceil(32);
+                let h200 = self.h200_distinct.map(|h| format!(" (H200: {h})")).unwrap_or_default();
+                let warps = n / c.block_threads * c.block_threads.div_ceil(32) + (n % c.block_threads).div_ceil(32);
                 res.message = match c.first {
-                    None => format!(
-                        "all {warps} warps read one value each; {distinct} distinct values{h200}"
-                    ),
+                    None => format!("all {warps} warps read one value each; {distinct} distinct values{h200}"),
                     Some((t, v, v0)) => {
                         let (b, w) = (t / c.block_threads, (t % c.block_threads) / 32);
                         format!(
@@ -619,11 +519,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn tmpdir() -> PathBuf {
-        let d = std::env::temp_dir().join(format!(
-            "warpsim-launch-check-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
+        let d = std::env::temp_dir().join(format!("warpsim-launch-check-{}-{:?}", std::process::id(), std::thread::current().id()));
         std::fs::create_dir_all(&d).unwrap();
         d
     }
@@ -634,19 +530,13 @@ mod tests {
 
     #[test]
     fn sha_known_value() {
-        assert_eq!(
-            sha256_hex(b"abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
+        assert_eq!(sha256_hex(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
         let data: Vec<u8> = (0..3_000_000u32).map(|i| i as u8).collect();
         let want = sha256_hex(&data);
-        let got = sha256_hex_with(
-            data.len() as u64,
-            |off, buf: &mut [u8]| -> Result<(), String> {
-                buf.copy_from_slice(&data[off as usize..off as usize + buf.len()]);
-                Ok(())
-            },
-        )
+        let got = sha256_hex_with(data.len() as u64, |off, buf: &mut [u8]| -> Result<(), String> {
+            buf.copy_from_slice(&data[off as usize..off as usize + buf.len()]);
+            Ok(())
+        })
         .unwrap();
         assert_eq!(got, want);
         assert_eq!(sha256_hex_reader(&data[..]).unwrap(), want);
@@ -655,10 +545,7 @@ mod tests {
     #[test]
     fn sha_check() {
         let out = f32s(&[1.0, 2.0]);
-        let exp = Expectation {
-            sha256: Some(sha256_hex(&out)),
-            ..Default::default()
-        };
+        let exp = Expectation { sha256: Some(sha256_hex(&out)), ..Default::default() };
         let r = check_bytes("out", &exp, Dtype::F32, 32, &out).unwrap();
         assert!(r.matched, "{r}");
         assert_eq!(r.method, CheckMethod::Sha256);
@@ -666,10 +553,7 @@ mod tests {
         assert!(!r.matched);
         assert!(r.message.contains("expected"), "{r}");
         // wrong sizes are errors, not mismatches
-        let exp2 = Expectation {
-            count: Some(3),
-            ..exp.clone()
-        };
+        let exp2 = Expectation { count: Some(3), ..exp.clone() };
         assert!(check_bytes("out", &exp2, Dtype::F32, 32, &out).is_err());
         assert!(check_bytes("out", &exp, Dtype::F32, 32, &out[..5]).is_err());
     }
@@ -680,54 +564,27 @@ mod tests {
         let want = f32s(&[1.0, 2.0, 3.0, 4.0]);
         let p = dir.join("ref.bin");
         std::fs::write(&p, &want).unwrap();
-        let exp = Expectation {
-            file: Some(p.clone()),
-            rel_tol: Some(0.0),
-            sha256: Some(sha256_hex(&want)),
-            ..Default::default()
-        };
+        let exp = Expectation { file: Some(p.clone()), rel_tol: Some(0.0), sha256: Some(sha256_hex(&want)), ..Default::default() };
         let r = check_bytes("out", &exp, Dtype::F32, 32, &want).unwrap();
         assert!(r.matched, "{r}");
-        assert_eq!(
-            (r.method, r.mismatches, r.rel_err),
-            (CheckMethod::File, Some(0), Some(0.0))
-        );
+        assert_eq!((r.method, r.mismatches, r.rel_err), (CheckMethod::File, Some(0), Some(0.0)));
         let got = f32s(&[1.0, 2.5, 3.0, -4.0]);
         let r = check_bytes("out", &exp, Dtype::F32, 32, &got).unwrap();
         assert!(!r.matched);
         assert_eq!((r.first_mismatch, r.mismatches), (Some(1), Some(2)));
-        assert!(
-            r.message.starts_with("2 of 4 elements differ"),
-            "{}",
-            r.message
-        );
-        assert!(
-            r.message
-                .contains("first at [1]: got 2.5 (0x40200000), expected 2.0 (0x40000000)"),
-            "{}",
-            r.message
-        );
+        assert!(r.message.starts_with("2 of 4 elements differ"), "{}", r.message);
+        assert!(r.message.contains("first at [1]: got 2.5 (0x40200000), expected 2.0 (0x40000000)"), "{}", r.message);
         // -0.0 vs 0.0 is a difference in bytes
         std::fs::write(&p, f32s(&[0.0])).unwrap();
-        let exp1 = Expectation {
-            file: Some(p.clone()),
-            ..Default::default()
-        };
-        assert!(
-            !check_bytes("z", &exp1, Dtype::F32, 32, &f32s(&[-0.0]))
-                .unwrap()
-                .matched
-        );
+        let exp1 = Expectation { file: Some(p.clone()), ..Default::default() };
+        assert!(!check_bytes("z", &exp1, Dtype::F32, 32, &f32s(&[-0.0])).unwrap().matched);
         // integer buffers print integers
         std::fs::write(&p, (-7i32).to_le_bytes()).unwrap();
         let r = check_bytes("i", &exp1, Dtype::I32, 32, &5i32.to_le_bytes()).unwrap();
         assert!(r.message.contains("got 5, expected -7"), "{}", r.message);
         // a missing or wrong-sized file is an error
         assert!(check_bytes("i", &exp1, Dtype::I32, 32, &[0u8; 8]).is_err());
-        let exp_missing = Expectation {
-            file: Some(dir.join("none.bin")),
-            ..Default::default()
-        };
+        let exp_missing = Expectation { file: Some(dir.join("none.bin")), ..Default::default() };
         assert!(check_bytes("i", &exp_missing, Dtype::I32, 32, &[0u8; 4]).is_err());
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -737,11 +594,7 @@ mod tests {
         let dir = tmpdir();
         let p = dir.join("ref.bin");
         std::fs::write(&p, f32s(&[3.0, 4.0])).unwrap(); // norm 5
-        let exp = Expectation {
-            file: Some(p.clone()),
-            rel_tol: Some(0.01),
-            ..Default::default()
-        };
+        let exp = Expectation { file: Some(p.clone()), rel_tol: Some(0.01), ..Default::default() };
         let r = check_bytes("o", &exp, Dtype::F32, 32, &f32s(&[3.0, 4.04])).unwrap();
         assert!(r.matched, "{r}");
         assert_eq!(r.method, CheckMethod::RelTol);
@@ -749,36 +602,17 @@ mod tests {
         assert_eq!(r.mismatches, Some(1));
         let r = check_bytes("o", &exp, Dtype::F32, 32, &f32s(&[3.0, 4.1])).unwrap();
         assert!(!r.matched);
-        assert!(
-            r.message.starts_with("relative error 2.000e-2 > tolerance"),
-            "{}",
-            r.message
-        );
+        assert!(r.message.starts_with("relative error 2.000e-2 > tolerance"), "{}", r.message);
         let r = check_bytes("o", &exp, Dtype::F32, 32, &f32s(&[f32::NAN, 4.0])).unwrap();
         assert!(!r.matched);
         // equal NaNs and infinities are not differences
         std::fs::write(&p, f32s(&[f32::NAN, f32::INFINITY, 1.0])).unwrap();
-        let r = check_bytes(
-            "o",
-            &exp,
-            Dtype::F32,
-            32,
-            &f32s(&[f32::NAN, f32::INFINITY, 1.0]),
-        )
-        .unwrap();
+        let r = check_bytes("o", &exp, Dtype::F32, 32, &f32s(&[f32::NAN, f32::INFINITY, 1.0])).unwrap();
         assert!(r.matched, "{r}");
         // zero reference: only exact zeros match
         std::fs::write(&p, f32s(&[0.0, 0.0])).unwrap();
-        assert!(
-            check_bytes("o", &exp, Dtype::F32, 32, &f32s(&[0.0, 0.0]))
-                .unwrap()
-                .matched
-        );
-        assert!(
-            !check_bytes("o", &exp, Dtype::F32, 32, &f32s(&[0.0, 1e-30]))
-                .unwrap()
-                .matched
-        );
+        assert!(check_bytes("o", &exp, Dtype::F32, 32, &f32s(&[0.0, 0.0])).unwrap().matched);
+        assert!(!check_bytes("o", &exp, Dtype::F32, 32, &f32s(&[0.0, 1e-30])).unwrap().matched);
         // f16 and integer dtypes
         std::fs::write(&p, [0x00, 0x3c, 0x00, 0x40]).unwrap(); // 1.0, 2.0
         let r = check_bytes("h", &exp, Dtype::F16, 32, &[0x00, 0x3c, 0x01, 0x40]).unwrap();
@@ -795,11 +629,7 @@ mod tests {
 
     #[test]
     fn clock_property() {
-        let exp = Expectation {
-            property: Some(Property::WarpUniformClock),
-            h200_distinct_values: Some(2),
-            ..Default::default()
-        };
+        let exp = Expectation { property: Some(Property::WarpUniformClock), h200_distinct_values: Some(2), ..Default::default() };
         // block of 48: warp 0 = threads 0..32, warp 1 = 32..48
         let mut v = vec![100u64; 32];
         v.extend(vec![104u64; 16]);
@@ -811,16 +641,8 @@ mod tests {
         v[37] = 105;
         let r = check_bytes("clk", &exp, Dtype::U64, 48, &clocks(&v)).unwrap();
         assert!(!r.matched);
-        assert_eq!(
-            (r.first_mismatch, r.mismatches, r.distinct_values),
-            (Some(37), Some(1), Some(3))
-        );
-        assert!(
-            r.message
-                .contains("thread 37 (block 0, warp 1, lane 5) read 105, lane 0 read 104"),
-            "{}",
-            r.message
-        );
+        assert_eq!((r.first_mismatch, r.mismatches, r.distinct_values), (Some(37), Some(1), Some(3)));
+        assert!(r.message.contains("thread 37 (block 0, warp 1, lane 5) read 105, lane 0 read 104"), "{}", r.message);
         // two blocks of 33: warps are [0,32) [32,33) [33,65) [65,66)
         let mut v = vec![1u64; 32];
         v.push(2);
@@ -838,19 +660,13 @@ mod tests {
     fn unchecked_and_streaming_errors() {
         let r = check_bytes("x", &Expectation::default(), Dtype::U8, 32, &[1, 2]).unwrap();
         assert!(r.matched && r.method == CheckMethod::Unchecked);
-        let exp = Expectation {
-            sha256: Some(sha256_hex(&[1, 2])),
-            ..Default::default()
-        };
+        let exp = Expectation { sha256: Some(sha256_hex(&[1, 2])), ..Default::default() };
         let mut c = Checker::new("x", &exp, Dtype::U8, 2, 32).unwrap();
         c.update(&[1]).unwrap();
         assert!(c.finish().is_err());
         let mut c = Checker::new("x", &exp, Dtype::U8, 2, 32).unwrap();
         assert!(c.update(&[1, 2, 3]).is_err());
-        let r = check_with("x", &exp, Dtype::U8, 32, 2, |_, _buf: &mut [u8]| {
-            Err("fault")
-        })
-        .unwrap_err();
+        let r = check_with("x", &exp, Dtype::U8, 32, 2, |_, _buf: &mut [u8]| Err("fault")).unwrap_err();
         assert!(r.to_string().contains("fault"));
         let r = check_reader("x", &exp, Dtype::U8, 32, 3, &[1u8, 2][..]).unwrap_err();
         assert!(r.to_string().contains("ended after 2 of 3"), "{r}");

@@ -23,27 +23,18 @@ use crate::{Dtype, LaunchError};
 /// The result is the same [`ParamSpec`] a manifest yields. Files are not
 /// opened here; [`crate::BufferInit::from_spec`] checks them.
 pub fn parse_param_arg(s: &str) -> Result<ParamSpec, LaunchError> {
-    let err = |m: String| LaunchError::ParamArg {
-        arg: s.to_string(),
-        message: m,
-    };
+    let err = |m: String| LaunchError::ParamArg { arg: s.to_string(), message: m };
     let Some((lhs, rhs)) = s.split_once('=') else {
-        return Err(err(
-            "expected TYPE=VALUE (a scalar) or NAME:DTYPE[COUNT]=INIT[:ROLE] (a buffer)".into(),
-        ));
+        return Err(err("expected TYPE=VALUE (a scalar) or NAME:DTYPE[COUNT]=INIT[:ROLE] (a buffer)".into()));
     };
     let lhs = lhs.trim();
     if let Some(open) = lhs.find('[') {
         // Buffer.
         let Some(count_str) = lhs[open + 1..].strip_suffix(']') else {
-            return Err(err(format!(
-                "expected NAME:DTYPE[COUNT] before '=', found {lhs:?}"
-            )));
+            return Err(err(format!("expected NAME:DTYPE[COUNT] before '=', found {lhs:?}")));
         };
         let Some((name, dts)) = lhs[..open].rsplit_once(':') else {
-            return Err(err(format!(
-                "expected NAME:DTYPE[COUNT] before '=', found {lhs:?}"
-            )));
+            return Err(err(format!("expected NAME:DTYPE[COUNT] before '=', found {lhs:?}")));
         };
         if name.is_empty() {
             return Err(err("empty buffer name".into()));
@@ -52,16 +43,10 @@ pub fn parse_param_arg(s: &str) -> Result<ParamSpec, LaunchError> {
         let count = parse_count(count_str).map_err(err)?;
         match count.checked_mul(dtype.size_bytes() as u64) {
             Some(b) if b <= MAX_DEVICE_BYTES => {}
-            _ => {
-                return Err(err(format!(
-                    "{count} x {dtype} is more than the H200's {MAX_DEVICE_BYTES} bytes"
-                )))
-            }
+            _ => return Err(err(format!("{count} x {dtype} is more than the H200's {MAX_DEVICE_BYTES} bytes"))),
         }
         let (init_str, role) = match rhs.rsplit_once(':') {
-            Some((a, r)) if Role::parse(r).is_some() && !a.is_empty() => {
-                (a, Role::parse(r).unwrap_or(Role::Inout))
-            }
+            Some((a, r)) if Role::parse(r).is_some() && !a.is_empty() => (a, Role::parse(r).unwrap_or(Role::Inout)),
             _ => (rhs, Role::Inout),
         };
         let init = if let Some(path) = init_str.strip_prefix("file:") {
@@ -83,20 +68,11 @@ pub fn parse_param_arg(s: &str) -> Result<ParamSpec, LaunchError> {
         } else {
             let n = NamedInit::parse(init_str).ok_or_else(|| {
                 let names: Vec<_> = NamedInit::ALL.iter().map(|n| n.name()).collect();
-                err(format!(
-                    "unknown init {init_str:?} (expected {}, file:PATH or values:V,V,..)",
-                    names.join(", ")
-                ))
+                err(format!("unknown init {init_str:?} (expected {}, file:PATH or values:V,V,..)", names.join(", ")))
             })?;
             Init::Named(n)
         };
-        return Ok(ParamSpec::Buffer(BufferSpec {
-            name: name.to_string(),
-            dtype,
-            count,
-            init,
-            role,
-        }));
+        return Ok(ParamSpec::Buffer(BufferSpec { name: name.to_string(), dtype, count, init, role }));
     }
     // Scalar, optionally named.
     let (name, ts) = match lhs.rsplit_once(':') {
@@ -143,16 +119,7 @@ mod tests {
         assert_eq!(scalar("i32=-2147483648").bits, 0x8000_0000);
         let n = scalar("n:i32=1024");
         assert_eq!((n.name.as_deref(), n.bits), (Some("n"), 1024));
-        for bad in [
-            "u32=-1",
-            "i32=2147483648",
-            "u32=1.5",
-            "f16=1",
-            "x=1",
-            "u32=",
-            "u32",
-            "u32=0x1_0000_0000",
-        ] {
+        for bad in ["u32=-1", "i32=2147483648", "u32=1.5", "f16=1", "x=1", "u32=", "u32", "u32=0x1_0000_0000"] {
             let e = parse_param_arg(bad).unwrap_err();
             assert!(matches!(e, LaunchError::ParamArg { .. }), "{bad}: {e}");
         }
@@ -161,30 +128,18 @@ mod tests {
     #[test]
     fn buffers() {
         let b = buf("in:f32[1048576]=unit_f32:in");
-        assert_eq!(
-            (b.name.as_str(), b.dtype, b.count, b.role),
-            ("in", Dtype::F32, 1 << 20, Role::In)
-        );
+        assert_eq!((b.name.as_str(), b.dtype, b.count, b.role), ("in", Dtype::F32, 1 << 20, Role::In));
         assert_eq!(b.init, Init::Named(NamedInit::UnitF32));
         let b = buf("out:f32[1024]=zeros:out");
         assert_eq!((b.role, b.count), (Role::Out, 1024));
         let b = buf("x:u8[0x10]=iota");
         assert_eq!((b.role, b.count), (Role::Inout, 16));
         let b = buf("w:f16[4]=file:data/w.npy:in");
-        assert_eq!(
-            (b.init.clone(), b.role),
-            (Init::File("data/w.npy".into()), Role::In)
-        );
+        assert_eq!((b.init.clone(), b.role), (Init::File("data/w.npy".into()), Role::In));
         let b = buf("w:u8[2]=file:raw.bin");
-        assert_eq!(
-            (b.init.clone(), b.role),
-            (Init::File("raw.bin".into()), Role::Inout)
-        );
+        assert_eq!((b.init.clone(), b.role), (Init::File("raw.bin".into()), Role::Inout));
         let b = buf("v:i16[3]=values:-1,2,0x7fff:out");
-        assert_eq!(
-            b.init,
-            Init::Values(vec![Value::Int(-1), Value::Int(2), Value::Bits(0x7fff)])
-        );
+        assert_eq!(b.init, Init::Values(vec![Value::Int(-1), Value::Int(2), Value::Bits(0x7fff)]));
         assert_eq!(b.role, Role::Out);
         let b = buf("a:b:u32[1_000]=hash_u32");
         assert_eq!((b.name.as_str(), b.count), ("a:b", 1000));
@@ -217,10 +172,7 @@ mod tests {
         .unwrap();
         assert_eq!(from_cli, from_json);
         let from_cli = parse_param_arg("i32=1024").unwrap();
-        let from_json: ParamSpec = serde_json::from_value(
-            serde_json::json!({"kind": "scalar", "type": "i32", "value": 1024}),
-        )
-        .unwrap();
+        let from_json: ParamSpec = serde_json::from_value(serde_json::json!({"kind": "scalar", "type": "i32", "value": 1024})).unwrap();
         assert_eq!(from_cli, from_json);
     }
 

@@ -6,28 +6,17 @@ use std::path::PathBuf;
 pub enum LaunchError {
     /// A file could not be opened or read.
     #[error("{}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
 
     /// The manifest file is not JSON.
     #[error("{}: not valid JSON: {source}", path.display())]
-    Json {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
+    Json { path: PathBuf, source: serde_json::Error },
 
     /// The manifest is JSON but says something invalid. `case` is the case's
     /// name when it has one, `index` its position in `cases`; `field` is the
     /// path inside the case (`params[1].dtype`, `expect.out.sha256`, ...).
     #[error("{}", ManifestLoc { case: case.as_deref(), index: *index, field, message })]
-    Manifest {
-        case: Option<String>,
-        index: Option<usize>,
-        field: String,
-        message: String,
-    },
+    Manifest { case: Option<String>, index: Option<usize>, field: String, message: String },
 
     /// A `warpsim run` parameter argument could not be parsed.
     #[error("parameter {arg:?}: {message}")]
@@ -74,9 +63,6 @@ impl fmt::Display for ManifestLoc<'_> {
 
 impl LaunchError {
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        LaunchError::Io {
-            path: path.into(),
-            source,
-        }
+        LaunchError::Io { path: path.into(), source }
     }
 }

@@ -67,14 +67,8 @@ pub enum NamedInit {
 }
 
 impl NamedInit {
-    pub const ALL: [NamedInit; 6] = [
-        NamedInit::Zeros,
-        NamedInit::Iota,
-        NamedInit::HashU32,
-        NamedInit::UnitF32,
-        NamedInit::SymF16,
-        NamedInit::UnitF64,
-    ];
+    pub const ALL: [NamedInit; 6] =
+        [NamedInit::Zeros, NamedInit::Iota, NamedInit::HashU32, NamedInit::UnitF32, NamedInit::SymF16, NamedInit::UnitF64];
 
     pub const fn name(self) -> &'static str {
         match self {
@@ -124,7 +118,10 @@ impl Init {
         match v {
             J::String(s) => NamedInit::parse(s).map(Init::Named).ok_or_else(|| {
                 let names: Vec<_> = NamedInit::ALL.iter().map(|n| n.name()).collect();
-                (String::new(), format!("unknown init {s:?} (expected one of {}, {{\"values\": [..]}} or {{\"file\": ..}})", names.join(", ")))
+                (
+                    String::new(),
+                    format!("unknown init {s:?} (expected one of {}, {{\"values\": [..]}} or {{\"file\": ..}})", names.join(", ")),
+                )
             }),
             J::Object(m) => {
                 if m.len() != 1 {
@@ -132,18 +129,18 @@ impl Init {
                     return Err((String::new(), format!("expected exactly one of \"values\" or \"file\", found keys {keys:?}")));
                 }
                 if let Some(vals) = m.get("values") {
-                    let arr = vals.as_array().ok_or_else(|| {
-                        ("values".to_string(), format!("expected an array, found {}", crate::value::json_kind(vals)))
-                    })?;
+                    let arr = vals
+                        .as_array()
+                        .ok_or_else(|| ("values".to_string(), format!("expected an array, found {}", crate::value::json_kind(vals))))?;
                     let mut out = Vec::with_capacity(arr.len());
                     for (k, e) in arr.iter().enumerate() {
                         out.push(Value::from_json(e).map_err(|msg| (format!("values[{k}]"), msg))?);
                     }
                     Ok(Init::Values(out))
                 } else if let Some(f) = m.get("file") {
-                    let s = f.as_str().ok_or_else(|| {
-                        ("file".to_string(), format!("expected a path string, found {}", crate::value::json_kind(f)))
-                    })?;
+                    let s = f
+                        .as_str()
+                        .ok_or_else(|| ("file".to_string(), format!("expected a path string, found {}", crate::value::json_kind(f))))?;
                     if s.is_empty() {
                         return Err(("file".to_string(), "empty path".to_string()));
                     }
@@ -187,24 +184,15 @@ impl<'de> serde::Deserialize<'de> for Init {
     /// Paths stay as written (relative to the current directory).
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Init, D::Error> {
         let v = serde_json::Value::deserialize(d)?;
-        Init::from_json(&v, Path::new("")).map_err(|(field, msg)| {
-            serde::de::Error::custom(if field.is_empty() {
-                msg
-            } else {
-                format!("{field}: {msg}")
-            })
-        })
+        Init::from_json(&v, Path::new(""))
+            .map_err(|(field, msg)| serde::de::Error::custom(if field.is_empty() { msg } else { format!("{field}: {msg}") }))
     }
 }
 
 enum Source {
     Named(NamedInit),
     Bytes(Vec<u8>),
-    File {
-        file: Mutex<File>,
-        data_offset: u64,
-        path: PathBuf,
-    },
+    File { file: Mutex<File>, data_offset: u64, path: PathBuf },
 }
 
 /// A buffer's initial contents, computed lazily: a [`Filler`] for the engine.
@@ -219,11 +207,7 @@ pub struct BufferInit {
 
 impl std::fmt::Debug for BufferInit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BufferInit")
-            .field("dtype", &self.dtype)
-            .field("init", &self.init.describe())
-            .field("count", &self.count)
-            .finish()
+        f.debug_struct("BufferInit").field("dtype", &self.dtype).field("init", &self.init.describe()).field("count", &self.count).finish()
     }
 }
 
@@ -233,45 +217,29 @@ impl BufferInit {
     pub fn new(dtype: Dtype, init: Init, count: u64) -> Result<BufferInit, LaunchError> {
         let byte_len = count
             .checked_mul(dtype.size_bytes() as u64)
-            .ok_or_else(|| {
-                LaunchError::Other(format!("{count} elements of {dtype} overflow 64-bit sizes"))
-            })?;
+            .ok_or_else(|| LaunchError::Other(format!("{count} elements of {dtype} overflow 64-bit sizes")))?;
         let source = match &init {
             Init::Named(n) => Source::Named(*n),
             Init::Values(vals) => {
                 if vals.len() as u64 != count {
-                    return Err(LaunchError::Other(format!(
-                        "init values has {} elements, the buffer has {count}",
-                        vals.len()
-                    )));
+                    return Err(LaunchError::Other(format!("init values has {} elements, the buffer has {count}", vals.len())));
                 }
                 let mut bytes = Vec::with_capacity(byte_len as usize);
                 for (k, v) in vals.iter().enumerate() {
-                    check_fits(dtype, *v)
-                        .map_err(|m| LaunchError::Other(format!("init values[{k}]: {m}")))?;
+                    check_fits(dtype, *v).map_err(|m| LaunchError::Other(format!("init values[{k}]: {m}")))?;
                     bytes.extend_from_slice(&encode(dtype, *v).to_le_bytes()[..dtype.size_bytes()]);
                 }
                 Source::Bytes(bytes)
             }
             Init::File(path) => open_file_source(path, dtype, count, byte_len)?,
         };
-        Ok(BufferInit {
-            dtype,
-            init,
-            count,
-            byte_len,
-            source,
-            error: OnceLock::new(),
-        })
+        Ok(BufferInit { dtype, init, count, byte_len, source, error: OnceLock::new() })
     }
 
     /// [`BufferInit::new`] for a manifest buffer; errors name the buffer.
     pub fn from_spec(spec: &crate::BufferSpec) -> Result<BufferInit, LaunchError> {
         BufferInit::new(spec.dtype, spec.init.clone(), spec.count).map_err(|e| match e {
-            LaunchError::Other(message) => LaunchError::Init {
-                buffer: spec.name.clone(),
-                message,
-            },
+            LaunchError::Other(message) => LaunchError::Init { buffer: spec.name.clone(), message },
             other => other,
         })
     }
@@ -291,12 +259,9 @@ impl BufferInit {
 
     /// The whole buffer (for small buffers and tests).
     pub fn to_bytes(&self) -> Result<Vec<u8>, LaunchError> {
-        let n = usize::try_from(self.byte_len).map_err(|_| {
-            LaunchError::Other(format!("{} bytes do not fit in memory", self.byte_len))
-        })?;
+        let n = usize::try_from(self.byte_len).map_err(|_| LaunchError::Other(format!("{} bytes do not fit in memory", self.byte_len)))?;
         let mut v = Vec::new();
-        v.try_reserve_exact(n)
-            .map_err(|_| LaunchError::Other(format!("cannot allocate {n} bytes")))?;
+        v.try_reserve_exact(n).map_err(|_| LaunchError::Other(format!("cannot allocate {n} bytes")))?;
         v.resize(n, 0);
         self.fill_bytes(0, &mut v);
         match self.take_error() {
@@ -329,11 +294,7 @@ impl BufferInit {
                 let o = offset as usize; // offset < total <= b.len()
                 head.copy_from_slice(&b[o..o + head.len()]);
             }
-            Source::File {
-                file,
-                data_offset,
-                path,
-            } => {
+            Source::File { file, data_offset, path } => {
                 let r = (|| -> std::io::Result<()> {
                     let mut f = file.lock().unwrap_or_else(|p| p.into_inner());
                     f.seek(SeekFrom::Start(data_offset + offset))?;
@@ -383,39 +344,20 @@ fn fill_named(n: NamedInit, dtype: Dtype, offset: u64, out: &mut [u8]) {
     }
 }
 
-fn open_file_source(
-    path: &Path,
-    dtype: Dtype,
-    count: u64,
-    byte_len: u64,
-) -> Result<Source, LaunchError> {
+fn open_file_source(path: &Path, dtype: Dtype, count: u64, byte_len: u64) -> Result<Source, LaunchError> {
     let mut file = File::open(path).map_err(|e| LaunchError::io(path, e))?;
     let file_len = file.metadata().map_err(|e| LaunchError::io(path, e))?.len();
-    let is_npy = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+    let is_npy = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
     let data_offset = if is_npy {
         let h = crate::npy::read_header(&mut file).map_err(|e| match e {
             crate::npy::NpyError::Io(e) => LaunchError::io(path, e),
-            crate::npy::NpyError::Format(m) => LaunchError::Npy {
-                path: path.to_path_buf(),
-                message: m,
-            },
+            crate::npy::NpyError::Format(m) => LaunchError::Npy { path: path.to_path_buf(), message: m },
         })?;
         if !h.dtype_matches(dtype) {
-            return Err(LaunchError::Other(format!(
-                "{}: holds {} ('{}'), the buffer is {dtype}",
-                path.display(),
-                h.dtype,
-                h.descr
-            )));
+            return Err(LaunchError::Other(format!("{}: holds {} ('{}'), the buffer is {dtype}", path.display(), h.dtype, h.descr)));
         }
         if h.count != count {
-            return Err(LaunchError::Other(format!(
-                "{}: holds {} elements, the buffer has {count}",
-                path.display(),
-                h.count
-            )));
+            return Err(LaunchError::Other(format!("{}: holds {} elements, the buffer has {count}", path.display(), h.count)));
         }
         h.data_offset
     } else {
@@ -430,17 +372,11 @@ fn open_file_source(
     }
     if byte_len <= INLINE_FILE_LIMIT {
         let mut bytes = vec![0u8; byte_len as usize];
-        file.seek(SeekFrom::Start(data_offset))
-            .map_err(|e| LaunchError::io(path, e))?;
-        file.read_exact(&mut bytes)
-            .map_err(|e| LaunchError::io(path, e))?;
+        file.seek(SeekFrom::Start(data_offset)).map_err(|e| LaunchError::io(path, e))?;
+        file.read_exact(&mut bytes).map_err(|e| LaunchError::io(path, e))?;
         return Ok(Source::Bytes(bytes));
     }
-    Ok(Source::File {
-        file: Mutex::new(file),
-        data_offset,
-        path: path.to_path_buf(),
-    })
+    Ok(Source::File { file: Mutex::new(file), data_offset, path: path.to_path_buf() })
 }
 
 impl Filler for BufferInit {
@@ -488,10 +424,7 @@ mod tests {
     }
 
     fn bytes_of(d: Dtype, init: NamedInit, count: u64) -> Vec<u8> {
-        BufferInit::new(d, Init::Named(init), count)
-            .unwrap()
-            .to_bytes()
-            .unwrap()
+        BufferInit::new(d, Init::Named(init), count).unwrap().to_bytes().unwrap()
     }
 
     #[test]
@@ -511,10 +444,7 @@ mod tests {
         assert_eq!(v(2049), 2048.0);
         assert_eq!(v(2051), 2052.0);
         let b = bytes_of(Dtype::F32, NamedInit::UnitF32, 2);
-        assert_eq!(
-            f32::from_le_bytes(b[4..8].try_into().unwrap()) as f64,
-            UNIT_F32_1
-        );
+        assert_eq!(f32::from_le_bytes(b[4..8].try_into().unwrap()) as f64, UNIT_F32_1);
         let b = bytes_of(Dtype::F64, NamedInit::UnitF64, 2);
         assert_eq!(f64::from_le_bytes(b[8..16].try_into().unwrap()), UNIT_F32_1);
         let b = bytes_of(Dtype::F16, NamedInit::SymF16, 2);
@@ -523,29 +453,19 @@ mod tests {
         assert_eq!(b[0..2], half::f16::from_f32(-0.5).to_le_bytes());
         // sym_f16 into f32 is the f16 value, exactly
         let b = bytes_of(Dtype::F32, NamedInit::SymF16, 2);
-        assert_eq!(
-            f32::from_le_bytes(b[4..8].try_into().unwrap()),
-            want.to_f32()
-        );
+        assert_eq!(f32::from_le_bytes(b[4..8].try_into().unwrap()), want.to_f32());
         // floats into integers truncate toward zero
-        assert!(bytes_of(Dtype::I32, NamedInit::UnitF32, 100)
-            .iter()
-            .all(|&x| x == 0));
+        assert!(bytes_of(Dtype::I32, NamedInit::UnitF32, 100).iter().all(|&x| x == 0));
         // bf16 from unit_f32 rounds to nearest even
         let b = bytes_of(Dtype::Bf16, NamedInit::UnitF32, 2);
         assert_eq!(b[2..4], half::bf16::from_f32(unit_f32(1)).to_le_bytes());
-        assert!(bytes_of(Dtype::F64, NamedInit::Zeros, 10)
-            .iter()
-            .all(|&x| x == 0));
+        assert!(bytes_of(Dtype::F64, NamedInit::Zeros, 10).iter().all(|&x| x == 0));
     }
 
     #[test]
     fn values_and_errors() {
         let init = Init::Values(vec![Value::Int(-1), Value::Float(1.5), Value::Bits(0x7fff)]);
-        let b = BufferInit::new(Dtype::I16, init.clone(), 3)
-            .unwrap()
-            .to_bytes()
-            .unwrap();
+        let b = BufferInit::new(Dtype::I16, init.clone(), 3).unwrap().to_bytes().unwrap();
         assert_eq!(b, [0xff, 0xff, 1, 0, 0xff, 0x7f]);
         let f = BufferInit::new(Dtype::F16, init.clone(), 3).unwrap();
         assert_eq!(f.element(0), 0xbc00);

@@ -33,15 +33,13 @@ pub mod npy;
 pub mod value;
 
 pub use check::{
-    check_bytes, check_case_output, check_reader, check_with, sha256_hex, sha256_hex_reader,
-    sha256_hex_with, CheckMethod, CheckResult, Checker,
+    check_bytes, check_case_output, check_reader, check_with, sha256_hex, sha256_hex_reader, sha256_hex_with, CheckMethod, CheckResult,
+    Checker,
 };
 pub use cli::parse_param_arg;
 pub use error::LaunchError;
 pub use init::{fmix32, hash_u32, sym_f16, unit_f32, unit_f64, BufferInit, Init, NamedInit};
-pub use manifest::{
-    load_manifest, BufferSpec, Case, Expectation, Manifest, ParamSpec, Property, Role, ScalarParam,
-};
+pub use manifest::{load_manifest, BufferSpec, Case, Expectation, Manifest, ParamSpec, Property, Role, ScalarParam};
 pub use value::Value;
 
 use std::fmt;
@@ -81,14 +79,7 @@ impl Dtype {
     ];
 
     /// The types a scalar parameter may have.
-    pub const SCALAR: [Dtype; 6] = [
-        Dtype::I32,
-        Dtype::U32,
-        Dtype::I64,
-        Dtype::U64,
-        Dtype::F32,
-        Dtype::F64,
-    ];
+    pub const SCALAR: [Dtype; 6] = [Dtype::I32, Dtype::U32, Dtype::I64, Dtype::U64, Dtype::F32, Dtype::F64];
 
     /// Bytes per element.
     pub const fn size_bytes(self) -> usize {
@@ -138,10 +129,7 @@ impl Dtype {
 
     /// Whether a scalar parameter may have this type (`i32 u32 i64 u64 f32 f64`).
     pub const fn is_scalar_type(self) -> bool {
-        matches!(
-            self,
-            Dtype::I32 | Dtype::U32 | Dtype::I64 | Dtype::U64 | Dtype::F32 | Dtype::F64
-        )
+        matches!(self, Dtype::I32 | Dtype::U32 | Dtype::I64 | Dtype::U64 | Dtype::F32 | Dtype::F64)
     }
 
     /// Mask of the low `bits()` bits.

@@ -131,10 +131,7 @@ pub struct Expectation {
 pub fn load_manifest(path: impl AsRef<Path>) -> Result<Manifest, LaunchError> {
     let path = path.as_ref();
     let text = std::fs::read_to_string(path).map_err(|e| LaunchError::io(path, e))?;
-    let v: J = serde_json::from_str(&text).map_err(|e| LaunchError::Json {
-        path: path.to_path_buf(),
-        source: e,
-    })?;
+    let v: J = serde_json::from_str(&text).map_err(|e| LaunchError::Json { path: path.to_path_buf(), source: e })?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let m = Manifest::from_json(&v, &dir)?;
     m.check_files()?;
@@ -151,12 +148,7 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn err(&self, field: impl Into<String>, message: impl Into<String>) -> LaunchError {
-        LaunchError::Manifest {
-            case: self.case.map(str::to_string),
-            index: self.index,
-            field: field.into(),
-            message: message.into(),
-        }
+        LaunchError::Manifest { case: self.case.map(str::to_string), index: self.index, field: field.into(), message: message.into() }
     }
 }
 
@@ -184,21 +176,16 @@ fn as_u64(v: &J) -> Result<u64, String> {
                 }
             }
         }
-        other => Err(format!(
-            "expected a non-negative integer, found {}",
-            json_kind(other)
-        )),
+        other => Err(format!("expected a non-negative integer, found {}", json_kind(other))),
     }
 }
 
 fn as_str(v: &J) -> Result<&str, String> {
-    v.as_str()
-        .ok_or_else(|| format!("expected a string, found {}", json_kind(v)))
+    v.as_str().ok_or_else(|| format!("expected a string, found {}", json_kind(v)))
 }
 
 fn as_object(v: &J) -> Result<&Map<String, J>, String> {
-    v.as_object()
-        .ok_or_else(|| format!("expected an object, found {}", json_kind(v)))
+    v.as_object().ok_or_else(|| format!("expected an object, found {}", json_kind(v)))
 }
 
 /// A present, non-null field.
@@ -212,61 +199,37 @@ impl Manifest {
     /// Converts and validates a parsed manifest; relative paths are joined to `dir`.
     /// Does not touch the file system (see [`Manifest::check_files`]).
     pub fn from_json(v: &J, dir: &Path) -> Result<Manifest, LaunchError> {
-        let top = Ctx {
-            case: None,
-            index: None,
-        };
+        let top = Ctx { case: None, index: None };
         let m = as_object(v).map_err(|e| top.err("", format!("manifest: {e}")))?;
         let opt_string = |k: &str| -> Result<Option<String>, LaunchError> {
-            field(m, k)
-                .map(|v| as_str(v).map(str::to_string).map_err(|e| top.err(k, e)))
-                .transpose()
+            field(m, k).map(|v| as_str(v).map(str::to_string).map_err(|e| top.err(k, e))).transpose()
         };
         let note = opt_string("note")?;
         let gpu = opt_string("gpu")?;
         let cases_v = field(m, "cases").ok_or_else(|| top.err("cases", "missing"))?;
-        let arr = cases_v.as_array().ok_or_else(|| {
-            top.err(
-                "cases",
-                format!("expected an array, found {}", json_kind(cases_v)),
-            )
-        })?;
+        let arr = cases_v.as_array().ok_or_else(|| top.err("cases", format!("expected an array, found {}", json_kind(cases_v))))?;
         let mut cases: Vec<Case> = Vec::with_capacity(arr.len());
         let mut seen: BTreeMap<String, usize> = BTreeMap::new();
         for (i, cv) in arr.iter().enumerate() {
             let c = Case::from_json_at(cv, dir, Some(i))?;
             if let Some(j) = seen.insert(c.name.clone(), i) {
-                let ctx = Ctx {
-                    case: Some(&c.name),
-                    index: Some(i),
-                };
+                let ctx = Ctx { case: Some(&c.name), index: Some(i) };
                 return Err(ctx.err("name", format!("duplicate case name (also cases[{j}])")));
             }
             cases.push(c);
         }
-        Ok(Manifest {
-            note,
-            gpu,
-            cases,
-            dir: dir.to_path_buf(),
-        })
+        Ok(Manifest { note, gpu, cases, dir: dir.to_path_buf() })
     }
 
     /// Parses manifest text; relative paths are joined to `dir`.
     pub fn from_json_str(text: &str, dir: &Path) -> Result<Manifest, LaunchError> {
-        let v: J = serde_json::from_str(text).map_err(|e| LaunchError::Json {
-            path: PathBuf::from("<manifest>"),
-            source: e,
-        })?;
+        let v: J = serde_json::from_str(text).map_err(|e| LaunchError::Json { path: PathBuf::from("<manifest>"), source: e })?;
         Manifest::from_json(&v, dir)
     }
 
     /// Checks every case's files (see [`Case::check_files`]).
     pub fn check_files(&self) -> Result<(), LaunchError> {
-        self.cases
-            .iter()
-            .enumerate()
-            .try_for_each(|(i, c)| c.check_files_at(Some(i)))
+        self.cases.iter().enumerate().try_for_each(|(i, c)| c.check_files_at(Some(i)))
     }
 
     pub fn case(&self, name: &str) -> Option<&Case> {
@@ -281,10 +244,7 @@ impl Manifest {
         if let Some(g) = &self.gpu {
             m.insert("gpu".into(), g.clone().into());
         }
-        m.insert(
-            "cases".into(),
-            J::Array(self.cases.iter().map(Case::to_json).collect()),
-        );
+        m.insert("cases".into(), J::Array(self.cases.iter().map(Case::to_json).collect()));
         J::Object(m)
     }
 }
@@ -327,10 +287,7 @@ impl Case {
         if name.is_empty() {
             return Err(ctx0.err("name", "empty"));
         }
-        let ctx = Ctx {
-            case: Some(&name),
-            index,
-        };
+        let ctx = Ctx { case: Some(&name), index };
         let req_str = |k: &str| -> Result<&str, LaunchError> {
             let v = field(m, k).ok_or_else(|| ctx.err(k, "missing"))?;
             let s = as_str(v).map_err(|e| ctx.err(k, e))?;
@@ -346,17 +303,11 @@ impl Case {
             let v = field(m, k).ok_or_else(|| ctx.err(k, "missing"))?;
             let d = parse_dims(v).map_err(|e| ctx.err(k, e))?;
             if d.contains(&0) {
-                return Err(ctx.err(
-                    k,
-                    format!("zero-sized {k} {d:?}: every dimension must be at least 1"),
-                ));
+                return Err(ctx.err(k, format!("zero-sized {k} {d:?}: every dimension must be at least 1")));
             }
             for a in 0..3 {
                 if d[a] > max[a] {
-                    return Err(ctx.err(
-                        format!("{k}[{a}]"),
-                        format!("{} exceeds the limit {}", d[a], max[a]),
-                    ));
+                    return Err(ctx.err(format!("{k}[{a}]"), format!("{} exceeds the limit {}", d[a], max[a])));
                 }
             }
             Ok(d)
@@ -365,34 +316,23 @@ impl Case {
         let block = dims("block", BLOCK_MAX)?;
         let threads = block.iter().map(|&x| x as u64).product::<u64>();
         if threads > 1024 {
-            return Err(ctx.err(
-                "block",
-                format!("{block:?} is {threads} threads, more than 1024"),
-            ));
+            return Err(ctx.err("block", format!("{block:?} is {threads} threads, more than 1024")));
         }
         let dynamic_shared_bytes = match field(m, "dynamic_shared_bytes") {
             None => 0,
             Some(v) => {
                 let n = as_u64(v).map_err(|e| ctx.err("dynamic_shared_bytes", e))?;
-                u32::try_from(n)
-                    .map_err(|_| ctx.err("dynamic_shared_bytes", format!("{n} is too large")))?
+                u32::try_from(n).map_err(|_| ctx.err("dynamic_shared_bytes", format!("{n} is too large")))?
             }
         };
 
         let params = match field(m, "params") {
             None => Vec::new(),
             Some(pv) => {
-                let arr = pv.as_array().ok_or_else(|| {
-                    ctx.err(
-                        "params",
-                        format!("expected an array, found {}", json_kind(pv)),
-                    )
-                })?;
+                let arr = pv.as_array().ok_or_else(|| ctx.err("params", format!("expected an array, found {}", json_kind(pv))))?;
                 let mut out = Vec::with_capacity(arr.len());
                 for (k, p) in arr.iter().enumerate() {
-                    let p = ParamSpec::from_json(p, dir).map_err(|(f, msg)| {
-                        ctx.err(join_field(&format!("params[{k}]"), &f), msg)
-                    })?;
+                    let p = ParamSpec::from_json(p, dir).map_err(|(f, msg)| ctx.err(join_field(&format!("params[{k}]"), &f), msg))?;
                     out.push(p);
                 }
                 out
@@ -410,18 +350,12 @@ impl Case {
             };
             if let Some(n) = pname {
                 if let Some(j) = names.insert(n, k) {
-                    return Err(ctx.err(
-                        format!("params[{k}].name"),
-                        format!("duplicate parameter name {n:?} (also params[{j}])"),
-                    ));
+                    return Err(ctx.err(format!("params[{k}].name"), format!("duplicate parameter name {n:?} (also params[{j}])")));
                 }
             }
         }
         if total > MAX_DEVICE_BYTES {
-            return Err(ctx.err(
-                "params",
-                format!("buffers total {total} bytes, more than the H200's {MAX_DEVICE_BYTES}"),
-            ));
+            return Err(ctx.err("params", format!("buffers total {total} bytes, more than the H200's {MAX_DEVICE_BYTES}")));
         }
 
         let mut expect = BTreeMap::new();
@@ -436,10 +370,8 @@ impl Case {
                     ParamSpec::Buffer(b) if b.name == *bname => Some(b),
                     _ => None,
                 });
-                let buf =
-                    buf.ok_or_else(|| ctx.err(&f, format!("no buffer parameter named {bname:?}")))?;
-                let e = Expectation::from_json(entry, dir, buf)
-                    .map_err(|(sub, msg)| ctx.err(join_field(&f, &sub), msg))?;
+                let buf = buf.ok_or_else(|| ctx.err(&f, format!("no buffer parameter named {bname:?}")))?;
+                let e = Expectation::from_json(entry, dir, buf).map_err(|(sub, msg)| ctx.err(join_field(&f, &sub), msg))?;
                 expect.insert(bname.clone(), e);
             }
         }
@@ -452,27 +384,13 @@ impl Case {
                 let nm = as_object(ncu).map_err(|e| ctx.err("h200.ncu", e))?;
                 for (k, v) in nm {
                     if !(v.is_number() || v.is_null()) {
-                        return Err(ctx.err(
-                            format!("h200.ncu.{k}"),
-                            format!("expected a number, found {}", json_kind(v)),
-                        ));
+                        return Err(ctx.err(format!("h200.ncu.{k}"), format!("expected a number, found {}", json_kind(v))));
                     }
                 }
             }
         }
 
-        Ok(Case {
-            name,
-            ptx,
-            kernel,
-            grid,
-            block,
-            dynamic_shared_bytes,
-            params,
-            expect,
-            expect_diagnostic,
-            h200,
-        })
+        Ok(Case { name, ptx, kernel, grid, block, dynamic_shared_bytes, params, expect, expect_diagnostic, h200 })
     }
 
     /// Checks that init files and expected files exist and have the right size
@@ -482,42 +400,29 @@ impl Case {
     }
 
     fn check_files_at(&self, index: Option<usize>) -> Result<(), LaunchError> {
-        let ctx = Ctx {
-            case: Some(&self.name),
-            index,
-        };
+        let ctx = Ctx { case: Some(&self.name), index };
         for (k, p) in self.params.iter().enumerate() {
             if let ParamSpec::Buffer(b) = p {
                 if let Init::File(_) = b.init {
-                    crate::init::BufferInit::new(b.dtype, b.init.clone(), b.count).map_err(
-                        |e| {
-                            let msg = match e {
-                                LaunchError::Other(m) => m,
-                                other => other.to_string(),
-                            };
-                            ctx.err(format!("params[{k}].init.file"), msg)
-                        },
-                    )?;
+                    crate::init::BufferInit::new(b.dtype, b.init.clone(), b.count).map_err(|e| {
+                        let msg = match e {
+                            LaunchError::Other(m) => m,
+                            other => other.to_string(),
+                        };
+                        ctx.err(format!("params[{k}].init.file"), msg)
+                    })?;
                 }
             }
         }
         for (name, e) in &self.expect {
             let Some(f) = &e.file else { continue };
             let field = format!("expect.{name}.file");
-            let meta = std::fs::metadata(f)
-                .map_err(|err| ctx.err(&field, format!("{}: {err}", f.display())))?;
+            let meta = std::fs::metadata(f).map_err(|err| ctx.err(&field, format!("{}: {err}", f.display())))?;
             if let Some(b) = self.buffer(name) {
                 if meta.len() != b.byte_len() {
                     return Err(ctx.err(
                         &field,
-                        format!(
-                            "{} has {} bytes, the buffer has {} ({} x {})",
-                            f.display(),
-                            meta.len(),
-                            b.byte_len(),
-                            b.count,
-                            b.dtype
-                        ),
+                        format!("{} has {} bytes, the buffer has {} ({} x {})", f.display(), meta.len(), b.byte_len(), b.count, b.dtype),
                     ));
                 }
             }
@@ -550,11 +455,7 @@ impl Case {
             .as_ref()
             .and_then(|h| h.get("ncu"))
             .and_then(J::as_object)
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
-                    .collect()
-            })
+            .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_f64()?))).collect())
             .unwrap_or_default()
     }
 
@@ -585,20 +486,10 @@ impl Case {
         m.insert("kernel".into(), self.kernel.clone().into());
         m.insert("grid".into(), serde_json::json!(self.grid));
         m.insert("block".into(), serde_json::json!(self.block));
-        m.insert(
-            "dynamic_shared_bytes".into(),
-            self.dynamic_shared_bytes.into(),
-        );
-        m.insert(
-            "params".into(),
-            J::Array(self.params.iter().map(ParamSpec::to_json).collect()),
-        );
+        m.insert("dynamic_shared_bytes".into(), self.dynamic_shared_bytes.into());
+        m.insert("params".into(), J::Array(self.params.iter().map(ParamSpec::to_json).collect()));
         if !self.expect.is_empty() {
-            let e: Map<String, J> = self
-                .expect
-                .iter()
-                .map(|(k, v)| (k.clone(), v.to_json()))
-                .collect();
+            let e: Map<String, J> = self.expect.iter().map(|(k, v)| (k.clone(), v.to_json())).collect();
             m.insert("expect".into(), J::Object(e));
         }
         if let Some(d) = &self.expect_diagnostic {
@@ -652,16 +543,9 @@ impl ScalarParam {
     /// A scalar from a value; integers must be in range, raw bits must fit.
     pub fn new(ty: Dtype, v: Value) -> Result<ScalarParam, String> {
         if !ty.is_scalar_type() {
-            return Err(format!(
-                "unknown scalar type {:?} (expected i32, u32, i64, u64, f32 or f64)",
-                ty.name()
-            ));
+            return Err(format!("unknown scalar type {:?} (expected i32, u32, i64, u64, f32 or f64)", ty.name()));
         }
-        Ok(ScalarParam {
-            name: None,
-            ty,
-            bits: scalar_bits(ty, v)?,
-        })
+        Ok(ScalarParam { name: None, ty, bits: scalar_bits(ty, v)? })
     }
 
     /// The bytes passed in the parameter buffer.
@@ -704,9 +588,7 @@ impl ParamSpec {
             None if m.contains_key("dtype") => "buffer",
             None => return Err(e("kind", "missing".into())),
         };
-        let name = field(m, "name")
-            .map(|n| as_str(n).map(str::to_string).map_err(|x| e("name", x)))
-            .transpose()?;
+        let name = field(m, "name").map(|n| as_str(n).map(str::to_string).map_err(|x| e("name", x))).transpose()?;
         match kind {
             "scalar" => {
                 let tv = field(m, "type").ok_or_else(|| e("type", "missing".into()))?;
@@ -727,8 +609,7 @@ impl ParamSpec {
                 }
                 let dv = field(m, "dtype").ok_or_else(|| e("dtype", "missing".into()))?;
                 let ds = as_str(dv).map_err(|x| e("dtype", x))?;
-                let dtype =
-                    Dtype::parse(ds).ok_or_else(|| e("dtype", format!("unknown dtype {ds:?}")))?;
+                let dtype = Dtype::parse(ds).ok_or_else(|| e("dtype", format!("unknown dtype {ds:?}")))?;
                 let cv = field(m, "count").ok_or_else(|| e("count", "missing".into()))?;
                 let count = as_u64(cv).map_err(|x| e("count", x))?;
                 match count.checked_mul(dtype.size_bytes() as u64) {
@@ -739,45 +620,26 @@ impl ParamSpec {
                 }
                 let init = match field(m, "init") {
                     None => Init::Named(crate::init::NamedInit::Zeros),
-                    Some(iv) => Init::from_json(iv, dir)
-                        .map_err(|(f, msg)| (join_field("init", &f), msg))?,
+                    Some(iv) => Init::from_json(iv, dir).map_err(|(f, msg)| (join_field("init", &f), msg))?,
                 };
                 if let Init::Values(vals) = &init {
                     if vals.len() as u64 != count {
-                        return Err(e(
-                            "init.values",
-                            format!("has {} elements, count is {count}", vals.len()),
-                        ));
+                        return Err(e("init.values", format!("has {} elements, count is {count}", vals.len())));
                     }
                     for (k, v) in vals.iter().enumerate() {
-                        crate::value::check_fits(dtype, *v)
-                            .map_err(|x| (format!("init.values[{k}]"), x))?;
+                        crate::value::check_fits(dtype, *v).map_err(|x| (format!("init.values[{k}]"), x))?;
                     }
                 }
                 let role = match field(m, "role") {
                     None => Role::Inout,
                     Some(rv) => {
                         let rs = as_str(rv).map_err(|x| e("role", x))?;
-                        Role::parse(rs).ok_or_else(|| {
-                            e(
-                                "role",
-                                format!("unknown role {rs:?} (expected in, out or inout)"),
-                            )
-                        })?
+                        Role::parse(rs).ok_or_else(|| e("role", format!("unknown role {rs:?} (expected in, out or inout)")))?
                     }
                 };
-                Ok(ParamSpec::Buffer(BufferSpec {
-                    name,
-                    dtype,
-                    count,
-                    init,
-                    role,
-                }))
+                Ok(ParamSpec::Buffer(BufferSpec { name, dtype, count, init, role }))
             }
-            other => Err(e(
-                "kind",
-                format!("unknown kind {other:?} (expected scalar or buffer)"),
-            )),
+            other => Err(e("kind", format!("unknown kind {other:?} (expected scalar or buffer)"))),
         }
     }
 
@@ -840,9 +702,7 @@ impl ParamSpec {
 impl Property {
     pub fn parse(s: &str) -> Option<Property> {
         match s {
-            WARP_UNIFORM_CLOCK_TEXT | "warp_uniform" | "warp_uniform_clock" => {
-                Some(Property::WarpUniformClock)
-            }
+            WARP_UNIFORM_CLOCK_TEXT | "warp_uniform" | "warp_uniform_clock" => Some(Property::WarpUniformClock),
             _ => None,
         }
     }
@@ -864,20 +724,14 @@ impl Expectation {
             let ds = as_str(dv).map_err(|x| e("dtype", x))?;
             let d = Dtype::parse(ds).ok_or_else(|| e("dtype", format!("unknown dtype {ds:?}")))?;
             if d != buf.dtype {
-                return Err(e(
-                    "dtype",
-                    format!("{d} disagrees with the buffer's dtype {}", buf.dtype),
-                ));
+                return Err(e("dtype", format!("{d} disagrees with the buffer's dtype {}", buf.dtype)));
             }
             out.dtype = Some(d);
         }
         if let Some(cv) = field(m, "count") {
             let c = as_u64(cv).map_err(|x| e("count", x))?;
             if c != buf.count {
-                return Err(e(
-                    "count",
-                    format!("{c} disagrees with the buffer's count {}", buf.count),
-                ));
+                return Err(e("count", format!("{c} disagrees with the buffer's count {}", buf.count)));
             }
             out.count = Some(c);
         }
@@ -896,43 +750,22 @@ impl Expectation {
             out.file = Some(dir.join(s));
         }
         if let Some(tv) = field(m, "rel_tol") {
-            let t = tv.as_f64().ok_or_else(|| {
-                e(
-                    "rel_tol",
-                    format!("expected a number, found {}", json_kind(tv)),
-                )
-            })?;
+            let t = tv.as_f64().ok_or_else(|| e("rel_tol", format!("expected a number, found {}", json_kind(tv))))?;
             if !(t.is_finite() && t >= 0.0) {
-                return Err(e(
-                    "rel_tol",
-                    format!("{t} is not a finite non-negative number"),
-                ));
+                return Err(e("rel_tol", format!("{t} is not a finite non-negative number")));
             }
             out.rel_tol = Some(t);
         }
         if let Some(pv) = field(m, "property") {
             let s = as_str(pv).map_err(|x| e("property", x))?;
-            let p = Property::parse(s).ok_or_else(|| {
-                e(
-                    "property",
-                    format!("unknown property {s:?} (known: {WARP_UNIFORM_CLOCK_TEXT:?})"),
-                )
-            })?;
+            let p =
+                Property::parse(s).ok_or_else(|| e("property", format!("unknown property {s:?} (known: {WARP_UNIFORM_CLOCK_TEXT:?})")))?;
             if buf.dtype.size_bytes() != 8 {
-                return Err(e(
-                    "property",
-                    format!(
-                        "the clock property needs a 64-bit buffer, {:?} is {}",
-                        buf.name, buf.dtype
-                    ),
-                ));
+                return Err(e("property", format!("the clock property needs a 64-bit buffer, {:?} is {}", buf.name, buf.dtype)));
             }
             out.property = Some(p);
         }
-        for (k, slot) in [
-            ("h200_distinct_values", &mut out.h200_distinct_values),
-            ("warps", &mut out.warps),
-        ] {
+        for (k, slot) in [("h200_distinct_values", &mut out.h200_distinct_values), ("warps", &mut out.warps)] {
             if let Some(v) = field(m, k) {
                 *slot = Some(as_u64(v).map_err(|x| e(k, x))?);
             }
@@ -996,12 +829,9 @@ macro_rules! serde_via_json {
     };
 }
 
-serde_via_json!(Manifest, |v| Manifest::from_json(v, Path::new(""))
-    .map_err(|e| e.to_string()));
-serde_via_json!(Case, |v| Case::from_json(v, Path::new(""))
-    .map_err(|e| e.to_string()));
-serde_via_json!(ParamSpec, |v| ParamSpec::from_json(v, Path::new(""))
-    .map_err(|(f, m)| if f.is_empty() { m } else { format!("{f}: {m}") }));
+serde_via_json!(Manifest, |v| Manifest::from_json(v, Path::new("")).map_err(|e| e.to_string()));
+serde_via_json!(Case, |v| Case::from_json(v, Path::new("")).map_err(|e| e.to_string()));
+serde_via_json!(ParamSpec, |v| ParamSpec::from_json(v, Path::new("")).map_err(|(f, m)| if f.is_empty() { m } else { format!("{f}: {m}") }));
 
 impl serde::Serialize for Role {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -1017,11 +847,7 @@ impl serde::Serialize for Expectation {
 
 /// Names of all buffers with an expectation that is actually checked.
 pub fn checked_buffers(case: &Case) -> BTreeSet<&str> {
-    case.expect
-        .iter()
-        .filter(|(_, e)| e.is_checkable())
-        .map(|(k, _)| k.as_str())
-        .collect()
+    case.expect.iter().filter(|(_, e)| e.is_checkable()).map(|(k, _)| k.as_str()).collect()
 }
 
 #[cfg(test)]
@@ -1047,9 +873,7 @@ mod tests {
     fn err_of(mutate: impl FnOnce(&mut J)) -> String {
         let mut v = case_json();
         mutate(&mut v);
-        Case::from_json(&v, Path::new("/m"))
-            .unwrap_err()
-            .to_string()
+        Case::from_json(&v, Path::new("/m")).unwrap_err().to_string()
     }
 
     #[test]
@@ -1065,11 +889,7 @@ mod tests {
         assert_eq!(c.params[3].as_scalar().unwrap().bits, 0x7fc0_0000);
         assert_eq!(c.expect.len(), 1);
         assert_eq!(c.expect["out"].sha256.as_deref().unwrap().len(), 64);
-        assert!(c.expect["out"]
-            .sha256
-            .as_deref()
-            .unwrap()
-            .starts_with("cc33"));
+        assert!(c.expect["out"].sha256.as_deref().unwrap().starts_with("cc33"));
         assert_eq!(c.ncu_metric("b.ratio"), Some(0.5));
         assert_eq!(c.h200_ncu().len(), 2);
         assert_eq!(c.h200_time_us(), Some(7.5));
@@ -1085,79 +905,43 @@ mod tests {
 
     #[test]
     fn errors_name_case_and_field() {
+        assert_eq!(err_of(|v| v["params"][1]["dtype"] = json!("f128")), r#"case "warp_sum": params[1].dtype: unknown dtype "f128""#);
         assert_eq!(
-            err_of(|v| v["params"][1]["dtype"] = json!("f128")),
-            r#"case "warp_sum": params[1].dtype: unknown dtype "f128""#
-        );
-        assert_eq!(
-            err_of(|v| v["params"][0]["init"] = json!("ones"))
-                .split(" (")
-                .next()
-                .unwrap(),
+            err_of(|v| v["params"][0]["init"] = json!("ones")).split(" (").next().unwrap(),
             r#"case "warp_sum": params[0].init: unknown init "ones""#
         );
         assert_eq!(
             err_of(|v| v["params"][0]["role"] = json!("output")),
             r#"case "warp_sum": params[0].role: unknown role "output" (expected in, out or inout)"#
         );
-        assert!(err_of(|v| v["grid"] = json!([0, 1, 1]))
-            .starts_with(r#"case "warp_sum": grid: zero-sized grid"#));
+        assert!(err_of(|v| v["grid"] = json!([0, 1, 1])).starts_with(r#"case "warp_sum": grid: zero-sized grid"#));
         assert!(err_of(|v| v["block"] = json!([2048])).contains("block[0]: 2048 exceeds"));
         assert!(err_of(|v| v["block"] = json!([64, 32])).contains("2048 threads"));
         assert!(err_of(|v| v["block"] = json!([1, 1, 1, 1])).contains("block: has 4 dimensions"));
         assert!(err_of(|v| v["grid"] = json!("x")).contains("grid: expected [x, y, z]"));
         assert!(err_of(|v| v["grid"] = json!([1, -1])).contains("grid: [1]: -1 is negative"));
-        assert!(
-            err_of(|v| v["params"][1]["init"]["values"][2] = json!(true))
-                .contains("params[1].init.values[2]: expected a number")
-        );
-        assert!(err_of(|v| v["params"][1]["init"]["values"] = json!([1]))
-            .contains("params[1].init.values: has 1 elements"));
-        assert!(err_of(|v| v["params"][2]["value"] = json!(1u64 << 31))
-            .contains("params[2].value: 2147483648 is out of range for i32"));
-        assert!(err_of(|v| v["params"][2]["type"] = json!("f16"))
-            .contains("params[2].type: unknown scalar type \"f16\""));
-        assert!(err_of(|v| v["params"][2]["kind"] = json!("texture"))
-            .contains("params[2].kind: unknown kind"));
-        assert!(err_of(|v| v["params"][1]["name"] = json!("in"))
-            .contains("params[1].name: duplicate parameter name"));
+        assert!(err_of(|v| v["params"][1]["init"]["values"][2] = json!(true)).contains("params[1].init.values[2]: expected a number"));
+        assert!(err_of(|v| v["params"][1]["init"]["values"] = json!([1])).contains("params[1].init.values: has 1 elements"));
+        assert!(err_of(|v| v["params"][2]["value"] = json!(1u64 << 31)).contains("params[2].value: 2147483648 is out of range for i32"));
+        assert!(err_of(|v| v["params"][2]["type"] = json!("f16")).contains("params[2].type: unknown scalar type \"f16\""));
+        assert!(err_of(|v| v["params"][2]["kind"] = json!("texture")).contains("params[2].kind: unknown kind"));
+        assert!(err_of(|v| v["params"][1]["name"] = json!("in")).contains("params[1].name: duplicate parameter name"));
         assert!(err_of(|v| v["params"][1]["count"] = json!(u64::MAX)).contains("params[1].count"));
-        assert!(err_of(|v| v["expect"]["nope"] = json!({"sha256": "00"}))
-            .contains("expect.nope: no buffer parameter"));
-        assert!(err_of(|v| v["expect"]["out"]["sha256"] = json!("00"))
-            .contains("expect.out.sha256: \"00\" is not 64"));
-        assert!(err_of(|v| v["expect"]["out"]["count"] = json!(5))
-            .contains("expect.out.count: 5 disagrees"));
-        assert!(
-            err_of(|v| v["expect"]["out"]["rel_tol"] = json!(-1.0)).contains("expect.out.rel_tol")
-        );
-        assert!(err_of(|v| v["expect"]["out"]["property"] =
-            json!("every lane of a warp reads the same clock64 value"))
-        .contains("expect.out.property: the clock property needs a 64-bit buffer"));
-        assert!(
-            err_of(|v| v["expect"]["out"]["property"] = json!("monotone"))
-                .contains("unknown property")
-        );
-        assert!(err_of(|v| v["h200"]["ncu"]["x"] = json!("fast"))
-            .contains("h200.ncu.x: expected a number"));
-        assert!(err_of(|v| v["dynamic_shared_bytes"] = json!(1.5))
-            .contains("dynamic_shared_bytes: 1.5 is not"));
-        assert_eq!(
-            err_of(|v| v["kernel"] = json!(3)),
-            r#"case "warp_sum": kernel: expected a string, found a number"#
-        );
+        assert!(err_of(|v| v["expect"]["nope"] = json!({"sha256": "00"})).contains("expect.nope: no buffer parameter"));
+        assert!(err_of(|v| v["expect"]["out"]["sha256"] = json!("00")).contains("expect.out.sha256: \"00\" is not 64"));
+        assert!(err_of(|v| v["expect"]["out"]["count"] = json!(5)).contains("expect.out.count: 5 disagrees"));
+        assert!(err_of(|v| v["expect"]["out"]["rel_tol"] = json!(-1.0)).contains("expect.out.rel_tol"));
+        assert!(err_of(|v| v["expect"]["out"]["property"] = json!("every lane of a warp reads the same clock64 value"))
+            .contains("expect.out.property: the clock property needs a 64-bit buffer"));
+        assert!(err_of(|v| v["expect"]["out"]["property"] = json!("monotone")).contains("unknown property"));
+        assert!(err_of(|v| v["h200"]["ncu"]["x"] = json!("fast")).contains("h200.ncu.x: expected a number"));
+        assert!(err_of(|v| v["dynamic_shared_bytes"] = json!(1.5)).contains("dynamic_shared_bytes: 1.5 is not"));
+        assert_eq!(err_of(|v| v["kernel"] = json!(3)), r#"case "warp_sum": kernel: expected a string, found a number"#);
         // no name: the position is used
-        let e = Manifest::from_json(
-            &json!({"cases": [case_json(), {"ptx": "x"}]}),
-            Path::new(""),
-        )
-        .unwrap_err();
+        let e = Manifest::from_json(&json!({"cases": [case_json(), {"ptx": "x"}]}), Path::new("")).unwrap_err();
         assert_eq!(e.to_string(), "cases[1]: name: missing");
-        let e = Manifest::from_json(&json!({"cases": [case_json(), case_json()]}), Path::new(""))
-            .unwrap_err();
-        assert!(e
-            .to_string()
-            .starts_with(r#"case "warp_sum": name: duplicate case name"#));
+        let e = Manifest::from_json(&json!({"cases": [case_json(), case_json()]}), Path::new("")).unwrap_err();
+        assert!(e.to_string().starts_with(r#"case "warp_sum": name: duplicate case name"#));
         let e = Manifest::from_json(&json!({"note": 1, "cases": []}), Path::new("")).unwrap_err();
         assert_eq!(e.to_string(), "note: expected a string, found a number");
         let e = Manifest::from_json(&json!([]), Path::new("")).unwrap_err();
@@ -1173,23 +957,16 @@ mod tests {
         assert_eq!(c.grid, [4, 1, 1]);
         assert_eq!(c.block, [1, 1, 1]);
         let b = c.params[0].as_buffer().unwrap();
-        assert_eq!(
-            (b.role, &b.init),
-            (Role::Inout, &Init::Named(crate::init::NamedInit::Zeros))
-        );
+        assert_eq!((b.role, &b.init), (Role::Inout, &Init::Named(crate::init::NamedInit::Zeros)));
         assert_eq!(c.params[1].as_scalar().unwrap().bits, 16);
         assert!(c.expect.is_empty());
     }
 
     #[test]
     fn deserialize_param_spec() {
-        let p: ParamSpec =
-            serde_json::from_value(json!({"kind": "scalar", "type": "f64", "value": 0.1})).unwrap();
+        let p: ParamSpec = serde_json::from_value(json!({"kind": "scalar", "type": "f64", "value": 0.1})).unwrap();
         assert_eq!(p.as_scalar().unwrap().bits, 0.1f64.to_bits());
-        let e = serde_json::from_value::<ParamSpec>(
-            json!({"kind": "buffer", "name": "x", "dtype": "q8", "count": 1}),
-        )
-        .unwrap_err();
+        let e = serde_json::from_value::<ParamSpec>(json!({"kind": "buffer", "name": "x", "dtype": "q8", "count": 1})).unwrap_err();
         assert!(e.to_string().contains("dtype: unknown dtype \"q8\""));
     }
 
@@ -1200,13 +977,8 @@ mod tests {
         assert_eq!(m.cases[0].ptx, Path::new("kernels.ptx"));
         assert_eq!(m.gpu.as_deref(), Some("H200"));
         let bad = text.replace("\"f32\"", "\"f128\"");
-        let e = serde_json::from_str::<Manifest>(&bad)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains(r#"case "warp_sum": params[0].dtype: unknown dtype "f128""#),
-            "{e}"
-        );
+        let e = serde_json::from_str::<Manifest>(&bad).unwrap_err().to_string();
+        assert!(e.contains(r#"case "warp_sum": params[0].dtype: unknown dtype "f128""#), "{e}");
     }
 
     fn arb_json() -> impl proptest::strategy::Strategy<Value = J> {
@@ -1216,9 +988,7 @@ mod tests {
             any::<bool>().prop_map(J::from),
             any::<i64>().prop_map(J::from),
             any::<u64>().prop_map(J::from),
-            any::<f64>().prop_map(|f| serde_json::Number::from_f64(f)
-                .map(J::Number)
-                .unwrap_or(J::Null)),
+            any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map(J::Number).unwrap_or(J::Null)),
             "(0x[0-9a-f]{0,20}|[a-z_0-9]{0,8}|f32|u64|in|out|zeros|unit_f32)".prop_map(J::from),
         ];
         leaf.prop_recursive(3, 16, 4, |inner| {
@@ -1256,16 +1026,10 @@ mod tests {
         v["expect"]["out"]["file"] = json!("expected/none.bin");
         let c = Case::from_json(&v, Path::new("/nonexistent")).unwrap();
         let e = c.check_files().unwrap_err().to_string();
-        assert!(
-            e.starts_with(r#"case "warp_sum": expect.out.file: /nonexistent/expected/none.bin"#),
-            "{e}"
-        );
+        assert!(e.starts_with(r#"case "warp_sum": expect.out.file: /nonexistent/expected/none.bin"#), "{e}");
         v["params"][0]["init"] = json!({"file": "in.bin"});
         let c = Case::from_json(&v, Path::new("/nonexistent")).unwrap();
         let e = c.check_files().unwrap_err().to_string();
-        assert!(
-            e.starts_with(r#"case "warp_sum": params[0].init.file: "#),
-            "{e}"
-        );
+        assert!(e.starts_with(r#"case "warp_sum": params[0].init.file: "#), "{e}");
     }
 }

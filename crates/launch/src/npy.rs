@@ -160,12 +160,7 @@ pub fn read_header<R: Read>(r: &mut R) -> Result<NpyHeader, NpyError> {
         (_, Ok(t)) if version.0 == 3 || t.is_ascii() => t,
         _ => return fmt_err("header is not ASCII (or UTF-8 for version 3)"),
     };
-    let dict = HeaderParser {
-        s: text.as_bytes(),
-        pos: 0,
-    }
-    .dict()
-    .map_err(NpyError::Format)?;
+    let dict = HeaderParser { s: text.as_bytes(), pos: 0 }.dict().map_err(NpyError::Format)?;
     let mut descr = None;
     let mut fortran = None;
     let mut shape = None;
@@ -189,21 +184,12 @@ pub fn read_header<R: Read>(r: &mut R) -> Result<NpyHeader, NpyError> {
     }
     let mut count: u64 = 1;
     for &d in &shape {
-        count = count
-            .checked_mul(d)
-            .ok_or_else(|| NpyError::Format("shape overflows".into()))?;
+        count = count.checked_mul(d).ok_or_else(|| NpyError::Format("shape overflows".into()))?;
     }
     if count.checked_mul(dtype.size_bytes() as u64).is_none() {
         return fmt_err("shape overflows");
     }
-    Ok(NpyHeader {
-        version,
-        descr,
-        dtype,
-        shape,
-        count,
-        data_offset: (prefix + hlen) as u64,
-    })
+    Ok(NpyHeader { version, descr, dtype, shape, count, data_offset: (prefix + hlen) as u64 })
 }
 
 enum Lit {
@@ -236,22 +222,14 @@ impl HeaderParser<'_> {
             self.pos += 1;
             Ok(())
         } else {
-            Err(format!(
-                "malformed header: expected '{}' at byte {}",
-                c as char, self.pos
-            ))
+            Err(format!("malformed header: expected '{}' at byte {}", c as char, self.pos))
         }
     }
 
     fn string(&mut self) -> Result<String, String> {
         let q = match self.peek() {
             Some(q @ (b'\'' | b'"')) => q,
-            _ => {
-                return Err(format!(
-                    "malformed header: expected a string at byte {}",
-                    self.pos
-                ))
-            }
+            _ => return Err(format!("malformed header: expected a string at byte {}", self.pos)),
         };
         self.pos += 1;
         let start = self.pos;
@@ -272,9 +250,7 @@ impl HeaderParser<'_> {
     fn word(&mut self) -> &[u8] {
         self.ws();
         let start = self.pos;
-        while self.pos < self.s.len()
-            && (self.s[self.pos].is_ascii_alphanumeric() || self.s[self.pos] == b'_')
-        {
+        while self.pos < self.s.len() && (self.s[self.pos].is_ascii_alphanumeric() || self.s[self.pos] == b'_') {
             self.pos += 1;
         }
         &self.s[start..self.pos]
@@ -294,9 +270,7 @@ impl HeaderParser<'_> {
                     let w = self.word();
                     let txt = std::str::from_utf8(w).unwrap_or("");
                     let txt = txt.strip_suffix('L').unwrap_or(txt);
-                    let n: u64 = txt
-                        .parse()
-                        .map_err(|_| format!("malformed header: bad dimension {txt:?} in shape"))?;
+                    let n: u64 = txt.parse().map_err(|_| format!("malformed header: bad dimension {txt:?} in shape"))?;
                     v.push(n);
                     match self.peek() {
                         Some(b',') => self.pos += 1,
@@ -350,12 +324,7 @@ impl HeaderParser<'_> {
             match self.peek() {
                 Some(b',') => self.pos += 1,
                 Some(b'}') => {}
-                _ => {
-                    return Err(format!(
-                        "malformed header: expected ',' or '}}' at byte {}",
-                        self.pos
-                    ))
-                }
+                _ => return Err(format!("malformed header: expected ',' or '}}' at byte {}", self.pos)),
             }
         }
         if self.peek().is_some() {
@@ -378,8 +347,7 @@ pub struct NpyArray {
 /// Reads a whole `.npy`: header and exactly `count` elements (trailing bytes are an error).
 pub fn read_npy<R: Read>(mut r: R) -> Result<NpyArray, NpyError> {
     let h = read_header(&mut r)?;
-    let len =
-        usize::try_from(h.data_len()).map_err(|_| NpyError::Format("array too large".into()))?;
+    let len = usize::try_from(h.data_len()).map_err(|_| NpyError::Format("array too large".into()))?;
     let mut data = Vec::new();
     // Read in bounded steps so a lying header cannot make us allocate the world.
     let got = r.by_ref().take(len as u64).read_to_end(&mut data)?;
@@ -390,13 +358,7 @@ pub fn read_npy<R: Read>(mut r: R) -> Result<NpyArray, NpyError> {
     if r.read(&mut extra)? != 0 {
         return fmt_err(format!("file has bytes after the {len} bytes of data"));
     }
-    Ok(NpyArray {
-        dtype: h.dtype,
-        descr: h.descr,
-        shape: h.shape,
-        count: h.count,
-        data,
-    })
+    Ok(NpyArray { dtype: h.dtype, descr: h.descr, shape: h.shape, count: h.count, data })
 }
 
 pub fn read_npy_file(path: impl AsRef<Path>) -> Result<NpyArray, LaunchError> {
@@ -404,19 +366,13 @@ pub fn read_npy_file(path: impl AsRef<Path>) -> Result<NpyArray, LaunchError> {
     let f = std::fs::File::open(path).map_err(|e| LaunchError::io(path, e))?;
     read_npy(io::BufReader::new(f)).map_err(|e| match e {
         NpyError::Io(e) => LaunchError::io(path, e),
-        NpyError::Format(message) => LaunchError::Npy {
-            path: path.to_path_buf(),
-            message,
-        },
+        NpyError::Format(message) => LaunchError::Npy { path: path.to_path_buf(), message },
     })
 }
 
 /// The format 1.0 header for `count` elements of `d`, padded to 64 bytes.
 pub fn header_bytes(d: Dtype, count: u64) -> Vec<u8> {
-    let dict = format!(
-        "{{'descr': '{}', 'fortran_order': False, 'shape': ({count},), }}",
-        descr_of(d)
-    );
+    let dict = format!("{{'descr': '{}', 'fortran_order': False, 'shape': ({count},), }}", descr_of(d));
     let unpadded = MAGIC.len() + 2 + 2 + dict.len() + 1;
     let pad = (64 - unpadded % 64) % 64;
     let hlen = dict.len() + pad + 1;
@@ -434,13 +390,7 @@ pub fn header_bytes(d: Dtype, count: u64) -> Vec<u8> {
 /// note for the reader when the dtype had to be stood in for (`bf16`).
 pub fn write_npy<W: Write>(mut w: W, d: Dtype, bytes: &[u8]) -> io::Result<Option<&'static str>> {
     if bytes.len() / d.size_bytes() * d.size_bytes() != bytes.len() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "{} bytes is not a whole number of {d} elements",
-                bytes.len()
-            ),
-        ));
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{} bytes is not a whole number of {d} elements", bytes.len())));
     }
     w.write_all(&header_bytes(d, (bytes.len() / d.size_bytes()) as u64))?;
     w.write_all(bytes)?;
@@ -448,11 +398,7 @@ pub fn write_npy<W: Write>(mut w: W, d: Dtype, bytes: &[u8]) -> io::Result<Optio
     Ok((d == Dtype::Bf16).then_some(BF16_NOTE))
 }
 
-pub fn write_npy_file(
-    path: impl AsRef<Path>,
-    d: Dtype,
-    bytes: &[u8],
-) -> Result<Option<&'static str>, LaunchError> {
+pub fn write_npy_file(path: impl AsRef<Path>, d: Dtype, bytes: &[u8]) -> Result<Option<&'static str>, LaunchError> {
     let path = path.as_ref();
     let f = std::fs::File::create(path).map_err(|e| LaunchError::io(path, e))?;
     write_npy(io::BufWriter::new(f), d, bytes).map_err(|e| LaunchError::io(path, e))
@@ -506,27 +452,12 @@ mod tests {
     #[test]
     fn reads_other_versions_and_shapes() {
         let data = [1u8, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0];
-        let f = npy_with_header(
-            2,
-            "{\"descr\": \"<i4\", \"fortran_order\": False, \"shape\": (2, 2)}",
-            &data,
-        );
+        let f = npy_with_header(2, "{\"descr\": \"<i4\", \"fortran_order\": False, \"shape\": (2, 2)}", &data);
         let a = read_npy(&f[..]).unwrap();
-        assert_eq!(
-            (a.dtype, a.count, a.shape.clone()),
-            (Dtype::I32, 4, vec![2, 2])
-        );
-        let f = npy_with_header(
-            3,
-            "{'descr': '<u8', 'fortran_order': True, 'shape': (2,)}",
-            &data,
-        );
+        assert_eq!((a.dtype, a.count, a.shape.clone()), (Dtype::I32, 4, vec![2, 2]));
+        let f = npy_with_header(3, "{'descr': '<u8', 'fortran_order': True, 'shape': (2,)}", &data);
         assert_eq!(read_npy(&f[..]).unwrap().count, 2);
-        let f = npy_with_header(
-            1,
-            "{'descr': '|u1', 'fortran_order': False, 'shape': ()}",
-            &[7],
-        );
+        let f = npy_with_header(1, "{'descr': '|u1', 'fortran_order': False, 'shape': ()}", &[7]);
         assert_eq!(read_npy(&f[..]).unwrap().count, 1);
     }
 
@@ -534,57 +465,24 @@ mod tests {
     fn rejects_unsupported() {
         let d = [0u8; 8];
         let bad = [
-            (
-                "{'descr': '>f4', 'fortran_order': False, 'shape': (2,)}",
-                "big-endian",
-            ),
-            (
-                "{'descr': '<c8', 'fortran_order': False, 'shape': (1,)}",
-                "unsupported dtype",
-            ),
-            (
-                "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,)}",
-                "structured",
-            ),
-            (
-                "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 1, 2)}",
-                "Fortran",
-            ),
+            ("{'descr': '>f4', 'fortran_order': False, 'shape': (2,)}", "big-endian"),
+            ("{'descr': '<c8', 'fortran_order': False, 'shape': (1,)}", "unsupported dtype"),
+            ("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,)}", "structured"),
+            ("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 1, 2)}", "Fortran"),
             ("{'descr': '<f4', 'shape': (2,)}", "lacks"),
-            (
-                "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}",
-                "unexpected header key",
-            ),
-            (
-                "{'descr': '<f4', 'fortran_order': False, 'shape': (2,)",
-                "malformed",
-            ),
-            (
-                "{'descr': '<f4', 'fortran_order': False, 'shape': (3,)}",
-                "data has",
-            ),
-            (
-                "{'descr': '<f4', 'fortran_order': False, 'shape': (1,)}",
-                "after",
-            ),
-            (
-                "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999)}",
-                "overflow",
-            ),
+            ("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}", "unexpected header key"),
+            ("{'descr': '<f4', 'fortran_order': False, 'shape': (2,)", "malformed"),
+            ("{'descr': '<f4', 'fortran_order': False, 'shape': (3,)}", "data has"),
+            ("{'descr': '<f4', 'fortran_order': False, 'shape': (1,)}", "after"),
+            ("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999)}", "overflow"),
         ];
         for (hdr, want) in bad {
             let f = npy_with_header(1, hdr, &d);
             let e = read_npy(&f[..]).unwrap_err().to_string();
             assert!(e.contains(want), "{hdr}: {e}");
         }
-        assert!(read_npy(&b"\x93NUMPY\x04\x00"[..])
-            .unwrap_err()
-            .to_string()
-            .contains("version"));
-        assert!(read_npy(&b"PK\x03\x04xxxxxxxx"[..])
-            .unwrap_err()
-            .to_string()
-            .contains("magic"));
+        assert!(read_npy(&b"\x93NUMPY\x04\x00"[..]).unwrap_err().to_string().contains("version"));
+        assert!(read_npy(&b"PK\x03\x04xxxxxxxx"[..]).unwrap_err().to_string().contains("magic"));
         assert!(read_npy(&b"\x93NUM"[..]).is_err());
         assert!(write_npy(Vec::new(), Dtype::F32, &[0u8; 3]).is_err());
     }

@@ -44,10 +44,7 @@ impl Value {
                 Some(r) => r.map(Value::Bits),
                 None => Err(format!("string {s:?} is not raw bits \"0x...\"")),
             },
-            other => Err(format!(
-                "expected a number or a \"0x...\" string, found {}",
-                json_kind(other)
-            )),
+            other => Err(format!("expected a number or a \"0x...\" string, found {}", json_kind(other))),
         }
     }
 
@@ -60,14 +57,9 @@ impl Value {
         }
         let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
         if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-            return t
-                .parse::<i128>()
-                .map(Value::Int)
-                .map_err(|_| format!("integer {t:?} is out of range"));
+            return t.parse::<i128>().map(Value::Int).map_err(|_| format!("integer {t:?} is out of range"));
         }
-        t.parse::<f64>()
-            .map(Value::Float)
-            .map_err(|_| format!("{t:?} is not a number"))
+        t.parse::<f64>().map(Value::Float).map_err(|_| format!("{t:?} is not a number"))
     }
 
     /// The JSON form that [`Value::from_json`] reads back to the same value.
@@ -184,11 +176,7 @@ pub fn round_f64(x: f64, eb: u32, mb: u32) -> u64 {
     }
     let ef = ((bits >> 52) & 0x7ff) as i32;
     let frac = bits & ((1u64 << 52) - 1);
-    let (m, e) = if ef == 0 {
-        (frac, -1074)
-    } else {
-        (frac | (1u64 << 52), ef - 1075)
-    };
+    let (m, e) = if ef == 0 { (frac, -1074) } else { (frac | (1u64 << 52), ef - 1075) };
     round_to_format(neg, m as u128, e, eb, mb)
 }
 
@@ -232,10 +220,7 @@ pub fn encode(d: Dtype, v: Value) -> u64 {
 /// Raw bits must fit the element width.
 pub fn check_fits(d: Dtype, v: Value) -> Result<(), String> {
     match v {
-        Value::Bits(b) if b & !d.mask() != 0 => Err(format!(
-            "raw bits 0x{b:x} do not fit in {} bits ({d})",
-            d.bits()
-        )),
+        Value::Bits(b) if b & !d.mask() != 0 => Err(format!("raw bits 0x{b:x} do not fit in {} bits ({d})", d.bits())),
         _ => Ok(()),
     }
 }
@@ -247,11 +232,8 @@ pub fn scalar_bits(d: Dtype, v: Value) -> Result<u64, String> {
     if d.is_float() {
         return Ok(encode(d, v));
     }
-    let (lo, hi): (i128, i128) = if d.is_signed_int() {
-        (-(1i128 << (d.bits() - 1)), (1i128 << (d.bits() - 1)) - 1)
-    } else {
-        (0, (1i128 << d.bits()) - 1)
-    };
+    let (lo, hi): (i128, i128) =
+        if d.is_signed_int() { (-(1i128 << (d.bits() - 1)), (1i128 << (d.bits() - 1)) - 1) } else { (0, (1i128 << d.bits()) - 1) };
     let i = match v {
         Value::Bits(b) => return Ok(b),
         Value::Int(i) => i,
@@ -273,11 +255,7 @@ pub fn scalar_bits(d: Dtype, v: Value) -> Result<u64, String> {
 pub fn parse_scalar_text(d: Dtype, s: &str) -> Result<u64, String> {
     let v = Value::parse_text(s)?;
     match (d, v) {
-        (Dtype::F32, Value::Float(_)) => s
-            .trim()
-            .parse::<f32>()
-            .map(|f| f.to_bits() as u64)
-            .map_err(|e| e.to_string()),
+        (Dtype::F32, Value::Float(_)) => s.trim().parse::<f32>().map(|f| f.to_bits() as u64).map_err(|e| e.to_string()),
         _ => scalar_bits(d, v),
     }
 }
@@ -327,24 +305,15 @@ mod tests {
         assert_eq!(encode(Dtype::I8, Value::Int(-1)), 0xff);
         assert_eq!(encode(Dtype::U32, Value::Int(-1)), 0xffff_ffff);
         assert_eq!(encode(Dtype::I64, Value::Int(-2)), u64::MAX - 1);
-        assert_eq!(
-            encode(Dtype::F32, Value::Int(16_777_217)),
-            16_777_216f32.to_bits() as u64
-        );
-        assert_eq!(
-            encode(Dtype::F32, Value::Int(16_777_219)),
-            16_777_220f32.to_bits() as u64
-        );
+        assert_eq!(encode(Dtype::F32, Value::Int(16_777_217)), 16_777_216f32.to_bits() as u64);
+        assert_eq!(encode(Dtype::F32, Value::Int(16_777_219)), 16_777_220f32.to_bits() as u64);
         assert_eq!(encode(Dtype::F16, Value::Int(2049)), 0x6800); // 2048, tie to even
         assert_eq!(encode(Dtype::F16, Value::Int(2051)), 0x6802); // 2052
         assert_eq!(encode(Dtype::F16, Value::Int(65519)), 0x7bff);
         assert_eq!(encode(Dtype::F16, Value::Int(65520)), 0x7c00); // inf
         assert_eq!(encode(Dtype::Bf16, Value::Int(257)), 0x4380); // 256
         assert_eq!(encode(Dtype::F64, Value::Float(-0.0)), (-0.0f64).to_bits());
-        assert_eq!(
-            encode(Dtype::I32, Value::Float(-2.7)),
-            (-2i32) as u32 as u64
-        );
+        assert_eq!(encode(Dtype::I32, Value::Float(-2.7)), (-2i32) as u32 as u64);
         assert_eq!(encode(Dtype::U8, Value::Float(300.0)), 255);
         assert_eq!(encode(Dtype::U8, Value::Float(f64::NAN)), 0);
         assert_eq!(encode(Dtype::U16, Value::Bits(0x1234)), 0x1234);
@@ -367,55 +336,30 @@ mod tests {
         assert_eq!(scalar_bits(Dtype::I32, Value::Int(-1)), Ok(0xffff_ffff));
         assert!(scalar_bits(Dtype::I32, Value::Int(1 << 31)).is_err());
         assert!(scalar_bits(Dtype::U32, Value::Int(-1)).is_err());
-        assert_eq!(
-            scalar_bits(Dtype::U64, Value::Int(u64::MAX as i128)),
-            Ok(u64::MAX)
-        );
+        assert_eq!(scalar_bits(Dtype::U64, Value::Int(u64::MAX as i128)), Ok(u64::MAX));
         assert!(scalar_bits(Dtype::U32, Value::Bits(1 << 32)).is_err());
         assert_eq!(scalar_bits(Dtype::I32, Value::Float(5.0)), Ok(5));
         assert!(scalar_bits(Dtype::I32, Value::Float(5.5)).is_err());
-        assert_eq!(
-            parse_scalar_text(Dtype::F32, "1.5"),
-            Ok(1.5f32.to_bits() as u64)
-        );
-        assert_eq!(
-            parse_scalar_text(Dtype::F32, "0.1"),
-            Ok(0.1f32.to_bits() as u64)
-        );
-        assert_eq!(
-            parse_scalar_text(Dtype::F64, "-inf"),
-            Ok(f64::NEG_INFINITY.to_bits())
-        );
+        assert_eq!(parse_scalar_text(Dtype::F32, "1.5"), Ok(1.5f32.to_bits() as u64));
+        assert_eq!(parse_scalar_text(Dtype::F32, "0.1"), Ok(0.1f32.to_bits() as u64));
+        assert_eq!(parse_scalar_text(Dtype::F64, "-inf"), Ok(f64::NEG_INFINITY.to_bits()));
         assert_eq!(parse_scalar_text(Dtype::U64, "0x10"), Ok(16));
         assert_eq!(parse_scalar_text(Dtype::I64, "-3"), Ok((-3i64) as u64));
         assert!(parse_scalar_text(Dtype::I32, "abc").is_err());
         assert!(parse_scalar_text(Dtype::I32, "0x").is_err());
-        assert!(
-            parse_scalar_text(Dtype::I32, "99999999999999999999999999999999999999999").is_err()
-        );
+        assert!(parse_scalar_text(Dtype::I32, "99999999999999999999999999999999999999999").is_err());
     }
 
     #[test]
     fn json_values() {
         use serde_json::json;
         assert_eq!(Value::from_json(&json!(3)), Ok(Value::Int(3)));
-        assert_eq!(
-            Value::from_json(&json!(u64::MAX)),
-            Ok(Value::Int(u64::MAX as i128))
-        );
+        assert_eq!(Value::from_json(&json!(u64::MAX)), Ok(Value::Int(u64::MAX as i128)));
         assert_eq!(Value::from_json(&json!(-1.5)), Ok(Value::Float(-1.5)));
-        assert_eq!(
-            Value::from_json(&json!("0x3f800000")),
-            Ok(Value::Bits(0x3f80_0000))
-        );
+        assert_eq!(Value::from_json(&json!("0x3f800000")), Ok(Value::Bits(0x3f80_0000)));
         assert!(Value::from_json(&json!("12")).is_err());
         assert!(Value::from_json(&json!(null)).is_err());
-        for v in [
-            Value::Int(-5),
-            Value::Int(u64::MAX as i128),
-            Value::Float(0.25),
-            Value::Bits(0xabc),
-        ] {
+        for v in [Value::Int(-5), Value::Int(u64::MAX as i128), Value::Float(0.25), Value::Bits(0xabc)] {
             assert_eq!(Value::from_json(&v.to_json()), Ok(v));
         }
     }
@@ -424,10 +368,7 @@ mod tests {
     fn formats() {
         assert_eq!(format_elem(Dtype::I8, 0xff), "-1");
         assert_eq!(format_elem(Dtype::U8, 0xff), "255");
-        assert_eq!(
-            format_elem(Dtype::F32, 1.5f32.to_bits() as u64),
-            "1.5 (0x3fc00000)"
-        );
+        assert_eq!(format_elem(Dtype::F32, 1.5f32.to_bits() as u64), "1.5 (0x3fc00000)");
         assert_eq!(format_elem(Dtype::F16, 0x3c00), "1 (0x3c00)");
         assert_eq!(decode_f64(Dtype::I16, 0x8000), -32768.0);
         assert_eq!(decode_f64(Dtype::Bf16, 0x3f80), 1.0);

@@ -27,18 +27,9 @@ fn every_case_parses() {
         assert!(c.block_threads() >= 1 && c.block_threads() <= 1024);
         assert!(!c.params.is_empty());
         // The buggy kernels were run under compute-sanitizer only.
-        assert_eq!(
-            c.h200.is_some(),
-            c.expect_diagnostic.is_none(),
-            "{}",
-            c.name
-        );
+        assert_eq!(c.h200.is_some(), c.expect_diagnostic.is_none(), "{}", c.name);
         if c.expect.is_empty() {
-            assert!(
-                c.expect_diagnostic.is_some(),
-                "{} has neither expect nor expect_diagnostic",
-                c.name
-            );
+            assert!(c.expect_diagnostic.is_some(), "{} has neither expect nor expect_diagnostic", c.name);
         }
         for (name, e) in &c.expect {
             let b = c.buffer(name).unwrap();
@@ -47,21 +38,13 @@ fn every_case_parses() {
         }
     }
     let probe = m.case("warp_probe_256").unwrap();
-    assert_eq!(
-        probe.expect["clk"].property,
-        Some(Property::WarpUniformClock)
-    );
+    assert_eq!(probe.expect["clk"].property, Some(Property::WarpUniformClock));
     assert_eq!(probe.expect["clk"].h200_distinct_values, Some(7));
     assert_eq!(probe.expect["clk"].warps, Some(8));
-    assert_eq!(
-        probe.ncu_metric("smsp__inst_executed.sum").map(|x| x > 0.0),
-        Some(true)
-    );
+    assert_eq!(probe.ncu_metric("smsp__inst_executed.sum").map(|x| x > 0.0), Some(true));
     let ws = m.case("warp_sum").unwrap();
     assert_eq!(ws.grid, [256, 1, 1]);
-    assert!(ws
-        .h200_ncu()
-        .contains_key("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"));
+    assert!(ws.h200_ncu().contains_key("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"));
     let bug = m.case("bug_oob").unwrap();
     assert!(bug.expect.is_empty());
     assert_eq!(bug.params[1].as_scalar().unwrap().bits, 64);
@@ -88,10 +71,7 @@ fn expected_files_match_their_hashes() {
             both += 1;
         }
     }
-    assert!(
-        both >= 8,
-        "only {both} expectations with both file and sha256"
-    );
+    assert!(both >= 8, "only {both} expectations with both file and sha256");
 }
 
 /// `strided_read_k` computes `out[i] = in[i * k]` and `copy_f4` copies, so their
@@ -127,11 +107,7 @@ fn filler_through_global_memory() {
     let c = m.case("strided_read_32").unwrap();
     let spec = c.buffer("in").unwrap();
     let mut mem = warpsim_engine::memory::GlobalMemory::new();
-    let base = mem.alloc(
-        &spec.name,
-        spec.byte_len(),
-        Some(BufferInit::from_spec(spec).unwrap().into_filler()),
-    );
+    let base = mem.alloc(&spec.name, spec.byte_len(), Some(BufferInit::from_spec(spec).unwrap().into_filler()));
     let out = c.buffer("out").unwrap();
     let mut bytes = vec![0u8; out.byte_len() as usize];
     for i in 0..out.count {
@@ -152,10 +128,7 @@ fn filler_through_global_memory() {
     .unwrap();
     assert!(r.matched, "{r}");
     // Reading a whole input for hashing does not materialise it either.
-    let sha = sha256_hex_with(1 << 20, |off, buf| {
-        mem.read(base + off, buf).map_err(|e| format!("{e:?}"))
-    })
-    .unwrap();
+    let sha = sha256_hex_with(1 << 20, |off, buf| mem.read(base + off, buf).map_err(|e| format!("{e:?}"))).unwrap();
     assert_eq!(sha.len(), 64);
     assert!(mem.resident_bytes() <= spec.byte_len());
 }
@@ -187,27 +160,19 @@ fn warp_probe_outputs() {
     let m = manifest();
     for c in m.cases.iter().filter(|c| c.name.starts_with("warp_probe_")) {
         let t = c.block_threads();
-        let lane: Vec<u8> = (0..t)
-            .flat_map(|i| ((i % 32) as u32).to_le_bytes())
-            .collect();
+        let lane: Vec<u8> = (0..t).flat_map(|i| ((i % 32) as u32).to_le_bytes()).collect();
         let r = check_case_output(c, "lane", &lane).unwrap();
         assert!(r.matched, "{}: {r}", c.name);
         let mask: Vec<u8> = (0..t)
             .flat_map(|i| {
                 let in_warp = (t - i / 32 * 32).min(32);
-                let m = if in_warp == 32 {
-                    u32::MAX
-                } else {
-                    (1u32 << in_warp) - 1
-                };
+                let m = if in_warp == 32 { u32::MAX } else { (1u32 << in_warp) - 1 };
                 m.to_le_bytes()
             })
             .collect();
         let r = check_case_output(c, "mask", &mask).unwrap();
         assert!(r.matched, "{}: {r}", c.name);
-        let clk: Vec<u8> = (0..t)
-            .flat_map(|i| (1000 + 4 * (i / 32)).to_le_bytes())
-            .collect();
+        let clk: Vec<u8> = (0..t).flat_map(|i| (1000 + 4 * (i / 32)).to_le_bytes()).collect();
         let r = check_case_output(c, "clk", &clk).unwrap();
         assert!(r.matched, "{}: {r}", c.name);
         assert_eq!(r.distinct_values, c.expect["clk"].warps, "{}", c.name);

@@ -59,12 +59,7 @@ pub fn global_cost(addrs: &[u64], mask: u64, bytes: u32) -> GlobalCost {
     // `secs` is sorted now: lines are runs of equal `sector / 4`.
     let lines = if secs.is_empty() { 0 } else { 1 + secs.windows(2).filter(|w| w[0] >> 2 != w[1] >> 2).count() as u32 };
     let unique_lanes = distinct(&mut starts[..ns]);
-    GlobalCost {
-        sectors,
-        lines,
-        bytes_requested: mask.count_ones() * bytes,
-        ideal_sectors: (unique_lanes * bytes).div_ceil(32),
-    }
+    GlobalCost { sectors, lines, bytes_requested: mask.count_ones() * bytes, ideal_sectors: (unique_lanes * bytes).div_ceil(32) }
 }
 
 /// Local memory is interleaved across the lanes of a warp, 4 bytes at a time:

@@ -60,14 +60,7 @@ pub fn cvt(dst: ScalarType, src: ScalarType, m: FMode, bits: u64) -> u64 {
 /// NaN) and `.satfinite` (infinities and out-of-range values become the
 /// largest finite value of their sign; NaN stays NaN) modifiers of the
 /// f16/bf16/tf32 conversions.
-pub fn cvt_with(
-    dst: ScalarType,
-    src: ScalarType,
-    m: FMode,
-    relu: bool,
-    satfinite: bool,
-    bits: u64,
-) -> u64 {
+pub fn cvt_with(dst: ScalarType, src: ScalarType, m: FMode, relu: bool, satfinite: bool, bits: u64) -> u64 {
     match (kind(dst), kind(src)) {
         (Kind::Int { bits: db, signed: ds }, Kind::Int { bits: sb, signed: ss }) => {
             let v: i128 = if ss { sext(bits, sb) as i64 as i128 } else { zext(bits, sb) as i128 };
@@ -124,21 +117,12 @@ pub fn cvt_pack_x2(dst: ScalarType, m: FMode, a: f32, b: f32) -> u32 {
 }
 
 /// [`cvt_pack_x2`] with `.relu` and `.satfinite` (see [`cvt_with`]).
-pub fn cvt_pack_x2_with(
-    dst: ScalarType,
-    m: FMode,
-    relu: bool,
-    satfinite: bool,
-    a: f32,
-    b: f32,
-) -> u32 {
+pub fn cvt_pack_x2_with(dst: ScalarType, m: FMode, relu: bool, satfinite: bool, a: f32, b: f32) -> u32 {
     let elem = match dst {
         ScalarType::BF16 | ScalarType::BF16x2 => ScalarType::BF16,
         _ => ScalarType::F16,
     };
-    let one = |x: f32| {
-        cvt_with(elem, ScalarType::F32, m, relu, satfinite, x.to_bits() as u64) as u32 & 0xFFFF
-    };
+    let one = |x: f32| cvt_with(elem, ScalarType::F32, m, relu, satfinite, x.to_bits() as u64) as u32 & 0xFFFF;
     (one(a) << 16) | one(b)
 }
 
@@ -179,11 +163,7 @@ fn float_to_int(db: u32, ds: bool, sf: Fmt, m: FMode, bits: u64) -> u64 {
     if sf.is_nan(x) {
         // ISA: 0, unless the source is f64 or the destination 64-bit, in
         // which case 1 << (bits(dst) - 1) (MININT, or MAXINT/2 + 1 unsigned).
-        return if sf == Fmt::F64 || db == 64 {
-            norm_int(1u64 << (db.clamp(1, 64) - 1), db, ds)
-        } else {
-            0
-        };
+        return if sf == Fmt::F64 || db == 64 { norm_int(1u64 << (db.clamp(1, 64) - 1), db, ds) } else { 0 };
     }
     let v = sf.to_f64(x);
     let r = match m.rnd {
@@ -209,9 +189,7 @@ fn nan_convert(sf: Fmt, df: Fmt, x: u64) -> u64 {
     let with = |m: u64| if neg { df.sign() } else { 0 } | df.exp_mask() | m;
     match (sf, df) {
         (Fmt::BF16, Fmt::F32) => (x & 0xFFFF) << 16,
-        (_, Fmt::F64) if sf != Fmt::F64 => {
-            with((man << (df.man_bits() - sf.man_bits())) | df.quiet())
-        }
+        (_, Fmt::F64) if sf != Fmt::F64 => with((man << (df.man_bits() - sf.man_bits())) | df.quiet()),
         (Fmt::F64, _) => with((man >> (sf.man_bits() - df.man_bits())) | df.quiet()),
         _ => df.canonical_nan(),
     }
@@ -323,9 +301,7 @@ fn tf32_from_f32(x: u64, m: FMode, satfinite: bool) -> u64 {
         let trunc = mag & !0x1FFF;
         let up = match m.rnd {
             None | Some(Rounding::Rna) => low >= 0x1000,
-            Some(Rounding::Rn | Rounding::Rni) => {
-                low > 0x1000 || (low == 0x1000 && trunc & 0x2000 != 0)
-            }
+            Some(Rounding::Rn | Rounding::Rni) => low > 0x1000 || (low == 0x1000 && trunc & 0x2000 != 0),
             Some(Rounding::Rz | Rounding::Rzi) => false,
             Some(Rounding::Rp | Rounding::Rpi) => low != 0 && sign == 0,
             Some(Rounding::Rm | Rounding::Rmi) => low != 0 && sign != 0,
@@ -441,10 +417,7 @@ mod tests {
         // .ftz flushes f32 subnormal inputs first.
         let tiny = 1;
         assert_eq!(cvt(S32, F32, m(Some(Rounding::Rpi)), tiny), 1);
-        assert_eq!(
-            cvt(S32, F32, FMode { rnd: Some(Rounding::Rpi), ftz: true, sat: false }, tiny),
-            0
-        );
+        assert_eq!(cvt(S32, F32, FMode { rnd: Some(Rounding::Rpi), ftz: true, sat: false }, tiny), 0);
         // f64 and f16 sources.
         assert_eq!(cvt(S64, F64, rni(), d(-1e300)), 1 << 63);
         assert_eq!(cvt(U16, F16, rni(), 0x7BFF), 65504);
@@ -479,10 +452,7 @@ mod tests {
         assert_eq!(cvt(F64, F16, NONE, 0xFC01), 0xFFF8_0400_0000_0000);
         assert_eq!(cvt(F32, BF16, NONE, 0x7F81), 0x7F81_0000);
         assert_eq!(cvt(F32, F32, NONE, 0x7FA1_2345), 0x7FA1_2345);
-        assert_eq!(
-            cvt(F64, F32, FMode { rnd: None, ftz: true, sat: false }, 0x7FC0_0000),
-            0x7FFF_FFFF_E000_0000
-        );
+        assert_eq!(cvt(F64, F32, FMode { rnd: None, ftz: true, sat: false }, 0x7FC0_0000), 0x7FFF_FFFF_E000_0000);
     }
 
     #[test]
@@ -496,10 +466,7 @@ mod tests {
         assert_eq!(cvt(F32, F32, m(Some(Rounding::Rzi)), f(-0.5)), f(-0.0));
         assert_eq!(cvt(F32, F32, m(Some(Rounding::Rni)), 0x7FA1_2345), 0x7FFF_FFFF);
         assert_eq!(cvt(F64, F64, m(Some(Rounding::Rpi)), d(2.25)), d(3.0));
-        assert_eq!(
-            cvt(F64, F64, m(Some(Rounding::Rni)), 0x7FF4_0000_0000_0000),
-            0x7FFC_0000_0000_0000
-        );
+        assert_eq!(cvt(F64, F64, m(Some(Rounding::Rni)), 0x7FF4_0000_0000_0000), 0x7FFC_0000_0000_0000);
         assert_eq!(cvt(F16, F16, m(Some(Rounding::Rmi)), 0xBE00), 0xC000); // -1.5 -> -2
         let ftz = FMode { rnd: None, ftz: true, sat: false };
         assert_eq!(cvt(F32, F32, ftz, 0x8000_0001), 0x8000_0000);
@@ -509,10 +476,7 @@ mod tests {
         assert_eq!(cvt(F32, F32, SAT, f(1.5)), f(1.0));
         assert_eq!(cvt(F32, F32, SAT, f(-0.0)), 0);
         assert_eq!(cvt(F32, F32, SAT, 0x7FC0_0000), 0);
-        assert_eq!(
-            cvt(F16, F32, FMode { rnd: Some(Rounding::Rn), ftz: false, sat: true }, f(3.0)),
-            0x3C00
-        );
+        assert_eq!(cvt(F16, F32, FMode { rnd: Some(Rounding::Rn), ftz: false, sat: true }, f(3.0)), 0x3C00);
     }
 
     #[test]
@@ -545,17 +509,12 @@ mod tests {
         // a -> upper half, b -> lower half.
         assert_eq!(cvt_pack_x2(F16x2, rn, 1.0, 2.0), 0x3C00_4000);
         assert_eq!(cvt_pack_x2(BF16x2, rn, -1.0, f32::NAN), 0xBF80_7FFF);
-        assert_eq!(
-            cvt_pack_x2(F16x2, m(Some(Rounding::Rz)), 1.0 + 2f32.powi(-11) * 1.5, 0.0),
-            0x3C00_0000
-        );
+        assert_eq!(cvt_pack_x2(F16x2, m(Some(Rounding::Rz)), 1.0 + 2f32.powi(-11) * 1.5, 0.0), 0x3C00_0000);
         assert_eq!(cvt_pack_x2_with(F16x2, rn, true, true, -1.0, 1e9), 0x0000_7BFF);
     }
 
-    const ALL: [ScalarType; 21] = [
-        Pred, B8, B16, B32, B64, B128, U8, U16, U32, U64, S8, S16, S32, S64, F16, F16x2, BF16,
-        BF16x2, TF32, F32, F64,
-    ];
+    const ALL: [ScalarType; 21] =
+        [Pred, B8, B16, B32, B64, B128, U8, U16, U32, U64, S8, S16, S32, S64, F16, F16x2, BF16, BF16x2, TF32, F32, F64];
 
     fn rnd() -> impl Strategy<Value = Option<Rounding>> {
         prop::sample::select(vec![

@@ -218,8 +218,7 @@ fn finish(fmt: Fmt, m: FMode, ftz: bool, r: u64) -> u64 {
 #[inline]
 fn arith(op: Arith, fmt: Fmt, m: FMode, ftz: bool, a: u64, b: u64, c: u64) -> u64 {
     let rnd = fp::round_of(m.rnd);
-    let fast =
-        if rnd == Round::NearestTiesToEven { native_rn(op, fmt, ftz, a, b, c) } else { None };
+    let fast = if rnd == Round::NearestTiesToEven { native_rn(op, fmt, ftz, a, b, c) } else { None };
     let r = match fast {
         Some(r) => r,
         None if ftz => fp::soft_ftz(fmt, op, a, b, c, rnd),
@@ -246,8 +245,7 @@ fn arith(op: Arith, fmt: Fmt, m: FMode, ftz: bool, a: u64, b: u64, c: u64) -> u6
 fn native_rn(op: Arith, fmt: Fmt, ftz: bool, a: u64, b: u64, c: u64) -> Option<u64> {
     match fmt {
         Fmt::F32 => {
-            let (x, y, z) =
-                (f32::from_bits(a as u32), f32::from_bits(b as u32), f32::from_bits(c as u32));
+            let (x, y, z) = (f32::from_bits(a as u32), f32::from_bits(b as u32), f32::from_bits(c as u32));
             let r = match op {
                 Arith::Add => x + y,
                 Arith::Sub => x - y,
@@ -288,11 +286,7 @@ fn native_rn(op: Arith, fmt: Fmt, ftz: bool, a: u64, b: u64, c: u64) -> Option<u
                 Arith::Div => x / y,
                 _ => x.sqrt(),
             };
-            let bits = if fmt == Fmt::F16 {
-                half::f16::from_f32(r).to_bits()
-            } else {
-                half::bf16::from_f32(r).to_bits()
-            } as u64;
+            let bits = if fmt == Fmt::F16 { half::f16::from_f32(r).to_bits() } else { half::bf16::from_f32(r).to_bits() } as u64;
             if ftz && (fmt.is_subnormal(bits) || (bits & !fmt.sign()) == fmt.min_normal()) {
                 return None;
             }
@@ -307,11 +301,7 @@ fn div_approx(fmt: Fmt, m: FMode, ftz: bool, a: u64, b: u64) -> u64 {
         let mag = b & 0x7FFF_FFFF;
         if mag > 0x7E80_0000 && mag < 0x7F80_0000 {
             // 2^126 < |b| < 2^128: the reciprocal underflows.
-            let r = if fmt.is_nan(a) || fmt.is_inf(a) {
-                fmt.canonical_nan()
-            } else {
-                (a ^ b) & fmt.sign()
-            };
+            let r = if fmt.is_nan(a) || fmt.is_inf(a) { fmt.canonical_nan() } else { (a ^ b) & fmt.sign() };
             return finish(fmt, m, ftz, r);
         }
     }
@@ -545,14 +535,8 @@ mod tests {
         let t = d(2f64.powi(-53));
         assert_eq!(eval_float(FloatOp::Add, F64, RN, [d(1.0), t, 0]), d(1.0));
         assert_eq!(eval_float(FloatOp::Add, F64, rm(Rounding::Rp), [d(1.0), t, 0]), d(1.0) + 1);
-        assert_eq!(
-            eval_float(FloatOp::Div, F64, rm(Rounding::Rm), [d(1.0), d(3.0), 0]),
-            d(1.0 / 3.0)
-        );
-        assert_eq!(
-            eval_float(FloatOp::Div, F64, rm(Rounding::Rp), [d(1.0), d(3.0), 0]),
-            d(1.0 / 3.0) + 1
-        );
+        assert_eq!(eval_float(FloatOp::Div, F64, rm(Rounding::Rm), [d(1.0), d(3.0), 0]), d(1.0 / 3.0));
+        assert_eq!(eval_float(FloatOp::Div, F64, rm(Rounding::Rp), [d(1.0), d(3.0), 0]), d(1.0 / 3.0) + 1);
     }
 
     #[test]
@@ -564,14 +548,8 @@ mod tests {
         let p = e32(FloatOp::Mul, RN, a, b, 0);
         assert_eq!(e32(FloatOp::Add, RN, p, ONE | NEG, 0), 0);
         // f32(1/3) is 11184811 * 2^-25, so 3 * it - 1 = 2^-25 exactly.
-        assert_eq!(
-            e32(FloatOp::Fma, rm(Rounding::Rz), f(3.0), f(1.0 / 3.0), ONE | NEG),
-            f(2f32.powi(-25))
-        );
-        assert_eq!(
-            e32(FloatOp::Fma, rm(Rounding::Rm), f(0.1), f(10.0), ONE | NEG),
-            f(0.1f32.mul_add(10.0, -1.0))
-        );
+        assert_eq!(e32(FloatOp::Fma, rm(Rounding::Rz), f(3.0), f(1.0 / 3.0), ONE | NEG), f(2f32.powi(-25)));
+        assert_eq!(e32(FloatOp::Fma, rm(Rounding::Rm), f(0.1), f(10.0), ONE | NEG), f(0.1f32.mul_add(10.0, -1.0)));
         // inf * 0 + x is NaN.
         assert_eq!(e32(FloatOp::Fma, RN, INF, 0, ONE), CNAN);
     }
@@ -589,19 +567,10 @@ mod tests {
         let (qa, sb) = (0x7FF8_0000_0000_0001u64, 0x7FF0_0000_0000_0002u64);
         assert_eq!(eval_float(FloatOp::Add, F64, RN, [qa, d(1.0), 0]), qa);
         assert_eq!(eval_float(FloatOp::Add, F64, RN, [qa, sb, 0]), sb | 0x0008_0000_0000_0000);
-        assert_eq!(
-            eval_float(FloatOp::Fma, F64, RN, [qa, d(1.0), 0xFFF8_0000_0000_0003]),
-            0xFFF8_0000_0000_0003
-        );
+        assert_eq!(eval_float(FloatOp::Fma, F64, RN, [qa, d(1.0), 0xFFF8_0000_0000_0003]), 0xFFF8_0000_0000_0003);
         assert_eq!(eval_float(FloatOp::Div, F64, RN, [qa, sb, 0]), qa);
-        assert_eq!(
-            eval_float(FloatOp::Sub, F64, RN, [d(f64::INFINITY), d(f64::INFINITY), 0]),
-            0xFFF8_0000_0000_0000
-        );
-        assert_eq!(
-            eval_float(FloatOp::Sqrt, F64, rm(Rounding::Rz), [d(-1.0), 0, 0]),
-            0xFFF8_0000_0000_0000
-        );
+        assert_eq!(eval_float(FloatOp::Sub, F64, RN, [d(f64::INFINITY), d(f64::INFINITY), 0]), 0xFFF8_0000_0000_0000);
+        assert_eq!(eval_float(FloatOp::Sqrt, F64, rm(Rounding::Rz), [d(-1.0), 0, 0]), 0xFFF8_0000_0000_0000);
     }
 
     #[test]
@@ -624,10 +593,7 @@ mod tests {
         // ... while 2^-126 (1 - 2^-46) rounds to 2^-126 first and survives.
         assert_eq!(e32(FloatOp::Mul, ftz, 0x3280_0001, 0x0D7F_FFFE, 0), MIN_NORM);
         assert_eq!(e32(FloatOp::Fma, ftz, 0x3280_0001, 0x0D7F_FFFE, NEG), MIN_NORM);
-        assert_eq!(
-            e32(FloatOp::Mul, md(Some(Rounding::Rz), true, false), 0x3280_0001, 0x0D7F_FFFE, 0),
-            0
-        );
+        assert_eq!(e32(FloatOp::Mul, md(Some(Rounding::Rz), true, false), 0x3280_0001, 0x0D7F_FFFE, 0), 0);
         // f16 honours .ftz; f64 and bf16 do not.
         assert_eq!(eval_float(FloatOp::Add, F16, ftz, [0x0001, 0, 0]), 0);
         assert_eq!(eval_float(FloatOp::Mul, F16, ftz, [0x2001, 0x1FFE, 0]), 0x0400);
@@ -650,10 +616,7 @@ mod tests {
         assert_eq!(e32(FloatOp::Mul, sat, INF, ONE, 0), ONE);
         assert_eq!(e32(FloatOp::Fma, sat, f(2.0), f(2.0), f(-3.5)), f(0.5));
         assert_eq!(eval_float(FloatOp::Add, F16, sat, [0x3C00, 0x3C00, 0]), 0x3C00);
-        assert_eq!(
-            eval_float(FloatOp::Add, F16x2, sat, [0xBC00_3800, 0x0000_0000, 0]),
-            0x0000_3800
-        );
+        assert_eq!(eval_float(FloatOp::Add, F16x2, sat, [0xBC00_3800, 0x0000_0000, 0]), 0x0000_3800);
     }
 
     #[test]
@@ -681,10 +644,7 @@ mod tests {
         let r = eval_float(FloatOp::RcpApprox, F64, md(None, true, false), [d(3.0), 0, 0]);
         assert_eq!(r & 0xFFFF_FFFF, 0);
         assert!((f64::from_bits(r) - 1.0 / 3.0).abs() < 1e-6);
-        assert_eq!(
-            eval_float(FloatOp::RcpApprox, F64, RN, [d(f64::NAN), 0, 0]),
-            0x7FFF_FFFF_0000_0000
-        );
+        assert_eq!(eval_float(FloatOp::RcpApprox, F64, RN, [d(f64::NAN), 0, 0]), 0x7FFF_FFFF_0000_0000);
         assert_eq!(eval_float(FloatOp::RcpApprox, F64, RN, [1, 0, 0]), d(f64::INFINITY));
     }
 
@@ -701,14 +661,8 @@ mod tests {
         assert_eq!(e32(FloatOp::Sqrt, rm(Rounding::Rz), two, 0, 0), lo);
         assert_eq!(e32(FloatOp::SqrtApprox, RN, two, 0, 0), f(2f32.sqrt()));
         // sqrt(2) rounds up to nearest in f64.
-        assert_eq!(
-            eval_float(FloatOp::Sqrt, F64, rm(Rounding::Rp), [d(2.0), 0, 0]),
-            d(2f64.sqrt())
-        );
-        assert_eq!(
-            eval_float(FloatOp::Sqrt, F64, rm(Rounding::Rm), [d(2.0), 0, 0]),
-            d(2f64.sqrt()) - 1
-        );
+        assert_eq!(eval_float(FloatOp::Sqrt, F64, rm(Rounding::Rp), [d(2.0), 0, 0]), d(2f64.sqrt()));
+        assert_eq!(eval_float(FloatOp::Sqrt, F64, rm(Rounding::Rm), [d(2.0), 0, 0]), d(2f64.sqrt()) - 1);
         assert_eq!(eval_float(FloatOp::Sqrt, F64, RN, [1, 0, 0]), d(f64::from_bits(1).sqrt()));
     }
 
@@ -736,23 +690,11 @@ mod tests {
         assert_eq!(eval_float(FloatOp::Ex2Approx, BF16, md(None, true, false), [0xC2FE, 0, 0]), 0);
         // f64 rsqrt forms.
         assert_eq!(eval_float(FloatOp::RsqrtApprox, F64, RN, [d(4.0), 0, 0]), d(0.5));
-        assert_eq!(
-            eval_float(FloatOp::RsqrtApprox, F64, RN, [d(-0.0), 0, 0]),
-            d(f64::NEG_INFINITY)
-        );
+        assert_eq!(eval_float(FloatOp::RsqrtApprox, F64, RN, [d(-0.0), 0, 0]), d(f64::NEG_INFINITY));
         let ftz = md(None, true, false);
-        assert_eq!(
-            eval_float(FloatOp::RsqrtApprox, F64, ftz, [d(-4.0), 0, 0]),
-            0x7FFF_FFFF_0000_0000
-        );
-        assert_eq!(
-            eval_float(FloatOp::RsqrtApprox, F64, ftz, [d(0.5), 0, 0]),
-            0x3FF6_A09E_0000_0000
-        );
-        assert_eq!(
-            eval_float(FloatOp::RsqrtApprox, F64, ftz, [0x8000_0000_0000_0001, 0, 0]),
-            d(f64::NEG_INFINITY)
-        );
+        assert_eq!(eval_float(FloatOp::RsqrtApprox, F64, ftz, [d(-4.0), 0, 0]), 0x7FFF_FFFF_0000_0000);
+        assert_eq!(eval_float(FloatOp::RsqrtApprox, F64, ftz, [d(0.5), 0, 0]), 0x3FF6_A09E_0000_0000);
+        assert_eq!(eval_float(FloatOp::RsqrtApprox, F64, ftz, [0x8000_0000_0000_0001, 0, 0]), d(f64::NEG_INFINITY));
     }
 
     #[test]
@@ -772,10 +714,7 @@ mod tests {
         assert_eq!(eval_float(FloatOp::Max, F64, RN, [q1, s2, 0]), s2 | 0x0008_0000_0000_0000);
         assert_eq!(eval_float(FloatOp::Min, F64, RN, [q1, d(3.0), 0]), d(3.0));
         assert_eq!(eval_float(FloatOp::Min, F16, RN, [0x7E00, 0x7E00, 0]), 0x7FFF);
-        assert_eq!(
-            eval_float(FloatOp::Max, BF16x2, RN, [0x3F80_7FC0, 0x4000_3F80, 0]),
-            0x4000_3F80
-        );
+        assert_eq!(eval_float(FloatOp::Max, BF16x2, RN, [0x3F80_7FC0, 0x4000_3F80, 0]), 0x4000_3F80);
     }
 
     #[test]
@@ -786,14 +725,8 @@ mod tests {
         assert_eq!(e32(FloatOp::Neg, RN, 0x7FC0_0000, 0, 0), CNAN);
         assert_eq!(eval_float(FloatOp::Neg, F16, RN, [0x7E00, 0, 0]), 0x7FFF);
         assert_eq!(eval_float(FloatOp::Neg, F64, RN, [d(2.0), 0, 0]), d(-2.0));
-        assert_eq!(
-            eval_float(FloatOp::Neg, F64, RN, [0x7FF4_0000_0000_0000, 0, 0]),
-            0x7FFC_0000_0000_0000
-        );
-        assert_eq!(
-            eval_float(FloatOp::Abs, F64, RN, [0xFFF8_0000_0000_0001, 0, 0]),
-            0xFFF8_0000_0000_0001
-        );
+        assert_eq!(eval_float(FloatOp::Neg, F64, RN, [0x7FF4_0000_0000_0000, 0, 0]), 0x7FFC_0000_0000_0000);
+        assert_eq!(eval_float(FloatOp::Abs, F64, RN, [0xFFF8_0000_0000_0001, 0, 0]), 0xFFF8_0000_0000_0001);
         // copysign d, a, b: b's magnitude, a's sign; NaNs untouched.
         assert_eq!(e32(FloatOp::Copysign, RN, f(-1.0), f(3.0), 0), f(-3.0));
         assert_eq!(e32(FloatOp::Copysign, RN, 0x7FC0_0000, 0xFFC5_4321, 0), 0x7FC5_4321);
@@ -811,16 +744,10 @@ mod tests {
         // (1 + 2^-10)(1 - 2^-10) - 1 = -2^-20, a subnormal f16: rounded once.
         assert_eq!(eval_float(FloatOp::Fma, F16, RN, [0x3C01, 0x3BFE, 0xBC00]), 0x8010);
         assert_eq!(eval_float(FloatOp::Mul, BF16, RN, [0x3FC0, 0x4000, 0]), 0x4040);
-        assert_eq!(
-            eval_float(FloatOp::Sub, BF16x2, RN, [0x4000_3F80, 0x3F80_3F80, 0]),
-            0x3F80_0000
-        );
+        assert_eq!(eval_float(FloatOp::Sub, BF16x2, RN, [0x4000_3F80, 0x3F80_3F80, 0]), 0x3F80_0000);
         assert_eq!(eval_float(FloatOp::FmaRelu, F16, RN, [0xBC00, 0x3C00, 0x0000]), 0);
         assert_eq!(eval_float(FloatOp::FmaRelu, BF16, RN, [0x3F80, 0x7FC0, 0]), 0x7FFF);
-        assert_eq!(
-            eval_float(FloatOp::FmaRelu, F16x2, RN, [0xBC00_3C00, 0x3C00_3C00, 0]),
-            0x0000_3C00
-        );
+        assert_eq!(eval_float(FloatOp::FmaRelu, F16x2, RN, [0xBC00_3C00, 0x3C00_3C00, 0]), 0x0000_3C00);
         // Subnormal f16 results are kept without .ftz.
         assert_eq!(eval_float(FloatOp::Mul, F16, RN, [0x0400, 0x3800, 0]), 0x0200);
     }
@@ -864,9 +791,7 @@ mod tests {
             (MAXF, [true, false, true, false, true, false]),
         ];
         for (x, want) in cases {
-            for (class, w) in
-                [Finite, Infinite, Number, NotANumber, Normal, Subnormal].into_iter().zip(want)
-            {
+            for (class, w) in [Finite, Infinite, Number, NotANumber, Normal, Subnormal].into_iter().zip(want) {
                 assert_eq!(testp(class, F32, x), w, "{class:?} {x:#x}");
             }
         }
@@ -927,16 +852,7 @@ mod tests {
         prop_oneof![
             any::<u32>().prop_map(f32::from_bits),
             (-1e6f32..1e6),
-            prop::sample::select(vec![
-                0.0,
-                -0.0,
-                1.0,
-                f32::MIN_POSITIVE,
-                1e-45,
-                f32::MAX,
-                f32::INFINITY,
-                f32::NAN
-            ]),
+            prop::sample::select(vec![0.0, -0.0, 1.0, f32::MIN_POSITIVE, 1e-45, f32::MAX, f32::INFINITY, f32::NAN]),
         ]
     }
 
@@ -950,10 +866,8 @@ mod tests {
         }
     }
 
-    const ALL: [ScalarType; 21] = [
-        Pred, B8, B16, B32, B64, B128, U8, U16, U32, U64, S8, S16, S32, S64, F16, F16x2, BF16,
-        BF16x2, TF32, F32, F64,
-    ];
+    const ALL: [ScalarType; 21] =
+        [Pred, B8, B16, B32, B64, B128, U8, U16, U32, U64, S8, S16, S32, S64, F16, F16x2, BF16, BF16x2, TF32, F32, F64];
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(20_000))]

@@ -122,9 +122,7 @@ impl Fmt {
 
     #[inline]
     pub const fn max_finite(self, neg: bool) -> u64 {
-        (self.exp_mask() - (1u64 << self.man_bits()))
-            | self.man_mask()
-            | if neg { self.sign() } else { 0 }
+        (self.exp_mask() - (1u64 << self.man_bits())) | self.man_mask() | if neg { self.sign() } else { 0 }
     }
 
     /// Smallest normal magnitude, as bits.
@@ -529,8 +527,7 @@ mod tests {
     #[test]
     fn ftz_tininess_after_rounding_unbounded() {
         // (1 - 2^-24) * 2^-126 is exact with an unbounded exponent, below 2^-126: flushed.
-        let r =
-            soft_ftz(Fmt::F32, Arith::Mul, 0x3F7F_FFFF, 0x0080_0000, 0, Round::NearestTiesToEven);
+        let r = soft_ftz(Fmt::F32, Arith::Mul, 0x3F7F_FFFF, 0x0080_0000, 0, Round::NearestTiesToEven);
         assert_eq!(r, 0);
         // Without ftz it rounds (ties-to-even) up to the smallest normal.
         let r = soft(Fmt::F32, Arith::Mul, 0x3F7F_FFFF, 0x0080_0000, 0, Round::NearestTiesToEven);

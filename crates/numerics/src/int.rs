@@ -115,11 +115,7 @@ fn val(v: u64, bits: u32, signed: bool) -> i128 {
 
 #[inline]
 fn clamp_to(v: i128, bits: u32, signed: bool) -> u64 {
-    let (lo, hi) = if signed {
-        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
-    } else {
-        (0, (1i128 << bits) - 1)
-    };
+    let (lo, hi) = if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
     norm(v.clamp(lo, hi) as u64, bits, signed)
 }
 
@@ -315,9 +311,7 @@ pub fn eval_int(op: IntOp, ty: ScalarType, s: [u64; 4]) -> u64 {
                 }
             };
             let base = if hi { 2 } else { 0 };
-            let acc = (c as i64)
-                .wrapping_add(half(0) * byte(base))
-                .wrapping_add(half(1) * byte(base + 1));
+            let acc = (c as i64).wrapping_add(half(0) * byte(base)).wrapping_add(half(1) * byte(base + 1));
             norm(acc as u64, 32, sg || b_signed)
         }
     }
@@ -551,10 +545,7 @@ mod tests {
         assert_eq!(e(IntOp::Mul24Lo, U32, 0xFF80_0000, 2), 0x0100_0000);
         assert_eq!(e(IntOp::Mul24Hi, U32, 0xFF_FFFF, 0xFF_FFFF), 0xFFFF_FE00);
         assert_eq!(e(IntOp::Mul24Hi, S32, 0xFF_FFFF, 0xFF_FFFF), 0); // (-1)(-1) = 1
-        assert_eq!(
-            e(IntOp::Mul24Hi, S32, 0x80_0000, 0x7F_FFFF),
-            s((-(1i64 << 23) * ((1 << 23) - 1)) >> 16)
-        );
+        assert_eq!(e(IntOp::Mul24Hi, S32, 0x80_0000, 0x7F_FFFF), s((-(1i64 << 23) * ((1 << 23) - 1)) >> 16));
         assert_eq!(e3(IntOp::Mad24Lo, U32, 0x0100_0003, 5, 1), 16);
         assert_eq!(e3(IntOp::Mad24Hi, U32, 0xFF_FFFF, 0xFF_FFFF, 0x200), 0); // 0xfffffe00 + 0x200 wraps
         assert_eq!(e3(IntOp::Mad24HiSat, S32, 0x7F_FFFF, 0x7F_FFFF, 0x7FFF_FFFF), 0x7FFF_FFFF);
@@ -579,9 +570,7 @@ mod tests {
 
     #[test]
     fn division_edge_cases() {
-        for (ty, min, ones) in
-            [(S16, 0x8000u64, 0xFFFFu64), (S32, 0x8000_0000, M32), (S64, 1 << 63, u64::MAX)]
-        {
+        for (ty, min, ones) in [(S16, 0x8000u64, 0xFFFFu64), (S32, 0x8000_0000, M32), (S64, 1 << 63, u64::MAX)] {
             let w = ty.bits();
             assert_eq!(e(IntOp::Div, ty, 7, 0), u64::MAX, "{ty:?} x/0 = -1");
             assert_eq!(e(IntOp::Div, ty, s(-7), 0), u64::MAX);
@@ -774,10 +763,8 @@ mod tests {
         assert!(crate::compare(Gt, S32, false, 1, M32));
     }
 
-    const ALL_TYPES: [ScalarType; 21] = [
-        Pred, B8, B16, B32, B64, B128, U8, U16, U32, U64, S8, S16, S32, S64, F16, F16x2, BF16,
-        BF16x2, TF32, F32, F64,
-    ];
+    const ALL_TYPES: [ScalarType; 21] =
+        [Pred, B8, B16, B32, B64, B128, U8, U16, U32, U64, S8, S16, S32, S64, F16, F16x2, BF16, BF16x2, TF32, F32, F64];
 
     fn any_op() -> impl Strategy<Value = IntOp> {
         use IntOp::*;
@@ -843,22 +830,7 @@ mod tests {
     fn edgy() -> impl Strategy<Value = u64> {
         prop_oneof![
             any::<u64>(),
-            prop::sample::select(vec![
-                0,
-                1,
-                31,
-                32,
-                33,
-                63,
-                64,
-                65,
-                255,
-                256,
-                M32,
-                0x8000_0000,
-                1 << 63,
-                u64::MAX
-            ]),
+            prop::sample::select(vec![0, 1, 31, 32, 33, 63, 64, 65, 255, 256, M32, 0x8000_0000, 1 << 63, u64::MAX]),
             (0u64..80),
         ]
     }

@@ -65,18 +65,14 @@ fn eval(name: &str, ins: &[u64]) -> Option<Eval> {
     let parts: Vec<&str> = name.split('.').collect();
     let op = parts[0];
     let last = *parts.last().unwrap();
-    let exact =
-        |outs: Vec<u64>, widths: Vec<u32>| Some(Eval { outs, widths, tol: Tol::Exact, fmt: None });
+    let exact = |outs: Vec<u64>, widths: Vec<u32>| Some(Eval { outs, widths, tol: Tol::Exact, fmt: None });
     let a = ins.first().copied().unwrap_or(0);
     let b = ins.get(1).copied().unwrap_or(0);
     let c = ins.get(2).copied().unwrap_or(0);
     let d = ins.get(3).copied().unwrap_or(0);
 
     // Carry-chain pseudo-forms: outputs (result, probe of the carry flag).
-    if matches!(
-        op,
-        "addcc" | "subcc" | "addc" | "subc" | "subcc_addc" | "addcc_subc" | "madcc" | "madc"
-    ) {
+    if matches!(op, "addcc" | "subcc" | "addc" | "subc" | "subcc_addc" | "addcc_subc" | "madcc" | "madc") {
         let t = ty(last);
         let w = t.bits();
         let all = mask(u64::MAX, w);
@@ -152,14 +148,7 @@ fn eval(name: &str, ins: &[u64]) -> Option<Eval> {
         let relu = mods.contains(&"relu");
         let satfinite = mods.contains(&"satfinite");
         if matches!(dst, ScalarType::F16x2 | ScalarType::BF16x2) {
-            let r = cvt_pack_x2_with(
-                dst,
-                m,
-                relu,
-                satfinite,
-                f32::from_bits(a as u32),
-                f32::from_bits(b as u32),
-            );
+            let r = cvt_pack_x2_with(dst, m, relu, satfinite, f32::from_bits(a as u32), f32::from_bits(b as u32));
             return exact(vec![r as u64], vec![32]);
         }
         let r = cvt_with(dst, src, m, relu, satfinite, a);
@@ -210,28 +199,20 @@ fn eval(name: &str, ins: &[u64]) -> Option<Eval> {
         let tol = match fop {
             // The ISA bounds the error in [-100pi, 100pi] only; the hardware's
             // range reduction makes larger arguments differ from true sin/cos.
-            FloatOp::SinApprox | FloatOp::CosApprox
-                if Fmt::of(t).to_f64(a).abs() > 100.0 * std::f64::consts::PI =>
-            {
-                Tol::Skip
-            }
+            FloatOp::SinApprox | FloatOp::CosApprox if Fmt::of(t).to_f64(a).abs() > 100.0 * std::f64::consts::PI => Tol::Skip,
             FloatOp::SinApprox | FloatOp::CosApprox => {
                 let big = Fmt::of(t).to_f64(a).abs() > 2.0 * std::f64::consts::PI;
                 Tol::Approx { ulps: 2, abs: 2f64.powf(if big { -14.7 } else { -20.5 }) }
             }
             // Coarse: only the upper 32 bits of the result are computed.
-            FloatOp::RcpApprox | FloatOp::RsqrtApprox if Fmt::of(t) == Fmt::F64 => {
-                Tol::Approx { ulps: 1 << 32, abs: 0.0 }
-            }
+            FloatOp::RcpApprox | FloatOp::RsqrtApprox if Fmt::of(t) == Fmt::F64 => Tol::Approx { ulps: 1 << 32, abs: 0.0 },
             FloatOp::Lg2Approx => Tol::Approx { ulps: 2, abs: 2f64.powf(-22.0) },
             FloatOp::Ex2Approx if fmt == Fmt::F32 => Tol::Approx { ulps: 3, abs: 0.0 },
             FloatOp::TanhApprox if fmt == Fmt::F32 => Tol::Approx { ulps: 1 << 13, abs: 0.0 },
             FloatOp::Ex2Approx | FloatOp::TanhApprox => Tol::Approx { ulps: 2, abs: 0.0 },
-            FloatOp::RsqrtApprox
-            | FloatOp::RcpApprox
-            | FloatOp::SqrtApprox
-            | FloatOp::DivApprox
-            | FloatOp::DivFull => Tol::Approx { ulps: 2, abs: 0.0 },
+            FloatOp::RsqrtApprox | FloatOp::RcpApprox | FloatOp::SqrtApprox | FloatOp::DivApprox | FloatOp::DivFull => {
+                Tol::Approx { ulps: 2, abs: 0.0 }
+            }
             _ => Tol::Exact,
         };
         let w = if matches!(t, ScalarType::F16x2 | ScalarType::BF16x2) { 32 } else { fmt.bits() };
@@ -326,11 +307,7 @@ fn eval_special_int(name: &str, ins: &[u64]) -> Option<Eval> {
             eval_int(IntOp::Prmt(mode), ScalarType::B32, [a, b, c, 0])
         }
         "dp4a" => eval_int(IntOp::Dp4a { b_signed: parts[2] == "s32" }, ty(parts[1]), [a, b, c, 0]),
-        "dp2a" => eval_int(
-            IntOp::Dp2a { hi: parts[1] == "hi", b_signed: parts[3] == "s32" },
-            ty(parts[2]),
-            [a, b, c, 0],
-        ),
+        "dp2a" => eval_int(IntOp::Dp2a { hi: parts[1] == "hi", b_signed: parts[3] == "s32" }, ty(parts[2]), [a, b, c, 0]),
         _ => return None,
     };
     Some(Eval { outs: vec![r], widths: vec![32], tol: Tol::Exact, fmt: None })
@@ -368,8 +345,9 @@ fn close(fmt: Fmt, tol: Tol, ours: u64, hw: u64) -> bool {
 
 fn lanes_close(e: &Eval, ours: u64, hw: u64, w: u32) -> bool {
     match e.fmt {
-        Some(fmt) if w == 32 && fmt.bits() == 16 => (0..2)
-            .all(|i| close(fmt, e.tol, (ours >> (16 * i)) & 0xFFFF, (hw >> (16 * i)) & 0xFFFF)),
+        Some(fmt) if w == 32 && fmt.bits() == 16 => {
+            (0..2).all(|i| close(fmt, e.tol, (ours >> (16 * i)) & 0xFFFF, (hw >> (16 * i)) & 0xFFFF))
+        }
         Some(fmt) => close(fmt, e.tol, ours, hw),
         None => ours == hw || matches!(e.tol, Tol::Skip),
     }
@@ -391,8 +369,7 @@ fn matches_recorded_gpu_results() {
         let toks: Vec<&str> = line.split_whitespace().collect();
         let (ins_t, out_t) = toks.split_at(toks.len() - 1);
         let ins: Vec<u64> = ins_t.iter().map(|t| u64::from_str_radix(t, 16).unwrap()).collect();
-        let hw: Vec<u64> =
-            out_t[0].split(',').map(|t| u64::from_str_radix(t, 16).unwrap()).collect();
+        let hw: Vec<u64> = out_t[0].split(',').map(|t| u64::from_str_radix(t, 16).unwrap()).collect();
         let e = match eval_special_int(name, &ins).or_else(|| eval(name, &ins)) {
             Some(e) => e,
             None => {

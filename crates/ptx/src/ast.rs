@@ -136,9 +136,16 @@ pub enum Statement {
     /// `{ ... }`: an inline-asm scope with its own declarations.
     Scope(Vec<Statement>),
     /// `name: .branchtargets L1, L2, ...;`
-    BranchTargets { name: String, targets: Vec<String>, span: Span },
+    BranchTargets {
+        name: String,
+        targets: Vec<String>,
+        span: Span,
+    },
     /// `name: .callprototype ...;` (kept by name only).
-    CallPrototype { name: String, span: Span },
+    CallPrototype {
+        name: String,
+        span: Span,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -173,7 +180,11 @@ pub enum Operand {
     F32(u32, Span),
     /// `0dXXXXXXXXXXXXXXXX` or a decimal literal: f64 bits.
     F64(u64, Span),
-    Addr { base: AddrBase, offset: i64, span: Span },
+    Addr {
+        base: AddrBase,
+        offset: i64,
+        span: Span,
+    },
     /// `{a, b, c, d}`.
     Vector(Vec<Operand>, Span),
     /// `!p`.
@@ -186,7 +197,11 @@ pub enum Operand {
     Sink(Span),
     /// `[tensorMap, {c0, c1, ...}]` (`cp.async.bulk.tensor`): the address
     /// part (an [`Operand::Addr`]) and the coordinates (an [`Operand::Vector`]).
-    TensorCoords { addr: Box<Operand>, coords: Box<Operand>, span: Span },
+    TensorCoords {
+        addr: Box<Operand>,
+        coords: Box<Operand>,
+        span: Span,
+    },
 }
 
 impl Operand {

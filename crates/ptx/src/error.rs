@@ -33,8 +33,7 @@ impl SourcePos {
     pub fn render(&self, file: &str, message: &str) -> String {
         let num = self.line.to_string();
         let pad = " ".repeat(num.len());
-        let prefix: String =
-            self.text.chars().take(self.col as usize - 1).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+        let prefix: String = self.text.chars().take(self.col as usize - 1).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
         format!(
             "{file}:{}:{}: {message}\n{pad} |\n{num} | {}\n{pad} | {prefix}{}",
             self.line,

@@ -477,11 +477,7 @@ impl<'a> Parser<'a> {
                     name = self.ident("a symbol")?.0;
                     self.expect(Tok::RParen, "`)`")?;
                 }
-                let off = if self.peek() == Some(Tok::Plus) || self.peek() == Some(Tok::Minus) {
-                    self.const_expr()?
-                } else {
-                    0
-                };
+                let off = if self.peek() == Some(Tok::Plus) || self.peek() == Some(Tok::Minus) { self.const_expr()? } else { 0 };
                 out.push(InitValue::Symbol(name, off));
             }
             _ => out.push(InitValue::Int(self.const_expr()?)),

@@ -143,7 +143,12 @@ impl Timeline {
         let mut out: Vec<IssueSpan> = Vec::with_capacity(self.spans.len());
         for s in self.spans.drain(..) {
             if let Some(last) = out.last_mut() {
-                if last.sm == s.sm && last.subpartition == s.subpartition && last.block == s.block && last.warp == s.warp && last.end == s.start {
+                if last.sm == s.sm
+                    && last.subpartition == s.subpartition
+                    && last.block == s.block
+                    && last.warp == s.warp
+                    && last.end == s.start
+                {
                     last.end = s.end;
                     if last.label != s.label {
                         last.label = String::new();

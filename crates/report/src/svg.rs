@@ -72,10 +72,9 @@ pub fn occupancy(v: &OccupancyView) -> String {
         };
         let _ = write!(s, "<text x=\"{x0}\" y=\"{}\" {FONT} fill=\"#444\">{}</text>", y + cell - 1, esc(&label));
         let title = match slot.block {
-            Some(b) => format!(
-                "slot {i}: warp {} of block {b}, {} of {} lanes hold a thread",
-                slot.warp_in_block, slot.active_lanes, v.warp_size
-            ),
+            Some(b) => {
+                format!("slot {i}: warp {} of block {b}, {} of {} lanes hold a thread", slot.warp_in_block, slot.active_lanes, v.warp_size)
+            }
             None => format!("slot {i}: free"),
         };
         let _ = write!(s, "<g class=\"slot\"><title>{}</title>", esc(&title));
@@ -152,10 +151,7 @@ pub fn timeline(t: &Timeline, max_cycles: u64, max_rows: usize) -> String {
             x1 - x0,
             row_h - 4.0,
             warp_colour(sp.block, sp.warp),
-            esc(&format!(
-                "cycles {}..{}: block {} warp {} ({})",
-                sp.start, sp.end, sp.block, sp.warp, sp.label
-            ))
+            esc(&format!("cycles {}..{}: block {} warp {} ({})", sp.start, sp.end, sp.block, sp.warp, sp.label))
         );
     }
     let _ = write!(
@@ -206,7 +202,11 @@ pub fn branches(rows: &[BranchRow], warp_size: u32) -> String {
         let _ = write!(s, "<g class=\"branch\"><title>{}</title>", esc(&title));
         let _ = write!(s, "<rect x=\"{label_w}\" y=\"{y:.1}\" width=\"{bar_w}\" height=\"16\" fill=\"#66bb6a\"/>");
         if frac > 0.0 {
-            let _ = write!(s, "<rect class=\"divergent\" x=\"{label_w}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"16\" fill=\"#e53935\"/>", bar_w * frac);
+            let _ = write!(
+                s,
+                "<rect class=\"divergent\" x=\"{label_w}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"16\" fill=\"#e53935\"/>",
+                bar_w * frac
+            );
         }
         s.push_str("</g>");
         let _ = write!(
@@ -258,7 +258,12 @@ pub fn memory(rows: &[MemRow]) -> String {
             if bad { "#fb8c00" } else { "#43a047" }
         );
         let xi = label_w + bar_w * m.ideal_per_request / max;
-        let _ = write!(s, "<line x1=\"{xi:.1}\" y1=\"{:.1}\" x2=\"{xi:.1}\" y2=\"{:.1}\" stroke=\"#000\" stroke-width=\"2\"/>", y - 1.0, y + 17.0);
+        let _ = write!(
+            s,
+            "<line x1=\"{xi:.1}\" y1=\"{:.1}\" x2=\"{xi:.1}\" y2=\"{:.1}\" stroke=\"#000\" stroke-width=\"2\"/>",
+            y - 1.0,
+            y + 17.0
+        );
         s.push_str("</g>");
         let _ = write!(
             s,

@@ -39,11 +39,14 @@ pub fn chrome_trace(t: &Timeline, kernel: &str) -> Value {
         }
     }
     for (&(sm, block, warp), &tid) in &warp_tids {
-        ev.push(json!({"name": "thread_name", "ph": "M", "pid": sm + 1, "tid": tid, "args": {"name": format!("block {block} warp {warp}")}}));
+        ev.push(
+            json!({"name": "thread_name", "ph": "M", "pid": sm + 1, "tid": tid, "args": {"name": format!("block {block} warp {warp}")}}),
+        );
         ev.push(json!({"name": "thread_sort_index", "ph": "M", "pid": sm + 1, "tid": tid, "args": {"sort_index": tid}}));
     }
     for s in &spans {
-        let args = json!({"block": s.block, "warp": s.warp, "sub_partition": s.subpartition, "first_cycle": s.start, "cycles": s.end - s.start});
+        let args =
+            json!({"block": s.block, "warp": s.warp, "sub_partition": s.subpartition, "first_cycle": s.start, "cycles": s.end - s.start});
         ev.push(json!({
             "name": format!("block {} warp {}", s.block, s.warp), "cat": "issue", "ph": "X",
             "ts": us(s.start), "dur": us(s.end - s.start), "pid": s.sm + 1, "tid": s.subpartition + 1, "args": args,

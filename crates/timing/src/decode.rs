@@ -28,7 +28,7 @@
 use crate::preset::TimingGpu;
 use std::collections::HashMap;
 use warpsim_ir::mma::{MmaOp, SyncKind};
-use warpsim_ir::{Addr, BarKind, BarRed, Bank, Bin32, Bin64, Kernel, Op, RegRef, Space, Special};
+use warpsim_ir::{Addr, Bank, BarKind, BarRed, Bin32, Bin64, Kernel, Op, RegRef, Space, Special};
 use warpsim_metrics::sass::{folded_instructions, Folded};
 use warpsim_numerics::float::FloatOp;
 use warpsim_numerics::int::IntOp;
@@ -391,7 +391,10 @@ fn special_is_constant(s: Special) -> bool {
 }
 
 fn is_float(t: ScalarType) -> bool {
-    matches!(t, ScalarType::F16 | ScalarType::F16x2 | ScalarType::BF16 | ScalarType::BF16x2 | ScalarType::TF32 | ScalarType::F32 | ScalarType::F64)
+    matches!(
+        t,
+        ScalarType::F16 | ScalarType::F16x2 | ScalarType::BF16 | ScalarType::BF16x2 | ScalarType::TF32 | ScalarType::F32 | ScalarType::F64
+    )
 }
 
 fn is_half(t: ScalarType) -> bool {
@@ -646,16 +649,29 @@ pub fn decode(k: &Kernel, gpu: &TimingGpu, ptx_source: Option<&str>) -> Decoded 
             _ => (0, false, false),
         };
         // Asynchronous copies: no register waits for them; `cp.async.wait_group` does.
-        let is_async = matches!(&inst.op, Op::Mma(m) if matches!(&**m, MmaOp::CpAsync { .. } | MmaOp::Bulk { .. } | MmaOp::BulkTensor { .. }));
+        let is_async =
+            matches!(&inst.op, Op::Mma(m) if matches!(&**m, MmaOp::CpAsync { .. } | MmaOp::Bulk { .. } | MmaOp::BulkTensor { .. }));
         let queue = match (&inst.op, class) {
             (_, Class::Shfl) => QUEUE_MIO,
-            (Op::Ld { space: Space::Shared, .. } | Op::St { space: Space::Shared, .. } | Op::Atom { space: Space::Shared, .. }, Class::Mem) => QUEUE_MIO,
-            (Op::Mma(m), Class::Mem) if matches!(&**m, MmaOp::LdMatrix { space: Space::Shared, .. } | MmaOp::StMatrix { space: Space::Shared, .. } | MmaOp::WmmaLoad { space: Space::Shared, .. } | MmaOp::WmmaStore { space: Space::Shared, .. }) => QUEUE_MIO,
+            (
+                Op::Ld { space: Space::Shared, .. } | Op::St { space: Space::Shared, .. } | Op::Atom { space: Space::Shared, .. },
+                Class::Mem,
+            ) => QUEUE_MIO,
+            (Op::Mma(m), Class::Mem)
+                if matches!(
+                    &**m,
+                    MmaOp::LdMatrix { space: Space::Shared, .. }
+                        | MmaOp::StMatrix { space: Space::Shared, .. }
+                        | MmaOp::WmmaLoad { space: Space::Shared, .. }
+                        | MmaOp::WmmaStore { space: Space::Shared, .. }
+                ) =>
+            {
+                QUEUE_MIO
+            }
             (_, Class::Mem) => QUEUE_LSU,
             _ => QUEUE_NONE,
         };
-        let bypass_l1 = matches!(&inst.op, Op::Ld { .. })
-            && [".cg", ".cs", ".cv", ".volatile", ".lu"].iter().any(|m| opcode.contains(m));
+        let bypass_l1 = matches!(&inst.op, Op::Ld { .. }) && [".cg", ".cs", ".cv", ".volatile", ".lu"].iter().any(|m| opcode.contains(m));
         let alt_pipe = match &inst.op {
             _ if pipe != PIPE_INT => PIPE_NONE,
             Op::Bin32 { f: Bin32::Add | Bin32::Sub | Bin32::Shl, .. } => PIPE_IMAD,
@@ -858,7 +874,12 @@ fn fold_address_offsets(k: &Kernel, insts: &mut [TInst], regs: &RegIds, constant
     }
     for (r, ds) in defs.iter().enumerate() {
         if !ds.is_empty()
-            && ds.iter().all(|&pc| matches!(k.code[pc].op, Op::Mov { .. }) && insts[pc].class == Class::Free && insts[pc].srcs.is_empty() && k.code[pc].guard.is_none())
+            && ds.iter().all(|&pc| {
+                matches!(k.code[pc].op, Op::Mov { .. })
+                    && insts[pc].class == Class::Free
+                    && insts[pc].srcs.is_empty()
+                    && k.code[pc].guard.is_none()
+            })
         {
             konst[r] = true;
         }

@@ -146,7 +146,15 @@ impl Cache {
         let ways = ways.max(1) as usize;
         let nlines = (bytes / 128).max(ways as u64) as usize;
         let sets = (nlines / ways).max(1);
-        Cache { sets, ways, tags: vec![0; sets * ways], lru: vec![0; sets * ways], meta: vec![Meta::default(); sets * ways], clock: 0, evicted_dirty_sectors: 0 }
+        Cache {
+            sets,
+            ways,
+            tags: vec![0; sets * ways],
+            lru: vec![0; sets * ways],
+            meta: vec![Meta::default(); sets * ways],
+            clock: 0,
+            evicted_dirty_sectors: 0,
+        }
     }
 
     #[inline]

@@ -319,7 +319,12 @@ impl TimingReport {
             self.theoretical_occupancy * 100.0,
             self.blocks_per_sm
         );
-        let _ = writeln!(s, "  issue slots busy     {:>13.1}%  ({} SASS-equivalent instructions)", self.issue_active_pct(), self.sass_instructions);
+        let _ = writeln!(
+            s,
+            "  issue slots busy     {:>13.1}%  ({} SASS-equivalent instructions)",
+            self.issue_active_pct(),
+            self.sass_instructions
+        );
         let total: u64 = self.stall.iter().sum::<u64>().max(1);
         let mut reasons: Vec<(Reason, u64)> = Reason::ALL.iter().map(|&r| (r, self.stall[r as usize])).filter(|x| x.1 > 0).collect();
         reasons.sort_by_key(|x| std::cmp::Reverse(x.1));
@@ -345,7 +350,11 @@ impl TimingReport {
         use std::fmt::Write;
         let mut s = String::new();
         let total: u64 = self.lines.iter().map(|l| l.warp_cycles).sum::<u64>().max(1);
-        let _ = writeln!(s, "  {:<28} {:>7} {:>12} {:>10} {:>12}  top stall reasons (warp-cycles)", "line", "share", "issued", "L2 sect", "DRAM bytes");
+        let _ = writeln!(
+            s,
+            "  {:<28} {:>7} {:>12} {:>10} {:>12}  top stall reasons (warp-cycles)",
+            "line", "share", "issued", "L2 sect", "DRAM bytes"
+        );
         for l in self.lines.iter().take(top) {
             let reasons: Vec<String> = l.stalls.iter().take(3).map(|(n, v)| format!("{n} {v}")).collect();
             let _ = writeln!(

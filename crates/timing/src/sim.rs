@@ -19,7 +19,9 @@ use crate::mem::{Bandwidth, Cache, Lookup};
 use crate::preset::{SchedulerPolicy, TimingGpu};
 use crate::report::{Reason, Span, TimingReport, NREASONS};
 use std::collections::{HashMap, VecDeque};
-use warpsim_engine::block::{arrive, block_coords, complete_barrier, deadlock, init_warp, thread_coords, validate, BarrierState, RegisterTemplate};
+use warpsim_engine::block::{
+    arrive, block_coords, complete_barrier, deadlock, init_warp, thread_coords, validate, BarrierState, RegisterTemplate,
+};
 use warpsim_engine::exec::{Stop, Warp, WarpCtx, WarpFault, WarpState};
 use warpsim_engine::memory::{LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 use warpsim_engine::{GlobalMemory, KernelFault, LaunchConfig, LaunchError, LaunchStats, MemAccessKind, Observer};
@@ -518,7 +520,12 @@ fn run<const W: usize>(
         rep.timeline = Some(std::mem::take(&mut st.spans));
         rep.timeline_truncated = st.spans_dropped;
     }
-    let stats = LaunchStats { blocks: gg.nblocks, warps: gg.nblocks * nwarps as u64, warp_instructions: st.warp_insts, thread_instructions: st.thread_insts };
+    let stats = LaunchStats {
+        blocks: gg.nblocks,
+        warps: gg.nblocks * nwarps as u64,
+        warp_instructions: st.warp_insts,
+        thread_instructions: st.thread_insts,
+    };
     Ok((stats, rep))
 }
 
@@ -1325,7 +1332,9 @@ impl<const W: usize> Sm<W> {
                 for (i, &sec) in secs.iter().enumerate() {
                     let issue = t1 + (i as u64) / 4;
                     gg.st.l1_sectors += 1;
-                    let hit = if bypass { None } else {
+                    let hit = if bypass {
+                        None
+                    } else {
                         match self.l1.access(sec) {
                             Lookup::Hit(r) => Some(r),
                             Lookup::Miss => None,

@@ -94,8 +94,10 @@ fn a_divergent_warp_issues_both_paths() {
         )
     };
     // 8 warps; split on lane parity, or on warp parity.
-    let lanes = run(&branchy("and.b32 %r2, %r1, 1;\n\tsetp.eq.u32 %p1, %r2, 0;"), "split", 1, 256, &[vec![0; 1024]], &[], &g, &opts()).report;
-    let warps = run(&branchy("and.b32 %r2, %r1, 32;\n\tsetp.eq.u32 %p1, %r2, 0;"), "split", 1, 256, &[vec![0; 1024]], &[], &g, &opts()).report;
+    let lanes =
+        run(&branchy("and.b32 %r2, %r1, 1;\n\tsetp.eq.u32 %p1, %r2, 0;"), "split", 1, 256, &[vec![0; 1024]], &[], &g, &opts()).report;
+    let warps =
+        run(&branchy("and.b32 %r2, %r1, 32;\n\tsetp.eq.u32 %p1, %r2, 0;"), "split", 1, 256, &[vec![0; 1024]], &[], &g, &opts()).report;
     let r = lanes.kernel_cycles as f64 / warps.kernel_cycles as f64;
     println!("lane split {} cycles, warp split {} cycles: {r:.2}x", lanes.kernel_cycles, warps.kernel_cycles);
     assert!(lanes.sass_instructions > warps.sass_instructions * 19 / 10);
@@ -162,7 +164,11 @@ fn the_same_launch_gives_the_same_report_under_either_policy() {
         g.timing.scheduler = policy;
         let a = run(&k, "loads", 8, 256, &[vec![0; 2048 * 128], vec![0; 2048 * 4]], &[], &g, &opts()).report;
         let b = run(&k, "loads", 8, 256, &[vec![0; 2048 * 128], vec![0; 2048 * 4]], &[], &g, &opts()).report;
-        assert_eq!((a.cycles, a.stall, a.l2_read_sectors, a.dram_read_bytes), (b.cycles, b.stall, b.l2_read_sectors, b.dram_read_bytes), "{policy:?}");
+        assert_eq!(
+            (a.cycles, a.stall, a.l2_read_sectors, a.dram_read_bytes),
+            (b.cycles, b.stall, b.l2_read_sectors, b.dram_read_bytes),
+            "{policy:?}"
+        );
     }
 }
 
@@ -226,4 +232,3 @@ fn a_preset_file_may_carry_a_timing_section() {
         TimingGpu::resolve(n).unwrap();
     }
 }
-

@@ -16,7 +16,16 @@ pub struct Ran {
 /// Runs `entry` of `src` with a 64-bit pointer parameter per buffer in
 /// `buffers` (initial bytes), then `scalars` (32-bit each).
 #[allow(clippy::too_many_arguments)]
-pub fn run(src: &str, entry: &str, grid: u32, block: u32, buffers: &[Vec<u8>], scalars: &[u32], gpu: &TimingGpu, opts: &TimingOptions) -> Ran {
+pub fn run(
+    src: &str,
+    entry: &str,
+    grid: u32,
+    block: u32,
+    buffers: &[Vec<u8>],
+    scalars: &[u32],
+    gpu: &TimingGpu,
+    opts: &TimingOptions,
+) -> Ran {
     let program = warpsim_ir::compile_module("test.ptx", src).unwrap_or_else(|e| panic!("{e}"));
     let k = program.kernel(entry).unwrap();
     let mut mem = GlobalMemory::new();
