@@ -14,7 +14,6 @@ use crate::plan::*;
 use crate::shadow::{self, Access, Cell, GlobalShadow, Hit, Sets, ATOMIC, WRITE};
 use std::collections::HashMap;
 use std::sync::Arc;
-use warpsim_engine::memory::{LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 use warpsim_engine::{BarrierEvent, MemAccessKind, Observer, WarpSyncEvent, WarpSyncKind};
 use warpsim_ir::Space;
 
@@ -715,17 +714,4 @@ impl Observer for Checker {
     }
 }
 
-/// Maps a generic address into its state space (as the engine does).
-#[inline]
-fn resolve(space: Space, addr: u64) -> (Space, u64) {
-    if space != Space::Generic {
-        return (space, addr);
-    }
-    if addr.wrapping_sub(SHARED_WINDOW) < WINDOW_SIZE {
-        (Space::Shared, addr - SHARED_WINDOW)
-    } else if addr.wrapping_sub(LOCAL_WINDOW) < WINDOW_SIZE {
-        (Space::Local, addr - LOCAL_WINDOW)
-    } else {
-        (Space::Global, addr)
-    }
-}
+use warpsim_ir::window::resolve;

@@ -1376,20 +1376,7 @@ fn combine_bits(op: num::BoolOp, a: u64, b: u64) -> u64 {
     }
 }
 
-/// Maps a generic address into its state space.
-#[inline]
-fn resolve_generic(space: Space, addr: u64) -> (Space, u64) {
-    if space != Space::Generic {
-        return (space, addr);
-    }
-    if addr.wrapping_sub(SHARED_WINDOW) < WINDOW_SIZE {
-        (Space::Shared, addr - SHARED_WINDOW)
-    } else if addr.wrapping_sub(LOCAL_WINDOW) < WINDOW_SIZE {
-        (Space::Local, addr - LOCAL_WINDOW)
-    } else {
-        (Space::Global, addr)
-    }
-}
+use warpsim_ir::window::resolve as resolve_generic;
 
 #[inline]
 fn shared_index(len: usize, addr: u64, size: u32, access: &'static str) -> Result<usize, FaultKind> {

@@ -16,11 +16,7 @@ const WORDS_PER_PAGE: usize = (PAGE_SIZE / 8) as usize;
 
 /// First address handed out for global allocations (generic == global here).
 pub const GLOBAL_BASE: u64 = 0x7f00_0000_0000;
-/// Generic addresses `[SHARED_WINDOW, SHARED_WINDOW + 2^32)` map to the block's shared memory.
-pub const SHARED_WINDOW: u64 = 0x1000_0000_0000;
-/// Generic addresses `[LOCAL_WINDOW, LOCAL_WINDOW + 2^32)` map to the thread's local memory.
-pub const LOCAL_WINDOW: u64 = 0x2000_0000_0000;
-pub const WINDOW_SIZE: u64 = 1 << 32;
+pub use warpsim_ir::window::{LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 /// Guard gap between allocations, so a one-past-the-end access never lands in a neighbour.
 const ALLOC_GAP: u64 = PAGE_SIZE;
 

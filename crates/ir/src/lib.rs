@@ -9,6 +9,7 @@ pub mod kernel;
 pub mod lower;
 pub mod mma;
 pub mod regs;
+pub mod window;
 
 pub use error::{FrontEndError, LowerError};
 pub use inst::*;

@@ -21,10 +21,7 @@ use warpsim_ptx::ast::{self, AddrBase, Function, Instruction, Module, Operand, S
 #[path = "lower_mma.rs"]
 mod lower_mma;
 
-/// Base of the generic shared-memory window (must match the engine).
-pub const SHARED_WINDOW: u64 = 0x1000_0000_0000;
-/// Base of the generic local-memory window (must match the engine).
-pub const LOCAL_WINDOW: u64 = 0x2000_0000_0000;
+pub use crate::window::{LOCAL_WINDOW, SHARED_WINDOW};
 
 const MAX_INLINE_DEPTH: usize = 32;
 /// `.func` calls inlined into one kernel: a call tree of modest depth can

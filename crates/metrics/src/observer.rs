@@ -2,8 +2,8 @@
 //! runs, one observer per worker, merged at the end.
 
 use crate::coalesce::{global_cost, local_addresses, shared_cost};
-use warpsim_engine::memory::{LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 use warpsim_engine::{MemAccessKind, Observer};
+use warpsim_ir::window::{generic_space, LOCAL_WINDOW, SHARED_WINDOW};
 use warpsim_ir::Space;
 
 /// Counters of one PTX instruction (one pc), summed over every warp that ran it.
@@ -105,12 +105,10 @@ impl Observer for MetricsObserver {
                     if mask >> l & 1 == 0 {
                         continue;
                     }
-                    if a.wrapping_sub(SHARED_WINDOW) < WINDOW_SIZE {
-                        shared |= 1 << l;
-                    } else if a.wrapping_sub(LOCAL_WINDOW) < WINDOW_SIZE {
-                        local |= 1 << l;
-                    } else {
-                        global |= 1 << l;
+                    match generic_space(a) {
+                        Space::Shared => shared |= 1 << l,
+                        Space::Local => local |= 1 << l,
+                        _ => global |= 1 << l,
                     }
                 }
             }

@@ -23,9 +23,9 @@ use warpsim_engine::block::{
     arrive, block_coords, complete_barrier, deadlock, init_warp, thread_coords, validate, BarrierState, RegisterTemplate,
 };
 use warpsim_engine::exec::{Stop, Warp, WarpCtx, WarpFault, WarpState};
-use warpsim_engine::memory::{LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 use warpsim_engine::{GlobalMemory, KernelFault, LaunchConfig, LaunchError, LaunchStats, MemAccessKind, Observer};
 use warpsim_gpu::{occupancy, OccupancyInput};
+use warpsim_ir::window::{generic_space, LOCAL_WINDOW, SHARED_WINDOW};
 use warpsim_ir::{Kernel, Program, Space};
 
 /// Grid, block and dynamic shared memory of a launch.
@@ -1234,12 +1234,10 @@ impl<const W: usize> Sm<W> {
                     let l = m.trailing_zeros() as usize;
                     m &= m - 1;
                     let a = cap.addrs[l];
-                    if a.wrapping_sub(SHARED_WINDOW) < WINDOW_SIZE {
-                        shared |= 1 << l;
-                    } else if a.wrapping_sub(LOCAL_WINDOW) < WINDOW_SIZE {
-                        local |= 1 << l;
-                    } else {
-                        global |= 1 << l;
+                    match generic_space(a) {
+                        Space::Shared => shared |= 1 << l,
+                        Space::Local => local |= 1 << l,
+                        _ => global |= 1 << l,
                     }
                 }
             }
