@@ -125,3 +125,107 @@ pub struct BarrierEvent {
 pub struct NoObserver;
 
 impl Observer for NoObserver {}
+
+/// Two observers watching one launch: every hook goes to both, in order, so
+/// metrics, checker, timing and trace can share a single execution.
+/// Nest pairs for more (`(a, (b, c))`). At most one of them should reorder
+/// lane groups ([`Observer::SCHEDULES`]); if both do, the first goes first.
+impl<A: Observer, B: Observer> Observer for (A, B) {
+    const WANTS_MEMORY: bool = A::WANTS_MEMORY || B::WANTS_MEMORY;
+    const WANTS_SYNC: bool = A::WANTS_SYNC || B::WANTS_SYNC;
+    const SCHEDULES: bool = A::SCHEDULES || B::SCHEDULES;
+
+    #[inline(always)]
+    fn block_begin(&mut self, block: u64, warps: u32) {
+        self.0.block_begin(block, warps);
+        self.1.block_begin(block, warps);
+    }
+    #[inline(always)]
+    fn instruction(&mut self, warp: u32, pc: u32, active: u64, exec: u64) {
+        self.0.instruction(warp, pc, active, exec);
+        self.1.instruction(warp, pc, active, exec);
+    }
+    #[inline(always)]
+    fn memory(&mut self, warp: u32, pc: u32, space: Space, kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) {
+        if A::WANTS_MEMORY {
+            self.0.memory(warp, pc, space, kind, bytes, addrs, mask);
+        }
+        if B::WANTS_MEMORY {
+            self.1.memory(warp, pc, space, kind, bytes, addrs, mask);
+        }
+    }
+    #[inline(always)]
+    fn branch(&mut self, warp: u32, pc: u32, taken: u64, not_taken: u64) {
+        self.0.branch(warp, pc, taken, not_taken);
+        self.1.branch(warp, pc, taken, not_taken);
+    }
+    #[inline(always)]
+    fn fence(&mut self, warp: u32, pc: u32, exec: u64) {
+        self.0.fence(warp, pc, exec);
+        self.1.fence(warp, pc, exec);
+    }
+    #[inline(always)]
+    fn warp_sync(&mut self, warp: u32, pc: u32, event: &WarpSyncEvent<'_>) {
+        if A::WANTS_SYNC {
+            self.0.warp_sync(warp, pc, event);
+        }
+        if B::WANTS_SYNC {
+            self.1.warp_sync(warp, pc, event);
+        }
+    }
+    #[inline(always)]
+    fn barrier(&mut self, warp: u32, pc: u32, event: &BarrierEvent) {
+        self.0.barrier(warp, pc, event);
+        self.1.barrier(warp, pc, event);
+    }
+    #[inline(always)]
+    fn barrier_complete(&mut self, id: u32) {
+        self.0.barrier_complete(id);
+        self.1.barrier_complete(id);
+    }
+    #[inline(always)]
+    fn schedule(&mut self, warp: u32, pc: u32, stack: &mut Vec<StackEntry>) -> bool {
+        let a = A::SCHEDULES && self.0.schedule(warp, pc, stack);
+        let b = B::SCHEDULES && self.1.schedule(warp, pc, stack);
+        a || b
+    }
+    #[inline(always)]
+    fn diverged(&mut self, warp: u32, pc: u32, stack: &mut Vec<StackEntry>) {
+        if A::SCHEDULES {
+            self.0.diverged(warp, pc, stack);
+        }
+        if B::SCHEDULES {
+            self.1.diverged(warp, pc, stack);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Count {
+        insts: u32,
+        mem: u32,
+    }
+    impl Observer for Count {
+        const WANTS_MEMORY: bool = true;
+        fn instruction(&mut self, _: u32, _: u32, _: u64, _: u64) {
+            self.insts += 1;
+        }
+        fn memory(&mut self, _: u32, _: u32, _: Space, _: MemAccessKind, _: u32, _: &[u64], _: u64) {
+            self.mem += 1;
+        }
+    }
+
+    #[test]
+    fn a_pair_feeds_both_and_asks_for_what_either_wants() {
+        let mut pair = (Count::default(), (NoObserver, Count::default()));
+        pair.instruction(0, 1, 1, 1);
+        pair.memory(0, 1, Space::Global, MemAccessKind::Load, 4, &[0], 1);
+        assert_eq!((pair.0.insts, pair.0.mem, pair.1 .1.insts, pair.1 .1.mem), (1, 1, 1, 1));
+        const { assert!(<(NoObserver, Count) as Observer>::WANTS_MEMORY) };
+        const { assert!(!<(NoObserver, NoObserver) as Observer>::WANTS_SYNC) };
+    }
+}
