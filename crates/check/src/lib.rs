@@ -26,6 +26,8 @@
 //! The checker is an observer of the functional engine; blocks run serially
 //! so that one shadow of global memory sees them all.
 
+#![forbid(unsafe_code)]
+
 pub mod checker;
 pub mod diag;
 mod hb;

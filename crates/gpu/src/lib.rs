@@ -19,6 +19,8 @@
 //! assert_eq!(o.occupancy, 0.5);
 //! ```
 
+#![forbid(unsafe_code)]
+
 pub mod occupancy;
 pub mod preset;
 mod render;

@@ -4,6 +4,8 @@
 //! observer and reported under Nsight Compute's metric names, per launch and
 //! per CUDA source line.
 
+#![forbid(unsafe_code)]
+
 pub mod coalesce;
 pub mod observer;
 pub mod report;

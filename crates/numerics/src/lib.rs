@@ -21,6 +21,8 @@
 //! * [`fp`]: the shared float machinery (formats, NaN policy, flush-to-zero,
 //!   correctly rounded soft-float in every rounding mode).
 
+#![forbid(unsafe_code)]
+
 pub mod cvt;
 pub mod float;
 pub mod fp;

@@ -5,6 +5,8 @@
 //! (`warpsim-ir`) decides what each opcode and modifier means, so a legal but
 //! unsupported instruction is reported there, by name and line.
 
+#![forbid(unsafe_code)]
+
 pub mod ast;
 pub mod error;
 pub mod lexer;
