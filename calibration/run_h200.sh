@@ -12,8 +12,8 @@ exec > >(tee $R/log.txt) 2>&1
 STAGES=${STAGES:-"tools build programs numerics micro_time validation ncu_micro ncu_validation"}
 NCU_GROUPS1=${NCU_GROUPS1:-"atom bw issue bar"}
 NCU_GROUPS2=${NCU_GROUPS2:-"local call smem mma mem11 lat"}
-BUDGET_S=${BUDGET_S:-450}   # start no ncu group after this
-HARD_S=${HARD_S:-560}       # kill whatever runs at this
+BUDGET_S=${BUDGET_S:-400}   # start no ncu group after this
+HARD_S=${HARD_S:-520}       # kill whatever runs at this
 T0=$(date +%s)
 el() { echo $(( $(date +%s) - T0 )); }
 has() { [[ " $STAGES " == *" $1 "* ]]; }
@@ -31,12 +31,12 @@ fi
 
 if has build; then
   echo "== build $(date -u) t=$(el)"
-  (nvcc -O3 -arch=sm_90 -lineinfo -Xptxas -v $D/micro/micro.cu -o /tmp/b/micro > $R/micro_build.txt 2>&1 && cuobjdump --dump-sass /tmp/b/micro | gzip > $R/micro.sass.gz; echo "micro build rc=$?") &
-  (cd $D/validation && nvcc -ptx -lineinfo -O3 -arch=sm_90 kernels.cu -o kernels.ptx && cp kernels.ptx $R/ && ptxas -arch=sm_90 -v kernels.ptx -o /tmp/b/kernels.cubin > $R/kernels_ptxas.txt 2>&1; echo "validation ptx rc=$?") &
-  (nvcc -O3 -arch=sm_90 $D/numerics/numerics.cu -o /tmp/b/numerics && nvcc -O3 -arch=sm_90 -ptx $D/numerics/numerics.cu -o $R/numerics.ptx; echo "numerics build rc=$?") &
+  (nvcc -O3 -arch=sm_90 -lineinfo -Xptxas -v $D/micro/micro.cu -o /tmp/b/micro > $R/micro_build.txt 2>&1 && cuobjdump --dump-sass /tmp/b/micro | gzip > $R/micro.sass.gz; echo "micro build rc=$?") & P1=$!
+  (cd $D/validation && nvcc -ptx -lineinfo -O3 -arch=sm_90 kernels.cu -o kernels.ptx && cp kernels.ptx $R/ && ptxas -arch=sm_90 -v kernels.ptx -o /tmp/b/kernels.cubin > $R/kernels_ptxas.txt 2>&1; echo "validation ptx rc=$?") & P2=$!
+  (nvcc -O3 -arch=sm_90 $D/numerics/numerics.cu -o /tmp/b/numerics && nvcc -O3 -arch=sm_90 -ptx $D/numerics/numerics.cu -o $R/numerics.ptx; echo "numerics build rc=$?") & P3=$!
   (for p in vector_add seed001_warps runtime_features oob; do nvcc -arch=sm_90 -cudart shared $D/programs/$p.cu -o /tmp/b/$p || echo "build $p failed"; done
-   nvcc -arch=sm_90 $D/programs/vector_add.cu -o /tmp/b/vector_add_static; echo "programs build done") &
-  wait
+   nvcc -arch=sm_90 $D/programs/vector_add.cu -o /tmp/b/vector_add_static; echo "programs build done") & P4=$!
+  wait $P1 $P2 $P3 $P4   # (a bare wait would also wait for the tee of the log)
   echo "built t=$(el)"; ls /tmp/b
   echo "== ncu smoke test"
   $NCU --metrics sm__cycles_elapsed.max,smsp__inst_executed.sum,gpu__time_duration.sum /tmp/b/vector_add 2>&1 | tail -4
@@ -75,7 +75,7 @@ if has validation; then
 fi
 
 ncu_groups() {
-  KRE='regex:^(atom_|local_|spill_|call_k|bw_|chase($|<)|barrier_k|fma_|mufu_|smem_|mma_|gvec_|svec_|const_|wagg_|naive_)'
+  KRE='regex:^(empty_k|store_only|atom_|local_|spill_|call_k|bw_|chase($|<)|barrier_k|fma_|mufu_|smem_|mma_|gvec_|svec_|const_|wagg_|naive_)'
   for g in "$@"; do
     left=$(( HARD_S - $(el) ))
     if [ $(el) -gt $BUDGET_S ] || [ $left -lt 30 ]; then echo "budget: skipping ncu group $g"; continue; fi

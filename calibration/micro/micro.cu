@@ -58,6 +58,41 @@ __global__ void atom_global(int* p, int* out, int iters) {
   if (RET && (s == 0x7fffffff || fs == -1.0f)) out[0] = s;
 }
 
+// The same, with the address offset loaded from memory (all zeros at run time), so ptxas cannot
+// prove the address warp-uniform and does not turn the atomic into a warp-aggregated one
+// (for uniform addresses it emits VOTEU.ANY + UFLO + POPC and one REDG per warp).
+template <int MODE, int OP, bool RET>
+__global__ void atom_global_dyn(int* p, const int* zero, int* out, int iters) {
+  unsigned a = atom_index<MODE>() + zero[gtid()];
+  int s = 0;
+  float fs = 0.f;
+  for (int i = 0; i < iters; i++) {
+    if (OP == 0) {
+      if (RET) s += atomicAdd(p + a, 1); else atomicAdd(p + a, 1);
+    } else if (OP == 1) {
+      if (RET) fs += atomicAdd((float*)p + a, 1.0f); else atomicAdd((float*)p + a, 1.0f);
+    } else {
+      if (RET) s += atomicMax(p + a, (int)(gtid() + i)); else atomicMax(p + a, (int)(gtid() + i));
+    }
+  }
+  if (RET && (s == 0x7fffffff || fs == -1.0f)) out[0] = s;
+}
+template <int MODE, bool RET>
+__global__ void atom_shared_dyn(const int* zero, int* out, int iters) {
+  __shared__ int s[32 * 33 + 256];
+  for (int i = threadIdx.x; i < 32 * 33 + 256; i += blockDim.x) s[i] = 0;
+  __syncthreads();
+  unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  unsigned a = (MODE == 0 ? 0 : MODE == 1 ? warp : MODE == 2 ? threadIdx.x : lane * 32 + warp) + zero[gtid()];
+  int acc = 0;
+  for (int i = 0; i < iters; i++) {
+    if (RET) acc += atomicAdd(s + a, 1); else atomicAdd(s + a, 1);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) out[blockIdx.x] = s[0];
+  if (RET && acc == 0x7fffffff) out[0] = acc;
+}
+
 // ------------------------------------------------------------------ atomics, shared
 // MODE 0: one address per block; 1: one per warp; 2: one per thread (no conflict);
 //      3: one per thread, lane*32 words apart (32-way bank conflict)
@@ -402,6 +437,10 @@ __global__ void hash_fill(unsigned* p, int n) {
   }
 }
 
+// ------------------------------------------------------------------ fixed costs
+__global__ void empty_k() {}
+__global__ void store_only(float* out) { out[gtid()] = 1.0f; }
+
 // ------------------------------------------------------------------ host side
 struct Cfg {
   std::string group, name, kernel, params;  // params: JSON object text
@@ -636,6 +675,65 @@ int main(int argc, char** argv) {
         [=] { CK(cudaMemsetAsync(ip, 0, 4)); wagg_atomic_cg<<<g2, b2>>>(hin, hout, ip); });
     add("mem11", "naive_atomic_compact", "naive_atomic_compact", (const void*)naive_atomic_compact, g2, b2, "{\"n\":65536,\"pred\":\"hash_u32(i)&1\"}",
         [=] { CK(cudaMemsetAsync(ip, 0, 4)); naive_atomic_compact<<<g2, b2>>>(hin, hout, ip); });
+  }
+
+  // ---- atomics whose address ptxas cannot prove uniform (no compiler warp aggregation)
+  {
+    dim3 g(sms * 4), b(256);
+    int it = 4;
+    int* zero = iout + (8 << 20);  // 32 MiB of zeros (iout is zeroed; atomics write only its first word)
+    const char* mn[] = {"same", "warp", "block", "lane", "lane32B"};
+    const char* on[] = {"add_i32", "add_f32", "max_i32"};
+#define AD(M, O, R)                                                                                                      \
+  add("atomdyn", P("atomdyn_g_%s_%s_%s", mn[M], on[O], R ? "ret" : "red"), "atom_global_dyn", (const void*)atom_global_dyn<M, O, R>, g, b, \
+      P("{\"mode\":\"%s\",\"op\":\"%s\",\"ret\":%s,\"iters\":%d,\"address\":\"not provably uniform\"}", mn[M], on[O], R ? "true" : "false", it), \
+      [=] { CK(cudaMemsetAsync(ip, 0, 64 << 20)); atom_global_dyn<M, O, R><<<g, b>>>(ip, zero, iout, it); });
+    AD(0, 0, false) AD(0, 0, true) AD(0, 2, false) AD(0, 2, true) AD(0, 1, false)
+    AD(1, 0, false) AD(1, 0, true) AD(1, 2, false)
+    AD(2, 0, false) AD(2, 0, true) AD(2, 2, false)
+    AD(3, 0, false) AD(3, 0, true)
+    for (int nb : {1, 8, 33, 132}) {
+      dim3 g2(nb);
+      add("atomdyn", P("atomdyn_g_same_add_i32_red_grid%d", nb), "atom_global_dyn", (const void*)atom_global_dyn<0, 0, false>, g2, b,
+          P("{\"mode\":\"same\",\"op\":\"add_i32\",\"ret\":false,\"iters\":%d,\"address\":\"not provably uniform\"}", it),
+          [=] { atom_global_dyn<0, 0, false><<<g2, b>>>(ip, zero, iout, it); });
+      add("atomdyn", P("atomdyn_g_same_add_i32_ret_grid%d", nb), "atom_global_dyn", (const void*)atom_global_dyn<0, 0, true>, g2, b,
+          P("{\"mode\":\"same\",\"op\":\"add_i32\",\"ret\":true,\"iters\":%d,\"address\":\"not provably uniform\"}", it),
+          [=] { atom_global_dyn<0, 0, true><<<g2, b>>>(ip, zero, iout, it); });
+    }
+    int its = 64;
+    const char* sn[] = {"block", "warp", "lane", "lane_conflict32"};
+#define ASD(M, R)                                                                                                        \
+  add("atomdyn", P("atomdyn_s_%s_add_i32_%s", sn[M], R ? "ret" : "red"), "atom_shared_dyn", (const void*)atom_shared_dyn<M, R>, g, b, \
+      P("{\"mode\":\"%s\",\"op\":\"add_i32\",\"ret\":%s,\"iters\":%d,\"address\":\"not provably uniform\"}", sn[M], R ? "true" : "false", its), \
+      [=] { atom_shared_dyn<M, R><<<g, b>>>(zero, iout, its); });
+    ASD(0, false) ASD(0, true) ASD(1, false) ASD(1, true) ASD(2, false) ASD(3, false)
+  }
+
+  // ---- fixed costs and loop-length scaling (separates launch/drain overhead from per-iteration cost)
+  for (int w : {1, 4, 32, 64}) {
+    int wb = w > 32 ? w / 2 : w;
+    dim3 g(sms * (w / wb)), b(wb * 32);
+    add("base", P("empty_w%d", w), "empty_k", (const void*)empty_k, g, b, P("{\"warps_per_sm\":%d}", w), L(empty_k, g, b));
+    add("base", P("store_only_w%d", w), "store_only", (const void*)store_only, g, b, P("{\"warps_per_sm\":%d}", w), L(store_only, g, b, fout));
+    for (int it : {512, 8192}) {
+      std::string pj = P("{\"warps_per_sm\":%d,\"iters\":%d", w, it);
+      add("base", P("fma_dep_w%d_it%d", w, it), "fma_f32<1>", (const void*)fma_f32<1>, g, b, pj + ",\"chains\":1}", L(fma_f32<1>, g, b, fout, 0.999f, 0.5f, it));
+      add("base", P("fma_ind8_w%d_it%d", w, it), "fma_f32<8>", (const void*)fma_f32<8>, g, b, pj + ",\"chains\":8}", L(fma_f32<8>, g, b, fout, 0.999f, 0.5f, it));
+    }
+  }
+  for (int w : {1, 8, 32}) {
+    dim3 g(sms), b(w * 32);
+    add("base", P("barrier_w%d_it512", w), "barrier_k", (const void*)barrier_k, g, b, P("{\"warps_per_block\":%d,\"iters\":512}", w), L(barrier_k, g, b, iout, 512));
+  }
+  {
+    dim3 g(sms * 4), b(256);
+    add("base", "atom_g_same_add_f32_red_it1", "atom_global", (const void*)atom_global<0, 1, false>, g, b,
+        "{\"mode\":\"same\",\"op\":\"add_f32\",\"ret\":false,\"iters\":1}", [=] { atom_global<0, 1, false><<<g, b>>>(ip, iout, 1); });
+    add("base", "atom_g_same_add_i32_red_it16", "atom_global", (const void*)atom_global<0, 0, false>, g, b,
+        "{\"mode\":\"same\",\"op\":\"add_i32\",\"ret\":false,\"iters\":16}", [=] { atom_global<0, 0, false><<<g, b>>>(ip, iout, 16); });
+    add("base", "call_noinline1_it4096", "call_k<1>", (const void*)call_k<1>, g, b, "{\"fma_per_call\":1,\"iters\":4096}", L(call_k<1>, g, b, fout, 0.999f, 4096));
+    add("base", "call_inline1_it4096", "call_k<0>", (const void*)call_k<0>, g, b, "{\"fma_per_call\":1,\"iters\":4096}", L(call_k<0>, g, b, fout, 0.999f, 4096));
   }
 
   cudaEvent_t e0, e1;

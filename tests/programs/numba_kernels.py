@@ -1,6 +1,12 @@
 """Numba @cuda.jit kernels printing results (issue 12): vector add, a shared-memory block sum
 and an atomic histogram. Output is deterministic."""
 import numpy as np
+
+# numba-cuda 0.30.4 on the H200 image (numpy 2.5) fails at import: numpy 2.5 removed np.row_stack,
+# which numba-cuda's array support still registers. Restore the alias (row_stack was vstack).
+if not hasattr(np, "row_stack"):
+    np.row_stack = np.vstack
+
 from numba import cuda, float32, int32
 
 
