@@ -104,5 +104,21 @@ if has ncu_micro; then
   ncu_groups $NCU_GROUPS2
 fi
 
+if has ncu_source; then
+  echo "== ncu source-level (small validation cases) t=$(el)"
+  python3 -c "
+import json; d=json.load(open('$D/validation/cases_spec.json')); d['cases']=d['cases'][:17]
+json.dump(d, open('$D/validation/cases_small.json','w'))"
+  PYTHONUNBUFFERED=1 timeout $(( HARD_S - $(el) )) ncu --clock-control none --section SourceCounters --section WarpStateStats --section LaunchStats \
+    --import-source yes -k 'regex:^v_' -o $R/val_source python3 $D/validation/run_cases.py $D/validation/cases_small.json /tmp/valsrc --ncu > $R/val_source.log 2>&1
+  echo "source profile rc=$? t=$(el)"; ls -la $R/val_source.ncu-rep
+  for ps in cuda sass cuda,sass; do
+    timeout 60 ncu -i $R/val_source.ncu-rep --page source --csv --print-source $ps > $R/val_source_${ps/,/_}.csv 2> $R/val_source_${ps/,/_}.err
+    echo "export $ps rc=$? lines=$(wc -l < $R/val_source_${ps/,/_}.csv)"; head -c 300 $R/val_source_${ps/,/_}.err
+  done
+  timeout 60 ncu -i $R/val_source.ncu-rep --page details --csv > $R/val_source_details.csv 2>&1; echo "details rc=$?"
+  gzip $R/val_source_*.csv
+fi
+
 echo "== done t=$(el)"
 cd $OUT && tar czf results.tgz r && rm -rf r && ls -la $OUT
