@@ -290,7 +290,7 @@ mod tests {
                         3 => Op::Trap,
                         _ => Op::Fence,
                     };
-                    Inst { op, guard }
+                    Inst::new(op, guard)
                 })
                 .collect();
             let ipdom = immediate_post_dominators(&code);
@@ -318,9 +318,9 @@ mod tests {
         let n = 200_000;
         let mut code = Vec::with_capacity(n + 1);
         for _ in 0..n {
-            code.push(Inst { op: Op::Bra { target: 0, reconv: NO_RECONV }, guard: Some(Guard { pred: 0, negate: false }) });
+            code.push(Inst::new(Op::Bra { target: 0, reconv: NO_RECONV }, Some(Guard { pred: 0, negate: false })));
         }
-        code.push(Inst { op: Op::Exit, guard: None });
+        code.push(Inst::new(Op::Exit, None));
         let t = std::time::Instant::now();
         let ipdom = immediate_post_dominators(&code);
         assert!(t.elapsed() < std::time::Duration::from_secs(2), "{:?}", t.elapsed());

@@ -8,6 +8,7 @@ pub mod inst;
 pub mod kernel;
 pub mod lower;
 pub mod mma;
+pub mod op_table;
 pub mod regs;
 pub mod window;
 

@@ -11,6 +11,7 @@ use crate::cfg::{immediate_post_dominators, NO_RECONV};
 use crate::error::LowerError;
 use crate::inst::*;
 use crate::kernel::*;
+use crate::op_table::{FenceKind, InstMeta};
 use std::collections::HashMap;
 use warpsim_numerics::float::{FloatOp, TestpClass};
 use warpsim_numerics::int::{IntOp, PrmtMode};
@@ -229,6 +230,11 @@ struct Lowerer<'a> {
     cc: Option<u32>,
     /// Constant registers holding extern-shared addresses: (register, offset past the array start).
     extern_patches: Vec<(RegRef, i64)>,
+    /// Byte offset where the previous instruction statement ended (pragmas
+    /// are skipped by the parser and found in the text between statements).
+    prev_inst_end: u32,
+    /// A `.pragma "nounroll"` was seen since the previous instruction.
+    pending_nounroll: bool,
 }
 
 /// `x` rounded up to a multiple of `a`; `None` past `u32::MAX`.
@@ -277,6 +283,8 @@ fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str, lines: &LineInd
         cur_inlined: None,
         cc: None,
         extern_patches: Vec::new(),
+        prev_inst_end: 0,
+        pending_nounroll: false,
     };
     // Module-level names: globals, consts, shared.
     for g in &m.globals {
@@ -393,7 +401,13 @@ impl<'a> Lowerer<'a> {
     }
 
     fn push(&mut self, op: Op, guard: Option<Guard>, span: Span, opcode: &str) -> usize {
-        self.code.push(Inst { op, guard });
+        let mut meta = InstMeta::from_opcode(opcode);
+        meta.fence = match op {
+            Op::Fence => Some(meta.fence.unwrap_or(FenceKind::NoOrdering)),
+            _ => None,
+        };
+        meta.nounroll = std::mem::take(&mut self.pending_nounroll);
+        self.code.push(Inst { op, guard, meta });
         self.info.push(InstInfo {
             ptx_line: self.line_of(span),
             loc: self.cur_loc,
@@ -483,10 +497,27 @@ impl<'a> Lowerer<'a> {
                     open.push(inner.iter());
                 }
                 Statement::BranchTargets { .. } | Statement::CallPrototype { .. } => {}
-                Statement::Inst(i) => self.instruction(i)?,
+                Statement::Inst(i) => {
+                    self.note_pragmas(i.span);
+                    self.instruction(i)?
+                }
             }
         }
         Ok(())
+    }
+
+    /// Records the pragmas written between the previous instruction and the
+    /// one at `span` (the parser skips `.pragma` statements).
+    fn note_pragmas(&mut self, span: Span) {
+        let (start, end) = (self.prev_inst_end as usize, span.start as usize);
+        if start < end {
+            if let Some(gap) = self.src.get(start..end) {
+                if gap.contains(".pragma") && gap.contains("nounroll") {
+                    self.pending_nounroll = true;
+                }
+            }
+        }
+        self.prev_inst_end = span.end;
     }
 
     /// Entering a block: count its statements and declare its branch-target
@@ -1937,7 +1968,10 @@ impl<'a> Lowerer<'a> {
         // Module scope was moved into the new stack; restore it after.
         self.frames.push(Frame { prefix: prefix.clone(), ret_label: Some(end_key.clone()) });
         self.call_stack.push(callee.clone());
+        // Pragmas are looked for in the callee's own text while inlining it.
+        let resume_at = std::mem::replace(&mut self.prev_inst_end, f.span.start);
         let r = self.scope_statements(body);
+        self.prev_inst_end = resume_at;
         self.call_stack.pop();
         self.frames.pop();
         let mut inner = std::mem::replace(&mut self.scopes, saved_scopes);

@@ -404,23 +404,6 @@ pub enum MmaOp {
     Sync(SyncKind),
 }
 
-/// Where an [`MmaOp`] executes.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum MmaUnit {
-    /// The tensor cores (`mma`, `wmma.mma`, `wgmma.mma_async`).
-    Tensor,
-    /// The load/store unit (fragment loads and stores, ldmatrix, stmatrix, cp.async).
-    Memory,
-    /// Register-to-register work (`movmatrix`, `mbarrier.pending_count`).
-    Alu,
-    /// The bulk copy engine (TMA): `cp.async.bulk{.tensor}`.
-    CopyEngine,
-    /// mbarrier operations (shared-memory atomics).
-    Barrier,
-    /// Ordering only: commit/wait groups, wgmma.fence, setmaxnreg.
-    Sync,
-}
-
 /// Warps in a warpgroup (`wgmma`): warp w belongs to warpgroup w / 4.
 pub const WARPGROUP_WARPS: u32 = 4;
 
@@ -520,91 +503,6 @@ pub struct Wgmma {
 }
 
 impl MmaOp {
-    /// Registers this instruction writes.
-    pub fn defs(&self) -> Vec<RegRef> {
-        match self {
-            MmaOp::Mma(m) => m.d.clone(),
-            MmaOp::WmmaLoad { d, .. } | MmaOp::LdMatrix { d, .. } => d.clone(),
-            MmaOp::MovMatrix { d, .. } | MmaOp::MbarPendingCount { d, .. } => vec![*d],
-            MmaOp::Mbarrier { kind: MbarKind::Arrive { state: Some(s), .. }, .. } => vec![*s],
-            MmaOp::Mbarrier { kind: MbarKind::Wait { p, .. }, .. } => vec![RegRef::pred(*p)],
-            MmaOp::Wgmma(w) => w.d.clone(),
-            _ => Vec::new(),
-        }
-    }
-
-    /// Registers this instruction reads.
-    pub fn uses(&self) -> Vec<RegRef> {
-        let addr = |a: &Addr| a.base.into_iter().collect::<Vec<_>>();
-        match self {
-            MmaOp::Mma(m) => [&m.a[..], &m.b[..], &m.c[..]].concat(),
-            MmaOp::WmmaLoad { addr: a, stride, .. } => [addr(a), stride.iter().copied().collect()].concat(),
-            MmaOp::WmmaStore { addr: a, stride, s, .. } => [addr(a), stride.iter().copied().collect(), s.clone()].concat(),
-            MmaOp::LdMatrix { addr: a, .. } => addr(a),
-            MmaOp::StMatrix { addr: a, s, .. } => [addr(a), s.clone()].concat(),
-            MmaOp::MovMatrix { a, .. } => vec![*a],
-            MmaOp::CpAsync { dst, src, src_size, ignore_src, .. } => {
-                let mut v = [addr(dst), addr(src)].concat();
-                v.extend(src_size.iter().copied());
-                v.extend(ignore_src.iter().map(|(p, _)| RegRef::pred(*p)));
-                v
-            }
-            MmaOp::CpAsyncMbarrierArrive { addr: a, .. } => addr(a),
-            MmaOp::Mbarrier { kind, addr: a, .. } => {
-                let mut v = addr(a);
-                match kind {
-                    MbarKind::Init { count } => v.push(*count),
-                    MbarKind::Arrive { count, expect_tx, .. } => v.extend(count.iter().chain(expect_tx.iter()).copied()),
-                    MbarKind::ExpectTx { tx } | MbarKind::CompleteTx { tx } => v.push(*tx),
-                    MbarKind::Wait { arg, .. } => v.push(*arg),
-                    MbarKind::Inval => {}
-                }
-                v
-            }
-            MmaOp::MbarPendingCount { state, .. } => vec![*state],
-            MmaOp::Bulk { dst, src, size, mbar, .. } => {
-                let mut v = [addr(dst), addr(src)].concat();
-                v.push(*size);
-                v.extend(mbar.iter().flat_map(addr));
-                v
-            }
-            MmaOp::BulkTensor { smem, tmap, coords, mbar, .. } => {
-                let mut v = addr(smem);
-                v.push(*tmap);
-                v.extend(coords.iter().copied());
-                v.extend(mbar.iter().flat_map(addr));
-                v
-            }
-            MmaOp::Wgmma(w) => {
-                let mut v = w.d.clone();
-                match &w.a {
-                    WgmmaA::Desc(r) => v.push(*r),
-                    WgmmaA::Regs(r) => v.extend(r.iter().copied()),
-                }
-                v.push(w.b_desc);
-                if let Ok((p, _)) = w.scale_d {
-                    v.push(RegRef::pred(p));
-                }
-                v
-            }
-            MmaOp::Sync(_) => Vec::new(),
-        }
-    }
-
-    /// The unit that executes the instruction, for timing models and metrics.
-    pub fn unit(&self) -> MmaUnit {
-        match self {
-            MmaOp::Mma(_) | MmaOp::Wgmma(_) => MmaUnit::Tensor,
-            MmaOp::WmmaLoad { .. } | MmaOp::WmmaStore { .. } | MmaOp::LdMatrix { .. } | MmaOp::StMatrix { .. } | MmaOp::CpAsync { .. } => {
-                MmaUnit::Memory
-            }
-            MmaOp::MovMatrix { .. } | MmaOp::MbarPendingCount { .. } => MmaUnit::Alu,
-            MmaOp::Bulk { .. } | MmaOp::BulkTensor { .. } => MmaUnit::CopyEngine,
-            MmaOp::Mbarrier { .. } | MmaOp::CpAsyncMbarrierArrive { .. } => MmaUnit::Barrier,
-            MmaOp::Sync(_) => MmaUnit::Sync,
-        }
-    }
-
     /// Whether the instruction is executed by a whole warpgroup (four
     /// consecutive warps, the first a multiple of 4) rather than one warp.
     pub fn warpgroup_wide(&self) -> bool {
@@ -612,11 +510,6 @@ impl MmaOp {
             self,
             MmaOp::Wgmma(_) | MmaOp::Sync(SyncKind::WgmmaFence | SyncKind::WgmmaCommit | SyncKind::WgmmaWait | SyncKind::SetMaxNReg)
         )
-    }
-
-    /// Whether the instruction reads or writes memory.
-    pub fn touches_memory(&self) -> bool {
-        !matches!(self, MmaOp::Mma(_) | MmaOp::MovMatrix { .. } | MmaOp::MbarPendingCount { .. } | MmaOp::Sync(_))
     }
 }
 

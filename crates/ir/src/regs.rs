@@ -62,8 +62,9 @@
 //! (`cudaFuncGetAttributes`, `ptxas -v`), use it.
 
 use crate::cfg::successors;
-use crate::inst::{Addr, Bank, BarKind, BarRed, Inst, Op, RegRef, Space};
+use crate::inst::{Bank, Inst, Op, RegRef, Space};
 use crate::kernel::{Kernel, Special};
+use crate::op_table::RegRole;
 use warpsim_numerics::ScalarType;
 
 /// Registers ptxas counts beyond the highest one a kernel uses (sm_90).
@@ -212,208 +213,66 @@ fn is_int(ty: ScalarType) -> bool {
 
 fn def_use(inst: &Inst) -> DefUse {
     let mut du = DefUse::default();
-    if let Some(g) = inst.guard {
-        du.uses.push(pred(g.pred));
-    }
-    let addr = |du: &mut DefUse, space: Space, a: &Addr| {
-        if let Some(b) = a.base {
-            du.uses.push(b);
-            if matches!(space, Space::Global | Space::Generic | Space::Local) {
-                du.addr_base = Some(b);
-            }
-        }
-    };
-    match &inst.op {
-        Op::Nop | Op::Fence | Op::Exit | Op::Trap | Op::Bra { .. } => {}
-        Op::Mov { d, a } => {
-            du.defs.push(*d);
-            du.uses.push(*a);
-            du.uniform_capable = true;
-        }
-        Op::Bin32 { f, d, a, b } => {
-            use crate::inst::Bin32 as B;
-            du.defs.push(r32(*d));
-            du.uses.extend([r32(*a), r32(*b)]);
-            du.uniform_capable = !matches!(f, B::AddF | B::SubF | B::MulF | B::MinF | B::MaxF);
-        }
-        Op::Bin64 { f, d, a, b } => {
-            use crate::inst::Bin64 as B;
-            du.defs.push(r64(*d));
-            du.uses.extend([r64(*a), r64(*b)]);
-            du.uniform_capable = !matches!(f, B::AddF | B::SubF | B::MulF);
-        }
-        Op::Tern32 { f, d, a, b, c } => {
-            du.defs.push(r32(*d));
-            du.uses.extend([r32(*a), r32(*b), r32(*c)]);
-            du.uniform_capable = matches!(f, crate::inst::Tern32::MadLo);
-        }
-        Op::FmaF64 { d, a, b, c } => {
-            du.defs.push(r64(*d));
-            du.uses.extend([r64(*a), r64(*b), r64(*c)]);
-        }
-        Op::Shift64 { d, a, b, .. } => {
-            du.defs.push(r64(*d));
-            du.uses.extend([r64(*a), r32(*b)]);
-            du.uniform_capable = true;
-        }
-        Op::MulWide32 { d, a, b, .. } => {
-            du.defs.push(r64(*d));
-            du.uses.extend([r32(*a), r32(*b)]);
-            du.uniform_capable = true;
-        }
-        Op::Extend32To64 { d, a, .. } => {
-            du.defs.push(r64(*d));
-            du.uses.push(r32(*a));
-            du.uniform_capable = true;
-        }
-        Op::Trunc64To32 { d, a } => {
-            du.defs.push(r32(*d));
-            du.uses.push(r64(*a));
-            du.uniform_capable = true;
-        }
-        Op::Int { ty, d, s, .. } => {
-            du.defs.push(*d);
-            du.uses.extend_from_slice(s);
-            du.uniform_capable = is_int(*ty);
-        }
-        Op::IntCarry { ty, d, s, cc, carry_in, carry_out, .. } => {
-            du.defs.push(*d);
-            du.uses.extend_from_slice(s);
-            if *carry_in {
-                du.uses.push(pred(*cc));
-            }
-            if *carry_out {
-                du.defs.push(pred(*cc));
-            }
-            du.uniform_capable = is_int(*ty);
-        }
-        Op::Float { d, s, .. } => {
-            du.defs.push(*d);
-            du.uses.extend_from_slice(s);
-        }
-        Op::Setp { ty, p, q, a, b, combine, .. } => {
-            du.defs.push(pred(*p));
-            if let Some(q) = q {
-                du.defs.push(pred(*q));
-            }
-            du.uses.extend([*a, *b]);
-            if let Some((_, c, _)) = combine {
-                du.uses.push(pred(*c));
-            }
-            du.uniform_capable = is_int(*ty);
-        }
-        Op::Set { ty, dty, d, a, b, combine, .. } => {
-            du.defs.push(*d);
-            du.uses.extend([*a, *b]);
-            if let Some((_, c, _)) = combine {
-                du.uses.push(pred(*c));
-            }
-            du.uniform_capable = is_int(*ty) && is_int(*dty);
-        }
-        Op::Selp { d, a, b, c, .. } => {
-            du.defs.push(*d);
-            du.uses.extend([*a, *b, pred(*c)]);
-            du.uniform_capable = true;
-        }
-        Op::Slct { cty, d, a, b, c, .. } => {
-            du.defs.push(*d);
-            du.uses.extend([*a, *b, *c]);
-            du.uniform_capable = is_int(*cty);
-        }
-        Op::Testp { p, a, .. } => {
-            du.defs.push(pred(*p));
-            du.uses.push(*a);
-        }
-        Op::PredLogic { d, a, b, .. } => {
-            du.defs.push(pred(*d));
-            du.uses.extend([pred(*a), pred(*b)]);
-            du.uniform_capable = true;
-        }
-        Op::Cvt { dty, sty, d, a, .. } => {
-            du.defs.push(*d);
-            du.uses.push(*a);
-            du.uniform_capable = is_int(*dty) && is_int(*sty);
-        }
-        Op::CvtPack { d, a, b, .. } => {
-            du.defs.push(r32(*d));
-            du.uses.extend([r32(*a), r32(*b)]);
-        }
-        Op::Pack { d, parts, n, .. } => {
-            du.defs.push(*d);
-            du.uses.extend_from_slice(&parts[..(*n as usize).min(4)]);
-            du.uniform_capable = true;
-        }
-        Op::Unpack { ds, a, .. } => {
-            du.defs.extend(ds.iter().flatten().copied());
-            du.uses.push(*a);
-            du.uniform_capable = true;
-        }
-        Op::Cvta { d, a, .. } => {
-            du.defs.push(*d);
-            du.uses.push(*a);
-            du.uniform_capable = true;
-        }
-        Op::Ld { space, d, addr: a, .. } => {
-            du.defs.extend(d.iter().flatten().copied());
-            addr(&mut du, *space, a);
-            du.uniform_capable = matches!(space, Space::KernelParam | Space::Const);
-        }
-        Op::St { space, n, s, addr: a, .. } => {
-            du.uses.extend_from_slice(&s[..(*n as usize).min(4)]);
-            addr(&mut du, *space, a);
-        }
-        Op::Atom { space, d, addr: a, b, c, .. } => {
-            du.defs.extend(d.iter().copied());
-            addr(&mut du, *space, a);
-            du.uses.extend([*b, *c]);
-        }
-        Op::BrxIdx { index, .. } => du.uses.push(*index),
-        Op::Bar { kind, id, count, pred: p, .. } => {
-            du.uses.push(*id);
-            du.uses.extend(count.iter().copied());
-            if let Some((p, _)) = p {
-                du.uses.push(pred(*p));
-            }
-            if let BarKind::Red(BarRed::Popc { d } | BarRed::And { d } | BarRed::Or { d }) = kind {
-                du.defs.push(*d);
-            }
-        }
-        Op::BarWarpSync { mask } => du.uses.push(*mask),
-        Op::Shfl { d, p, a, b, c, mask, .. } => {
-            du.defs.push(r32(*d));
-            if let Some(p) = p {
-                du.defs.push(pred(*p));
-            }
-            du.uses.extend([r32(*a), r32(*b), r32(*c), r32(*mask)]);
-        }
-        Op::Vote { d, a, mask, .. } => {
-            du.defs.push(*d);
-            du.uses.extend([pred(*a), r32(*mask)]);
-        }
-        Op::Match { d, p, a, mask, .. } => {
-            du.defs.push(r32(*d));
-            if let Some(p) = p {
-                du.defs.push(pred(*p));
-            }
-            du.uses.extend([*a, r32(*mask)]);
-        }
-        Op::Activemask { d } => du.defs.push(r32(*d)),
-        Op::Redux { d, a, mask, .. } => {
-            du.defs.push(r32(*d));
-            du.uses.extend([r32(*a), r32(*mask)]);
-        }
-        Op::ElectSync { d, p, mask } => {
-            du.defs.extend(d.iter().map(|&d| r32(d)));
-            du.defs.push(pred(*p));
-            du.uses.push(r32(*mask));
-        }
-        Op::Clock { d, .. } => du.defs.push(*d),
-        Op::Mma(m) => {
-            du.defs.extend(m.defs());
-            du.uses.extend(m.uses());
+    inst.visit_regs(|role, r| match role {
+        RegRole::Read => du.uses.push(r),
+        RegRole::Write => du.defs.push(r),
+    });
+    if let Some((space, a)) = inst.op.lane_address() {
+        if matches!(space, Space::Global | Space::Generic | Space::Local) {
+            du.addr_base = a.base;
         }
     }
+    du.uniform_capable = uniform_capable(&inst.op);
     du
+}
+
+/// Whether the op's result can be a uniform value when its sources are
+/// (the uniform datapath has integer, logic and move instructions, and
+/// constant-bank loads).
+fn uniform_capable(op: &Op) -> bool {
+    use crate::inst::{Bin32 as B32, Bin64 as B64};
+    match op {
+        Op::Mov { .. }
+        | Op::Shift64 { .. }
+        | Op::MulWide32 { .. }
+        | Op::Extend32To64 { .. }
+        | Op::Trunc64To32 { .. }
+        | Op::Selp { .. }
+        | Op::PredLogic { .. }
+        | Op::Pack { .. }
+        | Op::Unpack { .. }
+        | Op::Cvta { .. } => true,
+        Op::Bin32 { f, .. } => !matches!(f, B32::AddF | B32::SubF | B32::MulF | B32::MinF | B32::MaxF),
+        Op::Bin64 { f, .. } => !matches!(f, B64::AddF | B64::SubF | B64::MulF),
+        Op::Tern32 { f, .. } => matches!(f, crate::inst::Tern32::MadLo),
+        Op::Int { ty, .. } | Op::IntCarry { ty, .. } | Op::Setp { ty, .. } => is_int(*ty),
+        Op::Set { ty, dty, .. } => is_int(*ty) && is_int(*dty),
+        Op::Slct { cty, .. } => is_int(*cty),
+        Op::Cvt { dty, sty, .. } => is_int(*dty) && is_int(*sty),
+        Op::Ld { space, .. } => matches!(space, Space::KernelParam | Space::Const),
+        Op::Nop
+        | Op::Fence
+        | Op::Exit
+        | Op::Trap
+        | Op::Bra { .. }
+        | Op::FmaF64 { .. }
+        | Op::Float { .. }
+        | Op::Testp { .. }
+        | Op::CvtPack { .. }
+        | Op::St { .. }
+        | Op::Atom { .. }
+        | Op::BrxIdx { .. }
+        | Op::Bar { .. }
+        | Op::BarWarpSync { .. }
+        | Op::Shfl { .. }
+        | Op::Vote { .. }
+        | Op::Match { .. }
+        | Op::Activemask { .. }
+        | Op::Redux { .. }
+        | Op::ElectSync { .. }
+        | Op::Clock { .. }
+        | Op::Mma(_) => false,
+    }
 }
 
 // ---- the analysis -------------------------------------------------------------

@@ -1,0 +1,1072 @@
+//! The op table: every fact about a decoded instruction that more than one
+//! consumer needs, declared once per [`Op`] variant (and [`MmaOp`] form) in
+//! exhaustive matches. Liveness (`regs`), the SASS-folding model (metrics),
+//! the timing decoder, the checker's plan and the engine's schedule points
+//! derive from these answers, so adding an op fails to compile here until
+//! its registers, latency class, memory access and collective nature are
+//! decided, and the consumers stay free of catch-all arms.
+//!
+//! Modifiers that do not change what the engine computes (memory ordering,
+//! scope, cache operator, `.sync`, fence kind, `.pragma "nounroll"`) are kept
+//! beside the op in [`InstMeta`], recorded at lowering, so that nobody
+//! re-parses opcode text downstream.
+
+use crate::inst::{Addr, BarKind, BarRed, Bin32, Bin64, CarryKind, Inst, Op, RegRef, Space, Tern32};
+use crate::mma::{MbarKind, MmaOp, SyncKind, WgmmaA};
+use warpsim_numerics::float::FloatOp;
+use warpsim_numerics::int::IntOp;
+use warpsim_numerics::ScalarType;
+
+// ---- registers ------------------------------------------------------------------
+
+/// How an instruction touches a register.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum RegRole {
+    Read,
+    Write,
+}
+
+/// The base register of an address, read.
+fn addr<F: FnMut(RegRole, RegRef)>(f: &mut F, a: &Addr) {
+    if let Some(b) = a.base {
+        f(RegRole::Read, b);
+    }
+}
+
+fn reads<F: FnMut(RegRole, RegRef)>(f: &mut F, rs: &[RegRef]) {
+    rs.iter().for_each(|&r| f(RegRole::Read, r));
+}
+
+fn writes<F: FnMut(RegRole, RegRef)>(f: &mut F, rs: &[RegRef]) {
+    rs.iter().for_each(|&r| f(RegRole::Write, r));
+}
+
+impl Op {
+    /// Calls `f` for every register the op reads and writes (guard not
+    /// included: see [`Inst::visit_regs`]). Reads come first, in operand
+    /// order, then writes; no allocation.
+    pub fn visit_regs(&self, mut f: impl FnMut(RegRole, RegRef)) {
+        use RegRole::{Read as R, Write as W};
+        let r32 = RegRef::r32;
+        let r64 = RegRef::r64;
+        let pr = RegRef::pred;
+        match self {
+            Op::Nop | Op::Fence | Op::Exit | Op::Trap | Op::Bra { .. } => {}
+            Op::Mov { d, a } => {
+                f(R, *a);
+                f(W, *d);
+            }
+            Op::Bin32 { d, a, b, .. } => {
+                f(R, r32(*a));
+                f(R, r32(*b));
+                f(W, r32(*d));
+            }
+            Op::Bin64 { d, a, b, .. } => {
+                f(R, r64(*a));
+                f(R, r64(*b));
+                f(W, r64(*d));
+            }
+            Op::Tern32 { d, a, b, c, .. } => {
+                for s in [a, b, c] {
+                    f(R, r32(*s));
+                }
+                f(W, r32(*d));
+            }
+            Op::FmaF64 { d, a, b, c } => {
+                for s in [a, b, c] {
+                    f(R, r64(*s));
+                }
+                f(W, r64(*d));
+            }
+            Op::Shift64 { d, a, b, .. } => {
+                f(R, r64(*a));
+                f(R, r32(*b));
+                f(W, r64(*d));
+            }
+            Op::MulWide32 { d, a, b, .. } => {
+                f(R, r32(*a));
+                f(R, r32(*b));
+                f(W, r64(*d));
+            }
+            Op::Extend32To64 { d, a, .. } => {
+                f(R, r32(*a));
+                f(W, r64(*d));
+            }
+            Op::Trunc64To32 { d, a } => {
+                f(R, r64(*a));
+                f(W, r32(*d));
+            }
+            Op::Int { d, s, .. } => {
+                s.iter().for_each(|&s| f(R, s));
+                f(W, *d);
+            }
+            Op::IntCarry { d, s, cc, carry_in, carry_out, .. } => {
+                s.iter().for_each(|&s| f(R, s));
+                if *carry_in {
+                    f(R, pr(*cc));
+                }
+                f(W, *d);
+                if *carry_out {
+                    f(W, pr(*cc));
+                }
+            }
+            Op::Float { d, s, .. } => {
+                s.iter().for_each(|&s| f(R, s));
+                f(W, *d);
+            }
+            Op::Setp { p, q, a, b, combine, .. } => {
+                f(R, *a);
+                f(R, *b);
+                if let Some((_, c, _)) = combine {
+                    f(R, pr(*c));
+                }
+                f(W, pr(*p));
+                if let Some(q) = q {
+                    f(W, pr(*q));
+                }
+            }
+            Op::Set { d, a, b, combine, .. } => {
+                f(R, *a);
+                f(R, *b);
+                if let Some((_, c, _)) = combine {
+                    f(R, pr(*c));
+                }
+                f(W, *d);
+            }
+            Op::Selp { d, a, b, c, .. } => {
+                f(R, *a);
+                f(R, *b);
+                f(R, pr(*c));
+                f(W, *d);
+            }
+            Op::Slct { d, a, b, c, .. } => {
+                f(R, *a);
+                f(R, *b);
+                f(R, *c);
+                f(W, *d);
+            }
+            Op::Testp { p, a, .. } => {
+                f(R, *a);
+                f(W, pr(*p));
+            }
+            Op::PredLogic { d, a, b, .. } => {
+                f(R, pr(*a));
+                f(R, pr(*b));
+                f(W, pr(*d));
+            }
+            Op::Cvt { d, a, .. } | Op::Cvta { d, a, .. } => {
+                f(R, *a);
+                f(W, *d);
+            }
+            Op::CvtPack { d, a, b, .. } => {
+                f(R, r32(*a));
+                f(R, r32(*b));
+                f(W, r32(*d));
+            }
+            Op::Pack { d, parts, n, .. } => {
+                parts[..(*n as usize).min(4)].iter().for_each(|&s| f(R, s));
+                f(W, *d);
+            }
+            Op::Unpack { ds, a, .. } => {
+                f(R, *a);
+                ds.iter().flatten().for_each(|&d| f(W, d));
+            }
+            Op::Ld { d, addr: a, .. } => {
+                addr(&mut f, a);
+                d.iter().flatten().for_each(|&d| f(W, d));
+            }
+            Op::St { s, n, addr: a, .. } => {
+                addr(&mut f, a);
+                s[..(*n as usize).min(4)].iter().for_each(|&s| f(R, s));
+            }
+            Op::Atom { d, addr: a, b, c, .. } => {
+                addr(&mut f, a);
+                f(R, *b);
+                f(R, *c);
+                if let Some(d) = d {
+                    f(W, *d);
+                }
+            }
+            Op::BrxIdx { index, .. } => f(R, *index),
+            Op::Bar { kind, id, count, pred, .. } => {
+                f(R, *id);
+                if let Some(c) = count {
+                    f(R, *c);
+                }
+                if let Some((p, _)) = pred {
+                    f(R, pr(*p));
+                }
+                match kind {
+                    BarKind::Red(BarRed::Popc { d } | BarRed::And { d } | BarRed::Or { d }) => f(W, *d),
+                    BarKind::Sync | BarKind::Arrive => {}
+                }
+            }
+            Op::BarWarpSync { mask } => f(R, *mask),
+            Op::Shfl { d, p, a, b, c, mask, .. } => {
+                for s in [a, b, c, mask] {
+                    f(R, r32(*s));
+                }
+                f(W, r32(*d));
+                if let Some(p) = p {
+                    f(W, pr(*p));
+                }
+            }
+            Op::Vote { d, a, mask, .. } => {
+                f(R, pr(*a));
+                f(R, r32(*mask));
+                f(W, *d);
+            }
+            Op::Match { d, p, a, mask, .. } => {
+                f(R, *a);
+                f(R, r32(*mask));
+                f(W, r32(*d));
+                if let Some(p) = p {
+                    f(W, pr(*p));
+                }
+            }
+            Op::Activemask { d } => f(W, r32(*d)),
+            Op::Redux { d, a, mask, .. } => {
+                f(R, r32(*a));
+                f(R, r32(*mask));
+                f(W, r32(*d));
+            }
+            Op::ElectSync { d, p, mask } => {
+                f(R, r32(*mask));
+                if let Some(d) = d {
+                    f(W, r32(*d));
+                }
+                f(W, pr(*p));
+            }
+            Op::Clock { d, .. } => f(W, *d),
+            Op::Mma(m) => m.visit_regs(f),
+        }
+    }
+
+    /// Calls `f` for every register the op reads.
+    pub fn for_each_read(&self, mut f: impl FnMut(RegRef)) {
+        self.visit_regs(|role, r| {
+            if role == RegRole::Read {
+                f(r)
+            }
+        })
+    }
+
+    /// Calls `f` for every register the op writes.
+    pub fn for_each_write(&self, mut f: impl FnMut(RegRef)) {
+        self.visit_regs(|role, r| {
+            if role == RegRole::Write {
+                f(r)
+            }
+        })
+    }
+}
+
+impl Inst {
+    /// [`Op::visit_regs`], with the guard predicate read first.
+    pub fn visit_regs(&self, mut f: impl FnMut(RegRole, RegRef)) {
+        if let Some(g) = self.guard {
+            f(RegRole::Read, RegRef::pred(g.pred));
+        }
+        self.op.visit_regs(f)
+    }
+}
+
+impl MmaOp {
+    /// Registers read and written (reads first), as [`Op::visit_regs`].
+    pub fn visit_regs(&self, mut f: impl FnMut(RegRole, RegRef)) {
+        use RegRole::{Read as R, Write as W};
+        match self {
+            MmaOp::Mma(m) => {
+                reads(&mut f, &m.a);
+                reads(&mut f, &m.b);
+                reads(&mut f, &m.c);
+                writes(&mut f, &m.d);
+            }
+            MmaOp::WmmaLoad { addr: a, stride, d, .. } => {
+                addr(&mut f, a);
+                reads(&mut f, stride.as_slice());
+                writes(&mut f, d);
+            }
+            MmaOp::WmmaStore { addr: a, stride, s, .. } => {
+                addr(&mut f, a);
+                reads(&mut f, stride.as_slice());
+                reads(&mut f, s);
+            }
+            MmaOp::LdMatrix { addr: a, d, .. } => {
+                addr(&mut f, a);
+                writes(&mut f, d);
+            }
+            MmaOp::StMatrix { addr: a, s, .. } => {
+                addr(&mut f, a);
+                reads(&mut f, s);
+            }
+            MmaOp::MovMatrix { d, a } => {
+                f(R, *a);
+                f(W, *d);
+            }
+            MmaOp::CpAsync { dst, src, src_size, ignore_src, .. } => {
+                addr(&mut f, dst);
+                addr(&mut f, src);
+                reads(&mut f, src_size.as_slice());
+                if let Some((p, _)) = ignore_src {
+                    f(R, RegRef::pred(*p));
+                }
+            }
+            MmaOp::CpAsyncMbarrierArrive { addr: a, .. } => addr(&mut f, a),
+            MmaOp::Mbarrier { kind, addr: a, .. } => {
+                addr(&mut f, a);
+                match kind {
+                    MbarKind::Init { count } => f(R, *count),
+                    MbarKind::Arrive { state, count, expect_tx, .. } => {
+                        reads(&mut f, count.as_slice());
+                        reads(&mut f, expect_tx.as_slice());
+                        writes(&mut f, state.as_slice());
+                    }
+                    MbarKind::ExpectTx { tx } | MbarKind::CompleteTx { tx } => f(R, *tx),
+                    MbarKind::Wait { p, arg, .. } => {
+                        f(R, *arg);
+                        f(W, RegRef::pred(*p));
+                    }
+                    MbarKind::Inval => {}
+                }
+            }
+            MmaOp::MbarPendingCount { d, state } => {
+                f(R, *state);
+                f(W, *d);
+            }
+            MmaOp::Bulk { dst, src, size, mbar, .. } => {
+                addr(&mut f, dst);
+                addr(&mut f, src);
+                f(R, *size);
+                if let Some(m) = mbar {
+                    addr(&mut f, m);
+                }
+            }
+            MmaOp::BulkTensor { smem, tmap, coords, mbar, .. } => {
+                addr(&mut f, smem);
+                f(R, *tmap);
+                reads(&mut f, coords);
+                if let Some(m) = mbar {
+                    addr(&mut f, m);
+                }
+            }
+            MmaOp::Wgmma(w) => {
+                reads(&mut f, &w.d);
+                match &w.a {
+                    WgmmaA::Desc(r) => f(R, *r),
+                    WgmmaA::Regs(r) => reads(&mut f, r),
+                }
+                f(R, w.b_desc);
+                if let Ok((p, _)) = w.scale_d {
+                    f(R, RegRef::pred(p));
+                }
+                writes(&mut f, &w.d);
+            }
+            MmaOp::Sync(_) => {}
+        }
+    }
+}
+
+// ---- latency classes --------------------------------------------------------------
+
+/// The functional unit an instruction issues to.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Unit {
+    /// No unit: folded into operands, or handled by the issue logic
+    /// (branches, barriers, exits, fences).
+    None,
+    /// FP32 FMA pipe (also f16/bf16 math).
+    Fp32,
+    /// Integer and logic ALU.
+    Int,
+    /// Integer multiply-add (the FMA-heavy pipe).
+    Imad,
+    Fp64,
+    /// Multi-function unit: transcendental approximations.
+    Sfu,
+    /// Conversions and bit scans.
+    Conv,
+    Tensor,
+    /// Memory input/output: shuffles, special registers, mbarriers.
+    Mio,
+    /// Load/store and asynchronous copies.
+    Lsu,
+}
+
+/// What an instruction costs, in machine-neutral terms; the timing decoder
+/// maps each class to a pipe, latency and issue slots from the GPU preset.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum LatencyClass {
+    /// Folded away by ptxas (packing, truncation, zero-extension, same-width
+    /// conversions): no issue slot, results ready with the sources.
+    Free,
+    /// A register copy: free, unless its source is a per-lane special
+    /// register (read with `S2R`).
+    Move,
+    /// One integer/logic instruction.
+    Alu,
+    /// Two integer instructions (64-bit add, logic, shift).
+    Alu64,
+    /// One `IMAD`.
+    Imad,
+    /// A 64-bit multiply: three `IMAD`s.
+    Imad64,
+    /// Integer division or remainder: a short `IMAD` sequence.
+    IntDiv32,
+    IntDiv64,
+    /// A conversion or bit scan (`popc`, `clz`, `bfind`, `brev`).
+    Conv,
+    /// A 64-bit bit scan: two conversion-unit instructions.
+    Conv64,
+    Fp16,
+    Fp32,
+    Fp64,
+    /// One MUFU instruction.
+    Mufu,
+    /// MUFU then an FMA (`div.approx`, `sin`, `cos`).
+    MufuFma,
+    /// IEEE `div` on f32 (and smaller): an FMA sequence around MUFU.RCP.
+    FDiv32,
+    FDiv64,
+    /// `div.full.f32`.
+    FDivFull,
+    /// IEEE `rcp`/`sqrt` on f32.
+    FRcpSqrt32,
+    FRcpSqrt64,
+    /// `vote`, `activemask`, `elect`.
+    Vote,
+    /// Shuffle and `redux`: a shared-memory-pipe wavefront.
+    Shfl,
+    /// `match`.
+    Match,
+    /// Reading a clock.
+    Clock,
+    /// A load, store, atomic or asynchronous copy: its path depends on the
+    /// space and the addresses, decided at run time.
+    Mem,
+    /// mbarrier operations other than waits on them: variable latency through MIO.
+    Mbarrier,
+    Branch,
+    Exit,
+    Barrier,
+    /// Memory fences and waits for asynchronous copies.
+    Fence,
+    /// A warp-level `mma`: `work` is m * n * k.
+    Mma {
+        work: u32,
+    },
+    /// A warpgroup `wgmma` of width `n`.
+    Wgmma {
+        n: u32,
+    },
+}
+
+impl LatencyClass {
+    /// The functional unit of this class.
+    pub fn unit(self) -> Unit {
+        use LatencyClass as L;
+        match self {
+            L::Free | L::Move | L::Branch | L::Exit | L::Barrier | L::Fence | L::Clock => Unit::None,
+            L::Alu | L::Alu64 | L::Vote => Unit::Int,
+            L::Imad | L::Imad64 | L::IntDiv32 | L::IntDiv64 => Unit::Imad,
+            L::Conv | L::Conv64 => Unit::Conv,
+            L::Fp16 | L::Fp32 | L::FDiv32 | L::FDivFull | L::FRcpSqrt32 => Unit::Fp32,
+            L::Fp64 | L::FDiv64 | L::FRcpSqrt64 => Unit::Fp64,
+            L::Mufu | L::MufuFma => Unit::Sfu,
+            L::Shfl | L::Match | L::Mbarrier => Unit::Mio,
+            L::Mem => Unit::Lsu,
+            L::Mma { .. } | L::Wgmma { .. } => Unit::Tensor,
+        }
+    }
+}
+
+fn is_float_ty(t: ScalarType) -> bool {
+    matches!(
+        t,
+        ScalarType::F16 | ScalarType::F16x2 | ScalarType::BF16 | ScalarType::BF16x2 | ScalarType::TF32 | ScalarType::F32 | ScalarType::F64
+    )
+}
+
+fn is_half_ty(t: ScalarType) -> bool {
+    matches!(t, ScalarType::F16 | ScalarType::F16x2 | ScalarType::BF16 | ScalarType::BF16x2)
+}
+
+impl Op {
+    /// The op's latency class (see [`LatencyClass`]).
+    pub fn latency_class(&self) -> LatencyClass {
+        use LatencyClass as L;
+        match self {
+            Op::Nop => L::Free,
+            Op::Mov { .. } => L::Move,
+            Op::Bin32 { f, .. } => match f {
+                Bin32::AddF | Bin32::SubF | Bin32::MulF => L::Fp32,
+                Bin32::MulLo => L::Imad,
+                Bin32::MinF
+                | Bin32::MaxF
+                | Bin32::Add
+                | Bin32::Sub
+                | Bin32::And
+                | Bin32::Or
+                | Bin32::Xor
+                | Bin32::Shl
+                | Bin32::ShrU
+                | Bin32::ShrS
+                | Bin32::MinS
+                | Bin32::MinU
+                | Bin32::MaxS
+                | Bin32::MaxU => L::Alu,
+            },
+            Op::Bin64 { f, .. } => match f {
+                Bin64::AddF | Bin64::SubF | Bin64::MulF => L::Fp64,
+                Bin64::MulLo => L::Imad64,
+                Bin64::Add | Bin64::Sub | Bin64::And | Bin64::Or | Bin64::Xor => L::Alu64,
+            },
+            Op::Tern32 { f, .. } => match f {
+                Tern32::FmaF => L::Fp32,
+                Tern32::MadLo => L::Imad,
+            },
+            Op::FmaF64 { .. } => L::Fp64,
+            Op::Shift64 { .. } => L::Alu64,
+            Op::MulWide32 { .. } => L::Imad,
+            Op::Extend32To64 { signed, .. } => {
+                if *signed {
+                    L::Alu
+                } else {
+                    L::Free
+                }
+            }
+            Op::Trunc64To32 { .. } => L::Free,
+            Op::Int { op, ty, .. } => {
+                let wide = ty.bits() > 32;
+                match op {
+                    IntOp::Div | IntOp::Rem => {
+                        if wide {
+                            L::IntDiv64
+                        } else {
+                            L::IntDiv32
+                        }
+                    }
+                    IntOp::MulLo
+                    | IntOp::MulHi
+                    | IntOp::MulWide
+                    | IntOp::MadLo
+                    | IntOp::MadHi
+                    | IntOp::MadHiSat
+                    | IntOp::MadWide
+                    | IntOp::Mul24Lo
+                    | IntOp::Mul24Hi
+                    | IntOp::Mad24Lo
+                    | IntOp::Mad24Hi
+                    | IntOp::Mad24HiSat
+                    | IntOp::Sad
+                    | IntOp::Dp4a { .. }
+                    | IntOp::Dp2a { .. } => {
+                        if wide {
+                            L::Imad64
+                        } else {
+                            L::Imad
+                        }
+                    }
+                    IntOp::Popc | IntOp::Clz | IntOp::Bfind | IntOp::BfindShiftAmt | IntOp::Brev => {
+                        if wide {
+                            L::Conv64
+                        } else {
+                            L::Conv
+                        }
+                    }
+                    IntOp::Add
+                    | IntOp::Sub
+                    | IntOp::AddSat
+                    | IntOp::SubSat
+                    | IntOp::Abs
+                    | IntOp::Neg
+                    | IntOp::Min
+                    | IntOp::Max
+                    | IntOp::Bfe
+                    | IntOp::Bfi
+                    | IntOp::Prmt(_)
+                    | IntOp::Shl
+                    | IntOp::Shr
+                    | IntOp::ShfL { .. }
+                    | IntOp::ShfR { .. }
+                    | IntOp::And
+                    | IntOp::Or
+                    | IntOp::Xor
+                    | IntOp::Not
+                    | IntOp::Cnot
+                    | IntOp::Lop3(_) => {
+                        if wide {
+                            L::Alu64
+                        } else {
+                            L::Alu
+                        }
+                    }
+                }
+            }
+            Op::IntCarry { kind, .. } => match kind {
+                CarryKind::MadLo | CarryKind::MadHi => L::Imad,
+                CarryKind::Add | CarryKind::Sub => L::Alu,
+            },
+            Op::Float { op, ty, .. } => {
+                let f64t = *ty == ScalarType::F64;
+                let base = if f64t {
+                    L::Fp64
+                } else if is_half_ty(*ty) {
+                    L::Fp16
+                } else {
+                    L::Fp32
+                };
+                match op {
+                    FloatOp::Add | FloatOp::Sub | FloatOp::Mul | FloatOp::Fma | FloatOp::FmaRelu => base,
+                    FloatOp::Abs | FloatOp::Neg | FloatOp::Min | FloatOp::Max | FloatOp::MinNan | FloatOp::MaxNan | FloatOp::Copysign => {
+                        if f64t {
+                            L::Fp64
+                        } else {
+                            L::Alu
+                        }
+                    }
+                    FloatOp::Div => {
+                        if f64t {
+                            L::FDiv64
+                        } else {
+                            L::FDiv32
+                        }
+                    }
+                    FloatOp::DivFull => L::FDivFull,
+                    FloatOp::DivApprox | FloatOp::SinApprox | FloatOp::CosApprox => L::MufuFma,
+                    FloatOp::Rcp | FloatOp::Sqrt => {
+                        if f64t {
+                            L::FRcpSqrt64
+                        } else {
+                            L::FRcpSqrt32
+                        }
+                    }
+                    FloatOp::RcpApprox
+                    | FloatOp::SqrtApprox
+                    | FloatOp::RsqrtApprox
+                    | FloatOp::Lg2Approx
+                    | FloatOp::Ex2Approx
+                    | FloatOp::TanhApprox => L::Mufu,
+                }
+            }
+            Op::Setp { ty, .. } | Op::Set { ty, .. } => {
+                if *ty == ScalarType::F64 {
+                    L::Fp64
+                } else {
+                    L::Alu
+                }
+            }
+            Op::Selp { .. } | Op::Slct { .. } | Op::Testp { .. } | Op::PredLogic { .. } => L::Alu,
+            Op::Cvt { dty, sty, .. } => {
+                if is_float_ty(*dty) || is_float_ty(*sty) {
+                    if (is_half_ty(*dty) && *sty == ScalarType::F32) || (is_half_ty(*sty) && *dty == ScalarType::F32) {
+                        L::Alu
+                    } else {
+                        L::Conv
+                    }
+                } else if dty.bits() == sty.bits() {
+                    L::Free
+                } else {
+                    L::Alu
+                }
+            }
+            Op::CvtPack { .. } => L::Alu,
+            Op::Pack { .. } | Op::Unpack { .. } => L::Free,
+            Op::Cvta { window, .. } => {
+                if *window == 0 {
+                    L::Free
+                } else {
+                    L::Alu
+                }
+            }
+            Op::Ld { .. } | Op::St { .. } | Op::Atom { .. } => L::Mem,
+            Op::Bra { .. } | Op::BrxIdx { .. } => L::Branch,
+            Op::Exit | Op::Trap => L::Exit,
+            Op::Bar { .. } => L::Barrier,
+            Op::BarWarpSync { .. } => L::Alu,
+            Op::Shfl { .. } | Op::Redux { .. } => L::Shfl,
+            Op::Match { .. } => L::Match,
+            Op::Vote { .. } | Op::Activemask { .. } | Op::ElectSync { .. } => L::Vote,
+            Op::Clock { .. } => L::Clock,
+            Op::Fence => L::Fence,
+            Op::Mma(m) => m.latency_class(),
+        }
+    }
+
+    /// Whether ptxas may issue this integer op as an `IMAD` (`IMAD.IADD`,
+    /// `IMAD.SHL`, `IMAD.MOV`) on the FMA pipe when the ALU is busy.
+    pub fn imad_alternative(&self) -> bool {
+        match self {
+            Op::Bin32 { f, .. } => matches!(f, Bin32::Add | Bin32::Sub | Bin32::Shl),
+            Op::Int { op, ty, .. } => matches!(op, IntOp::Add | IntOp::Sub | IntOp::Shl) && ty.bits() <= 32,
+            Op::Mov { .. } => true,
+            Op::Nop
+            | Op::Bin64 { .. }
+            | Op::Tern32 { .. }
+            | Op::FmaF64 { .. }
+            | Op::Shift64 { .. }
+            | Op::MulWide32 { .. }
+            | Op::Extend32To64 { .. }
+            | Op::Trunc64To32 { .. }
+            | Op::IntCarry { .. }
+            | Op::Float { .. }
+            | Op::Setp { .. }
+            | Op::Set { .. }
+            | Op::Selp { .. }
+            | Op::Slct { .. }
+            | Op::Testp { .. }
+            | Op::PredLogic { .. }
+            | Op::Cvt { .. }
+            | Op::CvtPack { .. }
+            | Op::Pack { .. }
+            | Op::Unpack { .. }
+            | Op::Cvta { .. }
+            | Op::Ld { .. }
+            | Op::St { .. }
+            | Op::Atom { .. }
+            | Op::Bra { .. }
+            | Op::BrxIdx { .. }
+            | Op::Exit
+            | Op::Trap
+            | Op::Bar { .. }
+            | Op::BarWarpSync { .. }
+            | Op::Shfl { .. }
+            | Op::Vote { .. }
+            | Op::Match { .. }
+            | Op::Activemask { .. }
+            | Op::Redux { .. }
+            | Op::ElectSync { .. }
+            | Op::Clock { .. }
+            | Op::Fence
+            | Op::Mma(_) => false,
+        }
+    }
+
+    /// Whether the lanes of a warp exchange values or synchronise in this
+    /// op (`shfl`, `vote`, `match`, `activemask`, `redux`, `elect`,
+    /// `bar.warp.sync`): the engine must run the warp's lanes to it together.
+    /// Tensor-core ops are warp-wide too but are told apart by [`Op::Mma`].
+    pub fn is_warp_collective(&self) -> bool {
+        self.collective().is_some()
+    }
+
+    /// Which warp-collective op this is, if it is one.
+    pub fn collective(&self) -> Option<Collective> {
+        match self {
+            Op::Shfl { .. } => Some(Collective::Shuffle),
+            Op::Vote { .. } | Op::Match { .. } | Op::Activemask { .. } | Op::Redux { .. } | Op::ElectSync { .. } => Some(Collective::Vote),
+            Op::BarWarpSync { .. } => Some(Collective::WarpSync),
+            Op::Nop
+            | Op::Mov { .. }
+            | Op::Bin32 { .. }
+            | Op::Bin64 { .. }
+            | Op::Tern32 { .. }
+            | Op::FmaF64 { .. }
+            | Op::Shift64 { .. }
+            | Op::MulWide32 { .. }
+            | Op::Extend32To64 { .. }
+            | Op::Trunc64To32 { .. }
+            | Op::Int { .. }
+            | Op::IntCarry { .. }
+            | Op::Float { .. }
+            | Op::Setp { .. }
+            | Op::Set { .. }
+            | Op::Selp { .. }
+            | Op::Slct { .. }
+            | Op::Testp { .. }
+            | Op::PredLogic { .. }
+            | Op::Cvt { .. }
+            | Op::CvtPack { .. }
+            | Op::Pack { .. }
+            | Op::Unpack { .. }
+            | Op::Cvta { .. }
+            | Op::Ld { .. }
+            | Op::St { .. }
+            | Op::Atom { .. }
+            | Op::Bra { .. }
+            | Op::BrxIdx { .. }
+            | Op::Exit
+            | Op::Trap
+            | Op::Bar { .. }
+            | Op::Clock { .. }
+            | Op::Fence
+            | Op::Mma(_) => None,
+        }
+    }
+}
+
+/// Kinds of warp-collective op.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Collective {
+    /// `shfl.sync`: lanes read each other's registers.
+    Shuffle,
+    /// `vote`, `match`, `activemask`, `redux`, `elect`: lanes combine values.
+    Vote,
+    /// `bar.warp.sync`: lanes wait for each other.
+    WarpSync,
+}
+
+impl MmaOp {
+    /// The form's latency class (see [`LatencyClass`]).
+    pub fn latency_class(&self) -> LatencyClass {
+        use LatencyClass as L;
+        match self {
+            MmaOp::Mma(x) => L::Mma { work: x.shape.m * x.shape.n * x.shape.k },
+            MmaOp::Wgmma(w) => L::Wgmma { n: w.shape.n },
+            MmaOp::WmmaLoad { .. }
+            | MmaOp::WmmaStore { .. }
+            | MmaOp::LdMatrix { .. }
+            | MmaOp::StMatrix { .. }
+            | MmaOp::CpAsync { .. }
+            | MmaOp::Bulk { .. }
+            | MmaOp::BulkTensor { .. } => L::Mem,
+            MmaOp::MovMatrix { .. } => L::Alu,
+            MmaOp::Sync(s) => match s {
+                SyncKind::CpAsyncWait | SyncKind::BulkWait => L::Fence,
+                SyncKind::CpAsyncCommit
+                | SyncKind::BulkCommit
+                | SyncKind::WgmmaFence
+                | SyncKind::WgmmaCommit
+                | SyncKind::WgmmaWait
+                | SyncKind::SetMaxNReg
+                | SyncKind::Prefetch => L::Alu,
+            },
+            MmaOp::CpAsyncMbarrierArrive { .. } | MmaOp::Mbarrier { .. } | MmaOp::MbarPendingCount { .. } => L::Mbarrier,
+        }
+    }
+}
+
+// ---- memory ------------------------------------------------------------------------
+
+/// What a memory instruction does to memory.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum AccessKind {
+    Load,
+    Store,
+    /// Read-modify-write (`atom`, `red`).
+    Atomic,
+    /// An asynchronous copy (`cp.async`, bulk and tensor copies): its
+    /// writes land when the copy completes, not in issue order.
+    AsyncCopy,
+    /// An operation on an mbarrier object in shared memory.
+    Mbarrier,
+}
+
+/// A memory access of one instruction.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MemAccess {
+    pub kind: AccessKind,
+    /// The space named by the instruction (the destination space of copies).
+    pub space: Space,
+    /// Bytes each lane accesses, all vector elements together, for the
+    /// per-lane forms (`ld`, `st`, `atom`); 0 for fragment, matrix, bulk and
+    /// mbarrier forms, whose addresses the engine works out itself.
+    pub lane_bytes: u32,
+}
+
+impl Op {
+    /// The memory the op touches, if any.
+    pub fn mem_access(&self) -> Option<MemAccess> {
+        let access = |kind, space, lane_bytes| Some(MemAccess { kind, space, lane_bytes });
+        match self {
+            Op::Ld { space, size, n, .. } => access(AccessKind::Load, *space, *size as u32 * *n as u32),
+            Op::St { space, size, n, .. } => access(AccessKind::Store, *space, *size as u32 * *n as u32),
+            Op::Atom { space, ty, .. } => access(AccessKind::Atomic, *space, ty.bits().max(8) / 8),
+            Op::Mma(m) => m.mem_access(),
+            Op::Nop
+            | Op::Mov { .. }
+            | Op::Bin32 { .. }
+            | Op::Bin64 { .. }
+            | Op::Tern32 { .. }
+            | Op::FmaF64 { .. }
+            | Op::Shift64 { .. }
+            | Op::MulWide32 { .. }
+            | Op::Extend32To64 { .. }
+            | Op::Trunc64To32 { .. }
+            | Op::Int { .. }
+            | Op::IntCarry { .. }
+            | Op::Float { .. }
+            | Op::Setp { .. }
+            | Op::Set { .. }
+            | Op::Selp { .. }
+            | Op::Slct { .. }
+            | Op::Testp { .. }
+            | Op::PredLogic { .. }
+            | Op::Cvt { .. }
+            | Op::CvtPack { .. }
+            | Op::Pack { .. }
+            | Op::Unpack { .. }
+            | Op::Cvta { .. }
+            | Op::Bra { .. }
+            | Op::BrxIdx { .. }
+            | Op::Exit
+            | Op::Trap
+            | Op::Bar { .. }
+            | Op::BarWarpSync { .. }
+            | Op::Shfl { .. }
+            | Op::Vote { .. }
+            | Op::Match { .. }
+            | Op::Activemask { .. }
+            | Op::Redux { .. }
+            | Op::ElectSync { .. }
+            | Op::Clock { .. }
+            | Op::Fence => None,
+        }
+    }
+
+    /// The address of the per-lane forms (`ld`, `st`, `atom`), whose lanes
+    /// each compute `base + offset`.
+    pub fn lane_address(&self) -> Option<(Space, &Addr)> {
+        match self {
+            Op::Ld { space, addr, .. } | Op::St { space, addr, .. } | Op::Atom { space, addr, .. } => Some((*space, addr)),
+            _ => None,
+        }
+    }
+}
+
+impl MmaOp {
+    /// The memory the form touches, if any (see [`Op::mem_access`]).
+    pub fn mem_access(&self) -> Option<MemAccess> {
+        let access = |kind, space| Some(MemAccess { kind, space, lane_bytes: 0 });
+        match self {
+            MmaOp::WmmaLoad { space, .. } | MmaOp::LdMatrix { space, .. } => access(AccessKind::Load, *space),
+            MmaOp::WmmaStore { space, .. } | MmaOp::StMatrix { space, .. } => access(AccessKind::Store, *space),
+            MmaOp::CpAsync { dst_space, .. } => access(AccessKind::AsyncCopy, *dst_space),
+            MmaOp::Bulk { dir, .. } => access(
+                AccessKind::AsyncCopy,
+                match dir {
+                    crate::mma::BulkDir::SharedToGlobal => Space::Global,
+                    crate::mma::BulkDir::GlobalToShared | crate::mma::BulkDir::SharedToShared => Space::Shared,
+                },
+            ),
+            MmaOp::BulkTensor { load, .. } => access(AccessKind::AsyncCopy, if *load { Space::Shared } else { Space::Global }),
+            MmaOp::CpAsyncMbarrierArrive { space, .. } | MmaOp::Mbarrier { space, .. } => access(AccessKind::Mbarrier, *space),
+            MmaOp::Mma(_) | MmaOp::Wgmma(_) | MmaOp::MovMatrix { .. } | MmaOp::MbarPendingCount { .. } | MmaOp::Sync(_) => None,
+        }
+    }
+}
+
+// ---- modifiers kept from the source -----------------------------------------------
+
+/// Memory-ordering semantics (`.relaxed`, `.acquire`, ...; `.volatile` and
+/// `.weak` too, which PTX spells in the same place).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MemOrder {
+    /// None written (the instruction's default).
+    #[default]
+    Default,
+    Weak,
+    Volatile,
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+    /// `fence.sc`.
+    Sc,
+}
+
+/// `.cta`, `.cluster`, `.gpu`, `.sys`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum MemScope {
+    Cta,
+    Cluster,
+    Gpu,
+    Sys,
+}
+
+/// Cache operators of `ld`/`st` (`.nc` of `ld.global.nc` included).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum CacheOp {
+    Ca,
+    Cg,
+    Cs,
+    Lu,
+    Cv,
+    Wb,
+    Wt,
+    /// `ld.global.nc`: the non-coherent (texture) path.
+    Nc,
+}
+
+impl CacheOp {
+    /// Whether loads with this operator skip L1 (`.cg`, `.cs`, `.lu`, `.cv`).
+    pub fn bypasses_l1(self) -> bool {
+        matches!(self, CacheOp::Cg | CacheOp::Cs | CacheOp::Lu | CacheOp::Cv)
+    }
+}
+
+/// What kind of fence an [`Op::Fence`] is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum FenceKind {
+    /// `membar.*` / `fence.{sc,acq_rel}.*`: orders memory accesses.
+    Memory,
+    /// `fence.proxy.*`: orders between memory proxies only.
+    Proxy,
+    /// `fence.mbarrier_init.*`.
+    MbarrierInit,
+    /// No ordering: `prefetch`, `nanosleep`, `pmevent`, `discard`, `applypriority`.
+    NoOrdering,
+}
+
+/// Modifiers of one instruction that lowering keeps beside its [`Op`].
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct InstMeta {
+    pub ordering: MemOrder,
+    pub scope: Option<MemScope>,
+    pub cache: Option<CacheOp>,
+    /// The fence kind of [`Op::Fence`] (`None` for other ops).
+    pub fence: Option<FenceKind>,
+    /// A `.sync` form (with a member mask).
+    pub sync: bool,
+    /// A `.pragma "nounroll"` stands between the previous instruction and
+    /// this one (the loop whose body holds it is not unrolled).
+    pub nounroll: bool,
+}
+
+impl InstMeta {
+    /// The modifiers of `opcode` (the head, then its dotted modifiers).
+    pub fn from_opcode(opcode: &str) -> InstMeta {
+        let mut parts = opcode.split('.');
+        let head = parts.next().unwrap_or("");
+        let mut m = InstMeta::default();
+        let mut proxy = false;
+        let mut mbarrier_init = false;
+        for p in parts {
+            match p {
+                "weak" => m.ordering = MemOrder::Weak,
+                "volatile" => m.ordering = MemOrder::Volatile,
+                "relaxed" => m.ordering = MemOrder::Relaxed,
+                "acquire" => m.ordering = MemOrder::Acquire,
+                "release" => m.ordering = MemOrder::Release,
+                "acq_rel" => m.ordering = MemOrder::AcqRel,
+                "sc" => m.ordering = MemOrder::Sc,
+                "cta" => m.scope = Some(MemScope::Cta),
+                "cluster" => m.scope = Some(MemScope::Cluster),
+                "gpu" => m.scope = Some(MemScope::Gpu),
+                "sys" => m.scope = Some(MemScope::Sys),
+                "ca" => m.cache = Some(CacheOp::Ca),
+                "cg" => m.cache = Some(CacheOp::Cg),
+                "cs" => m.cache = Some(CacheOp::Cs),
+                "lu" => m.cache = Some(CacheOp::Lu),
+                "cv" => m.cache = Some(CacheOp::Cv),
+                "wb" => m.cache = Some(CacheOp::Wb),
+                "wt" => m.cache = Some(CacheOp::Wt),
+                "nc" => m.cache = Some(CacheOp::Nc),
+                "sync" => m.sync = true,
+                "proxy" => proxy = true,
+                "mbarrier_init" => mbarrier_init = true,
+                _ => {}
+            }
+        }
+        m.fence = match head {
+            "membar" | "fence" if mbarrier_init => Some(FenceKind::MbarrierInit),
+            "membar" | "fence" if proxy => Some(FenceKind::Proxy),
+            "membar" | "fence" => Some(FenceKind::Memory),
+            _ => None,
+        };
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests;
