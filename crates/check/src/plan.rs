@@ -86,11 +86,7 @@ impl Plan {
             }
             places.push(Place {
                 ptx_line: info.map_or(0, |i| i.ptx_line),
-                source: loc.map(|l| {
-                    let name = program.files.get(&l.file).map(String::as_str).unwrap_or("?");
-                    let short = name.rsplit('/').next().unwrap_or(name);
-                    format!("{short}:{}", l.line)
-                }),
+                source: program.place_of(loc, info.map_or(0, |i| i.ptx_line)).source(),
                 opcode,
             });
         }

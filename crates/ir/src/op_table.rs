@@ -11,7 +11,7 @@
 //! beside the op in [`InstMeta`], recorded at lowering, so that nobody
 //! re-parses opcode text downstream.
 
-use crate::inst::{Addr, BarKind, BarRed, Bin32, Bin64, CarryKind, Inst, Op, RegRef, Space, Tern32};
+use crate::inst::{Addr, BarKind, BarRed, Bin32, Bin64, CarryKind, Inst, Op, Pc, RegRef, Space, Tern32};
 use crate::mma::{MbarKind, MmaOp, SyncKind, WgmmaA};
 use warpsim_numerics::float::FloatOp;
 use warpsim_numerics::int::IntOp;
@@ -832,6 +832,69 @@ impl MmaOp {
                 | SyncKind::Prefetch => L::Alu,
             },
             MmaOp::CpAsyncMbarrierArrive { .. } | MmaOp::Mbarrier { .. } | MmaOp::MbarPendingCount { .. } => L::Mbarrier,
+        }
+    }
+}
+
+// ---- control flow ------------------------------------------------------------------
+
+/// Where control goes after an op.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Flow<'a> {
+    /// To the next instruction.
+    Next,
+    /// To one of `targets` (or the next instruction when a guard is false),
+    /// reconverging at `reconv`.
+    Branch { targets: &'a [Pc], reconv: Pc },
+    /// Out of the kernel (`exit`, `ret`, `trap`).
+    Exit,
+}
+
+impl Op {
+    /// The op's control flow.
+    pub fn flow(&self) -> Flow<'_> {
+        match self {
+            Op::Bra { target, reconv } => Flow::Branch { targets: std::slice::from_ref(target), reconv: *reconv },
+            Op::BrxIdx { targets, reconv, .. } => Flow::Branch { targets, reconv: *reconv },
+            Op::Exit | Op::Trap => Flow::Exit,
+            Op::Nop
+            | Op::Mov { .. }
+            | Op::Bin32 { .. }
+            | Op::Bin64 { .. }
+            | Op::Tern32 { .. }
+            | Op::FmaF64 { .. }
+            | Op::Shift64 { .. }
+            | Op::MulWide32 { .. }
+            | Op::Extend32To64 { .. }
+            | Op::Trunc64To32 { .. }
+            | Op::Int { .. }
+            | Op::IntCarry { .. }
+            | Op::Float { .. }
+            | Op::Setp { .. }
+            | Op::Set { .. }
+            | Op::Selp { .. }
+            | Op::Slct { .. }
+            | Op::Testp { .. }
+            | Op::PredLogic { .. }
+            | Op::Cvt { .. }
+            | Op::CvtPack { .. }
+            | Op::Pack { .. }
+            | Op::Unpack { .. }
+            | Op::Cvta { .. }
+            | Op::Ld { .. }
+            | Op::St { .. }
+            | Op::Atom { .. }
+            | Op::Bar { .. }
+            | Op::BarWarpSync { .. }
+            | Op::Shfl { .. }
+            | Op::Vote { .. }
+            | Op::Match { .. }
+            | Op::Activemask { .. }
+            | Op::Redux { .. }
+            | Op::ElectSync { .. }
+            | Op::Clock { .. }
+            | Op::Fence
+            | Op::Mma(_) => Flow::Next,
         }
     }
 }

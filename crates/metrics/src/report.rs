@@ -301,10 +301,7 @@ impl LaunchMetrics {
                     }
                     None => (None, ptx_lines.as_ref().and_then(|l| l.get(key.1 as usize - 1).map(|s| s.trim().to_string()))),
                 };
-                let place = match &file {
-                    Some(f) => format!("{}:{}", short_name(f), key.1),
-                    None => format!("ptx:{}", key.1),
-                };
+                let place = program.place_of(info.loc, info.ptx_line).to_string();
                 LineReport { place, file, line: key.1, text, ptx_lines: Vec::new(), counters: PcCounters::default() }
             });
             entry.counters.add(c);

@@ -27,7 +27,7 @@
 
 use crate::preset::TimingGpu;
 use std::collections::HashMap;
-use warpsim_ir::op_table::{AccessKind, CacheOp, LatencyClass as L, MemAccess, MemOrder, RegRole};
+use warpsim_ir::op_table::{AccessKind, CacheOp, Flow, LatencyClass as L, MemAccess, MemOrder, RegRole};
 use warpsim_ir::{Bank, Bin32, Bin64, Kernel, Op, RegRef, Space, Special};
 use warpsim_metrics::sass::{folded_instructions, Folded};
 use warpsim_numerics::int::IntOp;
@@ -240,13 +240,11 @@ pub fn decode(k: &Kernel, gpu: &TimingGpu, _ptx_source: Option<&str>) -> Decoded
         } else {
             match inst.op.latency_class() {
                 L::Free => free,
-                L::Move => match &inst.op {
-                    Op::Mov { a, .. } => match specials.get(a) {
-                        Some(s) if !special_is_constant(*s) => (Class::Mio, PIPE_NONE, 0, 1, t.special_register_latency, Sb::Short),
-                        _ => free,
-                    },
-                    _ => free,
-                },
+                // A move from a special register the hardware reads with S2R.
+                L::Move if matches!(&inst.op, Op::Mov { a, .. } if specials.get(a).is_some_and(|s| !special_is_constant(*s))) => {
+                    (Class::Mio, PIPE_NONE, 0, 1, t.special_register_latency, Sb::Short)
+                }
+                L::Move => free,
                 L::Alu => alu,
                 L::Alu64 => slots(alu, 2, t.alu_latency + 2),
                 L::Imad => imad,
@@ -377,22 +375,13 @@ fn build_regions(k: &Kernel, insts: &[TInst], gpu: &TimingGpu) -> (Vec<Region>, 
         leader[0] = true;
     }
     for (pc, inst) in k.code.iter().enumerate() {
-        match &inst.op {
-            Op::Bra { target, reconv } => {
-                leader[*target as usize] = true;
-                if (*reconv as usize) < n {
-                    leader[*reconv as usize] = true;
-                }
+        if let Flow::Branch { targets, reconv } = inst.op.flow() {
+            for &t in targets {
+                leader[t as usize] = true;
             }
-            Op::BrxIdx { targets, reconv, .. } => {
-                for t in targets.iter() {
-                    leader[*t as usize] = true;
-                }
-                if (*reconv as usize) < n {
-                    leader[*reconv as usize] = true;
-                }
+            if (reconv as usize) < n {
+                leader[reconv as usize] = true;
             }
-            _ => {}
         }
         if inst.op.is_branch() {
             leader[pc + 1] = true;
@@ -434,10 +423,8 @@ fn schedule(k: &Kernel, insts: &[TInst], start: usize, end: usize, gpu: &TimingG
         match i.class {
             Class::Free => 0,
             Class::Mem if i.is_store => 1,
-            Class::Mem => match op {
-                Op::Ld { space: Space::Shared, .. } => lat.shared,
-                _ => lat.l1_hit,
-            },
+            Class::Mem if matches!(op, Op::Ld { space: Space::Shared, .. }) => lat.shared,
+            Class::Mem => lat.l1_hit,
             _ => i.latency.max(1),
         }
     };
@@ -497,10 +484,7 @@ fn schedule(k: &Kernel, insts: &[TInst], start: usize, end: usize, gpu: &TimingG
 
 /// The base register of a memory instruction's address.
 fn addr_base(op: &Op) -> Option<RegRef> {
-    match op {
-        Op::Ld { addr, .. } | Op::St { addr, .. } | Op::Atom { addr, .. } => addr.base,
-        _ => None,
-    }
+    op.lane_address().and_then(|(_, a)| a.base)
 }
 
 /// `add d, a, c` with `c` known at compile time (an immediate, a symbol's
@@ -551,12 +535,10 @@ fn fold_address_offsets(k: &Kernel, insts: &mut [TInst], regs: &RegIds, constant
         let rs = &readers[d as usize];
         let only_address = !rs.is_empty()
             && rs.iter().all(|&u| {
-                addr_base(&k.code[u].op).is_some_and(|base| regs.id(base) == d)
-                    && match &k.code[u].op {
-                        Op::St { s, n, .. } => !s.iter().take(*n as usize).any(|x| regs.id(*x) == d),
-                        Op::Atom { b, c, .. } => regs.id(*b) != d && regs.id(*c) != d,
-                        _ => true,
-                    }
+                // `d` is the base and no other operand.
+                let mut reads_of_d = 0;
+                k.code[u].op.for_each_read(|x| reads_of_d += u32::from(regs.id(x) == d));
+                addr_base(&k.code[u].op).is_some_and(|base| regs.id(base) == d) && reads_of_d == 1
             });
         if only_address {
             insts[pc].class = Class::Free;
@@ -596,14 +578,10 @@ fn mark_loop_control(k: &Kernel, insts: &mut [TInst], regs: &RegIds, max_unroll:
     // Branch targets (block leaders other than fall-through).
     let mut target = vec![false; n + 1];
     for inst in &k.code {
-        match &inst.op {
-            Op::Bra { target: t, .. } => target[*t as usize] = true,
-            Op::BrxIdx { targets, .. } => {
-                for t in targets.iter() {
-                    target[*t as usize] = true;
-                }
+        if let Flow::Branch { targets, .. } = inst.op.flow() {
+            for &t in targets {
+                target[t as usize] = true;
             }
-            _ => {}
         }
     }
     for b in 0..n {
