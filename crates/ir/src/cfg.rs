@@ -160,13 +160,13 @@ pub fn immediate_post_dominators(code: &[Inst]) -> Vec<Pc> {
     // `added[t] == b`: edge b -> t already recorded (a `brx.idx` table can name
     // the same block many times; a `contains` check was quadratic in its length).
     let mut added = vec![usize::MAX; nb + 1];
-    for b in 0..nb {
+    for (b, succ_b) in succ.iter_mut().enumerate().take(nb) {
         let last = block_end(b) - 1;
         for s in successors(code, last) {
             let t = if s >= n { exit_node } else { block_of[s] };
             if added[t] != b {
                 added[t] = b;
-                succ[b].push(t);
+                succ_b.push(t);
                 pred[t].push(b);
             }
         }

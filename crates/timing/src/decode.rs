@@ -403,9 +403,9 @@ fn build_regions(k: &Kernel, insts: &[TInst], gpu: &TimingGpu) -> (Vec<Region>, 
         regions.push(Region { start: pc as u32, len: (end - pc) as u32, order: schedule(k, insts, pc, end, gpu) });
         pc = end;
     }
-    for pc in 0..n {
-        if region_at[pc] == u32::MAX {
-            region_at[pc] = regions.len() as u32;
+    for (pc, r) in region_at.iter_mut().enumerate() {
+        if *r == u32::MAX {
+            *r = regions.len() as u32;
             regions.push(Region { start: pc as u32, len: 1, order: vec![pc as u32] });
         }
     }
@@ -492,16 +492,15 @@ fn addr_base(op: &Op) -> Option<RegRef> {
 /// as the base of load/store addresses: SASS adds `c` in the address
 /// (`LDS [R + imm]`), so the add takes no instruction of its own.
 fn fold_address_offsets(k: &Kernel, insts: &mut [TInst], regs: &RegIds, constant: &[bool]) {
-    let n = k.code.len();
     // Registers whose every definition is a folded move of a constant.
     let mut konst: Vec<bool> = constant.to_vec();
     let mut defs: Vec<Vec<usize>> = vec![Vec::new(); regs.total()];
     let mut readers: Vec<Vec<usize>> = vec![Vec::new(); regs.total()];
-    for pc in 0..n {
-        for &d in &insts[pc].dsts {
+    for (pc, ti) in insts.iter().enumerate() {
+        for &d in &ti.dsts {
             defs[d as usize].push(pc);
         }
-        for &r in &insts[pc].srcs {
+        for &r in &ti.srcs {
             readers[r as usize].push(pc);
         }
     }
@@ -517,8 +516,8 @@ fn fold_address_offsets(k: &Kernel, insts: &mut [TInst], regs: &RegIds, constant
             konst[r] = true;
         }
     }
-    for pc in 0..n {
-        if insts[pc].class != Class::Math || k.code[pc].guard.is_some() || insts[pc].dsts.len() != 1 {
+    for (pc, ti) in insts.iter_mut().enumerate() {
+        if ti.class != Class::Math || k.code[pc].guard.is_some() || ti.dsts.len() != 1 {
             continue;
         }
         let (a, b) = match &k.code[pc].op {
@@ -531,7 +530,7 @@ fn fold_address_offsets(k: &Kernel, insts: &mut [TInst], regs: &RegIds, constant
         if !(ka || kb) {
             continue;
         }
-        let d = insts[pc].dsts[0];
+        let d = ti.dsts[0];
         let rs = &readers[d as usize];
         let only_address = !rs.is_empty()
             && rs.iter().all(|&u| {
@@ -541,10 +540,10 @@ fn fold_address_offsets(k: &Kernel, insts: &mut [TInst], regs: &RegIds, constant
                 addr_base(&k.code[u].op).is_some_and(|base| regs.id(base) == d) && reads_of_d == 1
             });
         if only_address {
-            insts[pc].class = Class::Free;
-            insts[pc].pipe = PIPE_NONE;
-            insts[pc].slots = 0;
-            insts[pc].latency = 0;
+            ti.class = Class::Free;
+            ti.pipe = PIPE_NONE;
+            ti.slots = 0;
+            ti.latency = 0;
         }
     }
 }

@@ -2,6 +2,9 @@
 
 use super::*;
 
+/// `setp`/`set`'s `.and|.or|.xor` with a (possibly negated) predicate.
+type Combine = (BoolOp, u32, bool);
+
 impl Lowerer<'_> {
     pub(super) fn need_ty(&self, ty: Option<ScalarType>, span: Span, full: &str) -> LResult<ScalarType> {
         match ty {
@@ -64,11 +67,11 @@ impl Lowerer<'_> {
             IntOp::Max => Some(if ty.is_signed() { Bin32::MaxS } else { Bin32::MaxU }),
             _ => None,
         };
-        if b32 && fast32.is_some() && !mods.has("relu") {
+        if let Some(f) = fast32.filter(|_| b32 && !mods.has("relu")) {
             let d = self.d32(&ops[0])?;
             let a = self.r32(&ops[1], ty)?;
             let b = self.r32(&ops[2], ty)?;
-            self.push(Op::Bin32 { f: fast32.unwrap(), d, a, b }, guard, span, full);
+            self.push(Op::Bin32 { f, d, a, b }, guard, span, full);
             return Ok(());
         }
         let fast64 = match op {
@@ -77,11 +80,11 @@ impl Lowerer<'_> {
             IntOp::MulLo => Some(Bin64::MulLo),
             _ => None,
         };
-        if b64 && fast64.is_some() {
+        if let Some(f) = fast64.filter(|_| b64) {
             let d = self.d64(&ops[0])?;
             let a = self.r64(&ops[1], ty)?;
             let b = self.r64(&ops[2], ty)?;
-            self.push(Op::Bin64 { f: fast64.unwrap(), d, a, b }, guard, span, full);
+            self.push(Op::Bin64 { f, d, a, b }, guard, span, full);
             return Ok(());
         }
         if b32 && op == IntOp::MulWide {
@@ -346,12 +349,7 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    pub(super) fn cmp_and_combine(
-        &mut self,
-        i: &Instruction,
-        mods: &Mods,
-        first_src: usize,
-    ) -> LResult<(CmpOp, Option<(BoolOp, u32, bool)>)> {
+    pub(super) fn cmp_and_combine(&mut self, i: &Instruction, mods: &Mods, first_src: usize) -> LResult<(CmpOp, Option<Combine>)> {
         let Some(cmp) = mods.cmp else {
             return self.err(i.span, "missing comparison operator");
         };
