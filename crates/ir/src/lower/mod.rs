@@ -4,8 +4,11 @@
 //! nothing until used), immediates become constant registers, `.func` calls
 //! are inlined (recursion is reported), labels become program counters, and
 //! every branch gets its reconvergence point from the post-dominator tree.
-//! Each PTX instruction is matched here, once; anything not understood is an
-//! error naming the instruction and its line.
+//! Each PTX instruction is matched once (`instruction.rs` dispatches on the
+//! opcode to one file per family); anything not understood is an error
+//! naming the instruction and its line. Modifiers the engine does not need
+//! (ordering, scope, cache operator, `.pragma "nounroll"`) are kept in each
+//! instruction's [`InstMeta`](crate::op_table::InstMeta).
 
 use crate::cfg::{immediate_post_dominators, NO_RECONV};
 use crate::error::LowerError;
@@ -291,7 +294,7 @@ fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str, lines: &LineInd
         cur_inlined: None,
         cc: None,
         extern_patches: Vec::new(),
-        prev_inst_end: 0,
+        prev_inst_end: f.span.start,
         pending_nounroll: false,
     };
     // Module-level names: globals, consts, shared.
