@@ -3,6 +3,7 @@
 //! reconvergence point).
 
 use crate::inst::{Inst, Op, Pc};
+use crate::op_table::Flow;
 
 /// Reconvergence point meaning "never": the paths only end at exit.
 pub const NO_RECONV: Pc = Pc::MAX;
@@ -13,23 +14,23 @@ pub fn successors(code: &[Inst], pc: usize) -> Vec<usize> {
     let next = pc + 1;
     let inst = &code[pc];
     let guarded = inst.guard.is_some();
-    match &inst.op {
-        Op::Bra { target, .. } => {
-            if guarded {
-                vec![*target as usize, next]
-            } else {
-                vec![*target as usize]
+    match inst.op.flow() {
+        Flow::Next => vec![next],
+        Flow::Branch { targets, .. } => {
+            let mut v: Vec<usize> = targets.iter().map(|&t| t as usize).collect();
+            // A guarded `bra` falls through where the guard is false (`brx.idx` is taken as always jumping).
+            if guarded && matches!(inst.op, Op::Bra { .. }) {
+                v.push(next);
             }
+            v
         }
-        Op::BrxIdx { targets, .. } => targets.iter().map(|&t| t as usize).collect(),
-        Op::Exit | Op::Trap => {
+        Flow::Exit => {
             if guarded {
                 vec![next, exit]
             } else {
                 vec![exit]
             }
         }
-        _ => vec![next],
     }
 }
 

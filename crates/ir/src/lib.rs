@@ -2,6 +2,8 @@
 //! slots, with labels resolved and reconvergence points computed, so the
 //! engine's hot loop never sees text.
 
+#![forbid(unsafe_code)]
+
 pub mod cfg;
 pub mod error;
 pub mod inst;

@@ -64,7 +64,7 @@
 use crate::cfg::successors;
 use crate::inst::{Bank, Inst, Op, RegRef, Space};
 use crate::kernel::{Kernel, Special};
-use crate::op_table::RegRole;
+use crate::op_table::{Flow as Control, RegRole};
 use warpsim_numerics::ScalarType;
 
 /// Registers ptxas counts beyond the highest one a kernel uses (sm_90).
@@ -413,10 +413,12 @@ impl<'k> Analysis<'k> {
         let mut seen = vec![0u32; n];
         let mut generation = 0u32;
         for (pc, inst) in code.iter().enumerate() {
-            let (divergent, reconv) = match &inst.op {
-                Op::Bra { reconv, .. } => (inst.guard.is_some_and(|g| !uni_pred.get(g.pred as usize).copied().unwrap_or(false)), *reconv),
-                Op::BrxIdx { index, reconv, .. } => (!self.idx.of(*index).is_some_and(|i| uni[i]), *reconv),
-                _ => continue,
+            let Control::Branch { reconv, .. } = inst.op.flow() else { continue };
+            // `brx.idx` diverges on a non-uniform index, `bra` on a non-uniform guard.
+            let divergent = if let Op::BrxIdx { index, .. } = &inst.op {
+                !self.idx.of(*index).is_some_and(|i| uni[i])
+            } else {
+                inst.guard.is_some_and(|g| !uni_pred.get(g.pred as usize).copied().unwrap_or(false))
             };
             if !divergent {
                 continue;
