@@ -1,4 +1,4 @@
-//! Barriers and calls (`.func` bodies are inlined).
+//! Control: branches, returns, barriers and calls (`.func` bodies are inlined).
 
 use super::*;
 
@@ -135,6 +135,54 @@ impl Lowerer<'_> {
         self.scopes[0] = std::mem::take(&mut inner[0]);
         r?;
         self.labels.insert(end_key, self.code.len() as Pc);
+        Ok(())
+    }
+
+    pub(super) fn branch(&mut self, i: &Instruction, guard: Option<Guard>, full: &str) -> LResult<()> {
+        let ops = &i.operands;
+        let span = i.span;
+        let at = self.at(i, full);
+        let (nops, unsupported) = (|n| at.nops(n), |what| at.unsupported(what));
+        macro_rules! emit {
+            ($op:expr) => {{
+                let op = $op;
+                self.push(op, guard, span, full);
+            }};
+        }
+        match i.opcode.as_str() {
+            "bra" => {
+                nops(1)?;
+                let Operand::Name(label, s) = &ops[0] else {
+                    return self.err(ops[0].span(), "expected a label");
+                };
+                let key = format!("{}{}", self.frames.last().unwrap().prefix, label);
+                let pc = self.push(Op::Bra { target: 0, reconv: NO_RECONV }, guard, span, full);
+                self.fixups.push((pc, vec![key], *s));
+            }
+            "brx" => {
+                nops(2)?;
+                let index = self.src(&ops[0], ScalarType::U32)?;
+                let Operand::Name(list, s) = &ops[1] else {
+                    return self.err(ops[1].span(), "expected a .branchtargets label");
+                };
+                let Some(Sym::BranchTargets(keys)) = self.lookup(list) else {
+                    return self.err(*s, format!("`{list}` is not a .branchtargets list"));
+                };
+                let pc = self.push(Op::BrxIdx { index, targets: Box::new([]), reconv: NO_RECONV }, guard, span, full);
+                self.fixups.push((pc, keys, *s));
+            }
+            "ret" => {
+                let ret_label = self.frames.last().unwrap().ret_label.clone();
+                match ret_label {
+                    Some(key) => {
+                        let pc = self.push(Op::Bra { target: 0, reconv: NO_RECONV }, guard, span, full);
+                        self.fixups.push((pc, vec![key], span));
+                    }
+                    None => emit!(Op::Exit),
+                }
+            }
+            _ => return unsupported(""),
+        }
         Ok(())
     }
 }

@@ -1,6 +1,6 @@
-//! One PTX instruction to decoded ops: the dispatch on the opcode, and the
-//! families short enough to lower in place (moves, logic, shifts, selects,
-//! warp-level instructions, branches).
+//! One PTX instruction to decoded ops: the dispatch on the opcode to the
+//! family files, and the few forms short enough to lower in place (logic,
+//! shifts, selects, `testp`, fences, `exit`).
 
 use super::*;
 
@@ -20,16 +20,8 @@ impl Lowerer<'_> {
         let mods = Mods::parse(&i.mods);
         let ops = &i.operands;
         let span = i.span;
-        let nops = |n: usize| -> LResult<()> {
-            if ops.len() < n {
-                Err(LowerError::new(self.file, self.src, span, format!("`{full}` expects {n} operands, found {}", ops.len())))
-            } else {
-                Ok(())
-            }
-        };
-        let unsupported = |what: &str| -> LResult<()> {
-            Err(LowerError::new(self.file, self.src, span, format!("unsupported instruction `{full}`{what}")))
-        };
+        let at = self.at(i, &full);
+        let (nops, unsupported) = (|n| at.nops(n), |what| at.unsupported(what));
         let ty = mods.ty();
         macro_rules! emit {
             ($op:expr) => {{
@@ -38,61 +30,7 @@ impl Lowerer<'_> {
             }};
         }
         match i.opcode.as_str() {
-            "mov" => {
-                nops(2)?;
-                let ty = ty.unwrap_or(ScalarType::B32);
-                match (&ops[0], &ops[1]) {
-                    (Operand::Vector(..), Operand::Vector(..)) => return unsupported(": vector to vector"),
-                    (d, Operand::Vector(parts, _)) => {
-                        let d = self.dst(d)?;
-                        let n = parts.len();
-                        if !(n == 2 || n == 4) {
-                            return self.err(ops[1].span(), "a packed move takes 2 or 4 elements");
-                        }
-                        let elem_bits = (ty.bits() as usize / n) as u8;
-                        let ety = elem_type(elem_bits as u32);
-                        let mut p = [RegRef::r32(0); 4];
-                        for (k, part) in parts.iter().enumerate() {
-                            p[k] = self.src(part, ety)?;
-                        }
-                        emit!(Op::Pack { d, parts: p, n: n as u8, elem_bits });
-                    }
-                    (Operand::Vector(parts, _), a) => {
-                        let n = parts.len();
-                        if !(n == 2 || n == 4) {
-                            return self.err(ops[0].span(), "an unpacking move takes 2 or 4 elements");
-                        }
-                        let a = self.src(a, ty)?;
-                        let elem_bits = (ty.bits() as usize / n) as u8;
-                        let mut ds = [None; 4];
-                        for (k, part) in parts.iter().enumerate() {
-                            ds[k] = match part {
-                                Operand::Sink(_) => None,
-                                p => Some(self.dst(p)?),
-                            };
-                        }
-                        emit!(Op::Unpack { ds, a, n: n as u8, elem_bits });
-                    }
-                    (d, a) => {
-                        if let Operand::Name(n, s) = a {
-                            if let Some(k) = Self::clock_kind(n) {
-                                let d = self.dst(d)?;
-                                let _ = s;
-                                emit!(Op::Clock { kind: k, d });
-                                return Ok(());
-                            }
-                        }
-                        let d = self.dst(d)?;
-                        if d.bank == Bank::Pred {
-                            let (a, neg) = self.src_pred(a)?;
-                            emit!(Op::PredLogic { op: if neg { PredOp::Not } else { PredOp::Mov }, d: d.slot, a, b: a });
-                            return Ok(());
-                        }
-                        let a = self.src(a, ty)?;
-                        emit!(self.move_between(d, a));
-                    }
-                }
-            }
+            "mov" | "cvta" => self.mov(i, &mods, guard, &full)?,
             "add" | "sub" | "mul" | "mad" | "fma" | "div" | "rem" | "abs" | "neg" | "min" | "max" => {
                 let ty = self.need_ty(ty, span, &full)?;
                 if mods.has("cc") || (i.opcode == "mad" && mods.has("cc")) {
@@ -210,62 +148,14 @@ impl Lowerer<'_> {
                 self.float_arith(i, &mods, ty, guard, &full)?;
             }
             "cvt" => self.cvt(i, &mods, guard, &full)?,
-            "cvta" => {
-                nops(2)?;
-                let to_generic = !mods.has("to");
-                let d = self.dst(&ops[0])?;
-                let a = self.src(&ops[1], ty.unwrap_or(ScalarType::U64))?;
-                let window = if mods.has("shared") {
-                    SHARED_WINDOW
-                } else if mods.has("local") {
-                    LOCAL_WINDOW
-                } else {
-                    0
-                };
-                if window == 0 {
-                    emit!(self.move_between(d, a));
-                } else {
-                    emit!(Op::Cvta { to_generic, window, d, a });
-                }
-            }
             "ld" | "ldu" => self.load(i, &mods, guard, &full)?,
             "st" => self.store(i, &mods, guard, &full)?,
             "atom" | "red" => self.atom(i, &mods, guard, &full)?,
             "prefetch" | "prefetchu" | "membar" | "fence" | "nanosleep" | "pmevent" | "discard" | "applypriority" => {
                 emit!(Op::Fence)
             }
-            "bra" => {
-                nops(1)?;
-                let Operand::Name(label, s) = &ops[0] else {
-                    return self.err(ops[0].span(), "expected a label");
-                };
-                let key = format!("{}{}", self.frames.last().unwrap().prefix, label);
-                let pc = self.push(Op::Bra { target: 0, reconv: NO_RECONV }, guard, span, &full);
-                self.fixups.push((pc, vec![key], *s));
-            }
-            "brx" => {
-                nops(2)?;
-                let index = self.src(&ops[0], ScalarType::U32)?;
-                let Operand::Name(list, s) = &ops[1] else {
-                    return self.err(ops[1].span(), "expected a .branchtargets label");
-                };
-                let Some(Sym::BranchTargets(keys)) = self.lookup(list) else {
-                    return self.err(*s, format!("`{list}` is not a .branchtargets list"));
-                };
-                let pc = self.push(Op::BrxIdx { index, targets: Box::new([]), reconv: NO_RECONV }, guard, span, &full);
-                self.fixups.push((pc, keys, *s));
-            }
+            "bra" | "brx" | "ret" => self.branch(i, guard, &full)?,
             "call" => self.call(i, guard, &full)?,
-            "ret" => {
-                let ret_label = self.frames.last().unwrap().ret_label.clone();
-                match ret_label {
-                    Some(key) => {
-                        let pc = self.push(Op::Bra { target: 0, reconv: NO_RECONV }, guard, span, &full);
-                        self.fixups.push((pc, vec![key], span));
-                    }
-                    None => emit!(Op::Exit),
-                }
-            }
             "exit" => emit!(Op::Exit),
             "trap" => emit!(Op::Trap),
             "bar" | "barrier" => self.barrier(i, &mods, guard, &full)?,

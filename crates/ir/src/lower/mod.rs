@@ -402,7 +402,41 @@ fn bank_of(ty: ScalarType) -> Bank {
     }
 }
 
+/// An instruction being lowered, for its error messages.
+#[derive(Copy, Clone)]
+struct At<'s> {
+    file: &'s str,
+    src: &'s str,
+    span: Span,
+    /// The opcode with its modifiers.
+    full: &'s str,
+    nops: usize,
+}
+
+impl At<'_> {
+    /// `Err` unless the instruction has at least `n` operands.
+    fn nops(self, n: usize) -> LResult<()> {
+        if self.nops < n {
+            Err(LowerError::new(self.file, self.src, self.span, format!("`{}` expects {n} operands, found {}", self.full, self.nops)))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The instruction is not supported (`what` says which part of it).
+    fn unsupported(self, what: &str) -> LResult<()> {
+        Err(LowerError::new(self.file, self.src, self.span, format!("unsupported instruction `{}`{what}", self.full)))
+    }
+}
+
 impl<'a> Lowerer<'a> {
+    fn at<'s>(&self, i: &Instruction, full: &'s str) -> At<'s>
+    where
+        'a: 's,
+    {
+        At { file: self.file, src: self.src, span: i.span, full, nops: i.operands.len() }
+    }
+
     fn err<T>(&self, span: Span, msg: impl Into<String>) -> LResult<T> {
         Err(LowerError::new(self.file, self.src, span, msg))
     }

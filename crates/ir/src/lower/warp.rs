@@ -7,16 +7,8 @@ impl Lowerer<'_> {
     pub(super) fn warp(&mut self, i: &Instruction, mods: &Mods, guard: Option<Guard>, full: &str) -> LResult<()> {
         let ops = &i.operands;
         let span = i.span;
-        let nops = |n: usize| -> LResult<()> {
-            if ops.len() < n {
-                Err(LowerError::new(self.file, self.src, span, format!("`{full}` expects {n} operands, found {}", ops.len())))
-            } else {
-                Ok(())
-            }
-        };
-        let unsupported = |what: &str| -> LResult<()> {
-            Err(LowerError::new(self.file, self.src, span, format!("unsupported instruction `{full}`{what}")))
-        };
+        let at = self.at(i, full);
+        let (nops, unsupported) = (|n| at.nops(n), |what| at.unsupported(what));
         let ty = mods.ty();
         macro_rules! emit {
             ($op:expr) => {{
