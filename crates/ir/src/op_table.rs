@@ -12,7 +12,7 @@
 //! re-parses opcode text downstream.
 
 use crate::inst::{Addr, BarKind, BarRed, Bin32, Bin64, CarryKind, Inst, Op, Pc, RegRef, Space, Tern32};
-use crate::mma::{MbarKind, MmaOp, SyncKind, WgmmaA};
+use crate::mma::{BulkDir, MbarKind, MmaOp, SyncKind, WgmmaA};
 use warpsim_numerics::float::FloatOp;
 use warpsim_numerics::int::IntOp;
 use warpsim_numerics::ScalarType;
@@ -491,309 +491,7 @@ fn is_half_ty(t: ScalarType) -> bool {
     matches!(t, ScalarType::F16 | ScalarType::F16x2 | ScalarType::BF16 | ScalarType::BF16x2)
 }
 
-impl Op {
-    /// The op's latency class (see [`LatencyClass`]).
-    pub fn latency_class(&self) -> LatencyClass {
-        use LatencyClass as L;
-        match self {
-            Op::Nop => L::Free,
-            Op::Mov { .. } => L::Move,
-            Op::Bin32 { f, .. } => match f {
-                Bin32::AddF | Bin32::SubF | Bin32::MulF => L::Fp32,
-                Bin32::MulLo => L::Imad,
-                Bin32::MinF
-                | Bin32::MaxF
-                | Bin32::Add
-                | Bin32::Sub
-                | Bin32::And
-                | Bin32::Or
-                | Bin32::Xor
-                | Bin32::Shl
-                | Bin32::ShrU
-                | Bin32::ShrS
-                | Bin32::MinS
-                | Bin32::MinU
-                | Bin32::MaxS
-                | Bin32::MaxU => L::Alu,
-            },
-            Op::Bin64 { f, .. } => match f {
-                Bin64::AddF | Bin64::SubF | Bin64::MulF => L::Fp64,
-                Bin64::MulLo => L::Imad64,
-                Bin64::Add | Bin64::Sub | Bin64::And | Bin64::Or | Bin64::Xor => L::Alu64,
-            },
-            Op::Tern32 { f, .. } => match f {
-                Tern32::FmaF => L::Fp32,
-                Tern32::MadLo => L::Imad,
-            },
-            Op::FmaF64 { .. } => L::Fp64,
-            Op::Shift64 { .. } => L::Alu64,
-            Op::MulWide32 { .. } => L::Imad,
-            Op::Extend32To64 { signed, .. } => {
-                if *signed {
-                    L::Alu
-                } else {
-                    L::Free
-                }
-            }
-            Op::Trunc64To32 { .. } => L::Free,
-            Op::Int { op, ty, .. } => {
-                let wide = ty.bits() > 32;
-                match op {
-                    IntOp::Div | IntOp::Rem => {
-                        if wide {
-                            L::IntDiv64
-                        } else {
-                            L::IntDiv32
-                        }
-                    }
-                    IntOp::MulLo
-                    | IntOp::MulHi
-                    | IntOp::MulWide
-                    | IntOp::MadLo
-                    | IntOp::MadHi
-                    | IntOp::MadHiSat
-                    | IntOp::MadWide
-                    | IntOp::Mul24Lo
-                    | IntOp::Mul24Hi
-                    | IntOp::Mad24Lo
-                    | IntOp::Mad24Hi
-                    | IntOp::Mad24HiSat
-                    | IntOp::Sad
-                    | IntOp::Dp4a { .. }
-                    | IntOp::Dp2a { .. } => {
-                        if wide {
-                            L::Imad64
-                        } else {
-                            L::Imad
-                        }
-                    }
-                    IntOp::Popc | IntOp::Clz | IntOp::Bfind | IntOp::BfindShiftAmt | IntOp::Brev => {
-                        if wide {
-                            L::Conv64
-                        } else {
-                            L::Conv
-                        }
-                    }
-                    IntOp::Add
-                    | IntOp::Sub
-                    | IntOp::AddSat
-                    | IntOp::SubSat
-                    | IntOp::Abs
-                    | IntOp::Neg
-                    | IntOp::Min
-                    | IntOp::Max
-                    | IntOp::Bfe
-                    | IntOp::Bfi
-                    | IntOp::Prmt(_)
-                    | IntOp::Shl
-                    | IntOp::Shr
-                    | IntOp::ShfL { .. }
-                    | IntOp::ShfR { .. }
-                    | IntOp::And
-                    | IntOp::Or
-                    | IntOp::Xor
-                    | IntOp::Not
-                    | IntOp::Cnot
-                    | IntOp::Lop3(_) => {
-                        if wide {
-                            L::Alu64
-                        } else {
-                            L::Alu
-                        }
-                    }
-                }
-            }
-            Op::IntCarry { kind, .. } => match kind {
-                CarryKind::MadLo | CarryKind::MadHi => L::Imad,
-                CarryKind::Add | CarryKind::Sub => L::Alu,
-            },
-            Op::Float { op, ty, .. } => {
-                let f64t = *ty == ScalarType::F64;
-                let base = if f64t {
-                    L::Fp64
-                } else if is_half_ty(*ty) {
-                    L::Fp16
-                } else {
-                    L::Fp32
-                };
-                match op {
-                    FloatOp::Add | FloatOp::Sub | FloatOp::Mul | FloatOp::Fma | FloatOp::FmaRelu => base,
-                    FloatOp::Abs | FloatOp::Neg | FloatOp::Min | FloatOp::Max | FloatOp::MinNan | FloatOp::MaxNan | FloatOp::Copysign => {
-                        if f64t {
-                            L::Fp64
-                        } else {
-                            L::Alu
-                        }
-                    }
-                    FloatOp::Div => {
-                        if f64t {
-                            L::FDiv64
-                        } else {
-                            L::FDiv32
-                        }
-                    }
-                    FloatOp::DivFull => L::FDivFull,
-                    FloatOp::DivApprox | FloatOp::SinApprox | FloatOp::CosApprox => L::MufuFma,
-                    FloatOp::Rcp | FloatOp::Sqrt => {
-                        if f64t {
-                            L::FRcpSqrt64
-                        } else {
-                            L::FRcpSqrt32
-                        }
-                    }
-                    FloatOp::RcpApprox
-                    | FloatOp::SqrtApprox
-                    | FloatOp::RsqrtApprox
-                    | FloatOp::Lg2Approx
-                    | FloatOp::Ex2Approx
-                    | FloatOp::TanhApprox => L::Mufu,
-                }
-            }
-            Op::Setp { ty, .. } | Op::Set { ty, .. } => {
-                if *ty == ScalarType::F64 {
-                    L::Fp64
-                } else {
-                    L::Alu
-                }
-            }
-            Op::Selp { .. } | Op::Slct { .. } | Op::Testp { .. } | Op::PredLogic { .. } => L::Alu,
-            Op::Cvt { dty, sty, .. } => {
-                if is_float_ty(*dty) || is_float_ty(*sty) {
-                    if (is_half_ty(*dty) && *sty == ScalarType::F32) || (is_half_ty(*sty) && *dty == ScalarType::F32) {
-                        L::Alu
-                    } else {
-                        L::Conv
-                    }
-                } else if dty.bits() == sty.bits() {
-                    L::Free
-                } else {
-                    L::Alu
-                }
-            }
-            Op::CvtPack { .. } => L::Alu,
-            Op::Pack { .. } | Op::Unpack { .. } => L::Free,
-            Op::Cvta { window, .. } => {
-                if *window == 0 {
-                    L::Free
-                } else {
-                    L::Alu
-                }
-            }
-            Op::Ld { .. } | Op::St { .. } | Op::Atom { .. } => L::Mem,
-            Op::Bra { .. } | Op::BrxIdx { .. } => L::Branch,
-            Op::Exit | Op::Trap => L::Exit,
-            Op::Bar { .. } => L::Barrier,
-            Op::BarWarpSync { .. } => L::Alu,
-            Op::Shfl { .. } | Op::Redux { .. } => L::Shfl,
-            Op::Match { .. } => L::Match,
-            Op::Vote { .. } | Op::Activemask { .. } | Op::ElectSync { .. } => L::Vote,
-            Op::Clock { .. } => L::Clock,
-            Op::Fence => L::Fence,
-            Op::Mma(m) => m.latency_class(),
-        }
-    }
-
-    /// Whether ptxas may issue this integer op as an `IMAD` (`IMAD.IADD`,
-    /// `IMAD.SHL`, `IMAD.MOV`) on the FMA pipe when the ALU is busy.
-    pub fn imad_alternative(&self) -> bool {
-        match self {
-            Op::Bin32 { f, .. } => matches!(f, Bin32::Add | Bin32::Sub | Bin32::Shl),
-            Op::Int { op, ty, .. } => matches!(op, IntOp::Add | IntOp::Sub | IntOp::Shl) && ty.bits() <= 32,
-            Op::Mov { .. } => true,
-            Op::Nop
-            | Op::Bin64 { .. }
-            | Op::Tern32 { .. }
-            | Op::FmaF64 { .. }
-            | Op::Shift64 { .. }
-            | Op::MulWide32 { .. }
-            | Op::Extend32To64 { .. }
-            | Op::Trunc64To32 { .. }
-            | Op::IntCarry { .. }
-            | Op::Float { .. }
-            | Op::Setp { .. }
-            | Op::Set { .. }
-            | Op::Selp { .. }
-            | Op::Slct { .. }
-            | Op::Testp { .. }
-            | Op::PredLogic { .. }
-            | Op::Cvt { .. }
-            | Op::CvtPack { .. }
-            | Op::Pack { .. }
-            | Op::Unpack { .. }
-            | Op::Cvta { .. }
-            | Op::Ld { .. }
-            | Op::St { .. }
-            | Op::Atom { .. }
-            | Op::Bra { .. }
-            | Op::BrxIdx { .. }
-            | Op::Exit
-            | Op::Trap
-            | Op::Bar { .. }
-            | Op::BarWarpSync { .. }
-            | Op::Shfl { .. }
-            | Op::Vote { .. }
-            | Op::Match { .. }
-            | Op::Activemask { .. }
-            | Op::Redux { .. }
-            | Op::ElectSync { .. }
-            | Op::Clock { .. }
-            | Op::Fence
-            | Op::Mma(_) => false,
-        }
-    }
-
-    /// Whether the lanes of a warp exchange values or synchronise in this
-    /// op (`shfl`, `vote`, `match`, `activemask`, `redux`, `elect`,
-    /// `bar.warp.sync`): the engine must run the warp's lanes to it together.
-    /// Tensor-core ops are warp-wide too but are told apart by [`Op::Mma`].
-    pub fn is_warp_collective(&self) -> bool {
-        self.collective().is_some()
-    }
-
-    /// Which warp-collective op this is, if it is one.
-    pub fn collective(&self) -> Option<Collective> {
-        match self {
-            Op::Shfl { .. } => Some(Collective::Shuffle),
-            Op::Vote { .. } | Op::Match { .. } | Op::Activemask { .. } | Op::Redux { .. } | Op::ElectSync { .. } => Some(Collective::Vote),
-            Op::BarWarpSync { .. } => Some(Collective::WarpSync),
-            Op::Nop
-            | Op::Mov { .. }
-            | Op::Bin32 { .. }
-            | Op::Bin64 { .. }
-            | Op::Tern32 { .. }
-            | Op::FmaF64 { .. }
-            | Op::Shift64 { .. }
-            | Op::MulWide32 { .. }
-            | Op::Extend32To64 { .. }
-            | Op::Trunc64To32 { .. }
-            | Op::Int { .. }
-            | Op::IntCarry { .. }
-            | Op::Float { .. }
-            | Op::Setp { .. }
-            | Op::Set { .. }
-            | Op::Selp { .. }
-            | Op::Slct { .. }
-            | Op::Testp { .. }
-            | Op::PredLogic { .. }
-            | Op::Cvt { .. }
-            | Op::CvtPack { .. }
-            | Op::Pack { .. }
-            | Op::Unpack { .. }
-            | Op::Cvta { .. }
-            | Op::Ld { .. }
-            | Op::St { .. }
-            | Op::Atom { .. }
-            | Op::Bra { .. }
-            | Op::BrxIdx { .. }
-            | Op::Exit
-            | Op::Trap
-            | Op::Bar { .. }
-            | Op::Clock { .. }
-            | Op::Fence
-            | Op::Mma(_) => None,
-        }
-    }
-}
+// ---- the facts of each op -----------------------------------------------------------
 
 /// Kinds of warp-collective op.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -805,38 +503,6 @@ pub enum Collective {
     /// `bar.warp.sync`: lanes wait for each other.
     WarpSync,
 }
-
-impl MmaOp {
-    /// The form's latency class (see [`LatencyClass`]).
-    pub fn latency_class(&self) -> LatencyClass {
-        use LatencyClass as L;
-        match self {
-            MmaOp::Mma(x) => L::Mma { work: x.shape.m * x.shape.n * x.shape.k },
-            MmaOp::Wgmma(w) => L::Wgmma { n: w.shape.n },
-            MmaOp::WmmaLoad { .. }
-            | MmaOp::WmmaStore { .. }
-            | MmaOp::LdMatrix { .. }
-            | MmaOp::StMatrix { .. }
-            | MmaOp::CpAsync { .. }
-            | MmaOp::Bulk { .. }
-            | MmaOp::BulkTensor { .. } => L::Mem,
-            MmaOp::MovMatrix { .. } => L::Alu,
-            MmaOp::Sync(s) => match s {
-                SyncKind::CpAsyncWait | SyncKind::BulkWait => L::Fence,
-                SyncKind::CpAsyncCommit
-                | SyncKind::BulkCommit
-                | SyncKind::WgmmaFence
-                | SyncKind::WgmmaCommit
-                | SyncKind::WgmmaWait
-                | SyncKind::SetMaxNReg
-                | SyncKind::Prefetch => L::Alu,
-            },
-            MmaOp::CpAsyncMbarrierArrive { .. } | MmaOp::Mbarrier { .. } | MmaOp::MbarPendingCount { .. } => L::Mbarrier,
-        }
-    }
-}
-
-// ---- control flow ------------------------------------------------------------------
 
 /// Where control goes after an op.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -850,58 +516,7 @@ pub enum Flow<'a> {
     Exit,
 }
 
-impl Op {
-    /// The op's control flow.
-    pub fn flow(&self) -> Flow<'_> {
-        match self {
-            Op::Bra { target, reconv } => Flow::Branch { targets: std::slice::from_ref(target), reconv: *reconv },
-            Op::BrxIdx { targets, reconv, .. } => Flow::Branch { targets, reconv: *reconv },
-            Op::Exit | Op::Trap => Flow::Exit,
-            Op::Nop
-            | Op::Mov { .. }
-            | Op::Bin32 { .. }
-            | Op::Bin64 { .. }
-            | Op::Tern32 { .. }
-            | Op::FmaF64 { .. }
-            | Op::Shift64 { .. }
-            | Op::MulWide32 { .. }
-            | Op::Extend32To64 { .. }
-            | Op::Trunc64To32 { .. }
-            | Op::Int { .. }
-            | Op::IntCarry { .. }
-            | Op::Float { .. }
-            | Op::Setp { .. }
-            | Op::Set { .. }
-            | Op::Selp { .. }
-            | Op::Slct { .. }
-            | Op::Testp { .. }
-            | Op::PredLogic { .. }
-            | Op::Cvt { .. }
-            | Op::CvtPack { .. }
-            | Op::Pack { .. }
-            | Op::Unpack { .. }
-            | Op::Cvta { .. }
-            | Op::Ld { .. }
-            | Op::St { .. }
-            | Op::Atom { .. }
-            | Op::Bar { .. }
-            | Op::BarWarpSync { .. }
-            | Op::Shfl { .. }
-            | Op::Vote { .. }
-            | Op::Match { .. }
-            | Op::Activemask { .. }
-            | Op::Redux { .. }
-            | Op::ElectSync { .. }
-            | Op::Clock { .. }
-            | Op::Fence
-            | Op::Mma(_) => Flow::Next,
-        }
-    }
-}
-
-// ---- memory ------------------------------------------------------------------------
-
-/// What a memory instruction does to memory.
+/// What an instruction does to memory.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum AccessKind {
     Load,
@@ -927,84 +542,302 @@ pub struct MemAccess {
     pub lane_bytes: u32,
 }
 
-impl Op {
-    /// The memory the op touches, if any.
-    pub fn mem_access(&self) -> Option<MemAccess> {
-        let access = |kind, space, lane_bytes| Some(MemAccess { kind, space, lane_bytes });
-        match self {
-            Op::Ld { space, size, n, .. } => access(AccessKind::Load, *space, *size as u32 * *n as u32),
-            Op::St { space, size, n, .. } => access(AccessKind::Store, *space, *size as u32 * *n as u32),
-            Op::Atom { space, ty, .. } => access(AccessKind::Atomic, *space, ty.bits().max(8) / 8),
-            Op::Mma(m) => m.mem_access(),
-            Op::Nop
-            | Op::Mov { .. }
-            | Op::Bin32 { .. }
-            | Op::Bin64 { .. }
-            | Op::Tern32 { .. }
-            | Op::FmaF64 { .. }
-            | Op::Shift64 { .. }
-            | Op::MulWide32 { .. }
-            | Op::Extend32To64 { .. }
-            | Op::Trunc64To32 { .. }
-            | Op::Int { .. }
-            | Op::IntCarry { .. }
-            | Op::Float { .. }
-            | Op::Setp { .. }
-            | Op::Set { .. }
-            | Op::Selp { .. }
-            | Op::Slct { .. }
-            | Op::Testp { .. }
-            | Op::PredLogic { .. }
-            | Op::Cvt { .. }
-            | Op::CvtPack { .. }
-            | Op::Pack { .. }
-            | Op::Unpack { .. }
-            | Op::Cvta { .. }
-            | Op::Bra { .. }
-            | Op::BrxIdx { .. }
-            | Op::Exit
-            | Op::Trap
-            | Op::Bar { .. }
-            | Op::BarWarpSync { .. }
-            | Op::Shfl { .. }
-            | Op::Vote { .. }
-            | Op::Match { .. }
-            | Op::Activemask { .. }
-            | Op::Redux { .. }
-            | Op::ElectSync { .. }
-            | Op::Clock { .. }
-            | Op::Fence => None,
+/// Everything the table says about one op (registers aside: see
+/// [`Op::visit_regs`]). [`Op::facts`] is the one exhaustive match that
+/// decides them; the other methods read one field.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct OpFacts<'a> {
+    pub latency: LatencyClass,
+    pub mem: Option<MemAccess>,
+    /// The address of the per-lane forms (`ld`, `st`, `atom`), whose lanes
+    /// each compute `base + offset`.
+    pub lane_address: Option<(Space, &'a Addr)>,
+    pub flow: Flow<'a>,
+    pub collective: Option<Collective>,
+    /// ptxas may issue this integer op as an `IMAD` (`IMAD.IADD`,
+    /// `IMAD.SHL`, `IMAD.MOV`) on the FMA pipe when the ALU is busy.
+    pub imad_alternative: bool,
+    /// The result can be a uniform value when the sources are (the uniform
+    /// datapath has integer, logic and move instructions, and constant-bank
+    /// loads).
+    pub uniform_capable: bool,
+}
+
+impl<'a> OpFacts<'a> {
+    /// An op of class `latency` and nothing else of note.
+    const fn of(latency: LatencyClass) -> OpFacts<'a> {
+        OpFacts {
+            latency,
+            mem: None,
+            lane_address: None,
+            flow: Flow::Next,
+            collective: None,
+            imad_alternative: false,
+            uniform_capable: false,
         }
     }
 
-    /// The address of the per-lane forms (`ld`, `st`, `atom`), whose lanes
-    /// each compute `base + offset`.
-    pub fn lane_address(&self) -> Option<(Space, &Addr)> {
-        match self {
-            Op::Ld { space, addr, .. } | Op::St { space, addr, .. } | Op::Atom { space, addr, .. } => Some((*space, addr)),
-            _ => None,
+    /// An integer, logic or move op (uniform-capable).
+    const fn int(latency: LatencyClass) -> OpFacts<'a> {
+        OpFacts { uniform_capable: true, ..OpFacts::of(latency) }
+    }
+
+    const fn collective(latency: LatencyClass, c: Collective) -> OpFacts<'a> {
+        OpFacts { collective: Some(c), ..OpFacts::of(latency) }
+    }
+
+    /// A per-lane memory op.
+    fn lane_mem(kind: AccessKind, space: Space, lane_bytes: u32, addr: &'a Addr) -> OpFacts<'a> {
+        OpFacts {
+            mem: Some(MemAccess { kind, space, lane_bytes }),
+            lane_address: Some((space, addr)),
+            uniform_capable: kind == AccessKind::Load && matches!(space, Space::KernelParam | Space::Const),
+            ..OpFacts::of(LatencyClass::Mem)
         }
     }
 }
 
-impl MmaOp {
-    /// The memory the form touches, if any (see [`Op::mem_access`]).
-    pub fn mem_access(&self) -> Option<MemAccess> {
-        let access = |kind, space| Some(MemAccess { kind, space, lane_bytes: 0 });
+fn is_int_ty(t: ScalarType) -> bool {
+    !t.is_float()
+}
+
+impl Op {
+    /// The table's row for this op.
+    pub fn facts(&self) -> OpFacts<'_> {
+        use LatencyClass as L;
+        let of = OpFacts::of;
+        let int = OpFacts::int;
         match self {
-            MmaOp::WmmaLoad { space, .. } | MmaOp::LdMatrix { space, .. } => access(AccessKind::Load, *space),
-            MmaOp::WmmaStore { space, .. } | MmaOp::StMatrix { space, .. } => access(AccessKind::Store, *space),
-            MmaOp::CpAsync { dst_space, .. } => access(AccessKind::AsyncCopy, *dst_space),
-            MmaOp::Bulk { dir, .. } => access(
+            Op::Nop | Op::Fence => of(if matches!(self, Op::Fence) { L::Fence } else { L::Free }),
+            Op::Mov { .. } => OpFacts { imad_alternative: true, ..int(L::Move) },
+            Op::Bin32 { f, .. } => match f {
+                Bin32::AddF | Bin32::SubF | Bin32::MulF => of(L::Fp32),
+                Bin32::MinF | Bin32::MaxF => of(L::Alu),
+                Bin32::MulLo => int(L::Imad),
+                Bin32::Add | Bin32::Sub | Bin32::Shl => OpFacts { imad_alternative: true, ..int(L::Alu) },
+                Bin32::And | Bin32::Or | Bin32::Xor | Bin32::ShrU | Bin32::ShrS | Bin32::MinS | Bin32::MinU | Bin32::MaxS | Bin32::MaxU => {
+                    int(L::Alu)
+                }
+            },
+            Op::Bin64 { f, .. } => match f {
+                Bin64::AddF | Bin64::SubF | Bin64::MulF => of(L::Fp64),
+                Bin64::MulLo => int(L::Imad64),
+                Bin64::Add | Bin64::Sub | Bin64::And | Bin64::Or | Bin64::Xor => int(L::Alu64),
+            },
+            Op::Tern32 { f, .. } => match f {
+                Tern32::FmaF => of(L::Fp32),
+                Tern32::MadLo => int(L::Imad),
+            },
+            Op::FmaF64 { .. } => of(L::Fp64),
+            Op::Shift64 { .. } => int(L::Alu64),
+            Op::MulWide32 { .. } => int(L::Imad),
+            Op::Extend32To64 { signed, .. } => int(if *signed { L::Alu } else { L::Free }),
+            Op::Trunc64To32 { .. } => int(L::Free),
+            Op::Int { op, ty, .. } => OpFacts {
+                imad_alternative: matches!(op, IntOp::Add | IntOp::Sub | IntOp::Shl) && ty.bits() <= 32,
+                uniform_capable: is_int_ty(*ty),
+                ..of(int_class(*op, ty.bits() > 32))
+            },
+            Op::IntCarry { kind, ty, .. } => OpFacts {
+                uniform_capable: is_int_ty(*ty),
+                ..of(match kind {
+                    CarryKind::MadLo | CarryKind::MadHi => L::Imad,
+                    CarryKind::Add | CarryKind::Sub => L::Alu,
+                })
+            },
+            Op::Float { op, ty, .. } => of(float_class(*op, *ty)),
+            Op::Setp { ty, .. } => OpFacts { uniform_capable: is_int_ty(*ty), ..of(if *ty == ScalarType::F64 { L::Fp64 } else { L::Alu }) },
+            Op::Set { ty, dty, .. } => {
+                OpFacts { uniform_capable: is_int_ty(*ty) && is_int_ty(*dty), ..of(if *ty == ScalarType::F64 { L::Fp64 } else { L::Alu }) }
+            }
+            Op::Selp { .. } | Op::PredLogic { .. } => int(L::Alu),
+            Op::Slct { cty, .. } => OpFacts { uniform_capable: is_int_ty(*cty), ..of(L::Alu) },
+            Op::Testp { .. } | Op::CvtPack { .. } => of(L::Alu),
+            Op::Cvt { dty, sty, .. } => OpFacts { uniform_capable: is_int_ty(*dty) && is_int_ty(*sty), ..of(cvt_class(*dty, *sty)) },
+            Op::Pack { .. } | Op::Unpack { .. } => int(L::Free),
+            Op::Cvta { window, .. } => int(if *window == 0 { L::Free } else { L::Alu }),
+            Op::Ld { space, size, n, addr, .. } => OpFacts::lane_mem(AccessKind::Load, *space, *size as u32 * *n as u32, addr),
+            Op::St { space, size, n, addr, .. } => OpFacts::lane_mem(AccessKind::Store, *space, *size as u32 * *n as u32, addr),
+            Op::Atom { space, ty, addr, .. } => OpFacts::lane_mem(AccessKind::Atomic, *space, ty.bits().max(8) / 8, addr),
+            Op::Bra { target, reconv } => {
+                OpFacts { flow: Flow::Branch { targets: std::slice::from_ref(target), reconv: *reconv }, ..of(L::Branch) }
+            }
+            Op::BrxIdx { targets, reconv, .. } => OpFacts { flow: Flow::Branch { targets, reconv: *reconv }, ..of(L::Branch) },
+            Op::Exit | Op::Trap => OpFacts { flow: Flow::Exit, ..of(L::Exit) },
+            Op::Bar { .. } => of(L::Barrier),
+            Op::BarWarpSync { .. } => OpFacts::collective(L::Alu, Collective::WarpSync),
+            Op::Shfl { .. } => OpFacts::collective(L::Shfl, Collective::Shuffle),
+            Op::Redux { .. } => OpFacts::collective(L::Shfl, Collective::Vote),
+            Op::Match { .. } => OpFacts::collective(L::Match, Collective::Vote),
+            Op::Vote { .. } | Op::Activemask { .. } | Op::ElectSync { .. } => OpFacts::collective(L::Vote, Collective::Vote),
+            Op::Clock { .. } => of(L::Clock),
+            Op::Mma(m) => m.facts(),
+        }
+    }
+
+    /// The op's latency class (see [`LatencyClass`]).
+    pub fn latency_class(&self) -> LatencyClass {
+        self.facts().latency
+    }
+
+    /// The memory the op touches, if any.
+    pub fn mem_access(&self) -> Option<MemAccess> {
+        self.facts().mem
+    }
+
+    /// See [`OpFacts::lane_address`].
+    pub fn lane_address(&self) -> Option<(Space, &Addr)> {
+        self.facts().lane_address
+    }
+
+    /// The op's control flow.
+    pub fn flow(&self) -> Flow<'_> {
+        self.facts().flow
+    }
+
+    /// Which warp-collective op this is, if it is one.
+    pub fn collective(&self) -> Option<Collective> {
+        self.facts().collective
+    }
+
+    /// Whether the lanes of a warp exchange values or synchronise in this
+    /// op (`shfl`, `vote`, `match`, `activemask`, `redux`, `elect`,
+    /// `bar.warp.sync`): the engine must run the warp's lanes to it together.
+    /// Tensor-core ops are warp-wide too but are told apart by [`Op::Mma`].
+    pub fn is_warp_collective(&self) -> bool {
+        self.facts().collective.is_some()
+    }
+
+    /// See [`OpFacts::imad_alternative`].
+    pub fn imad_alternative(&self) -> bool {
+        self.facts().imad_alternative
+    }
+
+    /// See [`OpFacts::uniform_capable`].
+    pub fn uniform_capable(&self) -> bool {
+        self.facts().uniform_capable
+    }
+}
+
+/// Integer ops of [`Op::Int`] (`wide`: more than 32 bits).
+fn int_class(op: IntOp, wide: bool) -> LatencyClass {
+    use LatencyClass as L;
+    let pick = |narrow, w| if wide { w } else { narrow };
+    match op {
+        IntOp::Div | IntOp::Rem => pick(L::IntDiv32, L::IntDiv64),
+        IntOp::MulLo
+        | IntOp::MulHi
+        | IntOp::MulWide
+        | IntOp::MadLo
+        | IntOp::MadHi
+        | IntOp::MadHiSat
+        | IntOp::MadWide
+        | IntOp::Mul24Lo
+        | IntOp::Mul24Hi
+        | IntOp::Mad24Lo
+        | IntOp::Mad24Hi
+        | IntOp::Mad24HiSat
+        | IntOp::Sad
+        | IntOp::Dp4a { .. }
+        | IntOp::Dp2a { .. } => pick(L::Imad, L::Imad64),
+        IntOp::Popc | IntOp::Clz | IntOp::Bfind | IntOp::BfindShiftAmt | IntOp::Brev => pick(L::Conv, L::Conv64),
+        IntOp::Add
+        | IntOp::Sub
+        | IntOp::AddSat
+        | IntOp::SubSat
+        | IntOp::Abs
+        | IntOp::Neg
+        | IntOp::Min
+        | IntOp::Max
+        | IntOp::Bfe
+        | IntOp::Bfi
+        | IntOp::Prmt(_)
+        | IntOp::Shl
+        | IntOp::Shr
+        | IntOp::ShfL { .. }
+        | IntOp::ShfR { .. }
+        | IntOp::And
+        | IntOp::Or
+        | IntOp::Xor
+        | IntOp::Not
+        | IntOp::Cnot
+        | IntOp::Lop3(_) => pick(L::Alu, L::Alu64),
+    }
+}
+
+/// Floating-point ops of [`Op::Float`].
+fn float_class(op: FloatOp, ty: ScalarType) -> LatencyClass {
+    use LatencyClass as L;
+    let f64t = ty == ScalarType::F64;
+    let pick = |narrow, w| if f64t { w } else { narrow };
+    match op {
+        FloatOp::Add | FloatOp::Sub | FloatOp::Mul | FloatOp::Fma | FloatOp::FmaRelu => {
+            pick(if is_half_ty(ty) { L::Fp16 } else { L::Fp32 }, L::Fp64)
+        }
+        FloatOp::Abs | FloatOp::Neg | FloatOp::Min | FloatOp::Max | FloatOp::MinNan | FloatOp::MaxNan | FloatOp::Copysign => {
+            pick(L::Alu, L::Fp64)
+        }
+        FloatOp::Div => pick(L::FDiv32, L::FDiv64),
+        FloatOp::DivFull => L::FDivFull,
+        FloatOp::DivApprox | FloatOp::SinApprox | FloatOp::CosApprox => L::MufuFma,
+        FloatOp::Rcp | FloatOp::Sqrt => pick(L::FRcpSqrt32, L::FRcpSqrt64),
+        FloatOp::RcpApprox | FloatOp::SqrtApprox | FloatOp::RsqrtApprox | FloatOp::Lg2Approx | FloatOp::Ex2Approx | FloatOp::TanhApprox => {
+            L::Mufu
+        }
+    }
+}
+
+/// `cvt.dty.sty`: f16/bf16 <-> f32 on the ALU, other float conversions on
+/// the conversion unit, same-width integer ones folded away.
+fn cvt_class(dty: ScalarType, sty: ScalarType) -> LatencyClass {
+    use LatencyClass as L;
+    if is_float_ty(dty) || is_float_ty(sty) {
+        if (is_half_ty(dty) && sty == ScalarType::F32) || (is_half_ty(sty) && dty == ScalarType::F32) {
+            L::Alu
+        } else {
+            L::Conv
+        }
+    } else if dty.bits() == sty.bits() {
+        L::Free
+    } else {
+        L::Alu
+    }
+}
+
+impl MmaOp {
+    /// The form's row of the table (see [`Op::facts`]).
+    pub fn facts(&self) -> OpFacts<'_> {
+        use LatencyClass as L;
+        let mem = |kind, space| OpFacts { mem: Some(MemAccess { kind, space, lane_bytes: 0 }), ..OpFacts::of(L::Mem) };
+        match self {
+            MmaOp::Mma(x) => OpFacts::of(L::Mma { work: x.shape.m * x.shape.n * x.shape.k }),
+            MmaOp::Wgmma(w) => OpFacts::of(L::Wgmma { n: w.shape.n }),
+            MmaOp::WmmaLoad { space, .. } | MmaOp::LdMatrix { space, .. } => mem(AccessKind::Load, *space),
+            MmaOp::WmmaStore { space, .. } | MmaOp::StMatrix { space, .. } => mem(AccessKind::Store, *space),
+            MmaOp::CpAsync { dst_space, .. } => mem(AccessKind::AsyncCopy, *dst_space),
+            MmaOp::Bulk { dir, .. } => mem(
                 AccessKind::AsyncCopy,
                 match dir {
-                    crate::mma::BulkDir::SharedToGlobal => Space::Global,
-                    crate::mma::BulkDir::GlobalToShared | crate::mma::BulkDir::SharedToShared => Space::Shared,
+                    BulkDir::SharedToGlobal => Space::Global,
+                    BulkDir::GlobalToShared | BulkDir::SharedToShared => Space::Shared,
                 },
             ),
-            MmaOp::BulkTensor { load, .. } => access(AccessKind::AsyncCopy, if *load { Space::Shared } else { Space::Global }),
-            MmaOp::CpAsyncMbarrierArrive { space, .. } | MmaOp::Mbarrier { space, .. } => access(AccessKind::Mbarrier, *space),
-            MmaOp::Mma(_) | MmaOp::Wgmma(_) | MmaOp::MovMatrix { .. } | MmaOp::MbarPendingCount { .. } | MmaOp::Sync(_) => None,
+            MmaOp::BulkTensor { load, .. } => mem(AccessKind::AsyncCopy, if *load { Space::Shared } else { Space::Global }),
+            MmaOp::MovMatrix { .. } => OpFacts::of(L::Alu),
+            MmaOp::Sync(s) => OpFacts::of(match s {
+                SyncKind::CpAsyncWait | SyncKind::BulkWait => L::Fence,
+                SyncKind::CpAsyncCommit
+                | SyncKind::BulkCommit
+                | SyncKind::WgmmaFence
+                | SyncKind::WgmmaCommit
+                | SyncKind::WgmmaWait
+                | SyncKind::SetMaxNReg
+                | SyncKind::Prefetch => L::Alu,
+            }),
+            MmaOp::CpAsyncMbarrierArrive { space, .. } | MmaOp::Mbarrier { space, .. } => {
+                OpFacts { mem: Some(MemAccess { kind: AccessKind::Mbarrier, space: *space, lane_bytes: 0 }), ..OpFacts::of(L::Mbarrier) }
+            }
+            MmaOp::MbarPendingCount { .. } => OpFacts::of(L::Mbarrier),
         }
     }
 }

@@ -65,7 +65,6 @@ use crate::cfg::successors;
 use crate::inst::{Bank, Inst, Op, RegRef, Space};
 use crate::kernel::{Kernel, Special};
 use crate::op_table::{Flow as Control, RegRole};
-use warpsim_numerics::ScalarType;
 
 /// Registers ptxas counts beyond the highest one a kernel uses (sm_90).
 pub const RESERVED: u32 = 2;
@@ -207,10 +206,6 @@ fn pred(s: u32) -> RegRef {
     RegRef::pred(s)
 }
 
-fn is_int(ty: ScalarType) -> bool {
-    !ty.is_float()
-}
-
 fn def_use(inst: &Inst) -> DefUse {
     let mut du = DefUse::default();
     inst.visit_regs(|role, r| match role {
@@ -222,57 +217,8 @@ fn def_use(inst: &Inst) -> DefUse {
             du.addr_base = a.base;
         }
     }
-    du.uniform_capable = uniform_capable(&inst.op);
+    du.uniform_capable = inst.op.uniform_capable();
     du
-}
-
-/// Whether the op's result can be a uniform value when its sources are
-/// (the uniform datapath has integer, logic and move instructions, and
-/// constant-bank loads).
-fn uniform_capable(op: &Op) -> bool {
-    use crate::inst::{Bin32 as B32, Bin64 as B64};
-    match op {
-        Op::Mov { .. }
-        | Op::Shift64 { .. }
-        | Op::MulWide32 { .. }
-        | Op::Extend32To64 { .. }
-        | Op::Trunc64To32 { .. }
-        | Op::Selp { .. }
-        | Op::PredLogic { .. }
-        | Op::Pack { .. }
-        | Op::Unpack { .. }
-        | Op::Cvta { .. } => true,
-        Op::Bin32 { f, .. } => !matches!(f, B32::AddF | B32::SubF | B32::MulF | B32::MinF | B32::MaxF),
-        Op::Bin64 { f, .. } => !matches!(f, B64::AddF | B64::SubF | B64::MulF),
-        Op::Tern32 { f, .. } => matches!(f, crate::inst::Tern32::MadLo),
-        Op::Int { ty, .. } | Op::IntCarry { ty, .. } | Op::Setp { ty, .. } => is_int(*ty),
-        Op::Set { ty, dty, .. } => is_int(*ty) && is_int(*dty),
-        Op::Slct { cty, .. } => is_int(*cty),
-        Op::Cvt { dty, sty, .. } => is_int(*dty) && is_int(*sty),
-        Op::Ld { space, .. } => matches!(space, Space::KernelParam | Space::Const),
-        Op::Nop
-        | Op::Fence
-        | Op::Exit
-        | Op::Trap
-        | Op::Bra { .. }
-        | Op::FmaF64 { .. }
-        | Op::Float { .. }
-        | Op::Testp { .. }
-        | Op::CvtPack { .. }
-        | Op::St { .. }
-        | Op::Atom { .. }
-        | Op::BrxIdx { .. }
-        | Op::Bar { .. }
-        | Op::BarWarpSync { .. }
-        | Op::Shfl { .. }
-        | Op::Vote { .. }
-        | Op::Match { .. }
-        | Op::Activemask { .. }
-        | Op::Redux { .. }
-        | Op::ElectSync { .. }
-        | Op::Clock { .. }
-        | Op::Mma(_) => false,
-    }
 }
 
 // ---- the analysis -------------------------------------------------------------
