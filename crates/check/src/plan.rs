@@ -4,7 +4,9 @@
 //! (PTX line, CUDA source line) for messages.
 
 use warpsim_engine::{GlobalMemory, LaunchConfig};
-use warpsim_ir::{Kernel, Op, Program};
+use warpsim_ir::mma::{MbarKind, MmaOp, SyncKind};
+use warpsim_ir::op_table::{AccessKind, Collective, FenceKind, MemOrder};
+use warpsim_ir::{Inst, Kernel, Op, Program};
 
 /// `fence.*` / `membar.*` (not proxy fences).
 pub const F_FENCE: u16 = 1;
@@ -75,7 +77,7 @@ impl Plan {
         for (pc, inst) in kernel.code.iter().enumerate() {
             let info = kernel.info.get(pc);
             let opcode = info.map(|i| i.opcode.clone()).unwrap_or_default();
-            flags.push(classify(&inst.op, &opcode));
+            flags.push(classify(inst));
             let mut loc = line_of(pc);
             match loc {
                 Some(l) if Some(l.file) == home => last_home = Some(l),
@@ -84,19 +86,12 @@ impl Plan {
             }
             places.push(Place {
                 ptx_line: info.map_or(0, |i| i.ptx_line),
-                source: loc.map(|l| {
-                    let name = program.files.get(&l.file).map(String::as_str).unwrap_or("?");
-                    let short = name.rsplit('/').next().unwrap_or(name);
-                    format!("{short}:{}", l.line)
-                }),
+                source: program.place_of(loc, info.map_or(0, |i| i.ptx_line)).source(),
                 opcode,
             });
         }
-        let shared_writes_seen = !places.iter().any(|p| {
-            let parts: Vec<&str> = p.opcode.split('.').collect();
-            p.opcode.starts_with("cp.async.bulk.tensor")
-                && parts.iter().find(|x| x.starts_with("shared") || x.starts_with("global")).is_some_and(|x| x.starts_with("shared"))
-        });
+        let shared_writes_seen =
+            !kernel.code.iter().any(|i| matches!(&i.op, Op::Mma(m) if matches!(**m, MmaOp::BulkTensor { load: true, .. })));
         let warp_size = cfg.warp_size.max(1) as usize;
         let nthreads: u32 = cfg.block.iter().product();
         Plan {
@@ -142,57 +137,86 @@ impl Plan {
     }
 }
 
-fn classify(op: &Op, opcode: &str) -> u16 {
-    let parts: Vec<&str> = opcode.split('.').collect();
-    let has = |m: &str| parts.iter().skip(1).any(|p| *p == m);
+/// The checker's flags of one instruction, from the op table and the
+/// modifiers lowering kept.
+fn classify(inst: &Inst) -> u16 {
+    let meta = inst.meta;
+    let release = matches!(meta.ordering, MemOrder::Release | MemOrder::AcqRel);
+    let acquire = matches!(meta.ordering, MemOrder::Acquire | MemOrder::AcqRel);
     let sem = |f: &mut u16| {
-        if has("release") || has("acq_rel") {
+        if release {
             *f |= F_RELEASE;
         }
-        if has("acquire") || has("acq_rel") {
+        if acquire {
             *f |= F_ACQUIRE;
         }
     };
     let mut f = 0u16;
-    match op {
-        Op::Fence => {
-            let head = parts.first().copied().unwrap_or("");
-            if (head == "membar" || head == "fence") && !has("proxy") && !has("mbarrier_init") {
-                f |= F_FENCE | F_RELEASE | F_ACQUIRE;
-            }
+    if meta.fence == Some(FenceKind::Memory) {
+        f |= F_FENCE | F_RELEASE | F_ACQUIRE;
+    }
+    if matches!(inst.op, Op::Exit) {
+        f |= F_EXIT;
+    }
+    if let Some(c) = inst.op.collective() {
+        match c {
+            // `vote` without `.sync` (the pre-Volta form) has no member mask.
+            Collective::Vote if matches!(inst.op, Op::Vote { .. }) && !meta.sync => {}
+            Collective::Shuffle | Collective::Vote | Collective::WarpSync => f |= F_SYNC,
         }
-        Op::Exit => f |= F_EXIT,
-        Op::Atom { .. } => {
+    }
+    if let Op::Mma(m) = &inst.op {
+        return f | mma_flags(m);
+    }
+    match inst.op.mem_access().map(|a| a.kind) {
+        Some(AccessKind::Atomic) => {
             f |= F_ATOMIC;
             sem(&mut f);
         }
-        Op::Ld { .. } | Op::St { .. } => {
-            if has("volatile") {
+        Some(AccessKind::Load | AccessKind::Store) => {
+            if meta.ordering == MemOrder::Volatile {
                 f |= F_VOLATILE;
             }
-            if has("relaxed") || has("acquire") || has("release") {
+            if matches!(meta.ordering, MemOrder::Relaxed | MemOrder::Acquire | MemOrder::Release) {
                 f |= F_STRONG;
                 sem(&mut f);
             }
         }
-        Op::Vote { .. } if has("sync") => f |= F_SYNC,
-        // mbarrier objects: arrivals release (their default semantics), waits
-        // acquire, as an atomic on the barrier's word.
-        Op::Mma(_) if parts.first() == Some(&"cp") && parts.get(1) == Some(&"async") => f |= F_ASYNC,
-        Op::Mma(_) if parts.first() == Some(&"mbarrier") => {
-            f |= F_ATOMIC;
-            if parts.iter().any(|p| p.starts_with("arrive")) {
-                f |= F_RELEASE;
-            }
-            if parts.iter().any(|p| *p == "test_wait" || *p == "try_wait") {
-                f |= F_ACQUIRE;
-            }
-            if has("init") {
-                f |= F_INIT;
-            }
-        }
-        Op::Shfl { .. } | Op::Match { .. } | Op::Redux { .. } | Op::ElectSync { .. } | Op::BarWarpSync { .. } => f |= F_SYNC,
-        _ => {}
+        Some(AccessKind::AsyncCopy | AccessKind::Mbarrier) | None => {}
     }
     f
+}
+
+/// Flags of the tensor-core, asynchronous-copy and mbarrier forms:
+/// mbarrier objects are atomics on the barrier's word whose arrivals release
+/// (their default semantics) and whose waits acquire; `cp.async*` writes
+/// land when the copy completes.
+fn mma_flags(m: &MmaOp) -> u16 {
+    match m {
+        MmaOp::CpAsync { .. }
+        | MmaOp::CpAsyncMbarrierArrive { .. }
+        | MmaOp::Bulk { .. }
+        | MmaOp::BulkTensor { .. }
+        | MmaOp::Sync(SyncKind::CpAsyncCommit | SyncKind::CpAsyncWait | SyncKind::BulkCommit | SyncKind::BulkWait | SyncKind::Prefetch) => {
+            F_ASYNC
+        }
+        MmaOp::Mbarrier { kind, .. } => {
+            F_ATOMIC
+                | match kind {
+                    MbarKind::Init { .. } => F_INIT,
+                    MbarKind::Arrive { .. } => F_RELEASE,
+                    MbarKind::Wait { .. } => F_ACQUIRE,
+                    MbarKind::Inval | MbarKind::ExpectTx { .. } | MbarKind::CompleteTx { .. } => 0,
+                }
+        }
+        MmaOp::MbarPendingCount { .. } => F_ATOMIC,
+        MmaOp::Mma(_)
+        | MmaOp::WmmaLoad { .. }
+        | MmaOp::WmmaStore { .. }
+        | MmaOp::LdMatrix { .. }
+        | MmaOp::StMatrix { .. }
+        | MmaOp::MovMatrix { .. }
+        | MmaOp::Wgmma(_)
+        | MmaOp::Sync(SyncKind::WgmmaFence | SyncKind::WgmmaCommit | SyncKind::WgmmaWait | SyncKind::SetMaxNReg) => 0,
+    }
 }

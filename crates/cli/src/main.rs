@@ -185,7 +185,7 @@ fn main() {
 }
 
 fn cmd_explain_mma(shape: &str, html: bool) -> Result<()> {
-    let text = if html { warpsim_ir::mma::explain_html(shape) } else { warpsim_ir::mma::explain(shape, 100) };
+    let text = if html { warpsim_report::explain::explain_html(shape) } else { warpsim_report::explain::explain(shape, 100) };
     print!("{}", text.map_err(|e| anyhow::anyhow!(e))?);
     Ok(())
 }

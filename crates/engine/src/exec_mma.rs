@@ -586,7 +586,7 @@ impl<const W: usize> Warp<W> {
                 b[8 * k as usize..8 * k as usize + 8].copy_from_slice(&v.to_le_bytes());
             }
         }
-        TensorMap::decode(&b).map_err(|m| unsupported(pc, m))
+        TensorMap::decode(&b).map_err(|m| unsupported(pc, m.to_string()))
     }
 
     /// Copies one box between the tensor and shared memory at `smem`.

@@ -3,6 +3,7 @@
 //! reconvergence point).
 
 use crate::inst::{Inst, Op, Pc};
+use crate::op_table::Flow;
 
 /// Reconvergence point meaning "never": the paths only end at exit.
 pub const NO_RECONV: Pc = Pc::MAX;
@@ -13,23 +14,23 @@ pub fn successors(code: &[Inst], pc: usize) -> Vec<usize> {
     let next = pc + 1;
     let inst = &code[pc];
     let guarded = inst.guard.is_some();
-    match &inst.op {
-        Op::Bra { target, .. } => {
-            if guarded {
-                vec![*target as usize, next]
-            } else {
-                vec![*target as usize]
+    match inst.op.flow() {
+        Flow::Next => vec![next],
+        Flow::Branch { targets, .. } => {
+            let mut v: Vec<usize> = targets.iter().map(|&t| t as usize).collect();
+            // A guarded `bra` falls through where the guard is false (`brx.idx` is taken as always jumping).
+            if guarded && matches!(inst.op, Op::Bra { .. }) {
+                v.push(next);
             }
+            v
         }
-        Op::BrxIdx { targets, .. } => targets.iter().map(|&t| t as usize).collect(),
-        Op::Exit | Op::Trap => {
+        Flow::Exit => {
             if guarded {
                 vec![next, exit]
             } else {
                 vec![exit]
             }
         }
-        _ => vec![next],
     }
 }
 
@@ -160,13 +161,13 @@ pub fn immediate_post_dominators(code: &[Inst]) -> Vec<Pc> {
     // `added[t] == b`: edge b -> t already recorded (a `brx.idx` table can name
     // the same block many times; a `contains` check was quadratic in its length).
     let mut added = vec![usize::MAX; nb + 1];
-    for b in 0..nb {
+    for (b, succ_b) in succ.iter_mut().enumerate().take(nb) {
         let last = block_end(b) - 1;
         for s in successors(code, last) {
             let t = if s >= n { exit_node } else { block_of[s] };
             if added[t] != b {
                 added[t] = b;
-                succ[b].push(t);
+                succ_b.push(t);
                 pred[t].push(b);
             }
         }
@@ -290,7 +291,7 @@ mod tests {
                         3 => Op::Trap,
                         _ => Op::Fence,
                     };
-                    Inst { op, guard }
+                    Inst::new(op, guard)
                 })
                 .collect();
             let ipdom = immediate_post_dominators(&code);
@@ -318,9 +319,9 @@ mod tests {
         let n = 200_000;
         let mut code = Vec::with_capacity(n + 1);
         for _ in 0..n {
-            code.push(Inst { op: Op::Bra { target: 0, reconv: NO_RECONV }, guard: Some(Guard { pred: 0, negate: false }) });
+            code.push(Inst::new(Op::Bra { target: 0, reconv: NO_RECONV }, Some(Guard { pred: 0, negate: false })));
         }
-        code.push(Inst { op: Op::Exit, guard: None });
+        code.push(Inst::new(Op::Exit, None));
         let t = std::time::Instant::now();
         let ipdom = immediate_post_dominators(&code);
         assert!(t.elapsed() < std::time::Duration::from_secs(2), "{:?}", t.elapsed());

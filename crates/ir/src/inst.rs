@@ -4,6 +4,7 @@
 //! registers, labels are resolved to program counters, and every divergent
 //! branch carries its reconvergence point. The executor never sees text.
 
+use crate::op_table::InstMeta;
 use warpsim_numerics::float::{FloatOp, TestpClass};
 use warpsim_numerics::int::IntOp;
 use warpsim_numerics::{BoolOp, CmpOp, FMode, ScalarType};
@@ -467,6 +468,16 @@ pub enum PredOp {
 pub struct Inst {
     pub op: Op,
     pub guard: Option<Guard>,
+    /// Modifiers that do not change what the op computes (ordering, scope,
+    /// cache operator, pragmas): see [`crate::op_table`].
+    pub meta: InstMeta,
+}
+
+impl Inst {
+    /// An instruction without modifiers.
+    pub fn new(op: Op, guard: Option<Guard>) -> Inst {
+        Inst { op, guard, meta: InstMeta::default() }
+    }
 }
 
 impl Op {

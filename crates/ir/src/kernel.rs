@@ -86,14 +86,6 @@ pub struct Kernel {
     pub declared_regs32: u32,
 }
 
-impl Kernel {
-    /// Source text of a `.loc` position as `file:line`.
-    pub fn loc_string(&self, program: &Program, loc: SourceLoc) -> String {
-        let name = program.files.get(&loc.file).map(String::as_str).unwrap_or("?");
-        format!("{name}:{}", loc.line)
-    }
-}
-
 /// A module-level `.global` or `.const` variable.
 #[derive(Clone, Debug)]
 pub struct GlobalVar {
@@ -119,5 +111,52 @@ pub struct Program {
 impl Program {
     pub fn kernel(&self, name: &str) -> Option<&Kernel> {
         self.kernels.iter().find(|k| k.name == name)
+    }
+
+    /// Where instruction `pc` of `kernel` came from: its `.loc` line, else
+    /// its PTX line. `None` when `pc` is past the end of the code.
+    pub fn source_place(&self, kernel: &Kernel, pc: u32) -> Option<SourcePlace<'_>> {
+        let info = kernel.info.get(pc as usize)?;
+        Some(self.place_of(info.loc, info.ptx_line))
+    }
+
+    /// The place of a `.loc` position (`None`: PTX line only).
+    pub fn place_of(&self, loc: Option<SourceLoc>, ptx_line: u32) -> SourcePlace<'_> {
+        let loc = loc.filter(|l| l.line > 0);
+        SourcePlace { file: loc.map(|l| self.files.get(&l.file).map_or("?", String::as_str)), line: loc.map_or(0, |l| l.line), ptx_line }
+    }
+}
+
+/// An instruction's place in the user's terms; displays as `file:line`
+/// (the file's base name) when the PTX has line information for it, else
+/// as `ptx:LINE`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct SourcePlace<'p> {
+    /// The `.file` path of the `.loc` in force (`"?"` for an unknown file index).
+    pub file: Option<&'p str>,
+    /// The `.loc` line (0 when there is none).
+    pub line: u32,
+    /// 1-based line in the PTX file.
+    pub ptx_line: u32,
+}
+
+impl SourcePlace<'_> {
+    /// The source file's base name.
+    pub fn short_file(&self) -> Option<&str> {
+        self.file.map(|f| f.rsplit(['/', '\\']).next().unwrap_or(f))
+    }
+
+    /// `file:line` when the place has a source line.
+    pub fn source(&self) -> Option<String> {
+        self.short_file().map(|f| format!("{f}:{}", self.line))
+    }
+}
+
+impl std::fmt::Display for SourcePlace<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.short_file() {
+            Some(file) => write!(f, "{file}:{}", self.line),
+            None => write!(f, "ptx:{}", self.ptx_line),
+        }
     }
 }

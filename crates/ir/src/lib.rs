@@ -2,12 +2,15 @@
 //! slots, with labels resolved and reconvergence points computed, so the
 //! engine's hot loop never sees text.
 
+#![forbid(unsafe_code)]
+
 pub mod cfg;
 pub mod error;
 pub mod inst;
 pub mod kernel;
 pub mod lower;
 pub mod mma;
+pub mod op_table;
 pub mod regs;
 pub mod window;
 

@@ -62,9 +62,9 @@
 //! (`cudaFuncGetAttributes`, `ptxas -v`), use it.
 
 use crate::cfg::successors;
-use crate::inst::{Addr, Bank, BarKind, BarRed, Inst, Op, RegRef, Space};
+use crate::inst::{Bank, Inst, Op, RegRef, Space};
 use crate::kernel::{Kernel, Special};
-use warpsim_numerics::ScalarType;
+use crate::op_table::{Flow as Control, RegRole};
 
 /// Registers ptxas counts beyond the highest one a kernel uses (sm_90).
 pub const RESERVED: u32 = 2;
@@ -206,213 +206,18 @@ fn pred(s: u32) -> RegRef {
     RegRef::pred(s)
 }
 
-fn is_int(ty: ScalarType) -> bool {
-    !ty.is_float()
-}
-
 fn def_use(inst: &Inst) -> DefUse {
     let mut du = DefUse::default();
-    if let Some(g) = inst.guard {
-        du.uses.push(pred(g.pred));
-    }
-    let addr = |du: &mut DefUse, space: Space, a: &Addr| {
-        if let Some(b) = a.base {
-            du.uses.push(b);
-            if matches!(space, Space::Global | Space::Generic | Space::Local) {
-                du.addr_base = Some(b);
-            }
-        }
-    };
-    match &inst.op {
-        Op::Nop | Op::Fence | Op::Exit | Op::Trap | Op::Bra { .. } => {}
-        Op::Mov { d, a } => {
-            du.defs.push(*d);
-            du.uses.push(*a);
-            du.uniform_capable = true;
-        }
-        Op::Bin32 { f, d, a, b } => {
-            use crate::inst::Bin32 as B;
-            du.defs.push(r32(*d));
-            du.uses.extend([r32(*a), r32(*b)]);
-            du.uniform_capable = !matches!(f, B::AddF | B::SubF | B::MulF | B::MinF | B::MaxF);
-        }
-        Op::Bin64 { f, d, a, b } => {
-            use crate::inst::Bin64 as B;
-            du.defs.push(r64(*d));
-            du.uses.extend([r64(*a), r64(*b)]);
-            du.uniform_capable = !matches!(f, B::AddF | B::SubF | B::MulF);
-        }
-        Op::Tern32 { f, d, a, b, c } => {
-            du.defs.push(r32(*d));
-            du.uses.extend([r32(*a), r32(*b), r32(*c)]);
-            du.uniform_capable = matches!(f, crate::inst::Tern32::MadLo);
-        }
-        Op::FmaF64 { d, a, b, c } => {
-            du.defs.push(r64(*d));
-            du.uses.extend([r64(*a), r64(*b), r64(*c)]);
-        }
-        Op::Shift64 { d, a, b, .. } => {
-            du.defs.push(r64(*d));
-            du.uses.extend([r64(*a), r32(*b)]);
-            du.uniform_capable = true;
-        }
-        Op::MulWide32 { d, a, b, .. } => {
-            du.defs.push(r64(*d));
-            du.uses.extend([r32(*a), r32(*b)]);
-            du.uniform_capable = true;
-        }
-        Op::Extend32To64 { d, a, .. } => {
-            du.defs.push(r64(*d));
-            du.uses.push(r32(*a));
-            du.uniform_capable = true;
-        }
-        Op::Trunc64To32 { d, a } => {
-            du.defs.push(r32(*d));
-            du.uses.push(r64(*a));
-            du.uniform_capable = true;
-        }
-        Op::Int { ty, d, s, .. } => {
-            du.defs.push(*d);
-            du.uses.extend_from_slice(s);
-            du.uniform_capable = is_int(*ty);
-        }
-        Op::IntCarry { ty, d, s, cc, carry_in, carry_out, .. } => {
-            du.defs.push(*d);
-            du.uses.extend_from_slice(s);
-            if *carry_in {
-                du.uses.push(pred(*cc));
-            }
-            if *carry_out {
-                du.defs.push(pred(*cc));
-            }
-            du.uniform_capable = is_int(*ty);
-        }
-        Op::Float { d, s, .. } => {
-            du.defs.push(*d);
-            du.uses.extend_from_slice(s);
-        }
-        Op::Setp { ty, p, q, a, b, combine, .. } => {
-            du.defs.push(pred(*p));
-            if let Some(q) = q {
-                du.defs.push(pred(*q));
-            }
-            du.uses.extend([*a, *b]);
-            if let Some((_, c, _)) = combine {
-                du.uses.push(pred(*c));
-            }
-            du.uniform_capable = is_int(*ty);
-        }
-        Op::Set { ty, dty, d, a, b, combine, .. } => {
-            du.defs.push(*d);
-            du.uses.extend([*a, *b]);
-            if let Some((_, c, _)) = combine {
-                du.uses.push(pred(*c));
-            }
-            du.uniform_capable = is_int(*ty) && is_int(*dty);
-        }
-        Op::Selp { d, a, b, c, .. } => {
-            du.defs.push(*d);
-            du.uses.extend([*a, *b, pred(*c)]);
-            du.uniform_capable = true;
-        }
-        Op::Slct { cty, d, a, b, c, .. } => {
-            du.defs.push(*d);
-            du.uses.extend([*a, *b, *c]);
-            du.uniform_capable = is_int(*cty);
-        }
-        Op::Testp { p, a, .. } => {
-            du.defs.push(pred(*p));
-            du.uses.push(*a);
-        }
-        Op::PredLogic { d, a, b, .. } => {
-            du.defs.push(pred(*d));
-            du.uses.extend([pred(*a), pred(*b)]);
-            du.uniform_capable = true;
-        }
-        Op::Cvt { dty, sty, d, a, .. } => {
-            du.defs.push(*d);
-            du.uses.push(*a);
-            du.uniform_capable = is_int(*dty) && is_int(*sty);
-        }
-        Op::CvtPack { d, a, b, .. } => {
-            du.defs.push(r32(*d));
-            du.uses.extend([r32(*a), r32(*b)]);
-        }
-        Op::Pack { d, parts, n, .. } => {
-            du.defs.push(*d);
-            du.uses.extend_from_slice(&parts[..(*n as usize).min(4)]);
-            du.uniform_capable = true;
-        }
-        Op::Unpack { ds, a, .. } => {
-            du.defs.extend(ds.iter().flatten().copied());
-            du.uses.push(*a);
-            du.uniform_capable = true;
-        }
-        Op::Cvta { d, a, .. } => {
-            du.defs.push(*d);
-            du.uses.push(*a);
-            du.uniform_capable = true;
-        }
-        Op::Ld { space, d, addr: a, .. } => {
-            du.defs.extend(d.iter().flatten().copied());
-            addr(&mut du, *space, a);
-            du.uniform_capable = matches!(space, Space::KernelParam | Space::Const);
-        }
-        Op::St { space, n, s, addr: a, .. } => {
-            du.uses.extend_from_slice(&s[..(*n as usize).min(4)]);
-            addr(&mut du, *space, a);
-        }
-        Op::Atom { space, d, addr: a, b, c, .. } => {
-            du.defs.extend(d.iter().copied());
-            addr(&mut du, *space, a);
-            du.uses.extend([*b, *c]);
-        }
-        Op::BrxIdx { index, .. } => du.uses.push(*index),
-        Op::Bar { kind, id, count, pred: p, .. } => {
-            du.uses.push(*id);
-            du.uses.extend(count.iter().copied());
-            if let Some((p, _)) = p {
-                du.uses.push(pred(*p));
-            }
-            if let BarKind::Red(BarRed::Popc { d } | BarRed::And { d } | BarRed::Or { d }) = kind {
-                du.defs.push(*d);
-            }
-        }
-        Op::BarWarpSync { mask } => du.uses.push(*mask),
-        Op::Shfl { d, p, a, b, c, mask, .. } => {
-            du.defs.push(r32(*d));
-            if let Some(p) = p {
-                du.defs.push(pred(*p));
-            }
-            du.uses.extend([r32(*a), r32(*b), r32(*c), r32(*mask)]);
-        }
-        Op::Vote { d, a, mask, .. } => {
-            du.defs.push(*d);
-            du.uses.extend([pred(*a), r32(*mask)]);
-        }
-        Op::Match { d, p, a, mask, .. } => {
-            du.defs.push(r32(*d));
-            if let Some(p) = p {
-                du.defs.push(pred(*p));
-            }
-            du.uses.extend([*a, r32(*mask)]);
-        }
-        Op::Activemask { d } => du.defs.push(r32(*d)),
-        Op::Redux { d, a, mask, .. } => {
-            du.defs.push(r32(*d));
-            du.uses.extend([r32(*a), r32(*mask)]);
-        }
-        Op::ElectSync { d, p, mask } => {
-            du.defs.extend(d.iter().map(|&d| r32(d)));
-            du.defs.push(pred(*p));
-            du.uses.push(r32(*mask));
-        }
-        Op::Clock { d, .. } => du.defs.push(*d),
-        Op::Mma(m) => {
-            du.defs.extend(m.defs());
-            du.uses.extend(m.uses());
+    inst.visit_regs(|role, r| match role {
+        RegRole::Read => du.uses.push(r),
+        RegRole::Write => du.defs.push(r),
+    });
+    if let Some((space, a)) = inst.op.lane_address() {
+        if matches!(space, Space::Global | Space::Generic | Space::Local) {
+            du.addr_base = a.base;
         }
     }
+    du.uniform_capable = inst.op.uniform_capable();
     du
 }
 
@@ -554,10 +359,12 @@ impl<'k> Analysis<'k> {
         let mut seen = vec![0u32; n];
         let mut generation = 0u32;
         for (pc, inst) in code.iter().enumerate() {
-            let (divergent, reconv) = match &inst.op {
-                Op::Bra { reconv, .. } => (inst.guard.is_some_and(|g| !uni_pred.get(g.pred as usize).copied().unwrap_or(false)), *reconv),
-                Op::BrxIdx { index, reconv, .. } => (!self.idx.of(*index).is_some_and(|i| uni[i]), *reconv),
-                _ => continue,
+            let Control::Branch { reconv, .. } = inst.op.flow() else { continue };
+            // `brx.idx` diverges on a non-uniform index, `bra` on a non-uniform guard.
+            let divergent = if let Op::BrxIdx { index, .. } = &inst.op {
+                !self.idx.of(*index).is_some_and(|i| uni[i])
+            } else {
+                inst.guard.is_some_and(|g| !uni_pred.get(g.pred as usize).copied().unwrap_or(false))
             };
             if !divergent {
                 continue;

@@ -5,6 +5,7 @@ use crate::observer::PcCounters;
 use crate::sass::{folded_instructions, Folded};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
+use warpsim_ir::op_table::{AccessKind, Collective, LatencyClass, MemAccess};
 use warpsim_ir::{Kernel, Op, Program, SourceLoc, Space};
 
 /// What kind of work an instruction is, for sorting counters into metrics.
@@ -21,14 +22,27 @@ pub enum InstKind {
 }
 
 pub fn inst_kind(op: &Op) -> InstKind {
-    match op {
-        Op::Ld { space, .. } if *space != Space::KernelParam => InstKind::Load,
-        Op::St { .. } => InstKind::Store,
-        Op::Atom { .. } => InstKind::Atomic,
-        Op::Bar { .. } | Op::BarWarpSync { .. } => InstKind::Barrier,
-        Op::Shfl { .. } => InstKind::Shuffle,
-        Op::Vote { .. } | Op::Match { .. } | Op::Redux { .. } | Op::Activemask { .. } | Op::ElectSync { .. } => InstKind::Vote,
-        Op::Bra { .. } | Op::BrxIdx { .. } => InstKind::Branch,
+    if op.lane_address().is_some() {
+        return match op.mem_access() {
+            Some(MemAccess { kind: AccessKind::Load, space: Space::KernelParam, .. }) | None => InstKind::Other,
+            Some(MemAccess { kind, .. }) => match kind {
+                AccessKind::Load => InstKind::Load,
+                AccessKind::Store => InstKind::Store,
+                AccessKind::Atomic => InstKind::Atomic,
+                AccessKind::AsyncCopy | AccessKind::Mbarrier => InstKind::Other,
+            },
+        };
+    }
+    if let Some(c) = op.collective() {
+        return match c {
+            Collective::Shuffle => InstKind::Shuffle,
+            Collective::Vote => InstKind::Vote,
+            Collective::WarpSync => InstKind::Barrier,
+        };
+    }
+    match op.latency_class() {
+        LatencyClass::Barrier => InstKind::Barrier,
+        LatencyClass::Branch => InstKind::Branch,
         _ => InstKind::Other,
     }
 }
@@ -287,10 +301,7 @@ impl LaunchMetrics {
                     }
                     None => (None, ptx_lines.as_ref().and_then(|l| l.get(key.1 as usize - 1).map(|s| s.trim().to_string()))),
                 };
-                let place = match &file {
-                    Some(f) => format!("{}:{}", short_name(f), key.1),
-                    None => format!("ptx:{}", key.1),
-                };
+                let place = program.place_of(info.loc, info.ptx_line).to_string();
                 LineReport { place, file, line: key.1, text, ptx_lines: Vec::new(), counters: PcCounters::default() }
             });
             entry.counters.add(c);

@@ -7,7 +7,8 @@
 //! with the hardware's; the raw PTX counts are reported beside them.
 
 use std::collections::HashSet;
-use warpsim_ir::{Bank, Kernel, Op, RegRef, Space};
+use warpsim_ir::op_table::MemOrder;
+use warpsim_ir::{Kernel, Op, RegRef, Space};
 
 /// Why a PTX instruction has no SASS counterpart of its own.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -40,7 +41,7 @@ pub fn folded_instructions(k: &Kernel) -> Vec<Folded> {
         if leaders[pc] {
             seen.clear();
         }
-        let volatile = k.info[pc].opcode.contains("volatile");
+        let volatile = inst.meta.ordering == MemOrder::Volatile;
         match &inst.op {
             Op::Mov { d, a } if d.bank == a.bank && !specials.contains(a) => {
                 let _ = consts.contains(a);
@@ -62,30 +63,17 @@ pub fn folded_instructions(k: &Kernel) -> Vec<Folded> {
                     seen.retain(|s| s.1 != Some(*r));
                 }
             }
-            Op::St { .. } | Op::Atom { .. } | Op::Bar { .. } | Op::BarWarpSync { .. } | Op::Fence | Op::Mma(_) => seen.clear(),
-            op => {
-                if let Some(dst) = written_register(op) {
-                    seen.retain(|s| s.1 != Some(dst));
-                }
-            }
+            op if clears_remembered_loads(op) => seen.clear(),
+            op => op.for_each_write(|dst| seen.retain(|s| s.1 != Some(dst))),
         }
     }
     out
 }
 
-/// The register an instruction writes, for invalidating remembered loads
-/// (instructions writing several registers are handled conservatively).
-fn written_register(op: &Op) -> Option<RegRef> {
-    Some(match op {
-        Op::Mov { d, .. } | Op::Int { d, .. } | Op::Float { d, .. } | Op::Cvt { d, .. } | Op::Selp { d, .. } => *d,
-        Op::Bin32 { d, .. } | Op::Tern32 { d, .. } | Op::Trunc64To32 { d, .. } | Op::Shfl { d, .. } => RegRef::r32(*d),
-        Op::Bin64 { d, .. } | Op::FmaF64 { d, .. } | Op::Shift64 { d, .. } | Op::MulWide32 { d, .. } | Op::Extend32To64 { d, .. } => {
-            RegRef::r64(*d)
-        }
-        Op::Cvta { d, .. } | Op::Pack { d, .. } | Op::Slct { d, .. } | Op::Set { d, .. } => *d,
-        Op::IntCarry { d, .. } => *d,
-        _ => RegRef { bank: Bank::Pred, slot: u32::MAX },
-    })
+/// Whether an op may change memory or order it, so that a later load of a
+/// remembered address must load again.
+fn clears_remembered_loads(op: &Op) -> bool {
+    op.mem_access().is_some() || matches!(op, Op::Bar { .. } | Op::BarWarpSync { .. } | Op::Fence | Op::Mma(_))
 }
 
 fn block_leaders(k: &Kernel) -> Vec<bool> {

@@ -15,6 +15,7 @@
 //! command line fills it from the metrics observer, the occupancy calculator
 //! and the timing model.
 
+pub mod explain;
 pub mod html;
 pub mod model;
 pub mod svg;

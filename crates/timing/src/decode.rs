@@ -27,12 +27,10 @@
 
 use crate::preset::TimingGpu;
 use std::collections::HashMap;
-use warpsim_ir::mma::{MmaOp, SyncKind};
-use warpsim_ir::{Addr, Bank, BarKind, BarRed, Bin32, Bin64, Kernel, Op, RegRef, Space, Special};
+use warpsim_ir::op_table::{AccessKind, CacheOp, Flow, LatencyClass as L, MemAccess, MemOrder, RegRole};
+use warpsim_ir::{Bank, Bin32, Bin64, Kernel, Op, RegRef, Space, Special};
 use warpsim_metrics::sass::{folded_instructions, Folded};
-use warpsim_numerics::float::FloatOp;
 use warpsim_numerics::int::IntOp;
-use warpsim_numerics::ScalarType;
 
 /// Pipes of a sub-partition (each issues one warp instruction per
 /// `occupancy` cycles).
@@ -173,11 +171,6 @@ pub struct Region {
 /// Most instructions in one region.
 pub const MAX_REGION: usize = 256;
 
-struct Regs {
-    reads: Vec<RegRef>,
-    writes: Vec<RegRef>,
-}
-
 fn r32(s: u32) -> RegRef {
     RegRef::r32(s)
 }
@@ -186,193 +179,6 @@ fn r64(s: u32) -> RegRef {
 }
 fn pr(s: u32) -> RegRef {
     RegRef::pred(s)
-}
-
-fn addr_regs(a: &Addr, v: &mut Vec<RegRef>) {
-    if let Some(b) = a.base {
-        v.push(b);
-    }
-}
-
-/// Registers an instruction reads and writes. Unknown operations return `None`.
-fn op_regs(op: &Op) -> Option<Regs> {
-    let mut reads = Vec::new();
-    let mut writes = Vec::new();
-    match op {
-        Op::Nop | Op::Fence | Op::Exit | Op::Trap | Op::Bra { .. } => {}
-        Op::Mov { d, a } => {
-            reads.push(*a);
-            writes.push(*d);
-        }
-        Op::Bin32 { d, a, b, .. } => {
-            reads.extend([r32(*a), r32(*b)]);
-            writes.push(r32(*d));
-        }
-        Op::Bin64 { d, a, b, .. } => {
-            reads.extend([r64(*a), r64(*b)]);
-            writes.push(r64(*d));
-        }
-        Op::Tern32 { d, a, b, c, .. } => {
-            reads.extend([r32(*a), r32(*b), r32(*c)]);
-            writes.push(r32(*d));
-        }
-        Op::FmaF64 { d, a, b, c } => {
-            reads.extend([r64(*a), r64(*b), r64(*c)]);
-            writes.push(r64(*d));
-        }
-        Op::Shift64 { d, a, b, .. } => {
-            reads.extend([r64(*a), r32(*b)]);
-            writes.push(r64(*d));
-        }
-        Op::MulWide32 { d, a, b, .. } => {
-            reads.extend([r32(*a), r32(*b)]);
-            writes.push(r64(*d));
-        }
-        Op::Extend32To64 { d, a, .. } => {
-            reads.push(r32(*a));
-            writes.push(r64(*d));
-        }
-        Op::Trunc64To32 { d, a } => {
-            reads.push(r64(*a));
-            writes.push(r32(*d));
-        }
-        Op::Int { d, s, .. } => {
-            reads.extend(s.iter().copied());
-            writes.push(*d);
-        }
-        Op::IntCarry { d, s, cc, carry_in, carry_out, .. } => {
-            reads.extend(s.iter().copied());
-            if *carry_in {
-                reads.push(pr(*cc));
-            }
-            if *carry_out {
-                writes.push(pr(*cc));
-            }
-            writes.push(*d);
-        }
-        Op::Float { d, s, .. } => {
-            reads.extend(s.iter().copied());
-            writes.push(*d);
-        }
-        Op::Setp { p, q, a, b, combine, .. } => {
-            reads.extend([*a, *b]);
-            if let Some((_, c, _)) = combine {
-                reads.push(pr(*c));
-            }
-            writes.push(pr(*p));
-            if let Some(q) = q {
-                writes.push(pr(*q));
-            }
-        }
-        Op::Set { d, a, b, combine, .. } => {
-            reads.extend([*a, *b]);
-            if let Some((_, c, _)) = combine {
-                reads.push(pr(*c));
-            }
-            writes.push(*d);
-        }
-        Op::Selp { d, a, b, c, .. } => {
-            reads.extend([*a, *b, pr(*c)]);
-            writes.push(*d);
-        }
-        Op::Slct { d, a, b, c, .. } => {
-            reads.extend([*a, *b, *c]);
-            writes.push(*d);
-        }
-        Op::Testp { p, a, .. } => {
-            reads.push(*a);
-            writes.push(pr(*p));
-        }
-        Op::PredLogic { d, a, b, .. } => {
-            reads.extend([pr(*a), pr(*b)]);
-            writes.push(pr(*d));
-        }
-        Op::Cvt { d, a, .. } => {
-            reads.push(*a);
-            writes.push(*d);
-        }
-        Op::CvtPack { d, a, b, .. } => {
-            reads.extend([r32(*a), r32(*b)]);
-            writes.push(r32(*d));
-        }
-        Op::Pack { d, parts, n, .. } => {
-            reads.extend(parts.iter().take(*n as usize).copied());
-            writes.push(*d);
-        }
-        Op::Unpack { ds, a, .. } => {
-            reads.push(*a);
-            writes.extend(ds.iter().flatten().copied());
-        }
-        Op::Cvta { d, a, .. } => {
-            reads.push(*a);
-            writes.push(*d);
-        }
-        Op::Ld { d, addr, .. } => {
-            addr_regs(addr, &mut reads);
-            writes.extend(d.iter().flatten().copied());
-        }
-        Op::St { s, n, addr, .. } => {
-            addr_regs(addr, &mut reads);
-            reads.extend(s.iter().take(*n as usize).copied());
-        }
-        Op::Atom { d, addr, b, c, .. } => {
-            addr_regs(addr, &mut reads);
-            reads.extend([*b, *c]);
-            writes.extend(d.iter().copied());
-        }
-        Op::BrxIdx { index, .. } => reads.push(*index),
-        Op::Bar { kind, id, count, pred, .. } => {
-            reads.push(*id);
-            if let Some(c) = count {
-                reads.push(*c);
-            }
-            if let Some((p, _)) = pred {
-                reads.push(pr(*p));
-            }
-            if let BarKind::Red(r) = kind {
-                writes.push(match r {
-                    BarRed::Popc { d } | BarRed::And { d } | BarRed::Or { d } => *d,
-                });
-            }
-        }
-        Op::BarWarpSync { mask } => reads.push(*mask),
-        Op::Shfl { d, p, a, b, c, mask, .. } => {
-            reads.extend([r32(*a), r32(*b), r32(*c), r32(*mask)]);
-            writes.push(r32(*d));
-            if let Some(p) = p {
-                writes.push(pr(*p));
-            }
-        }
-        Op::Vote { d, a, mask, .. } => {
-            reads.extend([pr(*a), r32(*mask)]);
-            writes.push(*d);
-        }
-        Op::Match { d, p, a, mask, .. } => {
-            reads.extend([*a, r32(*mask)]);
-            writes.push(r32(*d));
-            if let Some(p) = p {
-                writes.push(pr(*p));
-            }
-        }
-        Op::Activemask { d } => writes.push(r32(*d)),
-        Op::Redux { d, a, mask, .. } => {
-            reads.extend([r32(*a), r32(*mask)]);
-            writes.push(r32(*d));
-        }
-        Op::ElectSync { d, p, mask } => {
-            reads.push(r32(*mask));
-            writes.extend(d.iter().map(|d| r32(*d)));
-            writes.push(pr(*p));
-        }
-        Op::Clock { d, .. } => writes.push(*d),
-        Op::Mma(m) => {
-            reads.extend(m.uses());
-            writes.extend(m.defs());
-        }
-        #[allow(unreachable_patterns)]
-        _ => return None,
-    }
-    Some(Regs { reads, writes })
 }
 
 /// Special registers the hardware reads from the constant bank (operands, no instruction).
@@ -390,20 +196,10 @@ fn special_is_constant(s: Special) -> bool {
     )
 }
 
-fn is_float(t: ScalarType) -> bool {
-    matches!(
-        t,
-        ScalarType::F16 | ScalarType::F16x2 | ScalarType::BF16 | ScalarType::BF16x2 | ScalarType::TF32 | ScalarType::F32 | ScalarType::F64
-    )
-}
-
-fn is_half(t: ScalarType) -> bool {
-    matches!(t, ScalarType::F16 | ScalarType::F16x2 | ScalarType::BF16 | ScalarType::BF16x2)
-}
-
-/// Decodes every instruction of `k` for `gpu`. `ptx_source` (the file the
-/// kernel came from) lets the loop model see `.pragma "nounroll"`.
-pub fn decode(k: &Kernel, gpu: &TimingGpu, ptx_source: Option<&str>) -> Decoded {
+/// Decodes every instruction of `k` for `gpu`. `_ptx_source` is no longer
+/// read (lowering records `.pragma "nounroll"` in [`warpsim_ir::op_table::InstMeta`]);
+/// it goes once `sim.rs` stops passing it.
+pub fn decode(k: &Kernel, gpu: &TimingGpu, _ptx_source: Option<&str>) -> Decoded {
     let p = &gpu.preset;
     let t = &gpu.timing;
     let lat = &p.latencies;
@@ -439,246 +235,97 @@ pub fn decode(k: &Kernel, gpu: &TimingGpu, ptx_source: Option<&str>) -> Decoded 
 
     let mut insts = Vec::with_capacity(k.code.len());
     for (pc, inst) in k.code.iter().enumerate() {
-        let opcode = k.info.get(pc).map(|i| i.opcode.as_str()).unwrap_or("");
-        let (class, pipe, occupancy, nslots, latency, sb) = match &inst.op {
-            _ if folded[pc] != Folded::No => free,
-            Op::Nop => free,
-            Op::Mov { a, .. } => match specials.get(a) {
-                Some(s) if !special_is_constant(*s) => (Class::Mio, PIPE_NONE, 0, 1, t.special_register_latency, Sb::Short),
-                _ => free,
-            },
-            Op::Bin32 { f, .. } => match f {
-                Bin32::AddF | Bin32::SubF | Bin32::MulF => fp32,
-                Bin32::MinF | Bin32::MaxF => alu,
-                Bin32::MulLo => imad,
-                _ => alu,
-            },
-            Op::Bin64 { f, .. } => match f {
-                Bin64::AddF | Bin64::SubF | Bin64::MulF => fp64,
-                Bin64::MulLo => slots(imad, 3, lat.imad * 2),
-                _ => slots(alu, 2, t.alu_latency + 2),
-            },
-            Op::Tern32 { f, .. } => match f {
-                warpsim_ir::Tern32::FmaF => fp32,
-                warpsim_ir::Tern32::MadLo => imad,
-            },
-            Op::FmaF64 { .. } => fp64,
-            Op::Shift64 { .. } => slots(alu, 2, t.alu_latency + 2),
-            Op::MulWide32 { .. } => imad,
-            Op::Extend32To64 { signed, .. } => {
-                if *signed {
-                    alu
-                } else {
-                    free
+        let (class, pipe, occupancy, nslots, latency, sb) = if folded[pc] != Folded::No {
+            free
+        } else {
+            match inst.op.latency_class() {
+                L::Free => free,
+                // A move from a special register the hardware reads with S2R.
+                L::Move if matches!(&inst.op, Op::Mov { a, .. } if specials.get(a).is_some_and(|s| !special_is_constant(*s))) => {
+                    (Class::Mio, PIPE_NONE, 0, 1, t.special_register_latency, Sb::Short)
+                }
+                L::Move => free,
+                L::Alu => alu,
+                L::Alu64 => slots(alu, 2, t.alu_latency + 2),
+                L::Imad => imad,
+                L::Imad64 => slots(imad, 3, lat.imad * 2),
+                L::IntDiv32 => slots(imad, 18, 70),
+                L::IntDiv64 => slots(imad, 60, 250),
+                L::Conv => conv,
+                L::Conv64 => slots(conv, 2, t.conversion_latency),
+                L::Fp16 => fp16,
+                L::Fp32 => fp32,
+                L::Fp64 => fp64,
+                L::Mufu => mufu,
+                L::MufuFma => slots(mufu, 2, lat.mufu + lat.fma),
+                L::FDiv32 => slots(fp32, 8, lat.mufu + 6 * lat.fma),
+                L::FDiv64 => slots(fp64, 20, lat.mufu + 8 * lat.dfma),
+                L::FDivFull => slots(fp32, 4, lat.mufu + 3 * lat.fma),
+                L::FRcpSqrt32 => slots(fp32, 6, lat.mufu + 4 * lat.fma),
+                L::FRcpSqrt64 => slots(fp64, 16, lat.mufu + 6 * lat.dfma),
+                L::Vote => math(PIPE_INT, occ(t.int_lanes), t.vote_latency),
+                L::Shfl => (Class::Shfl, PIPE_NONE, 0, 1, lat.shfl, Sb::Short),
+                L::Match => (Class::Shfl, PIPE_NONE, 0, 1, t.match_latency, Sb::Short),
+                L::Clock => (Class::Math, PIPE_NONE, 0, 1, t.clock_latency, Sb::Fixed),
+                L::Mem => (Class::Mem, PIPE_NONE, 0, 1, 0, Sb::Long),
+                L::Mbarrier => (Class::Mio, PIPE_NONE, 0, 1, t.special_register_latency, Sb::Short),
+                L::Branch => (Class::Branch, PIPE_NONE, 0, 1, 0, Sb::Fixed),
+                L::Exit => (Class::Exit, PIPE_NONE, 0, 1, 0, Sb::Fixed),
+                L::Barrier => (Class::Barrier, PIPE_NONE, 0, 1, 0, Sb::Fixed),
+                L::Fence => (Class::Fence, PIPE_NONE, 0, 1, 0, Sb::Fixed),
+                L::Mma { work } => {
+                    // m16n8k16 is the measured unit; other shapes scale with their work.
+                    let mma = lat.mma.unwrap_or(32);
+                    let units = (work as f64 / 2048.0).max(0.25);
+                    let occ = ((t.tensor_cycles as f64 * units).ceil() as u16).max(1);
+                    (Class::Math, PIPE_TENSOR, occ, 1, mma.max(occ as u32), Sb::Fixed)
+                }
+                L::Wgmma { n } => {
+                    // HOP: m64n256k16 takes 128 cycles; smaller N less.
+                    let l = (128 * n / 256).max(lat.mma.unwrap_or(32));
+                    (Class::Math, PIPE_TENSOR, (l / 2).max(1) as u16, 1, l, Sb::Short)
                 }
             }
-            Op::Trunc64To32 { .. } => free,
-            Op::Int { op, ty, .. } => {
-                let wide = ty.bits() > 32;
-                let n = if wide { 2 } else { 1 };
-                match op {
-                    IntOp::Div | IntOp::Rem => {
-                        if wide {
-                            slots(imad, 60, 250)
-                        } else {
-                            slots(imad, 18, 70)
-                        }
-                    }
-                    IntOp::MulLo
-                    | IntOp::MulHi
-                    | IntOp::MulWide
-                    | IntOp::MadLo
-                    | IntOp::MadHi
-                    | IntOp::MadHiSat
-                    | IntOp::MadWide
-                    | IntOp::Mul24Lo
-                    | IntOp::Mul24Hi
-                    | IntOp::Mad24Lo
-                    | IntOp::Mad24Hi
-                    | IntOp::Mad24HiSat
-                    | IntOp::Sad
-                    | IntOp::Dp4a { .. }
-                    | IntOp::Dp2a { .. } => slots(imad, if wide { 3 } else { 1 }, lat.imad * n as u32),
-                    IntOp::Popc | IntOp::Clz | IntOp::Bfind | IntOp::BfindShiftAmt | IntOp::Brev => slots(conv, n, t.conversion_latency),
-                    _ => slots(alu, n, t.alu_latency + 2 * (n as u32 - 1)),
-                }
-            }
-            Op::IntCarry { kind, .. } => match kind {
-                warpsim_ir::CarryKind::MadLo | warpsim_ir::CarryKind::MadHi => imad,
-                _ => alu,
-            },
-            Op::Float { op, ty, .. } => {
-                let f64t = *ty == ScalarType::F64;
-                let base = if f64t {
-                    fp64
-                } else if is_half(*ty) {
-                    fp16
-                } else {
-                    fp32
-                };
-                match op {
-                    FloatOp::Add | FloatOp::Sub | FloatOp::Mul | FloatOp::Fma | FloatOp::FmaRelu => base,
-                    FloatOp::Abs | FloatOp::Neg | FloatOp::Min | FloatOp::Max | FloatOp::MinNan | FloatOp::MaxNan | FloatOp::Copysign => {
-                        if f64t {
-                            fp64
-                        } else {
-                            alu
-                        }
-                    }
-                    FloatOp::Div => {
-                        if f64t {
-                            slots(fp64, 20, lat.mufu + 8 * lat.dfma)
-                        } else {
-                            slots(fp32, 8, lat.mufu + 6 * lat.fma)
-                        }
-                    }
-                    FloatOp::DivFull => slots(fp32, 4, lat.mufu + 3 * lat.fma),
-                    FloatOp::DivApprox => slots(mufu, 2, lat.mufu + lat.fma),
-                    FloatOp::Rcp | FloatOp::Sqrt => {
-                        if f64t {
-                            slots(fp64, 16, lat.mufu + 6 * lat.dfma)
-                        } else {
-                            slots(fp32, 6, lat.mufu + 4 * lat.fma)
-                        }
-                    }
-                    FloatOp::SinApprox | FloatOp::CosApprox => slots(mufu, 2, lat.mufu + lat.fma),
-                    _ => mufu,
-                }
-            }
-            Op::Setp { ty, .. } | Op::Set { ty, .. } => {
-                if *ty == ScalarType::F64 {
-                    fp64
-                } else {
-                    alu
-                }
-            }
-            Op::Selp { .. } | Op::Slct { .. } | Op::Testp { .. } | Op::PredLogic { .. } => alu,
-            Op::Cvt { dty, sty, .. } => {
-                if is_float(*dty) || is_float(*sty) {
-                    if (is_half(*dty) && *sty == ScalarType::F32) || (is_half(*sty) && *dty == ScalarType::F32) {
-                        alu
-                    } else {
-                        conv
-                    }
-                } else if dty.bits() == sty.bits() {
-                    free
-                } else {
-                    alu
-                }
-            }
-            Op::CvtPack { .. } => alu,
-            Op::Pack { .. } | Op::Unpack { .. } => free,
-            Op::Cvta { window, .. } => {
-                if *window == 0 {
-                    free
-                } else {
-                    alu
-                }
-            }
-            Op::Ld { .. } | Op::St { .. } | Op::Atom { .. } => (Class::Mem, PIPE_NONE, 0, 1, 0, Sb::Long),
-            Op::Bra { .. } | Op::BrxIdx { .. } => (Class::Branch, PIPE_NONE, 0, 1, 0, Sb::Fixed),
-            Op::Exit | Op::Trap => (Class::Exit, PIPE_NONE, 0, 1, 0, Sb::Fixed),
-            Op::Bar { .. } => (Class::Barrier, PIPE_NONE, 0, 1, 0, Sb::Fixed),
-            Op::BarWarpSync { .. } => (Class::Math, PIPE_INT, occ(t.int_lanes), 1, t.alu_latency, Sb::Fixed),
-            Op::Shfl { .. } | Op::Redux { .. } => (Class::Shfl, PIPE_NONE, 0, 1, lat.shfl, Sb::Short),
-            Op::Match { .. } => (Class::Shfl, PIPE_NONE, 0, 1, t.match_latency, Sb::Short),
-            Op::Vote { .. } | Op::Activemask { .. } | Op::ElectSync { .. } => math(PIPE_INT, occ(t.int_lanes), t.vote_latency),
-            Op::Clock { .. } => (Class::Math, PIPE_NONE, 0, 1, t.clock_latency, Sb::Fixed),
-            Op::Fence => (Class::Fence, PIPE_NONE, 0, 1, 0, Sb::Fixed),
-            Op::Mma(m) => {
-                let mma = lat.mma.unwrap_or(32);
-                match &**m {
-                    MmaOp::Mma(x) => {
-                        // m16n8k16 is the measured unit; other shapes scale with their work.
-                        let units = ((x.shape.m * x.shape.n * x.shape.k) as f64 / 2048.0).max(0.25);
-                        let occ = ((t.tensor_cycles as f64 * units).ceil() as u16).max(1);
-                        (Class::Math, PIPE_TENSOR, occ, 1, mma.max(occ as u32), Sb::Fixed)
-                    }
-                    MmaOp::Wgmma(w) => {
-                        // HOP: m64n256k16 takes 128 cycles; smaller N less.
-                        let l = (128 * w.shape.n / 256).max(mma);
-                        (Class::Math, PIPE_TENSOR, (l / 2).max(1) as u16, 1, l, Sb::Short)
-                    }
-                    MmaOp::WmmaLoad { .. } | MmaOp::WmmaStore { .. } | MmaOp::LdMatrix { .. } | MmaOp::StMatrix { .. } => {
-                        (Class::Mem, PIPE_NONE, 0, 1, 0, Sb::Long)
-                    }
-                    MmaOp::CpAsync { .. } | MmaOp::Bulk { .. } | MmaOp::BulkTensor { .. } => (Class::Mem, PIPE_NONE, 0, 1, 0, Sb::Long),
-                    MmaOp::MovMatrix { .. } => alu,
-                    MmaOp::Sync(SyncKind::CpAsyncWait | SyncKind::BulkWait) => (Class::Fence, PIPE_NONE, 0, 1, 0, Sb::Fixed),
-                    MmaOp::Sync(_) => alu,
-                    MmaOp::CpAsyncMbarrierArrive { .. } | MmaOp::Mbarrier { .. } | MmaOp::MbarPendingCount { .. } => {
-                        (Class::Mio, PIPE_NONE, 0, 1, t.special_register_latency, Sb::Short)
-                    }
-                    // Forms added later: waits for the warp's results, holds the tensor pipe.
-                    #[allow(unreachable_patterns)]
-                    _ => (Class::Unknown, PIPE_TENSOR, t.tensor_cycles as u16, 1, mma, Sb::Short),
-                }
-            }
-            #[allow(unreachable_patterns)]
-            _ => (Class::Unknown, PIPE_TENSOR, t.tensor_cycles as u16, 1, lat.mma.unwrap_or(32), Sb::Short),
         };
         let (mut srcs, mut dsts) = (Vec::new(), Vec::new());
-        if let Some(r) = op_regs(&inst.op) {
-            for x in r.reads {
-                let id = regs.id(x);
-                if !constant.get(id as usize).copied().unwrap_or(true) && !srcs.contains(&id) {
-                    srcs.push(id);
+        inst.op.visit_regs(|role, x| {
+            let id = regs.id(x);
+            match role {
+                RegRole::Read => {
+                    if !constant.get(id as usize).copied().unwrap_or(true) && !srcs.contains(&id) {
+                        srcs.push(id);
+                    }
+                }
+                RegRole::Write => {
+                    if (id as usize) < regs.total() && !dsts.contains(&id) {
+                        dsts.push(id);
+                    }
                 }
             }
-            for x in r.writes {
-                let id = regs.id(x);
-                if (id as usize) < regs.total() && !dsts.contains(&id) {
-                    dsts.push(id);
-                }
-            }
-        }
+        });
         if let Some(g) = inst.guard {
             let id = regs.id(pr(g.pred));
             if !srcs.contains(&id) {
                 srcs.push(id);
             }
         }
-        let (mem_bytes, is_store, is_atomic) = match &inst.op {
-            Op::Ld { size, n, .. } => (*size as u32 * *n as u32, false, false),
-            Op::St { size, n, .. } => (*size as u32 * *n as u32, true, false),
-            Op::Atom { ty, .. } => (ty.bits().max(8) / 8, false, true),
-            Op::Mma(m) => match &**m {
-                MmaOp::WmmaStore { .. } | MmaOp::StMatrix { .. } => (0, true, false),
-                _ => (0, false, false),
-            },
-            _ => (0, false, false),
-        };
+        let access = inst.op.mem_access();
+        let mem_bytes = access.map_or(0, |a| a.lane_bytes);
+        let is_store = access.is_some_and(|a| a.kind == AccessKind::Store);
+        let is_atomic = access.is_some_and(|a| a.kind == AccessKind::Atomic);
         // Asynchronous copies: no register waits for them; `cp.async.wait_group` does.
-        let is_async =
-            matches!(&inst.op, Op::Mma(m) if matches!(&**m, MmaOp::CpAsync { .. } | MmaOp::Bulk { .. } | MmaOp::BulkTensor { .. }));
-        let queue = match (&inst.op, class) {
+        let is_async = access.is_some_and(|a| a.kind == AccessKind::AsyncCopy);
+        let queue = match (access, class) {
             (_, Class::Shfl) => QUEUE_MIO,
-            (
-                Op::Ld { space: Space::Shared, .. } | Op::St { space: Space::Shared, .. } | Op::Atom { space: Space::Shared, .. },
-                Class::Mem,
-            ) => QUEUE_MIO,
-            (Op::Mma(m), Class::Mem)
-                if matches!(
-                    &**m,
-                    MmaOp::LdMatrix { space: Space::Shared, .. }
-                        | MmaOp::StMatrix { space: Space::Shared, .. }
-                        | MmaOp::WmmaLoad { space: Space::Shared, .. }
-                        | MmaOp::WmmaStore { space: Space::Shared, .. }
-                ) =>
-            {
+            (Some(MemAccess { kind: AccessKind::Load | AccessKind::Store | AccessKind::Atomic, space: Space::Shared, .. }), Class::Mem) => {
                 QUEUE_MIO
             }
             (_, Class::Mem) => QUEUE_LSU,
             _ => QUEUE_NONE,
         };
-        let bypass_l1 = matches!(&inst.op, Op::Ld { .. }) && [".cg", ".cs", ".cv", ".volatile", ".lu"].iter().any(|m| opcode.contains(m));
-        let alt_pipe = match &inst.op {
-            _ if pipe != PIPE_INT => PIPE_NONE,
-            Op::Bin32 { f: Bin32::Add | Bin32::Sub | Bin32::Shl, .. } => PIPE_IMAD,
-            Op::Int { op: IntOp::Add | IntOp::Sub | IntOp::Shl, ty, .. } if ty.bits() <= 32 => PIPE_IMAD,
-            Op::Mov { .. } => PIPE_IMAD,
-            _ => PIPE_NONE,
-        };
+        let bypass_l1 = matches!(inst.op, Op::Ld { .. })
+            && (inst.meta.ordering == MemOrder::Volatile || inst.meta.cache.is_some_and(CacheOp::bypasses_l1));
+        let alt_pipe = if pipe == PIPE_INT && inst.op.imad_alternative() { PIPE_IMAD } else { PIPE_NONE };
         insts.push(TInst {
             class,
             pipe,
@@ -704,7 +351,7 @@ pub fn decode(k: &Kernel, gpu: &TimingGpu, ptx_source: Option<&str>) -> Decoded 
     alias_repeated_loads(k, &folded, &mut insts);
     fold_address_offsets(k, &mut insts, &regs, &constant);
     if t.loop_unroll > 1 {
-        mark_loop_control(k, &mut insts, &regs, ptx_source, t.loop_unroll, t.unroll_budget);
+        mark_loop_control(k, &mut insts, &regs, t.loop_unroll, t.unroll_budget);
     }
     let (regions, region_at) = build_regions(k, &insts, gpu);
     Decoded { insts, regs, regions, region_at }
@@ -728,22 +375,13 @@ fn build_regions(k: &Kernel, insts: &[TInst], gpu: &TimingGpu) -> (Vec<Region>, 
         leader[0] = true;
     }
     for (pc, inst) in k.code.iter().enumerate() {
-        match &inst.op {
-            Op::Bra { target, reconv } => {
-                leader[*target as usize] = true;
-                if (*reconv as usize) < n {
-                    leader[*reconv as usize] = true;
-                }
+        if let Flow::Branch { targets, reconv } = inst.op.flow() {
+            for &t in targets {
+                leader[t as usize] = true;
             }
-            Op::BrxIdx { targets, reconv, .. } => {
-                for t in targets.iter() {
-                    leader[*t as usize] = true;
-                }
-                if (*reconv as usize) < n {
-                    leader[*reconv as usize] = true;
-                }
+            if (reconv as usize) < n {
+                leader[reconv as usize] = true;
             }
-            _ => {}
         }
         if inst.op.is_branch() {
             leader[pc + 1] = true;
@@ -765,9 +403,9 @@ fn build_regions(k: &Kernel, insts: &[TInst], gpu: &TimingGpu) -> (Vec<Region>, 
         regions.push(Region { start: pc as u32, len: (end - pc) as u32, order: schedule(k, insts, pc, end, gpu) });
         pc = end;
     }
-    for pc in 0..n {
-        if region_at[pc] == u32::MAX {
-            region_at[pc] = regions.len() as u32;
+    for (pc, r) in region_at.iter_mut().enumerate() {
+        if *r == u32::MAX {
+            *r = regions.len() as u32;
             regions.push(Region { start: pc as u32, len: 1, order: vec![pc as u32] });
         }
     }
@@ -785,10 +423,8 @@ fn schedule(k: &Kernel, insts: &[TInst], start: usize, end: usize, gpu: &TimingG
         match i.class {
             Class::Free => 0,
             Class::Mem if i.is_store => 1,
-            Class::Mem => match op {
-                Op::Ld { space: Space::Shared, .. } => lat.shared,
-                _ => lat.l1_hit,
-            },
+            Class::Mem if matches!(op, Op::Ld { space: Space::Shared, .. }) => lat.shared,
+            Class::Mem => lat.l1_hit,
             _ => i.latency.max(1),
         }
     };
@@ -848,10 +484,7 @@ fn schedule(k: &Kernel, insts: &[TInst], start: usize, end: usize, gpu: &TimingG
 
 /// The base register of a memory instruction's address.
 fn addr_base(op: &Op) -> Option<RegRef> {
-    match op {
-        Op::Ld { addr, .. } | Op::St { addr, .. } | Op::Atom { addr, .. } => addr.base,
-        _ => None,
-    }
+    op.lane_address().and_then(|(_, a)| a.base)
 }
 
 /// `add d, a, c` with `c` known at compile time (an immediate, a symbol's
@@ -859,16 +492,15 @@ fn addr_base(op: &Op) -> Option<RegRef> {
 /// as the base of load/store addresses: SASS adds `c` in the address
 /// (`LDS [R + imm]`), so the add takes no instruction of its own.
 fn fold_address_offsets(k: &Kernel, insts: &mut [TInst], regs: &RegIds, constant: &[bool]) {
-    let n = k.code.len();
     // Registers whose every definition is a folded move of a constant.
     let mut konst: Vec<bool> = constant.to_vec();
     let mut defs: Vec<Vec<usize>> = vec![Vec::new(); regs.total()];
     let mut readers: Vec<Vec<usize>> = vec![Vec::new(); regs.total()];
-    for pc in 0..n {
-        for &d in &insts[pc].dsts {
+    for (pc, ti) in insts.iter().enumerate() {
+        for &d in &ti.dsts {
             defs[d as usize].push(pc);
         }
-        for &r in &insts[pc].srcs {
+        for &r in &ti.srcs {
             readers[r as usize].push(pc);
         }
     }
@@ -884,8 +516,8 @@ fn fold_address_offsets(k: &Kernel, insts: &mut [TInst], regs: &RegIds, constant
             konst[r] = true;
         }
     }
-    for pc in 0..n {
-        if insts[pc].class != Class::Math || k.code[pc].guard.is_some() || insts[pc].dsts.len() != 1 {
+    for (pc, ti) in insts.iter_mut().enumerate() {
+        if ti.class != Class::Math || k.code[pc].guard.is_some() || ti.dsts.len() != 1 {
             continue;
         }
         let (a, b) = match &k.code[pc].op {
@@ -898,22 +530,20 @@ fn fold_address_offsets(k: &Kernel, insts: &mut [TInst], regs: &RegIds, constant
         if !(ka || kb) {
             continue;
         }
-        let d = insts[pc].dsts[0];
+        let d = ti.dsts[0];
         let rs = &readers[d as usize];
         let only_address = !rs.is_empty()
             && rs.iter().all(|&u| {
-                addr_base(&k.code[u].op).is_some_and(|base| regs.id(base) == d)
-                    && match &k.code[u].op {
-                        Op::St { s, n, .. } => !s.iter().take(*n as usize).any(|x| regs.id(*x) == d),
-                        Op::Atom { b, c, .. } => regs.id(*b) != d && regs.id(*c) != d,
-                        _ => true,
-                    }
+                // `d` is the base and no other operand.
+                let mut reads_of_d = 0;
+                k.code[u].op.for_each_read(|x| reads_of_d += u32::from(regs.id(x) == d));
+                addr_base(&k.code[u].op).is_some_and(|base| regs.id(base) == d) && reads_of_d == 1
             });
         if only_address {
-            insts[pc].class = Class::Free;
-            insts[pc].pipe = PIPE_NONE;
-            insts[pc].slots = 0;
-            insts[pc].latency = 0;
+            ti.class = Class::Free;
+            ti.pipe = PIPE_NONE;
+            ti.slots = 0;
+            ti.latency = 0;
         }
     }
 }
@@ -942,22 +572,17 @@ fn alias_repeated_loads(k: &Kernel, folded: &[Folded], insts: &mut [TInst]) {
 }
 
 /// Finds innermost single-block loops and marks their loop control.
-fn mark_loop_control(k: &Kernel, insts: &mut [TInst], regs: &RegIds, src: Option<&str>, max_unroll: u32, budget: u32) {
+fn mark_loop_control(k: &Kernel, insts: &mut [TInst], regs: &RegIds, max_unroll: u32, budget: u32) {
     let n = k.code.len();
     // Branch targets (block leaders other than fall-through).
     let mut target = vec![false; n + 1];
     for inst in &k.code {
-        match &inst.op {
-            Op::Bra { target: t, .. } => target[*t as usize] = true,
-            Op::BrxIdx { targets, .. } => {
-                for t in targets.iter() {
-                    target[*t as usize] = true;
-                }
+        if let Flow::Branch { targets, .. } = inst.op.flow() {
+            for &t in targets {
+                target[t as usize] = true;
             }
-            _ => {}
         }
     }
-    let lines: Vec<&str> = src.map(|s| s.lines().collect()).unwrap_or_default();
     for b in 0..n {
         let Op::Bra { target: h, .. } = &k.code[b].op else { continue };
         let h = *h as usize;
@@ -974,12 +599,8 @@ fn mark_loop_control(k: &Kernel, insts: &mut [TInst], regs: &RegIds, src: Option
             continue;
         }
         // `.pragma "nounroll"` between the previous instruction and the branch.
-        if !lines.is_empty() {
-            let first = if h > 0 { k.info[h - 1].ptx_line as usize } else { 0 };
-            let last = k.info[b].ptx_line as usize;
-            if (first..last.min(lines.len())).any(|l| lines[l].contains("nounroll")) {
-                continue;
-            }
+        if (h..=b).any(|q| k.code[q].meta.nounroll) {
+            continue;
         }
         // Closure: instructions whose results are read, inside the loop, only by control.
         let mut ctl = vec![false; b - h + 1];

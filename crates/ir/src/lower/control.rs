@@ -1,0 +1,188 @@
+//! Control: branches, returns, barriers and calls (`.func` bodies are inlined).
+
+use super::*;
+
+impl Lowerer<'_> {
+    pub(super) fn barrier(&mut self, i: &Instruction, mods: &Mods, guard: Option<Guard>, full: &str) -> LResult<()> {
+        let ops = &i.operands;
+        if mods.has("warp") {
+            if ops.is_empty() {
+                return self.err(i.span, "bar.warp.sync needs a mask");
+            }
+            let mask = self.src(&ops[0], ScalarType::B32)?;
+            self.push(Op::BarWarpSync { mask }, guard, i.span, full);
+            return Ok(());
+        }
+        if mods.has("cluster") {
+            return self.err(i.span, format!("unsupported instruction `{full}`: cluster barriers"));
+        }
+        let aligned = i.opcode == "bar" || mods.has("aligned");
+        if mods.has("red") {
+            // bar.red.op.type d, a{, b}, {!}c
+            if ops.len() < 3 {
+                return self.err(i.span, format!("`{full}` expects 3 or 4 operands"));
+            }
+            let d = self.dst(&ops[0])?;
+            let kind = if mods.has("popc") {
+                BarRed::Popc { d }
+            } else if mods.has("and") {
+                BarRed::And { d }
+            } else if mods.has("or") {
+                BarRed::Or { d }
+            } else {
+                return self.err(i.span, format!("unsupported instruction `{full}`"));
+            };
+            let id = self.src(&ops[1], ScalarType::U32)?;
+            let (count, pidx) = if ops.len() >= 4 { (Some(self.src(&ops[2], ScalarType::U32)?), 3) } else { (None, 2) };
+            let p = self.src_pred(&ops[pidx])?;
+            self.push(Op::Bar { kind: BarKind::Red(kind), id, count, aligned, pred: Some(p) }, guard, i.span, full);
+            return Ok(());
+        }
+        let kind = if mods.has("arrive") { BarKind::Arrive } else { BarKind::Sync };
+        let id = match ops.first() {
+            Some(o) => self.src(o, ScalarType::U32)?,
+            None => self.zero32(),
+        };
+        let count = match ops.get(1) {
+            Some(o) => Some(self.src(o, ScalarType::U32)?),
+            None => None,
+        };
+        if kind == BarKind::Arrive && count.is_none() {
+            return self.err(i.span, "bar.arrive needs a thread count");
+        }
+        self.push(Op::Bar { kind, id, count, aligned, pred: None }, guard, i.span, full);
+        Ok(())
+    }
+
+    pub(super) fn call(&mut self, i: &Instruction, guard: Option<Guard>, full: &str) -> LResult<()> {
+        // call{.uni} (rets), name, (args){, prototype};
+        let ops = &i.operands;
+        let mut k = 0;
+        let rets: &[Operand] = match ops.first() {
+            Some(Operand::List(r, _)) => {
+                k = 1;
+                r
+            }
+            _ => &[],
+        };
+        let Some(Operand::Name(callee, cspan)) = ops.get(k) else {
+            return self.err(i.span, "call needs a function name");
+        };
+        let args: &[Operand] = match ops.get(k + 1) {
+            Some(Operand::List(a, _)) => a,
+            _ => &[],
+        };
+        if ops.len() > k + 2 || self.lookup(callee).is_some() {
+            return self.err(*cspan, "indirect calls through a function pointer are not supported");
+        }
+        let m = self.m;
+        let Some(f) = m.function(callee) else {
+            let known = m.functions.iter().any(|f| &f.name == callee);
+            let msg = if known {
+                format!("`{callee}` is declared without a body (external functions cannot be simulated)")
+            } else {
+                format!("unknown function `{callee}`")
+            };
+            return self.err(*cspan, msg);
+        };
+        if self.call_stack.iter().any(|n| n == callee) {
+            return self.err(*cspan, format!("recursive call to `{callee}` is not supported"));
+        }
+        if self.call_stack.len() >= MAX_INLINE_DEPTH {
+            return self.err(*cspan, "calls nested too deeply");
+        }
+        let body = f.body.as_ref().unwrap();
+        let cost = (body.len() + f.params.len() + f.rets.len()) as u64;
+        if self.inline_counter >= MAX_INLINED_CALLS || self.statements + cost > MAX_LOWERED_STATEMENTS {
+            return self.err(*cspan, format!("inlining `{callee}` makes the kernel too large (too many calls in its call tree)"));
+        }
+        if f.params.len() != args.len() || f.rets.len() != rets.len() {
+            return self.err(i.span, format!("`{callee}` takes {} arguments and {} results", f.params.len(), f.rets.len()));
+        }
+        // A guarded call: branch around the inlined body.
+        self.inline_counter += 1;
+        let prefix = format!("{}@{}:", callee, self.inline_counter);
+        // `#` cannot appear in a PTX label, so no label of the callee can clash.
+        let end_key = format!("{prefix}#end");
+        if let Some(g) = guard {
+            let pc = self.push(Op::Bra { target: 0, reconv: NO_RECONV }, Some(Guard { pred: g.pred, negate: !g.negate }), i.span, full);
+            self.fixups.push((pc, vec![end_key.clone()], i.span));
+        }
+        let mut scope = Scope::default();
+        self.statements += (f.params.len() + f.rets.len()) as u64;
+        for (decl, arg) in f.params.iter().chain(f.rets.iter()).zip(args.iter().chain(rets.iter())) {
+            let Operand::Name(an, aspan) = arg else {
+                return self.err(arg.span(), "call arguments must be named variables or registers");
+            };
+            let sym = match self.lookup(an) {
+                Some(s @ (Sym::Local(_) | Sym::Reg(..))) => s,
+                Some(_) | None => return self.err(*aspan, format!("`{an}` is not a local .param variable or register")),
+            };
+            scope.names.insert(decl.name.clone(), sym);
+        }
+        let module_scope = std::mem::take(&mut self.scopes[0]);
+        let saved_scopes = std::mem::replace(&mut self.scopes, vec![module_scope, scope]);
+        // Module scope was moved into the new stack; restore it after.
+        self.frames.push(Frame { prefix: prefix.clone(), ret_label: Some(end_key.clone()) });
+        self.call_stack.push(callee.clone());
+        // Pragmas are looked for in the callee's own text while inlining it.
+        let resume_at = std::mem::replace(&mut self.prev_inst_end, f.span.start);
+        let r = self.scope_statements(body);
+        self.prev_inst_end = resume_at;
+        self.call_stack.pop();
+        self.frames.pop();
+        let mut inner = std::mem::replace(&mut self.scopes, saved_scopes);
+        self.scopes[0] = std::mem::take(&mut inner[0]);
+        r?;
+        self.labels.insert(end_key, self.code.len() as Pc);
+        Ok(())
+    }
+
+    pub(super) fn branch(&mut self, i: &Instruction, guard: Option<Guard>, full: &str) -> LResult<()> {
+        let ops = &i.operands;
+        let span = i.span;
+        let at = self.at(i, full);
+        let (nops, unsupported) = (|n| at.nops(n), |what| at.unsupported(what));
+        macro_rules! emit {
+            ($op:expr) => {{
+                let op = $op;
+                self.push(op, guard, span, full);
+            }};
+        }
+        match i.opcode.as_str() {
+            "bra" => {
+                nops(1)?;
+                let Operand::Name(label, s) = &ops[0] else {
+                    return self.err(ops[0].span(), "expected a label");
+                };
+                let key = format!("{}{}", self.frames.last().unwrap().prefix, label);
+                let pc = self.push(Op::Bra { target: 0, reconv: NO_RECONV }, guard, span, full);
+                self.fixups.push((pc, vec![key], *s));
+            }
+            "brx" => {
+                nops(2)?;
+                let index = self.src(&ops[0], ScalarType::U32)?;
+                let Operand::Name(list, s) = &ops[1] else {
+                    return self.err(ops[1].span(), "expected a .branchtargets label");
+                };
+                let Some(Sym::BranchTargets(keys)) = self.lookup(list) else {
+                    return self.err(*s, format!("`{list}` is not a .branchtargets list"));
+                };
+                let pc = self.push(Op::BrxIdx { index, targets: Box::new([]), reconv: NO_RECONV }, guard, span, full);
+                self.fixups.push((pc, keys, *s));
+            }
+            "ret" => {
+                let ret_label = self.frames.last().unwrap().ret_label.clone();
+                match ret_label {
+                    Some(key) => {
+                        let pc = self.push(Op::Bra { target: 0, reconv: NO_RECONV }, guard, span, full);
+                        self.fixups.push((pc, vec![key], span));
+                    }
+                    None => emit!(Op::Exit),
+                }
+            }
+            _ => return unsupported(""),
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,129 @@
+//! Moves (`mov`: copies, packing and unpacking, clocks), address-window
+//! conversions (`cvta`) and conversions between types (`cvt`).
+
+use super::*;
+
+impl Lowerer<'_> {
+    pub(super) fn cvt(&mut self, i: &Instruction, mods: &Mods, guard: Option<Guard>, full: &str) -> LResult<()> {
+        let ops = &i.operands;
+        if ops.len() < 2 || mods.types.len() < 2 {
+            return self.err(i.span, format!("`{full}` expects two types and two operands"));
+        }
+        let (dty, sty) = (mods.types[0], mods.types[1]);
+        let mode = FMode { rnd: mods.rnd, ftz: mods.ftz, sat: mods.sat };
+        if matches!(dty, ScalarType::F16x2 | ScalarType::BF16x2) {
+            if ops.len() < 3 || sty != ScalarType::F32 {
+                return self.err(i.span, format!("unsupported instruction `{full}`: packed cvt takes two f32 sources"));
+            }
+            let d = self.d32(&ops[0])?;
+            let a = self.r32(&ops[1], sty)?;
+            let b = self.r32(&ops[2], sty)?;
+            self.push(Op::CvtPack { dty, mode, d, a, b }, guard, i.span, full);
+            return Ok(());
+        }
+        let d = self.dst(&ops[0])?;
+        let a = self.src(&ops[1], sty)?;
+        let plain = !mode.sat && !mode.ftz && mode.rnd.is_none();
+        if plain && d.bank == Bank::R64 && a.bank == Bank::R32 && dty.is_int() && sty.is_int() && sty.bits() == 32 {
+            self.push(Op::Extend32To64 { signed: sty.is_signed(), d: d.slot, a: a.slot }, guard, i.span, full);
+            return Ok(());
+        }
+        if plain && d.bank == Bank::R32 && a.bank == Bank::R64 && dty.is_int() && sty.is_int() && dty.bits() == 32 {
+            self.push(Op::Trunc64To32 { d: d.slot, a: a.slot }, guard, i.span, full);
+            return Ok(());
+        }
+        self.push(Op::Cvt { dty, sty, mode, d, a }, guard, i.span, full);
+        Ok(())
+    }
+
+    pub(super) fn mov(&mut self, i: &Instruction, mods: &Mods, guard: Option<Guard>, full: &str) -> LResult<()> {
+        let ops = &i.operands;
+        let span = i.span;
+        let at = self.at(i, full);
+        let (nops, unsupported) = (|n| at.nops(n), |what| at.unsupported(what));
+        let ty = mods.ty();
+        macro_rules! emit {
+            ($op:expr) => {{
+                let op = $op;
+                self.push(op, guard, span, full);
+            }};
+        }
+        match i.opcode.as_str() {
+            "mov" => {
+                nops(2)?;
+                let ty = ty.unwrap_or(ScalarType::B32);
+                match (&ops[0], &ops[1]) {
+                    (Operand::Vector(..), Operand::Vector(..)) => return unsupported(": vector to vector"),
+                    (d, Operand::Vector(parts, _)) => {
+                        let d = self.dst(d)?;
+                        let n = parts.len();
+                        if !(n == 2 || n == 4) {
+                            return self.err(ops[1].span(), "a packed move takes 2 or 4 elements");
+                        }
+                        let elem_bits = (ty.bits() as usize / n) as u8;
+                        let ety = elem_type(elem_bits as u32);
+                        let mut p = [RegRef::r32(0); 4];
+                        for (k, part) in parts.iter().enumerate() {
+                            p[k] = self.src(part, ety)?;
+                        }
+                        emit!(Op::Pack { d, parts: p, n: n as u8, elem_bits });
+                    }
+                    (Operand::Vector(parts, _), a) => {
+                        let n = parts.len();
+                        if !(n == 2 || n == 4) {
+                            return self.err(ops[0].span(), "an unpacking move takes 2 or 4 elements");
+                        }
+                        let a = self.src(a, ty)?;
+                        let elem_bits = (ty.bits() as usize / n) as u8;
+                        let mut ds = [None; 4];
+                        for (k, part) in parts.iter().enumerate() {
+                            ds[k] = match part {
+                                Operand::Sink(_) => None,
+                                p => Some(self.dst(p)?),
+                            };
+                        }
+                        emit!(Op::Unpack { ds, a, n: n as u8, elem_bits });
+                    }
+                    (d, a) => {
+                        if let Operand::Name(n, s) = a {
+                            if let Some(k) = Self::clock_kind(n) {
+                                let d = self.dst(d)?;
+                                let _ = s;
+                                emit!(Op::Clock { kind: k, d });
+                                return Ok(());
+                            }
+                        }
+                        let d = self.dst(d)?;
+                        if d.bank == Bank::Pred {
+                            let (a, neg) = self.src_pred(a)?;
+                            emit!(Op::PredLogic { op: if neg { PredOp::Not } else { PredOp::Mov }, d: d.slot, a, b: a });
+                            return Ok(());
+                        }
+                        let a = self.src(a, ty)?;
+                        emit!(self.move_between(d, a));
+                    }
+                }
+            }
+            "cvta" => {
+                nops(2)?;
+                let to_generic = !mods.has("to");
+                let d = self.dst(&ops[0])?;
+                let a = self.src(&ops[1], ty.unwrap_or(ScalarType::U64))?;
+                let window = if mods.has("shared") {
+                    SHARED_WINDOW
+                } else if mods.has("local") {
+                    LOCAL_WINDOW
+                } else {
+                    0
+                };
+                if window == 0 {
+                    emit!(self.move_between(d, a));
+                } else {
+                    emit!(Op::Cvta { to_generic, window, d, a });
+                }
+            }
+            _ => return unsupported(""),
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,148 @@
+//! Loads, stores and atomics: state spaces, vector widths, address forms.
+
+use super::*;
+
+impl Lowerer<'_> {
+    pub(super) fn mem_space(&self, mods: &Mods, opcode: &str) -> Space {
+        if opcode == "ldu" {
+            return Space::Global;
+        }
+        if mods.has("global") {
+            Space::Global
+        } else if mods.has("shared") || mods.has("shared::cta") {
+            Space::Shared
+        } else if mods.has("local") {
+            Space::Local
+        } else if mods.has("param") {
+            Space::KernelParam
+        } else if mods.has("const") {
+            Space::Const
+        } else {
+            Space::Generic
+        }
+    }
+
+    pub(super) fn load(&mut self, i: &Instruction, mods: &Mods, guard: Option<Guard>, full: &str) -> LResult<()> {
+        let ops = &i.operands;
+        if ops.len() < 2 {
+            return self.err(i.span, format!("`{full}` expects 2 operands"));
+        }
+        let ty = self.need_ty(mods.ty(), i.span, full)?;
+        if ty.bits() > 64 {
+            return self.err(i.span, format!("unsupported instruction `{full}`: 128-bit loads"));
+        }
+        let space = self.mem_space(mods, &i.opcode);
+        let (space, addr) = self.address(&ops[1], space)?;
+        let mut d = [None; 4];
+        let n = match &ops[0] {
+            Operand::Vector(parts, _) => {
+                if parts.len() > 4 || parts.len() != mods.vec as usize {
+                    return self.err(ops[0].span(), "vector size does not match .v2/.v4");
+                }
+                for (k, p) in parts.iter().enumerate() {
+                    d[k] = match p {
+                        Operand::Sink(_) => None,
+                        p => Some(self.dst(p)?),
+                    };
+                }
+                parts.len()
+            }
+            p => {
+                if mods.vec > 1 {
+                    return self.err(p.span(), "a vector load needs a `{...}` destination");
+                }
+                d[0] = Some(self.dst(p)?);
+                1
+            }
+        };
+        for r in d.iter().flatten() {
+            if r.bank == Bank::R32 && ty.bits() > 32 {
+                return self.err(ops[0].span(), "destination register narrower than the loaded type");
+            }
+            if r.bank == Bank::Pred {
+                return self.err(ops[0].span(), "cannot load into a predicate");
+            }
+        }
+        let size = ty.bytes() as u8;
+        self.push(Op::Ld { space, size, signed: ty.is_signed(), n: n as u8, d, addr }, guard, i.span, full);
+        Ok(())
+    }
+
+    pub(super) fn store(&mut self, i: &Instruction, mods: &Mods, guard: Option<Guard>, full: &str) -> LResult<()> {
+        let ops = &i.operands;
+        if ops.len() < 2 {
+            return self.err(i.span, format!("`{full}` expects 2 operands"));
+        }
+        let ty = self.need_ty(mods.ty(), i.span, full)?;
+        if ty.bits() > 64 {
+            return self.err(i.span, format!("unsupported instruction `{full}`: 128-bit stores"));
+        }
+        let space = self.mem_space(mods, "st");
+        let (space, addr) = self.address(&ops[0], space)?;
+        if space == Space::KernelParam {
+            return self.err(i.span, "kernel parameters are read-only");
+        }
+        let mut s = [self.zero32(); 4];
+        let n = match &ops[1] {
+            Operand::Vector(parts, _) => {
+                if parts.len() > 4 || parts.len() != mods.vec as usize {
+                    return self.err(ops[1].span(), "vector size does not match .v2/.v4");
+                }
+                for (k, p) in parts.iter().enumerate() {
+                    s[k] = self.src(p, ty)?;
+                }
+                parts.len()
+            }
+            p => {
+                s[0] = self.src(p, ty)?;
+                1
+            }
+        };
+        self.push(Op::St { space, size: ty.bytes() as u8, n: n as u8, s, addr }, guard, i.span, full);
+        Ok(())
+    }
+
+    pub(super) fn atom(&mut self, i: &Instruction, mods: &Mods, guard: Option<Guard>, full: &str) -> LResult<()> {
+        let ops = &i.operands;
+        let is_red = i.opcode == "red";
+        let op = if mods.has("add") {
+            AtomOp::Add
+        } else if mods.has("min") {
+            AtomOp::Min
+        } else if mods.has("max") {
+            AtomOp::Max
+        } else if mods.has("inc") {
+            AtomOp::Inc
+        } else if mods.has("dec") {
+            AtomOp::Dec
+        } else if mods.has("and") {
+            AtomOp::And
+        } else if mods.has("or") {
+            AtomOp::Or
+        } else if mods.has("xor") {
+            AtomOp::Xor
+        } else if mods.has("exch") {
+            AtomOp::Exch
+        } else if mods.has("cas") {
+            AtomOp::Cas
+        } else {
+            return self.err(i.span, format!("unsupported instruction `{full}`: missing operation"));
+        };
+        let ty = self.need_ty(mods.ty(), i.span, full)?;
+        if mods.vec > 1 || ty.bits() > 64 || ty.bits() < 16 {
+            return self.err(i.span, format!("unsupported instruction `{full}`"));
+        }
+        let first = if is_red { 0 } else { 1 };
+        let need = first + if op == AtomOp::Cas { 3 } else { 2 };
+        if ops.len() < need {
+            return self.err(i.span, format!("`{full}` expects {need} operands"));
+        }
+        let d = if is_red { None } else { Some(self.dst(&ops[0])?) };
+        let space = self.mem_space(mods, "atom");
+        let (space, addr) = self.address(&ops[first], space)?;
+        let b = self.src(&ops[first + 1], ty)?;
+        let c = if op == AtomOp::Cas { self.src(&ops[first + 2], ty)? } else { self.zero32() };
+        self.push(Op::Atom { space, op, ty, d, addr, b, c }, guard, i.span, full);
+        Ok(())
+    }
+}

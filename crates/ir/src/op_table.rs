@@ -1,0 +1,968 @@
+//! The op table: every fact about a decoded instruction that more than one
+//! consumer needs, declared once per [`Op`] variant (and [`MmaOp`] form) in
+//! exhaustive matches. Liveness (`regs`), the SASS-folding model (metrics),
+//! the timing decoder, the checker's plan and the engine's schedule points
+//! derive from these answers, so adding an op fails to compile here until
+//! its registers, latency class, memory access and collective nature are
+//! decided, and the consumers stay free of catch-all arms.
+//!
+//! Modifiers that do not change what the engine computes (memory ordering,
+//! scope, cache operator, `.sync`, fence kind, `.pragma "nounroll"`) are kept
+//! beside the op in [`InstMeta`], recorded at lowering, so that nobody
+//! re-parses opcode text downstream.
+
+use crate::inst::{Addr, BarKind, BarRed, Bin32, Bin64, CarryKind, Inst, Op, Pc, RegRef, Space, Tern32};
+use crate::mma::{BulkDir, MbarKind, MmaOp, SyncKind, WgmmaA};
+use warpsim_numerics::float::FloatOp;
+use warpsim_numerics::int::IntOp;
+use warpsim_numerics::ScalarType;
+
+// ---- registers ------------------------------------------------------------------
+
+/// How an instruction touches a register.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum RegRole {
+    Read,
+    Write,
+}
+
+/// The base register of an address, read.
+fn addr<F: FnMut(RegRole, RegRef)>(f: &mut F, a: &Addr) {
+    if let Some(b) = a.base {
+        f(RegRole::Read, b);
+    }
+}
+
+fn reads<F: FnMut(RegRole, RegRef)>(f: &mut F, rs: &[RegRef]) {
+    rs.iter().for_each(|&r| f(RegRole::Read, r));
+}
+
+fn writes<F: FnMut(RegRole, RegRef)>(f: &mut F, rs: &[RegRef]) {
+    rs.iter().for_each(|&r| f(RegRole::Write, r));
+}
+
+impl Op {
+    /// Calls `f` for every register the op reads and writes (guard not
+    /// included: see [`Inst::visit_regs`]). Reads come first, in operand
+    /// order, then writes; no allocation.
+    pub fn visit_regs(&self, mut f: impl FnMut(RegRole, RegRef)) {
+        use RegRole::{Read as R, Write as W};
+        let r32 = RegRef::r32;
+        let r64 = RegRef::r64;
+        let pr = RegRef::pred;
+        match self {
+            Op::Nop | Op::Fence | Op::Exit | Op::Trap | Op::Bra { .. } => {}
+            Op::Mov { d, a } => {
+                f(R, *a);
+                f(W, *d);
+            }
+            Op::Bin32 { d, a, b, .. } => {
+                f(R, r32(*a));
+                f(R, r32(*b));
+                f(W, r32(*d));
+            }
+            Op::Bin64 { d, a, b, .. } => {
+                f(R, r64(*a));
+                f(R, r64(*b));
+                f(W, r64(*d));
+            }
+            Op::Tern32 { d, a, b, c, .. } => {
+                for s in [a, b, c] {
+                    f(R, r32(*s));
+                }
+                f(W, r32(*d));
+            }
+            Op::FmaF64 { d, a, b, c } => {
+                for s in [a, b, c] {
+                    f(R, r64(*s));
+                }
+                f(W, r64(*d));
+            }
+            Op::Shift64 { d, a, b, .. } => {
+                f(R, r64(*a));
+                f(R, r32(*b));
+                f(W, r64(*d));
+            }
+            Op::MulWide32 { d, a, b, .. } => {
+                f(R, r32(*a));
+                f(R, r32(*b));
+                f(W, r64(*d));
+            }
+            Op::Extend32To64 { d, a, .. } => {
+                f(R, r32(*a));
+                f(W, r64(*d));
+            }
+            Op::Trunc64To32 { d, a } => {
+                f(R, r64(*a));
+                f(W, r32(*d));
+            }
+            Op::Int { d, s, .. } => {
+                s.iter().for_each(|&s| f(R, s));
+                f(W, *d);
+            }
+            Op::IntCarry { d, s, cc, carry_in, carry_out, .. } => {
+                s.iter().for_each(|&s| f(R, s));
+                if *carry_in {
+                    f(R, pr(*cc));
+                }
+                f(W, *d);
+                if *carry_out {
+                    f(W, pr(*cc));
+                }
+            }
+            Op::Float { d, s, .. } => {
+                s.iter().for_each(|&s| f(R, s));
+                f(W, *d);
+            }
+            Op::Setp { p, q, a, b, combine, .. } => {
+                f(R, *a);
+                f(R, *b);
+                if let Some((_, c, _)) = combine {
+                    f(R, pr(*c));
+                }
+                f(W, pr(*p));
+                if let Some(q) = q {
+                    f(W, pr(*q));
+                }
+            }
+            Op::Set { d, a, b, combine, .. } => {
+                f(R, *a);
+                f(R, *b);
+                if let Some((_, c, _)) = combine {
+                    f(R, pr(*c));
+                }
+                f(W, *d);
+            }
+            Op::Selp { d, a, b, c, .. } => {
+                f(R, *a);
+                f(R, *b);
+                f(R, pr(*c));
+                f(W, *d);
+            }
+            Op::Slct { d, a, b, c, .. } => {
+                f(R, *a);
+                f(R, *b);
+                f(R, *c);
+                f(W, *d);
+            }
+            Op::Testp { p, a, .. } => {
+                f(R, *a);
+                f(W, pr(*p));
+            }
+            Op::PredLogic { d, a, b, .. } => {
+                f(R, pr(*a));
+                f(R, pr(*b));
+                f(W, pr(*d));
+            }
+            Op::Cvt { d, a, .. } | Op::Cvta { d, a, .. } => {
+                f(R, *a);
+                f(W, *d);
+            }
+            Op::CvtPack { d, a, b, .. } => {
+                f(R, r32(*a));
+                f(R, r32(*b));
+                f(W, r32(*d));
+            }
+            Op::Pack { d, parts, n, .. } => {
+                parts[..(*n as usize).min(4)].iter().for_each(|&s| f(R, s));
+                f(W, *d);
+            }
+            Op::Unpack { ds, a, .. } => {
+                f(R, *a);
+                ds.iter().flatten().for_each(|&d| f(W, d));
+            }
+            Op::Ld { d, addr: a, .. } => {
+                addr(&mut f, a);
+                d.iter().flatten().for_each(|&d| f(W, d));
+            }
+            Op::St { s, n, addr: a, .. } => {
+                addr(&mut f, a);
+                s[..(*n as usize).min(4)].iter().for_each(|&s| f(R, s));
+            }
+            Op::Atom { d, addr: a, b, c, .. } => {
+                addr(&mut f, a);
+                f(R, *b);
+                f(R, *c);
+                if let Some(d) = d {
+                    f(W, *d);
+                }
+            }
+            Op::BrxIdx { index, .. } => f(R, *index),
+            Op::Bar { kind, id, count, pred, .. } => {
+                f(R, *id);
+                if let Some(c) = count {
+                    f(R, *c);
+                }
+                if let Some((p, _)) = pred {
+                    f(R, pr(*p));
+                }
+                match kind {
+                    BarKind::Red(BarRed::Popc { d } | BarRed::And { d } | BarRed::Or { d }) => f(W, *d),
+                    BarKind::Sync | BarKind::Arrive => {}
+                }
+            }
+            Op::BarWarpSync { mask } => f(R, *mask),
+            Op::Shfl { d, p, a, b, c, mask, .. } => {
+                for s in [a, b, c, mask] {
+                    f(R, r32(*s));
+                }
+                f(W, r32(*d));
+                if let Some(p) = p {
+                    f(W, pr(*p));
+                }
+            }
+            Op::Vote { d, a, mask, .. } => {
+                f(R, pr(*a));
+                f(R, r32(*mask));
+                f(W, *d);
+            }
+            Op::Match { d, p, a, mask, .. } => {
+                f(R, *a);
+                f(R, r32(*mask));
+                f(W, r32(*d));
+                if let Some(p) = p {
+                    f(W, pr(*p));
+                }
+            }
+            Op::Activemask { d } => f(W, r32(*d)),
+            Op::Redux { d, a, mask, .. } => {
+                f(R, r32(*a));
+                f(R, r32(*mask));
+                f(W, r32(*d));
+            }
+            Op::ElectSync { d, p, mask } => {
+                f(R, r32(*mask));
+                if let Some(d) = d {
+                    f(W, r32(*d));
+                }
+                f(W, pr(*p));
+            }
+            Op::Clock { d, .. } => f(W, *d),
+            Op::Mma(m) => m.visit_regs(f),
+        }
+    }
+
+    /// Calls `f` for every register the op reads.
+    pub fn for_each_read(&self, mut f: impl FnMut(RegRef)) {
+        self.visit_regs(|role, r| {
+            if role == RegRole::Read {
+                f(r)
+            }
+        })
+    }
+
+    /// Calls `f` for every register the op writes.
+    pub fn for_each_write(&self, mut f: impl FnMut(RegRef)) {
+        self.visit_regs(|role, r| {
+            if role == RegRole::Write {
+                f(r)
+            }
+        })
+    }
+}
+
+impl Inst {
+    /// [`Op::visit_regs`], with the guard predicate read first.
+    pub fn visit_regs(&self, mut f: impl FnMut(RegRole, RegRef)) {
+        if let Some(g) = self.guard {
+            f(RegRole::Read, RegRef::pred(g.pred));
+        }
+        self.op.visit_regs(f)
+    }
+}
+
+impl MmaOp {
+    /// Registers read and written (reads first), as [`Op::visit_regs`].
+    pub fn visit_regs(&self, mut f: impl FnMut(RegRole, RegRef)) {
+        use RegRole::{Read as R, Write as W};
+        match self {
+            MmaOp::Mma(m) => {
+                reads(&mut f, &m.a);
+                reads(&mut f, &m.b);
+                reads(&mut f, &m.c);
+                writes(&mut f, &m.d);
+            }
+            MmaOp::WmmaLoad { addr: a, stride, d, .. } => {
+                addr(&mut f, a);
+                reads(&mut f, stride.as_slice());
+                writes(&mut f, d);
+            }
+            MmaOp::WmmaStore { addr: a, stride, s, .. } => {
+                addr(&mut f, a);
+                reads(&mut f, stride.as_slice());
+                reads(&mut f, s);
+            }
+            MmaOp::LdMatrix { addr: a, d, .. } => {
+                addr(&mut f, a);
+                writes(&mut f, d);
+            }
+            MmaOp::StMatrix { addr: a, s, .. } => {
+                addr(&mut f, a);
+                reads(&mut f, s);
+            }
+            MmaOp::MovMatrix { d, a } => {
+                f(R, *a);
+                f(W, *d);
+            }
+            MmaOp::CpAsync { dst, src, src_size, ignore_src, .. } => {
+                addr(&mut f, dst);
+                addr(&mut f, src);
+                reads(&mut f, src_size.as_slice());
+                if let Some((p, _)) = ignore_src {
+                    f(R, RegRef::pred(*p));
+                }
+            }
+            MmaOp::CpAsyncMbarrierArrive { addr: a, .. } => addr(&mut f, a),
+            MmaOp::Mbarrier { kind, addr: a, .. } => {
+                addr(&mut f, a);
+                match kind {
+                    MbarKind::Init { count } => f(R, *count),
+                    MbarKind::Arrive { state, count, expect_tx, .. } => {
+                        reads(&mut f, count.as_slice());
+                        reads(&mut f, expect_tx.as_slice());
+                        writes(&mut f, state.as_slice());
+                    }
+                    MbarKind::ExpectTx { tx } | MbarKind::CompleteTx { tx } => f(R, *tx),
+                    MbarKind::Wait { p, arg, .. } => {
+                        f(R, *arg);
+                        f(W, RegRef::pred(*p));
+                    }
+                    MbarKind::Inval => {}
+                }
+            }
+            MmaOp::MbarPendingCount { d, state } => {
+                f(R, *state);
+                f(W, *d);
+            }
+            MmaOp::Bulk { dst, src, size, mbar, .. } => {
+                addr(&mut f, dst);
+                addr(&mut f, src);
+                f(R, *size);
+                if let Some(m) = mbar {
+                    addr(&mut f, m);
+                }
+            }
+            MmaOp::BulkTensor { smem, tmap, coords, mbar, .. } => {
+                addr(&mut f, smem);
+                f(R, *tmap);
+                reads(&mut f, coords);
+                if let Some(m) = mbar {
+                    addr(&mut f, m);
+                }
+            }
+            MmaOp::Wgmma(w) => {
+                reads(&mut f, &w.d);
+                match &w.a {
+                    WgmmaA::Desc(r) => f(R, *r),
+                    WgmmaA::Regs(r) => reads(&mut f, r),
+                }
+                f(R, w.b_desc);
+                if let Ok((p, _)) = w.scale_d {
+                    f(R, RegRef::pred(p));
+                }
+                writes(&mut f, &w.d);
+            }
+            MmaOp::Sync(_) => {}
+        }
+    }
+}
+
+// ---- latency classes --------------------------------------------------------------
+
+/// The functional unit an instruction issues to.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Unit {
+    /// No unit: folded into operands, or handled by the issue logic
+    /// (branches, barriers, exits, fences).
+    None,
+    /// FP32 FMA pipe (also f16/bf16 math).
+    Fp32,
+    /// Integer and logic ALU.
+    Int,
+    /// Integer multiply-add (the FMA-heavy pipe).
+    Imad,
+    Fp64,
+    /// Multi-function unit: transcendental approximations.
+    Sfu,
+    /// Conversions and bit scans.
+    Conv,
+    Tensor,
+    /// Memory input/output: shuffles, special registers, mbarriers.
+    Mio,
+    /// Load/store and asynchronous copies.
+    Lsu,
+}
+
+/// What an instruction costs, in machine-neutral terms; the timing decoder
+/// maps each class to a pipe, latency and issue slots from the GPU preset.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum LatencyClass {
+    /// Folded away by ptxas (packing, truncation, zero-extension, same-width
+    /// conversions): no issue slot, results ready with the sources.
+    Free,
+    /// A register copy: free, unless its source is a per-lane special
+    /// register (read with `S2R`).
+    Move,
+    /// One integer/logic instruction.
+    Alu,
+    /// Two integer instructions (64-bit add, logic, shift).
+    Alu64,
+    /// One `IMAD`.
+    Imad,
+    /// A 64-bit multiply: three `IMAD`s.
+    Imad64,
+    /// Integer division or remainder: a short `IMAD` sequence.
+    IntDiv32,
+    IntDiv64,
+    /// A conversion or bit scan (`popc`, `clz`, `bfind`, `brev`).
+    Conv,
+    /// A 64-bit bit scan: two conversion-unit instructions.
+    Conv64,
+    Fp16,
+    Fp32,
+    Fp64,
+    /// One MUFU instruction.
+    Mufu,
+    /// MUFU then an FMA (`div.approx`, `sin`, `cos`).
+    MufuFma,
+    /// IEEE `div` on f32 (and smaller): an FMA sequence around MUFU.RCP.
+    FDiv32,
+    FDiv64,
+    /// `div.full.f32`.
+    FDivFull,
+    /// IEEE `rcp`/`sqrt` on f32.
+    FRcpSqrt32,
+    FRcpSqrt64,
+    /// `vote`, `activemask`, `elect`.
+    Vote,
+    /// Shuffle and `redux`: a shared-memory-pipe wavefront.
+    Shfl,
+    /// `match`.
+    Match,
+    /// Reading a clock.
+    Clock,
+    /// A load, store, atomic or asynchronous copy: its path depends on the
+    /// space and the addresses, decided at run time.
+    Mem,
+    /// mbarrier operations other than waits on them: variable latency through MIO.
+    Mbarrier,
+    Branch,
+    Exit,
+    Barrier,
+    /// Memory fences and waits for asynchronous copies.
+    Fence,
+    /// A warp-level `mma`: `work` is m * n * k.
+    Mma {
+        work: u32,
+    },
+    /// A warpgroup `wgmma` of width `n`.
+    Wgmma {
+        n: u32,
+    },
+}
+
+impl LatencyClass {
+    /// The functional unit of this class.
+    pub fn unit(self) -> Unit {
+        use LatencyClass as L;
+        match self {
+            L::Free | L::Move | L::Branch | L::Exit | L::Barrier | L::Fence | L::Clock => Unit::None,
+            L::Alu | L::Alu64 | L::Vote => Unit::Int,
+            L::Imad | L::Imad64 | L::IntDiv32 | L::IntDiv64 => Unit::Imad,
+            L::Conv | L::Conv64 => Unit::Conv,
+            L::Fp16 | L::Fp32 | L::FDiv32 | L::FDivFull | L::FRcpSqrt32 => Unit::Fp32,
+            L::Fp64 | L::FDiv64 | L::FRcpSqrt64 => Unit::Fp64,
+            L::Mufu | L::MufuFma => Unit::Sfu,
+            L::Shfl | L::Match | L::Mbarrier => Unit::Mio,
+            L::Mem => Unit::Lsu,
+            L::Mma { .. } | L::Wgmma { .. } => Unit::Tensor,
+        }
+    }
+}
+
+fn is_float_ty(t: ScalarType) -> bool {
+    matches!(
+        t,
+        ScalarType::F16 | ScalarType::F16x2 | ScalarType::BF16 | ScalarType::BF16x2 | ScalarType::TF32 | ScalarType::F32 | ScalarType::F64
+    )
+}
+
+fn is_half_ty(t: ScalarType) -> bool {
+    matches!(t, ScalarType::F16 | ScalarType::F16x2 | ScalarType::BF16 | ScalarType::BF16x2)
+}
+
+// ---- the facts of each op -----------------------------------------------------------
+
+/// Kinds of warp-collective op.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Collective {
+    /// `shfl.sync`: lanes read each other's registers.
+    Shuffle,
+    /// `vote`, `match`, `activemask`, `redux`, `elect`: lanes combine values.
+    Vote,
+    /// `bar.warp.sync`: lanes wait for each other.
+    WarpSync,
+}
+
+/// Where control goes after an op.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Flow<'a> {
+    /// To the next instruction.
+    Next,
+    /// To one of `targets` (or the next instruction when a guard is false),
+    /// reconverging at `reconv`.
+    Branch { targets: &'a [Pc], reconv: Pc },
+    /// Out of the kernel (`exit`, `ret`, `trap`).
+    Exit,
+}
+
+/// What an instruction does to memory.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum AccessKind {
+    Load,
+    Store,
+    /// Read-modify-write (`atom`, `red`).
+    Atomic,
+    /// An asynchronous copy (`cp.async`, bulk and tensor copies): its
+    /// writes land when the copy completes, not in issue order.
+    AsyncCopy,
+    /// An operation on an mbarrier object in shared memory.
+    Mbarrier,
+}
+
+/// A memory access of one instruction.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MemAccess {
+    pub kind: AccessKind,
+    /// The space named by the instruction (the destination space of copies).
+    pub space: Space,
+    /// Bytes each lane accesses, all vector elements together, for the
+    /// per-lane forms (`ld`, `st`, `atom`); 0 for fragment, matrix, bulk and
+    /// mbarrier forms, whose addresses the engine works out itself.
+    pub lane_bytes: u32,
+}
+
+/// Everything the table says about one op (registers aside: see
+/// [`Op::visit_regs`]). [`Op::facts`] is the one exhaustive match that
+/// decides them; the other methods read one field.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct OpFacts<'a> {
+    pub latency: LatencyClass,
+    pub mem: Option<MemAccess>,
+    /// The address of the per-lane forms (`ld`, `st`, `atom`), whose lanes
+    /// each compute `base + offset`.
+    pub lane_address: Option<(Space, &'a Addr)>,
+    pub flow: Flow<'a>,
+    pub collective: Option<Collective>,
+    /// ptxas may issue this integer op as an `IMAD` (`IMAD.IADD`,
+    /// `IMAD.SHL`, `IMAD.MOV`) on the FMA pipe when the ALU is busy.
+    pub imad_alternative: bool,
+    /// The result can be a uniform value when the sources are (the uniform
+    /// datapath has integer, logic and move instructions, and constant-bank
+    /// loads).
+    pub uniform_capable: bool,
+}
+
+impl<'a> OpFacts<'a> {
+    /// An op of class `latency` and nothing else of note.
+    const fn of(latency: LatencyClass) -> OpFacts<'a> {
+        OpFacts {
+            latency,
+            mem: None,
+            lane_address: None,
+            flow: Flow::Next,
+            collective: None,
+            imad_alternative: false,
+            uniform_capable: false,
+        }
+    }
+
+    /// An integer, logic or move op (uniform-capable).
+    const fn int(latency: LatencyClass) -> OpFacts<'a> {
+        OpFacts { uniform_capable: true, ..OpFacts::of(latency) }
+    }
+
+    const fn collective(latency: LatencyClass, c: Collective) -> OpFacts<'a> {
+        OpFacts { collective: Some(c), ..OpFacts::of(latency) }
+    }
+
+    /// A per-lane memory op.
+    fn lane_mem(kind: AccessKind, space: Space, lane_bytes: u32, addr: &'a Addr) -> OpFacts<'a> {
+        OpFacts {
+            mem: Some(MemAccess { kind, space, lane_bytes }),
+            lane_address: Some((space, addr)),
+            uniform_capable: kind == AccessKind::Load && matches!(space, Space::KernelParam | Space::Const),
+            ..OpFacts::of(LatencyClass::Mem)
+        }
+    }
+}
+
+fn is_int_ty(t: ScalarType) -> bool {
+    !t.is_float()
+}
+
+impl Op {
+    /// The table's row for this op.
+    pub fn facts(&self) -> OpFacts<'_> {
+        use LatencyClass as L;
+        let of = OpFacts::of;
+        let int = OpFacts::int;
+        match self {
+            Op::Nop | Op::Fence => of(if matches!(self, Op::Fence) { L::Fence } else { L::Free }),
+            Op::Mov { .. } => OpFacts { imad_alternative: true, ..int(L::Move) },
+            Op::Bin32 { f, .. } => match f {
+                Bin32::AddF | Bin32::SubF | Bin32::MulF => of(L::Fp32),
+                Bin32::MinF | Bin32::MaxF => of(L::Alu),
+                Bin32::MulLo => int(L::Imad),
+                Bin32::Add | Bin32::Sub | Bin32::Shl => OpFacts { imad_alternative: true, ..int(L::Alu) },
+                Bin32::And | Bin32::Or | Bin32::Xor | Bin32::ShrU | Bin32::ShrS | Bin32::MinS | Bin32::MinU | Bin32::MaxS | Bin32::MaxU => {
+                    int(L::Alu)
+                }
+            },
+            Op::Bin64 { f, .. } => match f {
+                Bin64::AddF | Bin64::SubF | Bin64::MulF => of(L::Fp64),
+                Bin64::MulLo => int(L::Imad64),
+                Bin64::Add | Bin64::Sub | Bin64::And | Bin64::Or | Bin64::Xor => int(L::Alu64),
+            },
+            Op::Tern32 { f, .. } => match f {
+                Tern32::FmaF => of(L::Fp32),
+                Tern32::MadLo => int(L::Imad),
+            },
+            Op::FmaF64 { .. } => of(L::Fp64),
+            Op::Shift64 { .. } => int(L::Alu64),
+            Op::MulWide32 { .. } => int(L::Imad),
+            Op::Extend32To64 { signed, .. } => int(if *signed { L::Alu } else { L::Free }),
+            Op::Trunc64To32 { .. } => int(L::Free),
+            Op::Int { op, ty, .. } => OpFacts {
+                imad_alternative: matches!(op, IntOp::Add | IntOp::Sub | IntOp::Shl) && ty.bits() <= 32,
+                uniform_capable: is_int_ty(*ty),
+                ..of(int_class(*op, ty.bits() > 32))
+            },
+            Op::IntCarry { kind, ty, .. } => OpFacts {
+                uniform_capable: is_int_ty(*ty),
+                ..of(match kind {
+                    CarryKind::MadLo | CarryKind::MadHi => L::Imad,
+                    CarryKind::Add | CarryKind::Sub => L::Alu,
+                })
+            },
+            Op::Float { op, ty, .. } => of(float_class(*op, *ty)),
+            Op::Setp { ty, .. } => OpFacts { uniform_capable: is_int_ty(*ty), ..of(if *ty == ScalarType::F64 { L::Fp64 } else { L::Alu }) },
+            Op::Set { ty, dty, .. } => {
+                OpFacts { uniform_capable: is_int_ty(*ty) && is_int_ty(*dty), ..of(if *ty == ScalarType::F64 { L::Fp64 } else { L::Alu }) }
+            }
+            Op::Selp { .. } | Op::PredLogic { .. } => int(L::Alu),
+            Op::Slct { cty, .. } => OpFacts { uniform_capable: is_int_ty(*cty), ..of(L::Alu) },
+            Op::Testp { .. } | Op::CvtPack { .. } => of(L::Alu),
+            Op::Cvt { dty, sty, .. } => OpFacts { uniform_capable: is_int_ty(*dty) && is_int_ty(*sty), ..of(cvt_class(*dty, *sty)) },
+            Op::Pack { .. } | Op::Unpack { .. } => int(L::Free),
+            Op::Cvta { window, .. } => int(if *window == 0 { L::Free } else { L::Alu }),
+            Op::Ld { space, size, n, addr, .. } => OpFacts::lane_mem(AccessKind::Load, *space, *size as u32 * *n as u32, addr),
+            Op::St { space, size, n, addr, .. } => OpFacts::lane_mem(AccessKind::Store, *space, *size as u32 * *n as u32, addr),
+            Op::Atom { space, ty, addr, .. } => OpFacts::lane_mem(AccessKind::Atomic, *space, ty.bits().max(8) / 8, addr),
+            Op::Bra { target, reconv } => {
+                OpFacts { flow: Flow::Branch { targets: std::slice::from_ref(target), reconv: *reconv }, ..of(L::Branch) }
+            }
+            Op::BrxIdx { targets, reconv, .. } => OpFacts { flow: Flow::Branch { targets, reconv: *reconv }, ..of(L::Branch) },
+            Op::Exit | Op::Trap => OpFacts { flow: Flow::Exit, ..of(L::Exit) },
+            Op::Bar { .. } => of(L::Barrier),
+            Op::BarWarpSync { .. } => OpFacts::collective(L::Alu, Collective::WarpSync),
+            Op::Shfl { .. } => OpFacts::collective(L::Shfl, Collective::Shuffle),
+            Op::Redux { .. } => OpFacts::collective(L::Shfl, Collective::Vote),
+            Op::Match { .. } => OpFacts::collective(L::Match, Collective::Vote),
+            Op::Vote { .. } | Op::Activemask { .. } | Op::ElectSync { .. } => OpFacts::collective(L::Vote, Collective::Vote),
+            Op::Clock { .. } => of(L::Clock),
+            Op::Mma(m) => m.facts(),
+        }
+    }
+
+    /// The op's latency class (see [`LatencyClass`]).
+    pub fn latency_class(&self) -> LatencyClass {
+        self.facts().latency
+    }
+
+    /// The memory the op touches, if any.
+    pub fn mem_access(&self) -> Option<MemAccess> {
+        self.facts().mem
+    }
+
+    /// See [`OpFacts::lane_address`].
+    pub fn lane_address(&self) -> Option<(Space, &Addr)> {
+        self.facts().lane_address
+    }
+
+    /// The op's control flow.
+    pub fn flow(&self) -> Flow<'_> {
+        self.facts().flow
+    }
+
+    /// Which warp-collective op this is, if it is one.
+    pub fn collective(&self) -> Option<Collective> {
+        self.facts().collective
+    }
+
+    /// Whether the lanes of a warp exchange values or synchronise in this
+    /// op (`shfl`, `vote`, `match`, `activemask`, `redux`, `elect`,
+    /// `bar.warp.sync`): the engine must run the warp's lanes to it together.
+    /// Tensor-core ops are warp-wide too but are told apart by [`Op::Mma`].
+    pub fn is_warp_collective(&self) -> bool {
+        self.facts().collective.is_some()
+    }
+
+    /// See [`OpFacts::imad_alternative`].
+    pub fn imad_alternative(&self) -> bool {
+        self.facts().imad_alternative
+    }
+
+    /// See [`OpFacts::uniform_capable`].
+    pub fn uniform_capable(&self) -> bool {
+        self.facts().uniform_capable
+    }
+}
+
+/// Integer ops of [`Op::Int`] (`wide`: more than 32 bits).
+fn int_class(op: IntOp, wide: bool) -> LatencyClass {
+    use LatencyClass as L;
+    let pick = |narrow, w| if wide { w } else { narrow };
+    match op {
+        IntOp::Div | IntOp::Rem => pick(L::IntDiv32, L::IntDiv64),
+        IntOp::MulLo
+        | IntOp::MulHi
+        | IntOp::MulWide
+        | IntOp::MadLo
+        | IntOp::MadHi
+        | IntOp::MadHiSat
+        | IntOp::MadWide
+        | IntOp::Mul24Lo
+        | IntOp::Mul24Hi
+        | IntOp::Mad24Lo
+        | IntOp::Mad24Hi
+        | IntOp::Mad24HiSat
+        | IntOp::Sad
+        | IntOp::Dp4a { .. }
+        | IntOp::Dp2a { .. } => pick(L::Imad, L::Imad64),
+        IntOp::Popc | IntOp::Clz | IntOp::Bfind | IntOp::BfindShiftAmt | IntOp::Brev => pick(L::Conv, L::Conv64),
+        IntOp::Add
+        | IntOp::Sub
+        | IntOp::AddSat
+        | IntOp::SubSat
+        | IntOp::Abs
+        | IntOp::Neg
+        | IntOp::Min
+        | IntOp::Max
+        | IntOp::Bfe
+        | IntOp::Bfi
+        | IntOp::Prmt(_)
+        | IntOp::Shl
+        | IntOp::Shr
+        | IntOp::ShfL { .. }
+        | IntOp::ShfR { .. }
+        | IntOp::And
+        | IntOp::Or
+        | IntOp::Xor
+        | IntOp::Not
+        | IntOp::Cnot
+        | IntOp::Lop3(_) => pick(L::Alu, L::Alu64),
+    }
+}
+
+/// Floating-point ops of [`Op::Float`].
+fn float_class(op: FloatOp, ty: ScalarType) -> LatencyClass {
+    use LatencyClass as L;
+    let f64t = ty == ScalarType::F64;
+    let pick = |narrow, w| if f64t { w } else { narrow };
+    match op {
+        FloatOp::Add | FloatOp::Sub | FloatOp::Mul | FloatOp::Fma | FloatOp::FmaRelu => {
+            pick(if is_half_ty(ty) { L::Fp16 } else { L::Fp32 }, L::Fp64)
+        }
+        FloatOp::Abs | FloatOp::Neg | FloatOp::Min | FloatOp::Max | FloatOp::MinNan | FloatOp::MaxNan | FloatOp::Copysign => {
+            pick(L::Alu, L::Fp64)
+        }
+        FloatOp::Div => pick(L::FDiv32, L::FDiv64),
+        FloatOp::DivFull => L::FDivFull,
+        FloatOp::DivApprox | FloatOp::SinApprox | FloatOp::CosApprox => L::MufuFma,
+        FloatOp::Rcp | FloatOp::Sqrt => pick(L::FRcpSqrt32, L::FRcpSqrt64),
+        FloatOp::RcpApprox | FloatOp::SqrtApprox | FloatOp::RsqrtApprox | FloatOp::Lg2Approx | FloatOp::Ex2Approx | FloatOp::TanhApprox => {
+            L::Mufu
+        }
+    }
+}
+
+/// `cvt.dty.sty`: f16/bf16 <-> f32 on the ALU, other float conversions on
+/// the conversion unit, same-width integer ones folded away.
+fn cvt_class(dty: ScalarType, sty: ScalarType) -> LatencyClass {
+    use LatencyClass as L;
+    if is_float_ty(dty) || is_float_ty(sty) {
+        if (is_half_ty(dty) && sty == ScalarType::F32) || (is_half_ty(sty) && dty == ScalarType::F32) {
+            L::Alu
+        } else {
+            L::Conv
+        }
+    } else if dty.bits() == sty.bits() {
+        L::Free
+    } else {
+        L::Alu
+    }
+}
+
+impl MmaOp {
+    /// The form's row of the table (see [`Op::facts`]).
+    pub fn facts(&self) -> OpFacts<'_> {
+        use LatencyClass as L;
+        let mem = |kind, space| OpFacts { mem: Some(MemAccess { kind, space, lane_bytes: 0 }), ..OpFacts::of(L::Mem) };
+        match self {
+            MmaOp::Mma(x) => OpFacts::of(L::Mma { work: x.shape.m * x.shape.n * x.shape.k }),
+            MmaOp::Wgmma(w) => OpFacts::of(L::Wgmma { n: w.shape.n }),
+            MmaOp::WmmaLoad { space, .. } | MmaOp::LdMatrix { space, .. } => mem(AccessKind::Load, *space),
+            MmaOp::WmmaStore { space, .. } | MmaOp::StMatrix { space, .. } => mem(AccessKind::Store, *space),
+            MmaOp::CpAsync { dst_space, .. } => mem(AccessKind::AsyncCopy, *dst_space),
+            MmaOp::Bulk { dir, .. } => mem(
+                AccessKind::AsyncCopy,
+                match dir {
+                    BulkDir::SharedToGlobal => Space::Global,
+                    BulkDir::GlobalToShared | BulkDir::SharedToShared => Space::Shared,
+                },
+            ),
+            MmaOp::BulkTensor { load, .. } => mem(AccessKind::AsyncCopy, if *load { Space::Shared } else { Space::Global }),
+            MmaOp::MovMatrix { .. } => OpFacts::of(L::Alu),
+            MmaOp::Sync(s) => OpFacts::of(match s {
+                SyncKind::CpAsyncWait | SyncKind::BulkWait => L::Fence,
+                SyncKind::CpAsyncCommit
+                | SyncKind::BulkCommit
+                | SyncKind::WgmmaFence
+                | SyncKind::WgmmaCommit
+                | SyncKind::WgmmaWait
+                | SyncKind::SetMaxNReg
+                | SyncKind::Prefetch => L::Alu,
+            }),
+            MmaOp::CpAsyncMbarrierArrive { space, .. } | MmaOp::Mbarrier { space, .. } => {
+                OpFacts { mem: Some(MemAccess { kind: AccessKind::Mbarrier, space: *space, lane_bytes: 0 }), ..OpFacts::of(L::Mbarrier) }
+            }
+            MmaOp::MbarPendingCount { .. } => OpFacts::of(L::Mbarrier),
+        }
+    }
+}
+
+// ---- modifiers kept from the source -----------------------------------------------
+
+/// Memory-ordering semantics (`.relaxed`, `.acquire`, ...; `.volatile` and
+/// `.weak` too, which PTX spells in the same place).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MemOrder {
+    /// None written (the instruction's default).
+    #[default]
+    Default,
+    Weak,
+    Volatile,
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+    /// `fence.sc`.
+    Sc,
+}
+
+/// `.cta`, `.cluster`, `.gpu`, `.sys`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum MemScope {
+    Cta,
+    Cluster,
+    Gpu,
+    Sys,
+}
+
+/// Cache operators of `ld`/`st` (`.nc` of `ld.global.nc` included).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum CacheOp {
+    Ca,
+    Cg,
+    Cs,
+    Lu,
+    Cv,
+    Wb,
+    Wt,
+    /// `ld.global.nc`: the non-coherent (texture) path.
+    Nc,
+}
+
+impl CacheOp {
+    /// Whether loads with this operator skip L1 (`.cg`, `.cs`, `.lu`, `.cv`).
+    pub fn bypasses_l1(self) -> bool {
+        matches!(self, CacheOp::Cg | CacheOp::Cs | CacheOp::Lu | CacheOp::Cv)
+    }
+}
+
+/// What kind of fence an [`Op::Fence`] is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum FenceKind {
+    /// `membar.*` / `fence.{sc,acq_rel}.*`: orders memory accesses.
+    Memory,
+    /// `fence.proxy.*`: orders between memory proxies only.
+    Proxy,
+    /// `fence.mbarrier_init.*`.
+    MbarrierInit,
+    /// No ordering: `prefetch`, `nanosleep`, `pmevent`, `discard`, `applypriority`.
+    NoOrdering,
+}
+
+/// Modifiers of one instruction that lowering keeps beside its [`Op`].
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct InstMeta {
+    pub ordering: MemOrder,
+    pub scope: Option<MemScope>,
+    pub cache: Option<CacheOp>,
+    /// The fence kind of [`Op::Fence`] (`None` for other ops).
+    pub fence: Option<FenceKind>,
+    /// A `.sync` form (with a member mask).
+    pub sync: bool,
+    /// A `.pragma "nounroll"` stands between the previous instruction and
+    /// this one (the loop whose body holds it is not unrolled).
+    pub nounroll: bool,
+}
+
+impl InstMeta {
+    /// The modifiers of `opcode` (the head, then its dotted modifiers).
+    pub fn from_opcode(opcode: &str) -> InstMeta {
+        let mut parts = opcode.split('.');
+        let head = parts.next().unwrap_or("");
+        let mut m = InstMeta::default();
+        let mut proxy = false;
+        let mut mbarrier_init = false;
+        for p in parts {
+            match p {
+                "weak" => m.ordering = MemOrder::Weak,
+                "volatile" => m.ordering = MemOrder::Volatile,
+                "relaxed" => m.ordering = MemOrder::Relaxed,
+                "acquire" => m.ordering = MemOrder::Acquire,
+                "release" => m.ordering = MemOrder::Release,
+                "acq_rel" => m.ordering = MemOrder::AcqRel,
+                "sc" => m.ordering = MemOrder::Sc,
+                "cta" => m.scope = Some(MemScope::Cta),
+                "cluster" => m.scope = Some(MemScope::Cluster),
+                "gpu" => m.scope = Some(MemScope::Gpu),
+                "sys" => m.scope = Some(MemScope::Sys),
+                "ca" => m.cache = Some(CacheOp::Ca),
+                "cg" => m.cache = Some(CacheOp::Cg),
+                "cs" => m.cache = Some(CacheOp::Cs),
+                "lu" => m.cache = Some(CacheOp::Lu),
+                "cv" => m.cache = Some(CacheOp::Cv),
+                "wb" => m.cache = Some(CacheOp::Wb),
+                "wt" => m.cache = Some(CacheOp::Wt),
+                "nc" => m.cache = Some(CacheOp::Nc),
+                "sync" => m.sync = true,
+                "proxy" => proxy = true,
+                "mbarrier_init" => mbarrier_init = true,
+                _ => {}
+            }
+        }
+        m.fence = match head {
+            "membar" | "fence" if mbarrier_init => Some(FenceKind::MbarrierInit),
+            "membar" | "fence" if proxy => Some(FenceKind::Proxy),
+            "membar" | "fence" => Some(FenceKind::Memory),
+            _ => None,
+        };
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests;
