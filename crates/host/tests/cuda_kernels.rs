@@ -26,8 +26,8 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use warpsim::runner::{prepare, Prepared, RunOptions};
 use warpsim_engine::LaunchStats;
+use warpsim_host::{prepare, Dims, Kernel, LaunchOptions as RunOptions, Prepared};
 use warpsim_launch::{BufferSpec, Dtype, Init, NamedInit, ParamSpec, Role, ScalarParam, Value};
 
 const CLANG: &str = "clang-19";
@@ -223,20 +223,20 @@ struct Out {
 impl Out {
     fn read<T: Elem>(&self, what: &str, addr: u64, count: usize) -> Vec<T> {
         let mut bytes = vec![0u8; count * std::mem::size_of::<T>()];
-        self.p.mem.read(addr, &mut bytes).unwrap_or_else(|e| panic!("reading `{what}`: {e:?}"));
+        self.p.ctx.read(warpsim_host::DevicePtr(addr), &mut bytes, what).unwrap_or_else(|e| panic!("{e}"));
         bytes.chunks_exact(std::mem::size_of::<T>()).map(T::from_le).collect()
     }
 
     /// A buffer parameter's contents.
     fn get<T: Elem>(&self, name: &str) -> Vec<T> {
-        let (spec, base, len) = self.p.buffers.iter().find(|b| b.0.name == name).unwrap_or_else(|| panic!("no buffer `{name}`"));
-        assert_eq!(spec.dtype.size_bytes(), std::mem::size_of::<T>(), "buffer `{name}` is {}", spec.dtype);
-        self.read(name, *base, *len as usize / std::mem::size_of::<T>())
+        let b = self.p.buffer(name).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(b.spec.dtype.size_bytes(), std::mem::size_of::<T>(), "buffer `{name}` is {}", b.spec.dtype);
+        self.read(name, b.ptr.0, b.len as usize / std::mem::size_of::<T>())
     }
 
     /// A module-level `.global` variable's first `count` elements.
     fn global<T: Elem>(&self, name: &str, count: usize) -> Vec<T> {
-        let addr = *self.p.globals.get(name).unwrap_or_else(|| panic!("no global `{name}`"));
+        let addr = *self.p.globals().get(name).unwrap_or_else(|| panic!("no global `{name}`"));
         self.read(name, addr, count)
     }
 }
@@ -260,9 +260,11 @@ fn run_with(ptx: &Ptx, kernel: &str, params: &[ParamSpec], l: &Launch, patch: im
     BUILD.with(|b| b.set(ptx.build));
     let name = ptx.path.display().to_string();
     let prog = warpsim_ir::compile_kernel(&name, &ptx.text, kernel).unwrap_or_else(|e| panic!("compiling `{kernel}`: {e}"));
-    let mut p = prepare(Arc::new(prog), kernel, params).unwrap_or_else(|e| panic!("preparing `{kernel}`: {e}"));
+    let k = Kernel::from_program(Arc::new(prog), kernel).unwrap_or_else(|e| panic!("{e}"));
+    let mut p = prepare(&k, params).unwrap_or_else(|e| panic!("preparing `{kernel}`: {e}"));
     patch(&mut p);
-    let stats = p.launch(l.grid, l.block, l.dynamic_shared, &l.opts).unwrap_or_else(|e| panic!("launching `{kernel}`: {e}"));
+    let dims = Dims::new(l.grid, l.block, l.dynamic_shared);
+    let stats = p.launch(&dims, &l.opts).unwrap_or_else(|e| panic!("launching `{kernel}`: {e}")).stats;
     Out { p, stats }
 }
 
@@ -1510,10 +1512,10 @@ fn struct_passed_by_value_and_constant_array() {
         bytes[16..24].copy_from_slice(&bias.to_le_bytes());
         let out =
             run_with(&ptx, "struct_param", &[scalar(0u64), buf("in", &input), zeros::<f64>("out", n)], &Launch::new(1, n as u32), |p| {
-                let k = p.program.kernel("struct_param").unwrap();
+                let k = p.kernel.ir();
                 assert_eq!(k.params[0].size, 24, "{:?}", k.params[0]);
                 let off = k.params[0].offset as usize;
-                p.params[off..off + 24].copy_from_slice(&bytes);
+                p.args.bytes_mut()[off..off + 24].copy_from_slice(&bytes);
             });
         let coeffs = [0.5f32, -1.25, 2.0, 0.125];
         let want: Vec<f64> =

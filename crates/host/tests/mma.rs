@@ -37,7 +37,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use warpsim::runner::{prepare, Prepared, RunOptions};
+use warpsim_host::{prepare, DevicePtr, Dims, Kernel, LaunchOptions, Prepared};
 use warpsim_ir::mma::TensorMap;
 use warpsim_ir::Program;
 use warpsim_launch::{BufferSpec, Dtype, Init, ParamSpec, Role, ScalarParam, Value};
@@ -180,15 +180,22 @@ struct Run {
 impl Run {
     /// Bytes of buffer argument `i`.
     fn buf(&self, i: usize) -> Vec<u8> {
-        let (_, base, len) = self.p.buffers.iter().find(|b| b.0.name == format!("p{i}")).unwrap_or_else(|| panic!("no buffer p{i}"));
-        let mut out = vec![0u8; *len as usize];
-        self.p.mem.read(*base, &mut out).unwrap();
-        out
+        self.p.read(&format!("p{i}")).unwrap_or_else(|e| panic!("{e}"))
     }
 }
 
-fn launch(arch: &str, kernel: &str, args: Vec<Arg>, grid: [u32; 3], block: u32, patch: impl FnOnce(&mut Prepared)) -> Run {
-    let prog = program(arch);
+/// The one runner: lays out `args` for `kernel` of `program`, lets `patch`
+/// adjust the prepared launch (by-value parameters, extra allocations), runs
+/// `grid` blocks of `block` threads; errors (launch or fault) as text.
+fn run_args(
+    program: Arc<Program>,
+    kernel: &str,
+    args: Vec<Arg>,
+    grid: [u32; 3],
+    block: u32,
+    max_insts: u64,
+    patch: impl FnOnce(&mut Prepared),
+) -> Result<Run, String> {
     let specs: Vec<ParamSpec> = args
         .iter()
         .enumerate()
@@ -199,15 +206,28 @@ fn launch(arch: &str, kernel: &str, args: Vec<Arg>, grid: [u32; 3], block: u32, 
             Arg::Blob => ParamSpec::Scalar(ScalarParam { name: None, ty: Dtype::U64, bits: 0 }),
         })
         .collect();
-    let mut p = prepare(prog, kernel, &specs).unwrap_or_else(|e| panic!("preparing {kernel}: {e}"));
+    let k = Kernel::from_program(program, kernel).map_err(|e| e.to_string())?;
+    let mut p = prepare(&k, &specs).map_err(|e| e.to_string())?;
     patch(&mut p);
-    let opts = RunOptions { max_warp_instructions_per_block: 1 << 26, ..Default::default() };
-    p.launch(grid, [block, 1, 1], 0, &opts).unwrap_or_else(|e| panic!("running {kernel} ({arch}): {e}"));
-    Run { p }
+    let opts = LaunchOptions { max_warp_instructions_per_block: max_insts, ..Default::default() };
+    p.launch(&Dims::new(grid, [block, 1, 1], 0), &opts).map_err(|e| e.to_string())?;
+    Ok(Run { p })
+}
+
+/// A kernel of the nvcc PTX for `arch`.
+fn launch(arch: &str, kernel: &str, args: Vec<Arg>, grid: [u32; 3], block: u32, patch: impl FnOnce(&mut Prepared)) -> Run {
+    run_args(program(arch), kernel, args, grid, block, 1 << 26, patch).unwrap_or_else(|e| panic!("running {kernel} ({arch}): {e}"))
 }
 
 fn one_warp(arch: &str, kernel: &str, args: Vec<Arg>) -> Run {
     launch(arch, kernel, args, [1, 1, 1], 32, |_| {})
+}
+
+/// Allocates `data` in the launch's context; returns its address.
+fn alloc_with(p: &mut Prepared, name: &str, data: &[u8]) -> u64 {
+    let ptr = p.ctx.alloc(name, data.len() as u64, None);
+    p.ctx.write(ptr, data).unwrap();
+    ptr.0
 }
 
 // ---- comparisons -------------------------------------------------------------------------
@@ -796,11 +816,10 @@ fn tma_tensor_copies_feed_wgmma_as_on_the_gpu() {
         |p| {
             // The tensors, and warpsim-encoded tensor maps for them in the by-value parameters.
             for (pi, data, rows) in [(0, &a2, MT), (1, &b2, NT)] {
-                let base = p.mem.alloc(&format!("tensor{pi}"), data.len() as u64, None);
-                p.mem.write(base, data).unwrap();
+                let base = alloc_with(p, &format!("tensor{pi}"), data);
                 let map = TensorMap::tiled(base, 2, &[64, rows as u64], &[128], &[64, 64], 128);
                 let off = k.params[pi].offset as usize;
-                p.params[off..off + 128].copy_from_slice(&map.encode());
+                p.args.bytes_mut()[off..off + 128].copy_from_slice(&map.encode());
             }
         },
     );
@@ -816,21 +835,7 @@ const HEAD: &str = ".version 8.0\n.target sm_90a\n.address_size 64\n";
 /// Compiles `src` and runs `kernel`; errors (front end or launch) as text.
 fn try_src(src: &str, kernel: &str, args: Vec<Arg>, block: u32, max_insts: u64, patch: impl FnOnce(&mut Prepared)) -> Result<Run, String> {
     let prog = warpsim_ir::compile_kernel("t.ptx", src, kernel).map_err(|e| e.to_string())?;
-    let specs: Vec<ParamSpec> = args
-        .iter()
-        .enumerate()
-        .map(|(i, a)| match a {
-            Arg::Buf(b) => buffer(i, b),
-            Arg::Zeros(n) => buffer(i, &vec![0u8; *n]),
-            Arg::I32(v) => ParamSpec::Scalar(ScalarParam { name: None, ty: Dtype::I32, bits: *v as u32 as u64 }),
-            Arg::Blob => ParamSpec::Scalar(ScalarParam { name: None, ty: Dtype::U64, bits: 0 }),
-        })
-        .collect();
-    let mut p = prepare(Arc::new(prog), kernel, &specs)?;
-    patch(&mut p);
-    let opts = RunOptions { max_warp_instructions_per_block: max_insts, ..Default::default() };
-    p.launch([1, 1, 1], [block, 1, 1], 0, &opts).map_err(|e| e.to_string())?;
-    Ok(Run { p })
+    run_args(Arc::new(prog), kernel, args, [1, 1, 1], block, max_insts, patch)
 }
 
 fn run_src(src: &str, kernel: &str, args: Vec<Arg>, block: u32) -> Run {
@@ -1032,14 +1037,13 @@ ret;
     let k = warpsim_ir::compile_kernel("t.ptx", &src, "k").unwrap();
     let offs: Vec<usize> = k.kernels[0].params.iter().map(|p| p.offset as usize).collect();
     let r = try_src(&src, "k", kernel_args, 1, 1 << 20, |p| {
-        let sb = p.mem.alloc("src", src_bytes.len() as u64, None);
-        p.mem.write(sb, &src_bytes).unwrap();
-        dst_base = p.mem.alloc("dst", dst_elems * 4, None);
+        let sb = alloc_with(p, "src", &src_bytes);
+        dst_base = p.ctx.alloc("dst", dst_elems * 4, None).0;
         let strides = [row * 4, row * y * 4];
         let m = TensorMap::tiled(sb, 4, &[x, y, z], &strides, &[4, 3, 2], 0);
-        p.params[offs[0]..offs[0] + 128].copy_from_slice(&m.encode());
+        p.args.bytes_mut()[offs[0]..offs[0] + 128].copy_from_slice(&m.encode());
         let m = TensorMap::tiled(dst_base, 4, &[x, y, z], &strides, &[4, 3, 2], 0);
-        p.params[offs[1]..offs[1] + 128].copy_from_slice(&m.encode());
+        p.args.bytes_mut()[offs[1]..offs[1] + 128].copy_from_slice(&m.encode());
     })
     .unwrap();
     let got = u32s(&r.buf(2));
@@ -1055,7 +1059,7 @@ ret;
     }
     assert_eq!(got, want, "the loaded box, zeros outside the tensor");
     let mut dst = vec![0u8; dst_elems as usize * 4];
-    r.p.mem.read(dst_base, &mut dst).unwrap();
+    r.p.ctx.read(DevicePtr(dst_base), &mut dst, "dst").unwrap();
     let dst = u32s(&dst);
     for (i, &v) in dst.iter().enumerate() {
         let (cz, cy, cx) = (i as u64 / (row * y), i as u64 / row % y, i as u64 % row);
@@ -1084,7 +1088,7 @@ ret;
 }}
 "
     );
-    let e = try_src(&src, "k", vec![Arg::Blob], 1, 1 << 20, |p| p.params[..8].copy_from_slice(&[0xAB; 8])).err().unwrap();
+    let e = try_src(&src, "k", vec![Arg::Blob], 1, 1 << 20, |p| p.args.bytes_mut()[..8].copy_from_slice(&[0xAB; 8])).err().unwrap();
     assert!(e.contains("not in warpsim's encoding") && e.contains("opaque"), "{e}");
 }
 
@@ -1379,10 +1383,10 @@ wgmma.wait_group.sync.aligned 0;
         128,
         1 << 24,
         |p| {
-            let k = p.program.kernel("k").unwrap();
+            let k = p.kernel.ir();
             for (i, d) in descs.iter().enumerate() {
                 let off = k.params[4 + i].offset as usize;
-                p.params[off..off + 8].copy_from_slice(&d.to_le_bytes());
+                p.args.bytes_mut()[off..off + 8].copy_from_slice(&d.to_le_bytes());
             }
         },
     )
