@@ -1,4 +1,5 @@
 //! The `warpsim` command line.
+#![forbid(unsafe_code)]
 
 mod occupancy_cmd;
 use anyhow::{bail, Context, Result};

@@ -10,10 +10,10 @@ pub enum HostError {
     Io { path: PathBuf, source: std::io::Error },
     /// The PTX does not parse.
     #[error(transparent)]
-    Parse(#[from] warpsim_ptx::ParseError),
+    Parse(Box<warpsim_ptx::ParseError>),
     /// The PTX parses but does not compile (or has no such kernel).
     #[error(transparent)]
-    Compile(#[from] warpsim_ir::FrontEndError),
+    Compile(Box<warpsim_ir::FrontEndError>),
     /// The program has no `.entry` of this name.
     #[error("no kernel `{0}`")]
     NoKernel(String),
@@ -34,10 +34,10 @@ pub enum HostError {
     NoBuffer(String),
     /// A buffer initialiser, manifest or output check failed.
     #[error(transparent)]
-    Launch(#[from] warpsim_launch::LaunchError),
+    Launch(Box<warpsim_launch::LaunchError>),
     /// The GPU preset for timing mode could not be loaded.
     #[error(transparent)]
-    Preset(#[from] warpsim_gpu::PresetError),
+    Preset(Box<warpsim_gpu::PresetError>),
     /// The engine refused the launch or the kernel faulted.
     #[error(transparent)]
     Engine(#[from] warpsim_engine::LaunchError),
@@ -52,3 +52,15 @@ impl HostError {
         HostError::Io { path: path.into(), source }
     }
 }
+
+/// The large errors are boxed, so a `Result` of the host library stays small.
+macro_rules! boxed_from {
+    ($($t:ty => $v:ident),*) => {$(
+        impl From<$t> for HostError {
+            fn from(e: $t) -> Self {
+                HostError::$v(Box::new(e))
+            }
+        }
+    )*};
+}
+boxed_from!(warpsim_ptx::ParseError => Parse, warpsim_ir::FrontEndError => Compile, warpsim_launch::LaunchError => Launch, warpsim_gpu::PresetError => Preset);

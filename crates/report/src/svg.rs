@@ -43,7 +43,7 @@ pub fn occupancy(v: &OccupancyView) -> String {
     let label_w = 138u32;
     let n = v.slots.len() as u32;
     // At most 32 slots down the side; more go into further columns.
-    let per_col = n.min(32).max(1);
+    let per_col = n.clamp(1, 32);
     let cols = n.div_ceil(per_col).max(1);
     let col_w = label_w + v.warp_size * (cell + gap) + 24;
     let width = cols * col_w;
