@@ -234,27 +234,22 @@ pub fn build_report(
                 threads_per_exec: ratio(c.thread_insts, c.warp_insts),
             });
         }
-        if c.global_requests > 0 {
-            memory.push(MemRow {
-                place: place(program, k, pc),
-                ptx_line: k.info[pc].ptx_line,
-                op: k.info[pc].opcode.clone(),
-                space: "global".into(),
-                requests: c.global_requests,
-                per_request: ratio(c.global_sectors, c.global_requests),
-                ideal_per_request: ratio(c.global_ideal_sectors, c.global_requests),
-            });
-        }
-        if c.shared_requests > 0 {
-            memory.push(MemRow {
-                place: place(program, k, pc),
-                ptx_line: k.info[pc].ptx_line,
-                op: k.info[pc].opcode.clone(),
-                space: "shared".into(),
-                requests: c.shared_requests,
-                per_request: ratio(c.shared_wavefronts, c.shared_requests),
-                ideal_per_request: ratio(c.shared_ideal_wavefronts, c.shared_requests),
-            });
+        // Global requests cost sectors, shared ones wavefronts.
+        for (space, requests, cost, ideal) in [
+            ("global", c.global_requests, c.global_sectors, c.global_ideal_sectors),
+            ("shared", c.shared_requests, c.shared_wavefronts, c.shared_ideal_wavefronts),
+        ] {
+            if requests > 0 {
+                memory.push(MemRow {
+                    place: place(program, k, pc),
+                    ptx_line: k.info[pc].ptx_line,
+                    op: k.info[pc].opcode.clone(),
+                    space: space.into(),
+                    requests,
+                    per_request: ratio(cost, requests),
+                    ideal_per_request: ratio(ideal, requests),
+                });
+            }
         }
     }
     let preset = preset_for_warp_size(warp_size);

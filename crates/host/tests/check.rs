@@ -5,6 +5,8 @@
 //! atomics, fences, named barriers) gives none; the random schedule shows
 //! the lockstep race as a wrong answer.
 
+mod common;
+use common::{BUILDS, CLANG};
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
@@ -176,9 +178,6 @@ fn read_buffer(p: &Prepared, name: &str) -> Vec<u8> {
 
 // ---- our own kernels -----------------------------------------------------------------
 
-const CLANG: &str = "clang-19";
-const BUILDS: [(&str, &[&str]); 2] = [("O2", &["-O2"]), ("O0-g", &["-O0", "-g"])];
-
 /// `tests/cuda/check/<file>` compiled to PTX in each build; `None` without clang-19.
 fn cuda(file: &str) -> Option<Vec<(&'static str, Arc<String>)>> {
     static HAVE: OnceLock<bool> = OnceLock::new();
@@ -193,17 +192,7 @@ fn cuda(file: &str) -> Option<Vec<(&'static str, Arc<String>)>> {
     let mut out = Vec::new();
     for (build, flags) in BUILDS {
         let ptx = dir.join(format!("{}.{build}.ptx", file.trim_end_matches(".cu")));
-        let o = Command::new(CLANG)
-            .args(["--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_80", "--cuda-feature=+ptx70", "-ffp-contract=off"])
-            .args(flags)
-            .arg("-S")
-            .arg("-o")
-            .arg(&ptx)
-            .arg(&src)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{CLANG} failed on {}:\n{}", src.display(), String::from_utf8_lossy(&o.stderr));
-        out.push((build, Arc::new(std::fs::read_to_string(&ptx).unwrap())));
+        out.push((build, Arc::new(common::clang_ptx(&src, &ptx, flags))));
     }
     Some(out)
 }

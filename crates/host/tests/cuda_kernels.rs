@@ -21,6 +21,8 @@
 //! payload (quietened); an f64 NaN produced from non-NaN operands is
 //! `0xfff8000000000000`. `min`/`max` order -0.0 below +0.0.
 
+mod common;
+use common::{BUILDS, CLANG};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Command;
@@ -30,15 +32,7 @@ use warpsim_engine::LaunchStats;
 use warpsim_host::{prepare, Dims, Kernel, LaunchOptions as RunOptions, Prepared};
 use warpsim_launch::{BufferSpec, Dtype, Init, NamedInit, ParamSpec, Role, ScalarParam, Value};
 
-const CLANG: &str = "clang-19";
-
 // ---- compiling ------------------------------------------------------------------
-
-/// How each kernel file is compiled: the optimised build, which the
-/// `assert_has` checks describe, and an unoptimised one with debug info
-/// (stack frames in local memory, generic loads and stores, `.loc` and DWARF
-/// sections), which must give the same results.
-const BUILDS: [(&str, &[&str]); 2] = [("O2", &["-O2"]), ("O0-g", &["-O0", "-g"])];
 
 std::thread_local! {
     /// The build the current test is checking, for failure messages.
@@ -129,17 +123,7 @@ fn cuda(file: &str) -> Option<Vec<Arc<Ptx>>> {
     let mut builds = Vec::new();
     for (build, flags) in BUILDS {
         let out = out_dir().join(format!("{}.{build}.ptx", file.trim_end_matches(".cu")));
-        let o = Command::new(CLANG)
-            .args(["--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_80", "--cuda-feature=+ptx70", "-ffp-contract=off"])
-            .args(flags)
-            .arg("-S")
-            .arg("-o")
-            .arg(&out)
-            .arg(&src)
-            .output()
-            .unwrap_or_else(|e| panic!("running {CLANG}: {e}"));
-        assert!(o.status.success(), "{CLANG} {} failed on {}:\n{}", flags.join(" "), src.display(), String::from_utf8_lossy(&o.stderr));
-        let text = std::fs::read_to_string(&out).unwrap_or_else(|e| panic!("reading {}: {e}", out.display()));
+        let text = common::clang_ptx(&src, &out, flags);
         builds.push(Arc::new(Ptx { build, path: out, text }));
     }
     cache.insert(file.to_string(), builds.clone());
@@ -324,34 +308,20 @@ fn gpu32(x: f32) -> f32 {
 
 /// PTX `min`/`max` (f32 and f64): a NaN operand gives the other one, -0.0 < +0.0.
 fn ptx_min32(a: f32, b: f32) -> f32 {
-    match (a.is_nan(), b.is_nan()) {
-        (true, true) => f32::from_bits(CANON_NAN32),
-        (true, false) => b,
-        (false, true) => a,
-        _ if a == b => {
-            if a.is_sign_negative() {
-                a
-            } else {
-                b
-            }
-        }
-        _ => a.min(b),
-    }
+    ptx_minmax32(a, b, false)
 }
 
 fn ptx_max32(a: f32, b: f32) -> f32 {
+    ptx_minmax32(a, b, true)
+}
+
+/// Two NaNs give the canonical NaN; otherwise as [`ptx_minmax64`] (exact in f64).
+fn ptx_minmax32(a: f32, b: f32, max: bool) -> f32 {
     match (a.is_nan(), b.is_nan()) {
         (true, true) => f32::from_bits(CANON_NAN32),
         (true, false) => b,
         (false, true) => a,
-        _ if a == b => {
-            if a.is_sign_positive() {
-                a
-            } else {
-                b
-            }
-        }
-        _ => a.max(b),
+        _ => ptx_minmax64(a as f64, b as f64, max) as f32,
     }
 }
 
@@ -1087,26 +1057,25 @@ fn float_conversions_rounding_half_and_double() {
 }
 
 fn ptx_min64(a: f64, b: f64) -> f64 {
-    if a == b {
-        if a.is_sign_negative() {
-            a
-        } else {
-            b
-        }
-    } else {
-        a.min(b)
-    }
+    ptx_minmax64(a, b, false)
 }
 
 fn ptx_max64(a: f64, b: f64) -> f64 {
+    ptx_minmax64(a, b, true)
+}
+
+/// Equal operands (zeros of either sign): `min` picks the negative one, `max` the positive.
+fn ptx_minmax64(a: f64, b: f64, max: bool) -> f64 {
     if a == b {
-        if a.is_sign_positive() {
+        if a.is_sign_negative() != max {
             a
         } else {
             b
         }
-    } else {
+    } else if max {
         a.max(b)
+    } else {
+        a.min(b)
     }
 }
 
