@@ -522,6 +522,10 @@ impl Style {
     fn head(self, s: &str) -> String {
         self.wrap("1;36", s)
     }
+    /// A section's title between blank lines.
+    fn section(self, title: &str) -> String {
+        format!("\n{}\n", self.head(title))
+    }
     fn good(self, s: &str) -> String {
         self.wrap("32", s)
     }
@@ -580,9 +584,7 @@ pub fn render_text(d: &DemoResults, st: Style) -> String {
     );
 
     // 1. Warps per block.
-    s += "\n";
-    s += &st.head("1. A block is cut into warps of 32 consecutive threads");
-    s += "\n";
+    s += &st.section("1. A block is cut into warps of 32 consecutive threads");
     s += &format!("  {:>43}   {}\n", "", "distinct clock64() values per block");
     s += &format!(
         "  {:>7} {:>6} {:>14} {:>12}   {:>10} {:>10} {:>8}\n",
@@ -611,9 +613,7 @@ pub fn render_text(d: &DemoResults, st: Style) -> String {
 
     // 2. Divergence.
     let dv = &d.divergence;
-    s += "\n";
-    s += &st.head("2. Divergence: a warp runs both sides of a branch its lanes disagree on");
-    s += "\n";
+    s += &st.section("2. Divergence: a warp runs both sides of a branch its lanes disagree on");
     s += &format!("  {} blocks of {}, {} iterations of one fma per path\n", dv.blocks, dv.threads_per_block, dv.iterations);
     s += &format!(
         "  {:<28} {:>10} {:>8} {:>9} {:>7} {:>7} {:>8} {:>6}\n",
@@ -659,9 +659,7 @@ pub fn render_text(d: &DemoResults, st: Style) -> String {
     );
 
     // 3. Coalescing.
-    s += "\n";
-    s += &st.head("3. Coalescing: lane i reads in[i * stride]; memory moves 32-byte sectors");
-    s += "\n";
+    s += &st.section("3. Coalescing: lane i reads in[i * stride]; memory moves 32-byte sectors");
     s += &format!("  {:>14} {:>13} {:>17} {:>16} {:>8}\n", "stride", "bytes apart", "sectors/request", "bytes used", "H200");
     for c in &d.coalescing {
         s += &format!(
@@ -682,9 +680,7 @@ pub fn render_text(d: &DemoResults, st: Style) -> String {
     );
 
     // 4. Banks.
-    s += "\n";
-    s += &st.head("4. Bank conflicts: lane reads s[lane * stride] from 32 banks of 4 bytes");
-    s += "\n";
+    s += &st.section("4. Bank conflicts: lane reads s[lane * stride] from 32 banks of 4 bytes");
     s += &format!("  {:>16} {:>12} {:>12} {:>15} {:>10} {:>8}\n", "stride", "loads", "wavefronts", "bank conflicts", "way", "H200");
     for b in &d.banks {
         let label = match b.stride_floats {
@@ -712,9 +708,7 @@ pub fn render_text(d: &DemoResults, st: Style) -> String {
 
     // 5. warp_sum.
     let rd = &d.reduction;
-    s += "\n";
-    s += &st.head("5. warp_sum: five shuffles against a shared-memory reduction");
-    s += "\n";
+    s += &st.section("5. warp_sum: five shuffles against a shared-memory reduction");
     s += &format!(
         "  {:<18} {:>16} {:>10} {:>10} {:>15} {:>10}\n",
         "per block of 256", "warp insts", "shuffles", "barriers", "shared insts", "thr/inst"
@@ -744,9 +738,7 @@ pub fn render_text(d: &DemoResults, st: Style) -> String {
 
     // 6. Occupancy picture.
     let oc = &d.occupancy;
-    s += "\n";
-    s += &st.head(&format!("6. Occupancy: one SM's {} warp slots, a block of {} threads", oc.warp_slots, oc.block_threads));
-    s += "\n";
+    s += &st.section(&format!("6. Occupancy: one SM's {} warp slots, a block of {} threads", oc.warp_slots, oc.block_threads));
     s += &format!("  {} ({} lit lane, {} lane that holds no thread):\n", oc.gpu, st.good("#"), st.dim("."));
     let mut free_from = None;
     for (i, &lanes) in oc.one_block_slots.iter().enumerate() {
@@ -773,9 +765,7 @@ pub fn render_text(d: &DemoResults, st: Style) -> String {
     );
 
     // 7. 32 vs 64 lanes.
-    s += "\n";
-    s += &st.head("7. The same kernel on a 32-lane GPU (NVIDIA warp) and a 64-lane GPU (AMD CDNA wavefront)");
-    s += "\n";
+    s += &st.section("7. The same kernel on a 32-lane GPU (NVIDIA warp) and a 64-lane GPU (AMD CDNA wavefront)");
     s +=
         &format!("  {:>10} {:>8} {:>12} {:>10} {:>12} {:>12}\n", "lanes", "threads", "warps/waves", "thr/inst", "lanes busy", "idle lanes");
     for w in &d.wavefront {

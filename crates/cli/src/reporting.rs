@@ -147,29 +147,28 @@ pub fn build_report(
             format!("{:.1}% of branch targets uniform", t.branch_uniform_pct()),
         ));
     }
-    for (what, req, sec, ideal) in [
-        ("global loads", t.global_ld_requests, t.global_ld_sectors, t.global_ld_ideal_sectors),
-        ("global stores", t.global_st_requests, t.global_st_sectors, t.global_st_ideal_sectors),
+    // Global accesses cost sectors; shared ones wavefronts, above the ideal by the bank conflicts.
+    for (what, n, cost, ideal, global) in [
+        ("global loads", t.global_ld_requests, t.global_ld_sectors, t.global_ld_ideal_sectors, true),
+        ("global stores", t.global_st_requests, t.global_st_sectors, t.global_st_ideal_sectors, true),
+        ("shared loads", t.shared_ld_insts, t.shared_ld_wavefronts, t.shared_ld_ideal, false),
+        ("shared stores", t.shared_st_insts, t.shared_st_wavefronts, t.shared_st_ideal, false),
     ] {
-        if req > 0 {
-            summary.push(SummaryItem::new(
-                what,
-                format!("{:.2} sectors/request", ratio(sec, req)),
-                format!("{req} requests, {sec} sectors (ideal {:.2} per request)", ratio(ideal, req)),
-            ));
+        if n == 0 {
+            continue;
         }
-    }
-    for (what, n, wf, ideal) in [
-        ("shared loads", t.shared_ld_insts, t.shared_ld_wavefronts, t.shared_ld_ideal),
-        ("shared stores", t.shared_st_insts, t.shared_st_wavefronts, t.shared_st_ideal),
-    ] {
-        if n > 0 {
-            summary.push(SummaryItem::new(
-                what,
-                format!("{} bank conflicts", wf - ideal),
-                format!("{n} instructions, {wf} wavefronts ({:.2}-way on average)", ratio(wf, ideal)),
-            ));
-        }
+        let (value, note) = if global {
+            (
+                format!("{:.2} sectors/request", ratio(cost, n)),
+                format!("{n} requests, {cost} sectors (ideal {:.2} per request)", ratio(ideal, n)),
+            )
+        } else {
+            (
+                format!("{} bank conflicts", cost - ideal),
+                format!("{n} instructions, {cost} wavefronts ({:.2}-way on average)", ratio(cost, ideal)),
+            )
+        };
+        summary.push(SummaryItem::new(what, value, note));
     }
     let extras: Vec<String> = [("atomics", t.atomics), ("barriers", t.barriers), ("shuffles", t.shuffles), ("votes", t.votes)]
         .iter()

@@ -223,6 +223,11 @@ fn one_warp(arch: &str, kernel: &str, args: Vec<Arg>) -> Run {
     launch(arch, kernel, args, [1, 1, 1], 32, |_| {})
 }
 
+/// One warp computing D = A * B + C with `kernel(a, b, c, d)`: D's bytes.
+fn mma_d(arch: &str, kernel: &str, a: Vec<u8>, b: Vec<u8>, c: Vec<u8>, d_bytes: usize) -> Vec<u8> {
+    one_warp(arch, kernel, vec![Arg::Buf(a), Arg::Buf(b), Arg::Buf(c), Arg::Zeros(d_bytes)]).buf(3)
+}
+
 /// Allocates `data` in the launch's context; returns its address.
 fn alloc_with(p: &mut Prepared, name: &str, data: &[u8]) -> u64 {
     let ptr = p.ctx.alloc(name, data.len() as u64, None);
@@ -327,11 +332,11 @@ fn mma_f16_bf16_m16n8k16_match_the_gpu() {
             let b = if bf { vec_bf16(128, 2) } else { vec_f16(128, 2) };
             let c = vec_f32(128, 3);
             let kernel = if bf { "_Z11k_mma_16816ILi1EEvPKtS1_PKfPf" } else { "_Z11k_mma_16816ILi0EEvPKtS1_PKfPf" };
-            let r = one_warp(arch, kernel, vec![Arg::Buf(a.bytes()), Arg::Buf(b.bytes()), Arg::Buf(c.bytes()), Arg::Zeros(512)]);
+            let d = mma_d(arch, kernel, a.bytes(), b.bytes(), c.bytes(), 512);
             let val = |x: u16| if bf { bf16_val(x) } else { f16_val(x) };
             let refr = reference(16, 8, 16, |i, k| val(a[i * 16 + k]), |k, n| val(b[n * 16 + k]), |i, j| c[i * 8 + j] as f64);
             let name = if bf { "mma_m16n8k16_bf16" } else { "mma_m16n8k16_f16" };
-            check_f32(&format!("{name} {arch}"), &as_f32(&r.buf(3)), &as_f32(&golden(name)), &refr, F16_BF16_ULP, 1e-6);
+            check_f32(&format!("{name} {arch}"), &as_f32(&d), &as_f32(&golden(name)), &refr, F16_BF16_ULP, 1e-6);
         }
     }
 }
@@ -339,12 +344,8 @@ fn mma_f16_bf16_m16n8k16_match_the_gpu() {
 #[test]
 fn mma_f16_accumulators_match_the_gpu() {
     let (a, b, c) = (vec_f16(256, 4), vec_f16(128, 5), vec_f16(128, 6));
-    let r = one_warp(
-        "sm_80",
-        "_Z18k_mma_16816_f16accPKtS0_S0_Pt",
-        vec![Arg::Buf(a.bytes()), Arg::Buf(b.bytes()), Arg::Buf(c.bytes()), Arg::Zeros(256)],
-    );
-    let got = as_u16(&r.buf(3));
+    let d = mma_d("sm_80", "_Z18k_mma_16816_f16accPKtS0_S0_Pt", a.bytes(), b.bytes(), c.bytes(), 256);
+    let got = as_u16(&d);
     let gpu = as_u16(&golden("mma_m16n8k16_f16acc"));
     let refr = reference(16, 8, 16, |i, k| f16_val(a[i * 16 + k]), |k, n| f16_val(b[n * 16 + k]), |i, j| f16_val(c[i * 8 + j]));
     let mut worst = 0;
@@ -361,21 +362,17 @@ fn mma_f16_accumulators_match_the_gpu() {
 #[test]
 fn mma_m16n8k8_f16_and_tf32_match_the_gpu() {
     let (a, b, c) = (vec_f16(128, 7), vec_f16(64, 8), vec_f32(128, 9));
-    let r = one_warp(
-        "sm_80",
-        "_Z14k_mma_1688_f16PKtS0_PKfPf",
-        vec![Arg::Buf(a.bytes()), Arg::Buf(b.bytes()), Arg::Buf(c.bytes()), Arg::Zeros(512)],
-    );
+    let d = mma_d("sm_80", "_Z14k_mma_1688_f16PKtS0_PKfPf", a.bytes(), b.bytes(), c.bytes(), 512);
     let refr = reference(16, 8, 8, |i, k| f16_val(a[i * 8 + k]), |k, n| f16_val(b[n * 8 + k]), |i, j| c[i * 8 + j] as f64);
-    check_f32("mma_m16n8k8_f16", &as_f32(&r.buf(3)), &as_f32(&golden("mma_m16n8k8_f16")), &refr, F16_BF16_ULP, 1e-6);
+    check_f32("mma_m16n8k8_f16", &as_f32(&d), &as_f32(&golden("mma_m16n8k8_f16")), &refr, F16_BF16_ULP, 1e-6);
     // tf32: the inputs are full f32 values; the tensor cores read their top 19 bits.
     let (a, b, c) = (vec_f32(128, 10), vec_f32(64, 11), vec_f32(128, 12));
     for (kernel, k, name) in
         [("_Z15k_mma_1688_tf32PKjS0_PKfPf", 8, "mma_m16n8k8_tf32"), ("_Z15k_mma_1684_tf32PKjS0_PKfPf", 4, "mma_m16n8k4_tf32")]
     {
-        let r = one_warp("sm_80", kernel, vec![Arg::Buf(a.bytes()), Arg::Buf(b.bytes()), Arg::Buf(c.bytes()), Arg::Zeros(512)]);
+        let d = mma_d("sm_80", kernel, a.bytes(), b.bytes(), c.bytes(), 512);
         let refr = reference(16, 8, k, |i, kk| tf32(a[i * k + kk]), |kk, n| tf32(b[n * k + kk]), |i, j| c[i * 8 + j] as f64);
-        check_f32(name, &as_f32(&r.buf(3)), &as_f32(&golden(name)), &refr, TF32_ULP, 1e-6);
+        check_f32(name, &as_f32(&d), &as_f32(&golden(name)), &refr, TF32_ULP, 1e-6);
     }
 }
 
@@ -389,20 +386,16 @@ fn mma_integers_match_the_gpu_exactly() {
         ("_Z16k_mma_16816_u8s8PKhS0_PKiPi", &c2, 512, "mma_m16n8k16_u8s8"),
         ("_Z15k_mma_8816_s8u8PKhS0_PKiPi", &c2, 256, "mma_m8n8k16_s8u8"),
     ] {
-        let r = one_warp("sm_80", kernel, vec![Arg::Buf(a.clone()), Arg::Buf(b.clone()), Arg::Buf(cc.bytes()), Arg::Zeros(out)]);
-        assert_eq!(r.buf(3), golden(name), "{name}");
+        let d = mma_d("sm_80", kernel, a.clone(), b.clone(), cc.bytes(), out);
+        assert_eq!(d, golden(name), "{name}");
     }
 }
 
 #[test]
 fn mma_f64_matches_the_gpu_exactly() {
     let (a, b, c) = (vec_f64(32, 17), vec_f64(32, 18), vec_f64(64, 19));
-    let r = one_warp(
-        "sm_80",
-        "_Z13k_mma_884_f64PKdS0_S0_Pd",
-        vec![Arg::Buf(a.bytes()), Arg::Buf(b.bytes()), Arg::Buf(c.bytes()), Arg::Zeros(512)],
-    );
-    let got = as_f64(&r.buf(3));
+    let d = mma_d("sm_80", "_Z13k_mma_884_f64PKdS0_S0_Pd", a.bytes(), b.bytes(), c.bytes(), 512);
+    let got = as_f64(&d);
     let gpu = as_f64(&golden("mma_m8n8k4_f64"));
     assert_eq!(got, gpu);
 }
