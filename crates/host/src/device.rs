@@ -113,3 +113,32 @@ impl Context {
         &self.mem
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_are_written_read_and_freed() {
+        let mut ctx = Context::new();
+        let p = ctx.alloc("buf", 16, None);
+        assert_eq!(ctx.len_of(p), Some(16));
+        ctx.write(DevicePtr(p.0 + 4), &[1, 2, 3]).unwrap();
+        assert_eq!(ctx.read_vec(p, 8, "buf").unwrap(), [0, 0, 0, 0, 1, 2, 3, 0]);
+        assert!(matches!(ctx.read_vec(p, 17, "buf"), Err(HostError::Memory { .. })));
+        ctx.free(p).unwrap();
+        assert!(matches!(ctx.free(p), Err(HostError::NoBuffer(_))));
+    }
+
+    #[test]
+    fn manifest_buffers_fill_lazily() {
+        let spec = warpsim_launch::parse_param_arg("x:u32[4]=iota").unwrap();
+        let (p, len) = Context::new().alloc_buffer(spec.as_buffer().unwrap()).unwrap();
+        assert_eq!(len, 16);
+        let mut ctx = Context::new();
+        let (q, _) = ctx.alloc_buffer(spec.as_buffer().unwrap()).unwrap();
+        assert_eq!(p, q, "a fresh context hands out the same first address");
+        let words: Vec<u32> = ctx.read_vec(q, 16, "x").unwrap().chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(words, [0, 1, 2, 3]);
+    }
+}

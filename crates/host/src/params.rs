@@ -72,3 +72,26 @@ impl Args {
         self.layout.get(index).map(|p| p.0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Module;
+
+    const PTX: &str = ".version 7.0\n.target sm_80\n.address_size 64\n\
+        .visible .entry k(.param .u8 a, .param .u64 p, .param .f32 x)\n{\nret;\n}\n";
+
+    #[test]
+    fn parameters_sit_at_their_aligned_offsets() {
+        let k = Module::from_ptx("t.ptx", PTX).kernel("k").unwrap();
+        let mut args = Args::new(&k);
+        assert_eq!((args.len(), args.offset(0), args.offset(1), args.offset(2)), (3, Some(0), Some(8), Some(16)));
+        args.set_scalar(0, &[7, 9]).unwrap();
+        args.set_ptr(1, DevicePtr(0x1122_3344_5566_7788)).unwrap();
+        args.set_scalar(2, &1.5f32.to_le_bytes()).unwrap();
+        let b = args.bytes();
+        assert_eq!((b[0], &b[8..16], &b[16..20]), (7, &0x1122_3344_5566_7788u64.to_le_bytes()[..], &1.5f32.to_le_bytes()[..]));
+        assert!(matches!(args.set_ptr(0, DevicePtr(1)), Err(HostError::NotAnAddress { index: 0, size: 1, .. })));
+        assert!(matches!(args.set_scalar(3, &[0]), Err(HostError::NoParam { index: 3, .. })));
+    }
+}
