@@ -324,19 +324,56 @@ fn tf32(x: f32) -> f64 {
 
 // ---- mma.sync ------------------------------------------------------------------------------
 
+/// Element type of an mma.sync A or B operand in its input buffer.
+#[derive(Copy, Clone)]
+enum In {
+    F16,
+    Bf16,
+    /// Full f32 values; the tensor cores read their top 19 bits.
+    Tf32,
+}
+
+impl In {
+    /// `n` inputs from `seed`: their bytes, and the value the tensor cores read from each.
+    fn gen(self, n: usize, seed: u32) -> (Vec<u8>, Vec<f64>) {
+        match self {
+            In::F16 => {
+                let v = vec_f16(n, seed);
+                (v.bytes(), v.iter().map(|&x| f16_val(x)).collect())
+            }
+            In::Bf16 => {
+                let v = vec_bf16(n, seed);
+                (v.bytes(), v.iter().map(|&x| bf16_val(x)).collect())
+            }
+            In::Tf32 => {
+                let v = vec_f32(n, seed);
+                (v.bytes(), v.iter().map(|&x| tf32(x)).collect())
+            }
+        }
+    }
+}
+
+/// mma.sync m16n8kK with f32 accumulators: (architectures, kernel, golden, K,
+/// input type, seeds of A, B and C, bound in ulps from the GPU).
+type MmaF32Case = (&'static [&'static str], &'static str, &'static str, usize, In, [u32; 3], Option<u32>);
+const MMA_F32: [MmaF32Case; 5] = [
+    (&["sm_80", "sm_90a"], "_Z11k_mma_16816ILi0EEvPKtS1_PKfPf", "mma_m16n8k16_f16", 16, In::F16, [1, 2, 3], F16_BF16_ULP),
+    (&["sm_80", "sm_90a"], "_Z11k_mma_16816ILi1EEvPKtS1_PKfPf", "mma_m16n8k16_bf16", 16, In::Bf16, [1, 2, 3], F16_BF16_ULP),
+    (&["sm_80"], "_Z14k_mma_1688_f16PKtS0_PKfPf", "mma_m16n8k8_f16", 8, In::F16, [7, 8, 9], F16_BF16_ULP),
+    (&["sm_80"], "_Z15k_mma_1688_tf32PKjS0_PKfPf", "mma_m16n8k8_tf32", 8, In::Tf32, [10, 11, 12], TF32_ULP),
+    (&["sm_80"], "_Z15k_mma_1684_tf32PKjS0_PKfPf", "mma_m16n8k4_tf32", 4, In::Tf32, [10, 11, 12], TF32_ULP),
+];
+
 #[test]
-fn mma_f16_bf16_m16n8k16_match_the_gpu() {
-    for arch in ["sm_80", "sm_90a"] {
-        for bf in [false, true] {
-            let a = if bf { vec_bf16(256, 1) } else { vec_f16(256, 1) };
-            let b = if bf { vec_bf16(128, 2) } else { vec_f16(128, 2) };
-            let c = vec_f32(128, 3);
-            let kernel = if bf { "_Z11k_mma_16816ILi1EEvPKtS1_PKfPf" } else { "_Z11k_mma_16816ILi0EEvPKtS1_PKfPf" };
-            let d = mma_d(arch, kernel, a.bytes(), b.bytes(), c.bytes(), 512);
-            let val = |x: u16| if bf { bf16_val(x) } else { f16_val(x) };
-            let refr = reference(16, 8, 16, |i, k| val(a[i * 16 + k]), |k, n| val(b[n * 16 + k]), |i, j| c[i * 8 + j] as f64);
-            let name = if bf { "mma_m16n8k16_bf16" } else { "mma_m16n8k16_f16" };
-            check_f32(&format!("{name} {arch}"), &as_f32(&d), &as_f32(&golden(name)), &refr, F16_BF16_ULP, 1e-6);
+fn mma_f32_accumulators_match_the_gpu() {
+    for (arches, kernel, name, k, ty, [sa, sb, sc], ulp) in MMA_F32 {
+        // A is 16 x K row-major, B K x 8 column-major (at least K = 8 elements deep), C 16 x 8.
+        let ((a, av), (b, bv)) = (ty.gen(16 * k.max(8), sa), ty.gen(8 * k.max(8), sb));
+        let c = vec_f32(128, sc);
+        let refr = reference(16, 8, k, |i, kk| av[i * k + kk], |kk, n| bv[n * k + kk], |i, j| c[i * 8 + j] as f64);
+        for arch in arches {
+            let d = mma_d(arch, kernel, a.clone(), b.clone(), c.bytes(), 512);
+            check_f32(&format!("{name} {arch}"), &as_f32(&d), &as_f32(&golden(name)), &refr, ulp, 1e-6);
         }
     }
 }
@@ -357,23 +394,6 @@ fn mma_f16_accumulators_match_the_gpu() {
         assert!((f16_val(got[i]) - v).abs() <= mag * 1e-3 + 1e-3, "[{i}] vs float64 {v}");
     }
     eprintln!("mma f16 accumulators: max {worst} ulp from the H200");
-}
-
-#[test]
-fn mma_m16n8k8_f16_and_tf32_match_the_gpu() {
-    let (a, b, c) = (vec_f16(128, 7), vec_f16(64, 8), vec_f32(128, 9));
-    let d = mma_d("sm_80", "_Z14k_mma_1688_f16PKtS0_PKfPf", a.bytes(), b.bytes(), c.bytes(), 512);
-    let refr = reference(16, 8, 8, |i, k| f16_val(a[i * 8 + k]), |k, n| f16_val(b[n * 8 + k]), |i, j| c[i * 8 + j] as f64);
-    check_f32("mma_m16n8k8_f16", &as_f32(&d), &as_f32(&golden("mma_m16n8k8_f16")), &refr, F16_BF16_ULP, 1e-6);
-    // tf32: the inputs are full f32 values; the tensor cores read their top 19 bits.
-    let (a, b, c) = (vec_f32(128, 10), vec_f32(64, 11), vec_f32(128, 12));
-    for (kernel, k, name) in
-        [("_Z15k_mma_1688_tf32PKjS0_PKfPf", 8, "mma_m16n8k8_tf32"), ("_Z15k_mma_1684_tf32PKjS0_PKfPf", 4, "mma_m16n8k4_tf32")]
-    {
-        let d = mma_d("sm_80", kernel, a.bytes(), b.bytes(), c.bytes(), 512);
-        let refr = reference(16, 8, k, |i, kk| tf32(a[i * k + kk]), |kk, n| tf32(b[n * k + kk]), |i, j| c[i * 8 + j] as f64);
-        check_f32(name, &as_f32(&d), &as_f32(&golden(name)), &refr, TF32_ULP, 1e-6);
-    }
 }
 
 #[test]
