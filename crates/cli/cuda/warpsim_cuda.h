@@ -90,42 +90,33 @@ WS_INLINE unsigned __laneid() {
 // clamp: lane 31 (0x1f) for idx/down/bfly, lane 0 for up.
 #define WS_SHFL_C(width, clamp) ((((unsigned)(32 - (width))) << 8) | (clamp))
 
-WS_INLINE int __shfl_sync(unsigned mask, int v, int lane, int width = 32) {
-    return __nvvm_shfl_sync_idx_i32(mask, v, lane, WS_SHFL_C(width, 0x1f));
-}
-WS_INLINE unsigned __shfl_sync(unsigned mask, unsigned v, int lane, int width = 32) {
-    return (unsigned)__nvvm_shfl_sync_idx_i32(mask, (int)v, lane, WS_SHFL_C(width, 0x1f));
-}
-WS_INLINE float __shfl_sync(unsigned mask, float v, int lane, int width = 32) {
-    return __nvvm_shfl_sync_idx_f32(mask, v, lane, WS_SHFL_C(width, 0x1f));
-}
-WS_INLINE int __shfl_up_sync(unsigned mask, int v, unsigned delta, int width = 32) {
-    return __nvvm_shfl_sync_up_i32(mask, v, delta, WS_SHFL_C(width, 0));
-}
-WS_INLINE unsigned __shfl_up_sync(unsigned mask, unsigned v, unsigned delta, int width = 32) {
-    return (unsigned)__nvvm_shfl_sync_up_i32(mask, (int)v, delta, WS_SHFL_C(width, 0));
-}
-WS_INLINE float __shfl_up_sync(unsigned mask, float v, unsigned delta, int width = 32) {
-    return __nvvm_shfl_sync_up_f32(mask, v, delta, WS_SHFL_C(width, 0));
-}
-WS_INLINE int __shfl_down_sync(unsigned mask, int v, unsigned delta, int width = 32) {
-    return __nvvm_shfl_sync_down_i32(mask, v, delta, WS_SHFL_C(width, 0x1f));
-}
-WS_INLINE unsigned __shfl_down_sync(unsigned mask, unsigned v, unsigned delta, int width = 32) {
-    return (unsigned)__nvvm_shfl_sync_down_i32(mask, (int)v, delta, WS_SHFL_C(width, 0x1f));
-}
-WS_INLINE float __shfl_down_sync(unsigned mask, float v, unsigned delta, int width = 32) {
-    return __nvvm_shfl_sync_down_f32(mask, v, delta, WS_SHFL_C(width, 0x1f));
-}
-WS_INLINE int __shfl_xor_sync(unsigned mask, int v, int lane_mask, int width = 32) {
-    return __nvvm_shfl_sync_bfly_i32(mask, v, lane_mask, WS_SHFL_C(width, 0x1f));
-}
-WS_INLINE unsigned __shfl_xor_sync(unsigned mask, unsigned v, int lane_mask, int width = 32) {
-    return (unsigned)__nvvm_shfl_sync_bfly_i32(mask, (int)v, lane_mask, WS_SHFL_C(width, 0x1f));
-}
-WS_INLINE float __shfl_xor_sync(unsigned mask, float v, int lane_mask, int width = 32) {
-    return __nvvm_shfl_sync_bfly_f32(mask, v, lane_mask, WS_SHFL_C(width, 0x1f));
-}
+// One shuffle kind for every element type: 32-bit ones through the builtin,
+// 64-bit ones as two 32-bit halves.
+#define WS_SHFL(NAME, KIND, T, CLAMP)                                                                  \
+    WS_INLINE int NAME(unsigned mask, int v, T x, int width = 32) {                                    \
+        return __nvvm_shfl_sync_##KIND##_i32(mask, v, x, WS_SHFL_C(width, CLAMP));                     \
+    }                                                                                                  \
+    WS_INLINE unsigned NAME(unsigned mask, unsigned v, T x, int width = 32) {                          \
+        return (unsigned)__nvvm_shfl_sync_##KIND##_i32(mask, (int)v, x, WS_SHFL_C(width, CLAMP));      \
+    }                                                                                                  \
+    WS_INLINE float NAME(unsigned mask, float v, T x, int width = 32) {                                \
+        return __nvvm_shfl_sync_##KIND##_f32(mask, v, x, WS_SHFL_C(width, CLAMP));                     \
+    }                                                                                                  \
+    WS_INLINE long long NAME(unsigned mask, long long v, T x, int width = 32) {                        \
+        int lo = NAME(mask, (int)v, x, width), hi = NAME(mask, (int)(v >> 32), x, width);              \
+        return (long long)(((unsigned long long)(unsigned)hi << 32) | (unsigned)lo);                   \
+    }                                                                                                  \
+    WS_INLINE unsigned long long NAME(unsigned mask, unsigned long long v, T x, int width = 32) {      \
+        return (unsigned long long)NAME(mask, (long long)v, x, width);                                 \
+    }                                                                                                  \
+    WS_INLINE double NAME(unsigned mask, double v, T x, int width = 32) {                              \
+        return __builtin_bit_cast(double, NAME(mask, __builtin_bit_cast(long long, v), x, width));     \
+    }
+
+WS_SHFL(__shfl_sync, idx, int, 0x1f)
+WS_SHFL(__shfl_up_sync, up, unsigned, 0)
+WS_SHFL(__shfl_down_sync, down, unsigned, 0x1f)
+WS_SHFL(__shfl_xor_sync, bfly, int, 0x1f)
 
 WS_INLINE unsigned __ballot_sync(unsigned mask, int pred) { return __nvvm_vote_ballot_sync(mask, pred != 0); }
 WS_INLINE int __any_sync(unsigned mask, int pred) { return __nvvm_vote_any_sync(mask, pred != 0); }
@@ -232,47 +223,6 @@ WS_INLINE float truncf(float x) { return __builtin_truncf(x); }
 WS_INLINE float rintf(float x) { return __builtin_rintf(x); }
 
 // ---- more warp-level primitives -------------------------------------------------
-
-WS_INLINE long long __shfl_sync(unsigned mask, long long v, int lane, int width = 32) {
-    int lo = __shfl_sync(mask, (int)v, lane, width), hi = __shfl_sync(mask, (int)(v >> 32), lane, width);
-    return (long long)(((unsigned long long)(unsigned)hi << 32) | (unsigned)lo);
-}
-WS_INLINE unsigned long long __shfl_sync(unsigned mask, unsigned long long v, int lane, int width = 32) {
-    return (unsigned long long)__shfl_sync(mask, (long long)v, lane, width);
-}
-WS_INLINE double __shfl_sync(unsigned mask, double v, int lane, int width = 32) {
-    return __builtin_bit_cast(double, __shfl_sync(mask, __builtin_bit_cast(long long, v), lane, width));
-}
-WS_INLINE long long __shfl_down_sync(unsigned mask, long long v, unsigned d, int width = 32) {
-    int lo = __shfl_down_sync(mask, (int)v, d, width), hi = __shfl_down_sync(mask, (int)(v >> 32), d, width);
-    return (long long)(((unsigned long long)(unsigned)hi << 32) | (unsigned)lo);
-}
-WS_INLINE unsigned long long __shfl_down_sync(unsigned mask, unsigned long long v, unsigned d, int width = 32) {
-    return (unsigned long long)__shfl_down_sync(mask, (long long)v, d, width);
-}
-WS_INLINE double __shfl_down_sync(unsigned mask, double v, unsigned d, int width = 32) {
-    return __builtin_bit_cast(double, __shfl_down_sync(mask, __builtin_bit_cast(long long, v), d, width));
-}
-WS_INLINE long long __shfl_up_sync(unsigned mask, long long v, unsigned d, int width = 32) {
-    int lo = __shfl_up_sync(mask, (int)v, d, width), hi = __shfl_up_sync(mask, (int)(v >> 32), d, width);
-    return (long long)(((unsigned long long)(unsigned)hi << 32) | (unsigned)lo);
-}
-WS_INLINE unsigned long long __shfl_up_sync(unsigned mask, unsigned long long v, unsigned d, int width = 32) {
-    return (unsigned long long)__shfl_up_sync(mask, (long long)v, d, width);
-}
-WS_INLINE double __shfl_up_sync(unsigned mask, double v, unsigned d, int width = 32) {
-    return __builtin_bit_cast(double, __shfl_up_sync(mask, __builtin_bit_cast(long long, v), d, width));
-}
-WS_INLINE long long __shfl_xor_sync(unsigned mask, long long v, int m, int width = 32) {
-    int lo = __shfl_xor_sync(mask, (int)v, m, width), hi = __shfl_xor_sync(mask, (int)(v >> 32), m, width);
-    return (long long)(((unsigned long long)(unsigned)hi << 32) | (unsigned)lo);
-}
-WS_INLINE unsigned long long __shfl_xor_sync(unsigned mask, unsigned long long v, int m, int width = 32) {
-    return (unsigned long long)__shfl_xor_sync(mask, (long long)v, m, width);
-}
-WS_INLINE double __shfl_xor_sync(unsigned mask, double v, int m, int width = 32) {
-    return __builtin_bit_cast(double, __shfl_xor_sync(mask, __builtin_bit_cast(long long, v), m, width));
-}
 
 WS_INLINE unsigned __match_all_sync(unsigned mask, unsigned v, int *pred) {
     return __nvvm_match_all_sync_i32p(mask, v, pred);

@@ -1,9 +1,9 @@
 //! Command-line pieces of `warpsim check` and `--check`: the flags, and how
 //! diagnostics are shown.
 
-use crate::runner::RunOptions;
 use warpsim_check::Diagnostic;
 use warpsim_engine::Schedule;
+use warpsim_host::LaunchOptions;
 
 /// Checking and scheduling flags (shared by `run`, `check`, `corpus` and `bench`).
 #[derive(clap::Args, Clone, Debug, Default)]
@@ -29,7 +29,7 @@ pub struct CheckArgs {
 
 impl CheckArgs {
     /// Sets the checking and scheduling fields of `o`.
-    pub fn apply(&self, o: &mut RunOptions) {
+    pub fn apply(&self, o: &mut LaunchOptions) {
         o.check = self.check;
         o.lockstep = self.lockstep;
         o.schedule = if self.schedule == "random" { Schedule::Random { seed: self.seed } } else { Schedule::Simt };
@@ -56,26 +56,16 @@ pub fn render(diags: &[Diagnostic]) -> String {
     warpsim_check::render(diags)
 }
 
-/// The launch's stats for a checked run; on a fault, shows the findings
-/// (the fault among them) and returns the fault as the error.
-pub fn checked_result(
-    r: Result<warpsim_engine::LaunchStats, warpsim_engine::LaunchError>,
-    diags: &[Diagnostic],
-    json: bool,
-) -> anyhow::Result<warpsim_engine::LaunchStats> {
-    match r {
-        Ok(s) => Ok(s),
-        Err(e) => {
-            if json {
-                let j =
-                    serde_json::json!({"error": e.to_string(), "diagnostics": diags.iter().map(Diagnostic::to_json).collect::<Vec<_>>()});
-                println!("{}", serde_json::to_string_pretty(&j)?);
-            } else {
-                print!("{}", render(diags));
-            }
-            anyhow::bail!("{e}")
-        }
+/// Shows a checked run's findings when its launch faulted (the fault among
+/// them), as JSON or text.
+pub fn show_fault(error: &warpsim_engine::LaunchError, diags: &[Diagnostic], json: bool) -> anyhow::Result<()> {
+    if json {
+        let j = serde_json::json!({"error": error.to_string(), "diagnostics": diags.iter().map(Diagnostic::to_json).collect::<Vec<_>>()});
+        println!("{}", serde_json::to_string_pretty(&j)?);
+    } else {
+        print!("{}", render(diags));
     }
+    Ok(())
 }
 
 /// A checked run fails (exit status 1) when the checkers found anything.
@@ -83,14 +73,5 @@ pub fn verdict(diags: Option<&[Diagnostic]>) -> anyhow::Result<()> {
     match diags {
         Some(d) if !d.is_empty() => anyhow::bail!("warpsim check found {} problem place(s)", d.len()),
         _ => Ok(()),
-    }
-}
-
-/// With `--check`, a corpus case passes when it has diagnostics exactly
-/// when it declares a bug (`expect_diagnostic`).
-pub fn case_ok(o: &crate::runner::CaseOutcome, expects_bug: bool) -> bool {
-    match &o.diagnostics {
-        None => true,
-        Some(d) => d.is_empty() != expects_bug,
     }
 }

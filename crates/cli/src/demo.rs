@@ -10,15 +10,15 @@
 //! [`run_demo`] computes the numbers ([`DemoResults`], which is also the
 //! `--json` output); [`render_text`] explains them in at most 100 columns.
 
-use crate::runner::{prepare, Prepared, RunOptions, TimingMode};
 use anyhow::{anyhow, Context, Result};
 use serde::Serialize;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use warpsim_engine::LaunchStats;
 use warpsim_gpu::{occupancy, GpuPreset, OccupancyInput};
-use warpsim_ir::{Op, Program};
+use warpsim_host::{prepare, Dims, LaunchOptions, Module, Prepared, TimingMode};
+use warpsim_ir::Op;
 use warpsim_launch::{parse_param_arg, ParamSpec};
 use warpsim_metrics::LaunchMetrics;
 use warpsim_timing::{TimingGpu, TimingReport};
@@ -193,69 +193,53 @@ struct Ran {
 }
 
 impl Ran {
-    fn read<const N: usize>(&self, buffer: &str) -> Result<Vec<[u8; N]>> {
-        let (_, base, len) = self.prepared.buffers.iter().find(|b| b.0.name == buffer).ok_or_else(|| anyhow!("no buffer {buffer}"))?;
-        let mut bytes = vec![0u8; *len as usize];
-        self.prepared.mem.read(*base, &mut bytes).map_err(|e| anyhow!("reading {buffer}: {e:?}"))?;
-        Ok(bytes.chunks_exact(N).map(|c| c.try_into().unwrap()).collect())
-    }
     fn u32s(&self, buffer: &str) -> Result<Vec<u32>> {
-        Ok(self.read::<4>(buffer)?.into_iter().map(u32::from_le_bytes).collect())
+        words(&self.prepared, buffer, u32::from_le_bytes)
     }
     fn u64s(&self, buffer: &str) -> Result<Vec<u64>> {
-        Ok(self.read::<8>(buffer)?.into_iter().map(u64::from_le_bytes).collect())
+        words(&self.prepared, buffer, u64::from_le_bytes)
     }
     fn f32s(&self, buffer: &str) -> Result<Vec<f32>> {
-        Ok(self.read::<4>(buffer)?.into_iter().map(f32::from_le_bytes).collect())
+        words(&self.prepared, buffer, f32::from_le_bytes)
     }
 }
 
-/// Compiled demo kernels, and progress.
+/// Buffer `buffer` as little-endian words of `N` bytes.
+fn words<T, const N: usize>(p: &Prepared, buffer: &str, f: fn([u8; N]) -> T) -> Result<Vec<T>> {
+    let bytes = p.read(buffer).map_err(|e| anyhow!("{e}"))?;
+    Ok(bytes.chunks_exact(N).map(|c| f(c.try_into().expect("N bytes"))).collect())
+}
+
+/// The demo module, and progress.
 struct Runner {
-    programs: HashMap<String, Arc<Program>>,
+    module: Module,
     progress: Progress,
     gpu: Arc<TimingGpu>,
 }
 
 impl Runner {
-    fn program(&mut self, kernel: &str) -> Result<Arc<Program>> {
-        if let Some(p) = self.programs.get(kernel) {
-            return Ok(p.clone());
-        }
-        let p = Arc::new(warpsim_ir::compile_kernel(PTX_NAME, PTX, kernel).map_err(|e| anyhow!("{e}"))?);
-        self.programs.insert(kernel.to_string(), p.clone());
-        Ok(p)
+    fn prepare(&mut self, kernel: &str, params: &[&str]) -> Result<Prepared> {
+        let k = self.module.kernel(kernel).map_err(|e| anyhow!("{e}"))?;
+        let specs: Vec<ParamSpec> = params.iter().map(|p| parse_param_arg(p)).collect::<Result<_, _>>()?;
+        prepare(&k, &specs).map_err(|e| anyhow!("{e}"))
     }
 
     fn launch(&mut self, kernel: &str, grid: u32, block: u32, params: &[&str], warp_size: u32) -> Result<Ran> {
-        let program = self.program(kernel)?;
-        let specs: Vec<ParamSpec> = params.iter().map(|p| parse_param_arg(p)).collect::<Result<_, _>>()?;
-        let prepared = prepare(program, kernel, &specs).map_err(|e| anyhow!(e))?;
-        let opts = RunOptions { warp_size, metrics: true, ..Default::default() };
-        let (stats, metrics) =
-            prepared.launch_with_metrics([grid, 1, 1], [block, 1, 1], 0, &opts, None).map_err(|e| anyhow!("{kernel}: {e}"))?;
+        let mut prepared = self.prepare(kernel, params)?;
+        let opts = LaunchOptions { warp_size, metrics: true, ..Default::default() };
+        let s = prepared.launch(&Dims::linear(grid, block), &opts).map_err(|e| anyhow!("{kernel}: {e}"))?;
         self.progress.step(kernel);
-        Ok(Ran { stats, metrics, prepared })
+        Ok(Ran { stats: s.stats, metrics: s.metrics.context("metrics were on")?, prepared })
     }
 
     /// The same launch on the timing model; returns its report and the buffers.
     fn timed(&mut self, kernel: &str, grid: u32, block: u32, params: &[&str]) -> Result<(TimingReport, Prepared)> {
-        let program = self.program(kernel)?;
-        let specs: Vec<ParamSpec> = params.iter().map(|p| parse_param_arg(p)).collect::<Result<_, _>>()?;
-        let prepared = prepare(program, kernel, &specs).map_err(|e| anyhow!(e))?;
-        let opts = RunOptions { timing: Some(TimingMode { gpu: self.gpu.clone(), timeline: false }), ..Default::default() };
-        let (_, report) =
-            prepared.launch_timed([grid, 1, 1], [block, 1, 1], 0, &opts, None, Some(PTX)).map_err(|e| anyhow!("{kernel}: {e}"))?;
+        let mut prepared = self.prepare(kernel, params)?;
+        let opts = LaunchOptions { timing: Some(TimingMode { gpu: self.gpu.clone(), timeline: false }), ..Default::default() };
+        let s = prepared.launch(&Dims::linear(grid, block), &opts).map_err(|e| anyhow!("{kernel}: {e}"))?;
         self.progress.step(kernel);
-        Ok((report, prepared))
+        Ok((s.timing.context("timing mode")?, prepared))
     }
-}
-
-fn read_u64s(p: &Prepared, buffer: &str) -> Result<Vec<u64>> {
-    let (_, base, len) = p.buffers.iter().find(|b| b.0.name == buffer).ok_or_else(|| anyhow!("no buffer {buffer}"))?;
-    let mut bytes = vec![0u8; *len as usize];
-    p.mem.read(*base, &mut bytes).map_err(|e| anyhow!("reading {buffer}: {e:?}"))?;
-    Ok(bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect())
 }
 
 /// A progress bar on standard error, only on a terminal, and only once the
@@ -308,7 +292,7 @@ pub fn run_demo(progress: bool) -> Result<DemoResults> {
     let t0 = Instant::now();
     let launches = 2 * WARP_TABLE_BLOCKS.len() + 9 + COALESCE_STRIDES.len() + BANK_STRIDES.len() + 2 + 4;
     let gpu = Arc::new(TimingGpu::by_name("h200").map_err(|e| anyhow!("{e}"))?);
-    let mut r = Runner { programs: HashMap::new(), progress: Progress::new(launches as u64, progress), gpu };
+    let mut r = Runner { module: Module::from_ptx(PTX_NAME, PTX), progress: Progress::new(launches as u64, progress), gpu };
     let warps = warps_table(&mut r)?;
     let divergence = divergence(&mut r)?;
     let coalescing = coalescing(&mut r)?;
@@ -345,7 +329,7 @@ fn warps_table(r: &mut Runner) -> Result<Vec<WarpRow>> {
         let distinct: BTreeSet<u64> = clk.iter().copied().collect();
         let lanes_agree = clk.chunks(32).all(|w| w.iter().all(|&c| c == w[0]));
         let (_, timed) = r.timed("warp_probe", 1, t, &[&p[0], &p[1], &p[2]])?;
-        let timed_clk: BTreeSet<u64> = read_u64s(&timed, "clk")?.into_iter().collect();
+        let timed_clk: BTreeSet<u64> = words(&timed, "clk", u64::from_le_bytes)?.into_iter().collect();
         rows.push(WarpRow {
             threads: t,
             warps,
@@ -395,7 +379,7 @@ fn divergence(r: &mut Runner) -> Result<Divergence> {
     let data = format!("data:f32[{n}]=unit_f32");
     let nn = format!("i32={n}");
     let ran = r.launch("branch_short", n / 256, 256, &[&data, &nn], 32)?;
-    let k = ran.prepared.program.kernel("branch_short").context("branch_short")?;
+    let k = ran.prepared.kernel.ir();
     let selp = k.code.iter().filter(|i| matches!(i.op, Op::Selp { .. })).count();
     Ok(Divergence {
         blocks,
@@ -538,6 +522,10 @@ impl Style {
     fn head(self, s: &str) -> String {
         self.wrap("1;36", s)
     }
+    /// A section's title between blank lines.
+    fn section(self, title: &str) -> String {
+        format!("\n{}\n", self.head(title))
+    }
     fn good(self, s: &str) -> String {
         self.wrap("32", s)
     }
@@ -596,9 +584,7 @@ pub fn render_text(d: &DemoResults, st: Style) -> String {
     );
 
     // 1. Warps per block.
-    s += "\n";
-    s += &st.head("1. A block is cut into warps of 32 consecutive threads");
-    s += "\n";
+    s += &st.section("1. A block is cut into warps of 32 consecutive threads");
     s += &format!("  {:>43}   {}\n", "", "distinct clock64() values per block");
     s += &format!(
         "  {:>7} {:>6} {:>14} {:>12}   {:>10} {:>10} {:>8}\n",
@@ -627,9 +613,7 @@ pub fn render_text(d: &DemoResults, st: Style) -> String {
 
     // 2. Divergence.
     let dv = &d.divergence;
-    s += "\n";
-    s += &st.head("2. Divergence: a warp runs both sides of a branch its lanes disagree on");
-    s += "\n";
+    s += &st.section("2. Divergence: a warp runs both sides of a branch its lanes disagree on");
     s += &format!("  {} blocks of {}, {} iterations of one fma per path\n", dv.blocks, dv.threads_per_block, dv.iterations);
     s += &format!(
         "  {:<28} {:>10} {:>8} {:>9} {:>7} {:>7} {:>8} {:>6}\n",
@@ -675,9 +659,7 @@ pub fn render_text(d: &DemoResults, st: Style) -> String {
     );
 
     // 3. Coalescing.
-    s += "\n";
-    s += &st.head("3. Coalescing: lane i reads in[i * stride]; memory moves 32-byte sectors");
-    s += "\n";
+    s += &st.section("3. Coalescing: lane i reads in[i * stride]; memory moves 32-byte sectors");
     s += &format!("  {:>14} {:>13} {:>17} {:>16} {:>8}\n", "stride", "bytes apart", "sectors/request", "bytes used", "H200");
     for c in &d.coalescing {
         s += &format!(
@@ -698,9 +680,7 @@ pub fn render_text(d: &DemoResults, st: Style) -> String {
     );
 
     // 4. Banks.
-    s += "\n";
-    s += &st.head("4. Bank conflicts: lane reads s[lane * stride] from 32 banks of 4 bytes");
-    s += "\n";
+    s += &st.section("4. Bank conflicts: lane reads s[lane * stride] from 32 banks of 4 bytes");
     s += &format!("  {:>16} {:>12} {:>12} {:>15} {:>10} {:>8}\n", "stride", "loads", "wavefronts", "bank conflicts", "way", "H200");
     for b in &d.banks {
         let label = match b.stride_floats {
@@ -728,9 +708,7 @@ pub fn render_text(d: &DemoResults, st: Style) -> String {
 
     // 5. warp_sum.
     let rd = &d.reduction;
-    s += "\n";
-    s += &st.head("5. warp_sum: five shuffles against a shared-memory reduction");
-    s += "\n";
+    s += &st.section("5. warp_sum: five shuffles against a shared-memory reduction");
     s += &format!(
         "  {:<18} {:>16} {:>10} {:>10} {:>15} {:>10}\n",
         "per block of 256", "warp insts", "shuffles", "barriers", "shared insts", "thr/inst"
@@ -760,9 +738,7 @@ pub fn render_text(d: &DemoResults, st: Style) -> String {
 
     // 6. Occupancy picture.
     let oc = &d.occupancy;
-    s += "\n";
-    s += &st.head(&format!("6. Occupancy: one SM's {} warp slots, a block of {} threads", oc.warp_slots, oc.block_threads));
-    s += "\n";
+    s += &st.section(&format!("6. Occupancy: one SM's {} warp slots, a block of {} threads", oc.warp_slots, oc.block_threads));
     s += &format!("  {} ({} lit lane, {} lane that holds no thread):\n", oc.gpu, st.good("#"), st.dim("."));
     let mut free_from = None;
     for (i, &lanes) in oc.one_block_slots.iter().enumerate() {
@@ -789,9 +765,7 @@ pub fn render_text(d: &DemoResults, st: Style) -> String {
     );
 
     // 7. 32 vs 64 lanes.
-    s += "\n";
-    s += &st.head("7. The same kernel on a 32-lane GPU (NVIDIA warp) and a 64-lane GPU (AMD CDNA wavefront)");
-    s += "\n";
+    s += &st.section("7. The same kernel on a 32-lane GPU (NVIDIA warp) and a 64-lane GPU (AMD CDNA wavefront)");
     s +=
         &format!("  {:>10} {:>8} {:>12} {:>10} {:>12} {:>12}\n", "lanes", "threads", "warps/waves", "thr/inst", "lanes busy", "idle lanes");
     for w in &d.wavefront {

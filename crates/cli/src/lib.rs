@@ -1,10 +1,10 @@
-//! warpsim as a library: running launches described by manifests (the corpus
-//! runner) and by command-line arguments, shared by the binary and the
-//! corpus-wide integration tests.
+//! The command line's pieces beside `main.rs`: flags and rendering for
+//! checking, timing and reports, `.cu` compilation and the demo. Launching
+//! itself is the host library's (`warpsim-host`).
+#![forbid(unsafe_code)]
 
 pub mod checking;
 pub mod cuda;
 pub mod demo;
 pub mod reporting;
-pub mod runner;
 pub mod timing_cli;

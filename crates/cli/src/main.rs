@@ -1,4 +1,5 @@
 //! The `warpsim` command line.
+#![forbid(unsafe_code)]
 
 mod occupancy_cmd;
 use anyhow::{bail, Context, Result};
@@ -6,8 +7,9 @@ use clap::{Args, Parser, Subcommand};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
-use warpsim::runner::{self, CaseStatus, ProgramCache, RunOptions};
-use warpsim_launch::{load_manifest, parse_param_arg, ParamSpec, Role};
+use warpsim_host::corpus::{run_case, CaseStatus};
+use warpsim_host::{prepare, Dims, HostError, LaunchOptions, LaunchSummary, Module, ProgramCache};
+use warpsim_launch::{load_manifest, parse_param_arg, ParamSpec};
 
 #[derive(Parser)]
 #[command(name = "warpsim", version, about = "Run PTX kernels on a simulated SIMT GPU, warp by warp")]
@@ -89,8 +91,8 @@ struct EngineArgs {
 }
 
 impl EngineArgs {
-    fn options(&self) -> RunOptions {
-        let mut o = RunOptions {
+    fn options(&self) -> LaunchOptions {
+        let mut o = LaunchOptions {
             warp_size: self.warp_size,
             serial: self.serial,
             max_warp_instructions_per_block: self.max_instructions,
@@ -190,6 +192,11 @@ fn cmd_explain_mma(shape: &str, html: bool) -> Result<()> {
     Ok(())
 }
 
+/// A library error as one message (its sources are part of its text).
+fn flat(e: HostError) -> anyhow::Error {
+    anyhow::anyhow!("{e}")
+}
+
 fn parse_dims(s: &str, what: &str) -> Result<[u32; 3]> {
     let parts: Vec<&str> = s.split([',', 'x']).map(str::trim).collect();
     if parts.is_empty() || parts.len() > 3 {
@@ -207,114 +214,165 @@ fn parse_dims(s: &str, what: &str) -> Result<[u32; 3]> {
 
 fn cmd_run(a: RunArgs) -> Result<()> {
     a.engine.init_threads()?;
-    let grid = parse_dims(&a.grid, "grid")?;
-    let block = parse_dims(&a.block, "block")?;
+    let dims = Dims::new(parse_dims(&a.grid, "grid")?, parse_dims(&a.block, "block")?, a.shared);
     let (name, src) = warpsim::cuda::load_kernel_file(&a.file, &a.out, &a.output.clang_args)?;
+    let mut module = Module::from_ptx(name, src);
     let kernel = match &a.kernel {
         Some(k) => k.clone(),
-        None => {
-            let m = warpsim_ptx::parse_module(&name, &src).map_err(|e| anyhow::anyhow!("{e}"))?;
-            let entries: Vec<_> = m.entries().map(|f| f.name.clone()).collect();
-            match entries.as_slice() {
-                [one] => one.clone(),
-                [] => bail!("{name} has no .entry"),
-                many => bail!("{name} has several kernels; choose one with --kernel: {}", many.join(", ")),
-            }
-        }
+        None => match module.entries().map_err(flat)?.as_slice() {
+            [one] => one.clone(),
+            [] => bail!("{} has no .entry", module.name()),
+            many => bail!("{} has several kernels; choose one with --kernel: {}", module.name(), many.join(", ")),
+        },
     };
-    let program = warpsim_ir::compile_kernel(&name, &src, &kernel).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let kernel = module.kernel(&kernel).map_err(flat)?;
     let params: Vec<ParamSpec> = a.params.iter().map(|p| parse_param_arg(p)).collect::<Result<_, _>>()?;
-    let prepared = runner::prepare(std::sync::Arc::new(program), &kernel, &params).map_err(anyhow::Error::msg)?;
-    let t0 = Instant::now();
+    let mut prepared = prepare(&kernel, &params).map_err(flat)?;
     let opts = a.engine.options();
-    if opts.timing.is_some() && a.output.report.is_none() && a.output.trace.is_none() {
-        return warpsim::timing_cli::run_timed(&prepared, &kernel, grid, block, a.shared, &opts, &src, a.json, a.lines, a.top, &a.out);
+    let reports = a.output.report.is_some() || a.output.trace.is_some();
+    let mut run_opts = opts.clone();
+    if reports {
+        // The report's metrics come from a functional run until the timing
+        // model takes extra observers; its timeline from `reporting::timed_run`.
+        run_opts.timing = None;
     }
-    let mut diagnostics = None;
-    let (stats, metrics) = if opts.check {
-        let (r, d) = prepared.launch_checked(grid, block, a.shared, &opts);
-        let s = warpsim::checking::checked_result(r, &d, a.json)?;
-        diagnostics = Some(d);
-        (s, None)
-    } else if opts.metrics || a.lines || a.output.needs_metrics() {
-        let (s, m) = prepared.launch_with_metrics(grid, block, a.shared, &opts, Some(&src)).map_err(|e| anyhow::anyhow!("{e}"))?;
-        (s, Some(m))
-    } else {
-        (prepared.launch(grid, block, a.shared, &opts).map_err(|e| anyhow::anyhow!("{e}"))?, None)
+    run_opts.metrics |= a.lines || a.output.needs_metrics();
+    let t0 = Instant::now();
+    let s = match prepared.launch(&dims, &run_opts) {
+        Ok(s) => s,
+        Err(HostError::CheckedFault { error, diagnostics }) => {
+            warpsim::checking::show_fault(&error, &diagnostics, a.json)?;
+            bail!("{error}")
+        }
+        Err(e) => bail!("{e}"),
     };
     let secs = t0.elapsed().as_secs_f64();
-    let occupancy = occupancy_cmd::launch_occupancy(&prepared, block, a.shared, a.engine.warp_size);
-    let mut written = Vec::new();
-    for (spec, base, len) in &prepared.buffers {
-        if spec.role == Role::In {
-            continue;
-        }
-        std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-        let path = a.out.join(format!("{}.npy", spec.name));
-        let mut bytes = vec![0u8; *len as usize];
-        prepared.mem.read(*base, &mut bytes).map_err(|e| anyhow::anyhow!("reading {}: {e:?}", spec.name))?;
-        let f = std::fs::File::create(&path).with_context(|| format!("writing {}", path.display()))?;
-        warpsim_launch::npy::write_npy(std::io::BufWriter::new(f), spec.dtype, &bytes)?;
-        written.push(path);
-    }
+    let mut written = prepared.save_outputs(&a.out).map_err(flat)?;
     written.extend(warpsim::reporting::write_run_reports(warpsim::reporting::RunReport {
         prepared: &prepared,
         params: &params,
-        grid,
-        block,
-        shared: a.shared,
+        dims,
         opts: &opts,
-        stats: &stats,
-        metrics: metrics.as_ref(),
+        stats: &s.stats,
+        metrics: s.metrics.as_ref(),
         html: a.output.report.as_deref(),
         trace: a.output.trace.as_deref(),
     })?);
-    if a.json {
-        let j = serde_json::json!({
-            "kernel": kernel, "grid": grid, "block": block,
-            "blocks": stats.blocks, "warps": stats.warps,
-            "warp_instructions": stats.warp_instructions,
-            "thread_instructions": stats.thread_instructions,
-            "threads_per_instruction": stats.threads_per_instruction(),
-            "sim_seconds": secs,
-            "outputs": written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
-            "resident_global_bytes": prepared.mem.resident_bytes(),
-            "peak_rss_bytes": peak_rss_bytes(),
-            "occupancy": occupancy.as_ref().map(|(o, _)| o.clone()),
-            "metrics": metrics.as_ref().map(|m| serde_json::Value::Object(m.totals.to_ncu_json())),
-            "lines": if a.lines { metrics.as_ref().map(|m| serde_json::to_value(&m.lines).unwrap_or_default()) } else { None },
-            "diagnostics": diagnostics.as_ref().map(|d| d.iter().map(|x| x.to_json()).collect::<Vec<_>>()),
-        });
+    let shown = RunShown { a: &a, kernel: kernel.name(), dims, secs, written: &written };
+    match &s.timing {
+        Some(t) => shown.timed(&s, t)?,
+        None => {
+            let occupancy = occupancy_cmd::launch_occupancy(&kernel, dims.block, dims.dynamic_shared_bytes, a.engine.warp_size);
+            shown.functional(&s, occupancy, prepared.ctx.resident_bytes())?;
+        }
+    }
+    warpsim::checking::verdict(s.diagnostics.as_deref())
+}
+
+/// What `warpsim run` prints.
+struct RunShown<'a> {
+    a: &'a RunArgs,
+    kernel: &'a str,
+    dims: Dims,
+    secs: f64,
+    written: &'a [PathBuf],
+}
+
+impl RunShown<'_> {
+    /// The JSON fields and text lines every run shows first.
+    fn head(&self, s: &LaunchSummary) -> serde_json::Value {
+        let st = &s.stats;
+        if !self.a.json {
+            println!("kernel {}: grid {:?} x block {:?}", self.kernel, self.dims.grid, self.dims.block);
+            println!("  blocks               {:>14}", st.blocks);
+            println!("  warps                {:>14}", st.warps);
+            println!("  warp instructions    {:>14} (PTX)", st.warp_instructions);
+        }
+        serde_json::json!({
+            "kernel": self.kernel, "grid": self.dims.grid, "block": self.dims.block,
+            "blocks": st.blocks, "warps": st.warps,
+            "warp_instructions": st.warp_instructions,
+            "thread_instructions": st.thread_instructions,
+            "threads_per_instruction": st.threads_per_instruction(),
+            "sim_seconds": self.secs,
+            "outputs": self.written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        })
+    }
+
+    /// The closing text lines: speed and the files written.
+    fn tail(&self, s: &LaunchSummary) {
+        let rate = s.stats.warp_instructions as f64 / self.secs.max(1e-9) / 1e6;
+        println!("  simulated in {:.3} s ({:.1} M warp instructions/s)", self.secs, rate);
+        for p in self.written {
+            println!("  wrote {}", p.display());
+        }
+    }
+
+    fn print_json(mut j: serde_json::Value, extra: serde_json::Value) -> Result<()> {
+        if let (Some(o), serde_json::Value::Object(e)) = (j.as_object_mut(), extra) {
+            o.extend(e);
+        }
         println!("{}", serde_json::to_string_pretty(&j)?);
-    } else {
-        println!("kernel {kernel}: grid {grid:?} x block {block:?}");
-        println!("  blocks               {:>14}", stats.blocks);
-        println!("  warps                {:>14}", stats.warps);
-        println!("  warp instructions    {:>14} (PTX)", stats.warp_instructions);
-        println!("  thread instructions  {:>14}", stats.thread_instructions);
-        match &metrics {
+        Ok(())
+    }
+
+    fn timed(&self, s: &LaunchSummary, t: &warpsim_timing::TimingReport) -> Result<()> {
+        let j = self.head(s);
+        if self.a.json {
+            let extra = serde_json::json!({
+                "cycles": t.cycles, "metrics": serde_json::Value::Object(t.to_ncu_json()), "timing": t.to_json(),
+            });
+            return Self::print_json(j, extra);
+        }
+        println!("  threads per warp instruction {:>6.2}", s.stats.threads_per_instruction());
+        print!("{}", t.render_text());
+        if self.a.lines {
+            println!();
+            print!("{}", t.render_lines(self.a.top));
+        }
+        self.tail(s);
+        Ok(())
+    }
+
+    fn functional(&self, s: &LaunchSummary, occupancy: Option<(serde_json::Value, String)>, resident: u64) -> Result<()> {
+        let (a, st, m) = (self.a, &s.stats, s.metrics.as_ref());
+        let j = self.head(s);
+        if a.json {
+            let extra = serde_json::json!({
+                "resident_global_bytes": resident,
+                "peak_rss_bytes": peak_rss_bytes(),
+                "occupancy": occupancy.as_ref().map(|(o, _)| o.clone()),
+                "metrics": m.map(|m| serde_json::Value::Object(m.totals.to_ncu_json())),
+                "lines": if a.lines { m.map(|m| serde_json::to_value(&m.lines).unwrap_or_default()) } else { None },
+                "diagnostics": s.diagnostics.as_ref().map(|d| d.iter().map(|x| x.to_json()).collect::<Vec<_>>()),
+            });
+            return Self::print_json(j, extra);
+        }
+        println!("  thread instructions  {:>14}", st.thread_instructions);
+        match m {
             Some(m) => {
                 println!("  as SASS, about       {:>14} (moves and parameter loads folded)", m.totals.warp_insts);
                 print!("{}", m.render_summary());
             }
-            None => println!("  threads per warp instruction {:>6.2} of {}", stats.threads_per_instruction(), a.engine.warp_size),
+            None => println!("  threads per warp instruction {:>6.2} of {}", st.threads_per_instruction(), a.engine.warp_size),
         }
         if let Some((_, line)) = &occupancy {
             println!("{line}");
         }
-        println!("  simulated in {:.3} s ({:.1} M warp instructions/s)", secs, stats.warp_instructions as f64 / secs.max(1e-9) / 1e6);
-        if let (true, Some(m)) = (a.lines, &metrics) {
+        let rate = st.warp_instructions as f64 / self.secs.max(1e-9) / 1e6;
+        println!("  simulated in {:.3} s ({:.1} M warp instructions/s)", self.secs, rate);
+        if let (true, Some(m)) = (a.lines, m) {
             println!();
             print!("{}", m.render_lines(a.top));
         }
-        for p in &written {
+        for p in self.written {
             println!("  wrote {}", p.display());
         }
-        if let Some(d) = &diagnostics {
+        if let Some(d) = &s.diagnostics {
             print!("\n{}", warpsim::checking::render(d));
         }
+        Ok(())
     }
-    warpsim::checking::verdict(diagnostics.as_deref())
 }
 
 fn cmd_corpus(a: CorpusArgs) -> Result<()> {
@@ -332,7 +390,7 @@ fn cmd_corpus(a: CorpusArgs) -> Result<()> {
         println!("{:<26} {:<6} {:>14} {:>8} {:>9}", "case", "status", "warp insts", "thr/inst", "seconds");
     }
     for c in selected {
-        let o = runner::run_case(c, &opts, &mut cache);
+        let o = run_case(c, &opts, &mut cache);
         if !a.json {
             let status = match (o.status, color) {
                 (CaseStatus::Pass, true) => "\x1b[32mpass\x1b[0m  ".to_string(),
@@ -385,7 +443,7 @@ fn cmd_corpus(a: CorpusArgs) -> Result<()> {
         .filter(|(o, c)| {
             o.status == CaseStatus::Fail
                 || (o.status == CaseStatus::Error && c.expect_diagnostic.is_none())
-                || !warpsim::checking::case_ok(o, c.expect_diagnostic.is_some())
+                || !o.check_ok(c.expect_diagnostic.is_some())
         })
         .map(|(o, _)| o.name.clone())
         .collect();
@@ -406,27 +464,25 @@ fn truncate(s: &str, n: usize) -> String {
 fn cmd_bench(a: BenchArgs) -> Result<()> {
     a.engine.init_threads()?;
     let manifest = load_manifest(&a.manifest)?;
-    let opts = RunOptions { metrics: a.metrics, ..a.engine.options() };
+    let mut opts = LaunchOptions { metrics: a.metrics, ..a.engine.options() };
+    if opts.check || opts.metrics {
+        // The functional observers take precedence over timing mode here.
+        opts.timing = None;
+    }
     let mut cache = ProgramCache::default();
     let threads = if a.engine.serial { 1 } else { rayon::current_num_threads() };
     let mut rows = Vec::new();
     for c in manifest.cases.iter().filter(|c| if a.cases.is_empty() { !c.name.starts_with("bug_") } else { a.cases.contains(&c.name) }) {
-        let program = cache.get(&c.ptx, &c.kernel).map_err(anyhow::Error::msg)?;
+        let kernel = cache.get(&c.ptx, &c.kernel).map_err(flat)?;
+        let dims = Dims::new(c.grid, c.block, c.dynamic_shared_bytes);
         let mut best = f64::INFINITY;
         let mut insts = 0;
         for _ in 0..a.repeat.max(1) {
-            let prepared = runner::prepare(program.clone(), &c.kernel, &c.params).map_err(anyhow::Error::msg)?;
+            let mut prepared = prepare(&kernel, &c.params).map_err(flat)?;
             let t0 = Instant::now();
-            let s = if opts.check {
-                prepared.launch_checked(c.grid, c.block, c.dynamic_shared_bytes, &opts).0
-            } else if opts.metrics {
-                prepared.launch_with_metrics(c.grid, c.block, c.dynamic_shared_bytes, &opts, None).map(|(s, _)| s)
-            } else {
-                prepared.launch(c.grid, c.block, c.dynamic_shared_bytes, &opts)
-            }
-            .map_err(|e| anyhow::anyhow!("{}: {e}", c.name))?;
+            let s = prepared.launch(&dims, &opts).map_err(|e| anyhow::anyhow!("{}: {e}", c.name))?;
             best = best.min(t0.elapsed().as_secs_f64());
-            insts = s.warp_instructions;
+            insts = s.stats.warp_instructions;
         }
         let rate = insts as f64 / best / 1e6;
         if !a.json {

@@ -110,13 +110,13 @@ pub fn cmd_occupancy(a: OccupancyArgs) -> Result<()> {
 /// 32 lanes, MI300X for 64), with registers estimated from the PTX: JSON and
 /// a one-line summary.
 pub fn launch_occupancy(
-    p: &warpsim::runner::Prepared,
+    kernel: &warpsim_host::Kernel,
     block: [u32; 3],
     dynamic_shared: u32,
     warp_size: u32,
 ) -> Option<(serde_json::Value, String)> {
     let preset = GpuPreset::by_name(if warp_size == 64 { "mi300x" } else { "h200" }).ok()?;
-    let k = p.program.kernel(&p.kernel)?;
+    let k = kernel.ir();
     let est = warpsim_ir::regs::estimate_registers(k);
     let threads = block.iter().product();
     let input = OccupancyInput::new(threads, est.regs_per_thread).shared(k.shared_static_bytes, dynamic_shared);

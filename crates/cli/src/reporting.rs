@@ -2,16 +2,16 @@
 //! [`warpsim_report::Report`] from the metrics observer, the occupancy
 //! calculator and the warp timeline, and writes the files.
 
-use crate::runner::{prepare, Prepared, RunOptions, TimingMode};
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use warpsim_engine::LaunchStats;
 use warpsim_gpu::{occupancy, GpuPreset, OccupancyInput};
+use warpsim_host::{prepare, Dims, HostError, LaunchOptions, Prepared, TimingMode};
 use warpsim_ir::{Kernel, Program};
 use warpsim_launch::ParamSpec;
 use warpsim_metrics::LaunchMetrics;
 use warpsim_report::{BranchRow, IssueSpan, LineRow, MemRow, OccupancyView, Report, SlotView, SummaryItem, Timeline};
-use warpsim_timing::{TimingGpu, TimingReport};
+use warpsim_timing::TimingReport;
 
 /// SMs whose spans a report or trace keeps, and the most spans kept.
 const TIMELINE_SMS: u32 = 4;
@@ -147,29 +147,28 @@ pub fn build_report(
             format!("{:.1}% of branch targets uniform", t.branch_uniform_pct()),
         ));
     }
-    for (what, req, sec, ideal) in [
-        ("global loads", t.global_ld_requests, t.global_ld_sectors, t.global_ld_ideal_sectors),
-        ("global stores", t.global_st_requests, t.global_st_sectors, t.global_st_ideal_sectors),
+    // Global accesses cost sectors; shared ones wavefronts, above the ideal by the bank conflicts.
+    for (what, n, cost, ideal, global) in [
+        ("global loads", t.global_ld_requests, t.global_ld_sectors, t.global_ld_ideal_sectors, true),
+        ("global stores", t.global_st_requests, t.global_st_sectors, t.global_st_ideal_sectors, true),
+        ("shared loads", t.shared_ld_insts, t.shared_ld_wavefronts, t.shared_ld_ideal, false),
+        ("shared stores", t.shared_st_insts, t.shared_st_wavefronts, t.shared_st_ideal, false),
     ] {
-        if req > 0 {
-            summary.push(SummaryItem::new(
-                what,
-                format!("{:.2} sectors/request", ratio(sec, req)),
-                format!("{req} requests, {sec} sectors (ideal {:.2} per request)", ratio(ideal, req)),
-            ));
+        if n == 0 {
+            continue;
         }
-    }
-    for (what, n, wf, ideal) in [
-        ("shared loads", t.shared_ld_insts, t.shared_ld_wavefronts, t.shared_ld_ideal),
-        ("shared stores", t.shared_st_insts, t.shared_st_wavefronts, t.shared_st_ideal),
-    ] {
-        if n > 0 {
-            summary.push(SummaryItem::new(
-                what,
-                format!("{} bank conflicts", wf - ideal),
-                format!("{n} instructions, {wf} wavefronts ({:.2}-way on average)", ratio(wf, ideal)),
-            ));
-        }
+        let (value, note) = if global {
+            (
+                format!("{:.2} sectors/request", ratio(cost, n)),
+                format!("{n} requests, {cost} sectors (ideal {:.2} per request)", ratio(ideal, n)),
+            )
+        } else {
+            (
+                format!("{} bank conflicts", cost - ideal),
+                format!("{n} instructions, {cost} wavefronts ({:.2}-way on average)", ratio(cost, ideal)),
+            )
+        };
+        summary.push(SummaryItem::new(what, value, note));
     }
     let extras: Vec<String> = [("atomics", t.atomics), ("barriers", t.barriers), ("shuffles", t.shuffles), ("votes", t.votes)]
         .iter()
@@ -234,27 +233,22 @@ pub fn build_report(
                 threads_per_exec: ratio(c.thread_insts, c.warp_insts),
             });
         }
-        if c.global_requests > 0 {
-            memory.push(MemRow {
-                place: place(program, k, pc),
-                ptx_line: k.info[pc].ptx_line,
-                op: k.info[pc].opcode.clone(),
-                space: "global".into(),
-                requests: c.global_requests,
-                per_request: ratio(c.global_sectors, c.global_requests),
-                ideal_per_request: ratio(c.global_ideal_sectors, c.global_requests),
-            });
-        }
-        if c.shared_requests > 0 {
-            memory.push(MemRow {
-                place: place(program, k, pc),
-                ptx_line: k.info[pc].ptx_line,
-                op: k.info[pc].opcode.clone(),
-                space: "shared".into(),
-                requests: c.shared_requests,
-                per_request: ratio(c.shared_wavefronts, c.shared_requests),
-                ideal_per_request: ratio(c.shared_ideal_wavefronts, c.shared_requests),
-            });
+        // Global requests cost sectors, shared ones wavefronts.
+        for (space, requests, cost, ideal) in [
+            ("global", c.global_requests, c.global_sectors, c.global_ideal_sectors),
+            ("shared", c.shared_requests, c.shared_wavefronts, c.shared_ideal_wavefronts),
+        ] {
+            if requests > 0 {
+                memory.push(MemRow {
+                    place: place(program, k, pc),
+                    ptx_line: k.info[pc].ptx_line,
+                    op: k.info[pc].opcode.clone(),
+                    space: space.into(),
+                    requests,
+                    per_request: ratio(cost, requests),
+                    ideal_per_request: ratio(ideal, requests),
+                });
+            }
         }
     }
     let preset = preset_for_warp_size(warp_size);
@@ -279,10 +273,8 @@ pub fn build_report(
 pub struct RunReport<'a> {
     pub prepared: &'a Prepared,
     pub params: &'a [ParamSpec],
-    pub grid: [u32; 3],
-    pub block: [u32; 3],
-    pub shared: u32,
-    pub opts: &'a RunOptions,
+    pub dims: Dims,
+    pub opts: &'a LaunchOptions,
     pub stats: &'a LaunchStats,
     pub metrics: Option<&'a LaunchMetrics>,
     pub html: Option<&'a Path>,
@@ -296,7 +288,7 @@ pub fn write_run_reports(r: RunReport<'_>) -> Result<Vec<PathBuf>> {
         return Ok(written);
     }
     let p = r.prepared;
-    let (timing, timeline, note) = match timed_run(p, r.params, r.grid, r.block, r.shared, r.opts) {
+    let (timing, timeline, note) = match timed_run(p, r.params, &r.dims, r.opts) {
         Ok(t) => {
             let tl = timeline_of(&t, TIMELINE_SMS, TIMELINE_SPANS);
             let note = format!(
@@ -312,38 +304,45 @@ pub fn write_run_reports(r: RunReport<'_>) -> Result<Vec<PathBuf>> {
     };
     if let Some(path) = r.trace {
         let t = timeline.as_ref().context("no timeline to write as a trace")?;
-        let j = warpsim_report::trace::chrome_trace(t, &p.kernel);
+        let j = warpsim_report::trace::chrome_trace(t, p.kernel.name());
         std::fs::write(path, serde_json::to_string(&j)?).with_context(|| format!("writing {}", path.display()))?;
         written.push(path.to_path_buf());
     }
     if let Some(path) = r.html {
         let m = r.metrics.context("the report needs the metrics (leave out --no-metrics)")?;
-        let rep =
-            build_report(&p.program, &p.kernel, r.grid, r.block, r.shared, r.opts.warp_size, r.stats, m, timing.as_ref(), timeline, note);
+        let d = &r.dims;
+        let rep = build_report(
+            p.kernel.program(),
+            p.kernel.name(),
+            d.grid,
+            d.block,
+            d.dynamic_shared_bytes,
+            r.opts.warp_size,
+            r.stats,
+            m,
+            timing.as_ref(),
+            timeline,
+            note,
+        );
         std::fs::write(path, warpsim_report::html(&rep)).with_context(|| format!("writing {}", path.display()))?;
         written.push(path.to_path_buf());
     }
     Ok(written)
 }
 
-/// Runs the launch again, on fresh buffers, on the timing model (the
-/// `--gpu` of `--mode timing` if given, else the H200, or the MI300X for
-/// 64-lane wavefronts) with the timeline recorded.
-pub fn timed_run(
-    p: &Prepared,
-    params: &[ParamSpec],
-    grid: [u32; 3],
-    block: [u32; 3],
-    shared: u32,
-    opts: &RunOptions,
-) -> Result<TimingReport, String> {
-    let fresh = prepare(p.program.clone(), &p.kernel, params)?;
-    let gpu = match &opts.timing {
-        Some(m) => m.gpu.clone(),
-        None => std::sync::Arc::new(TimingGpu::by_name(&preset_for_warp_size(opts.warp_size).key).map_err(|e| e.to_string())?),
+/// The report's timeline: the launch again, on fresh buffers, on the timing
+/// model (the `--gpu` of `--mode timing` if given, else the H200, or the
+/// MI300X for 64-lane wavefronts) with the timeline recorded. Once the timing
+/// model takes extra observers, `--mode timing --report` gets its metrics
+/// from that one run instead (see `warpsim_host::launch`).
+pub fn timed_run(p: &Prepared, params: &[ParamSpec], dims: &Dims, opts: &LaunchOptions) -> Result<TimingReport, HostError> {
+    let mut fresh = prepare(&p.kernel, params)?;
+    let mode = match &opts.timing {
+        Some(m) => TimingMode { gpu: m.gpu.clone(), timeline: true },
+        None => TimingMode::preset(&preset_for_warp_size(opts.warp_size).key, true)?,
     };
-    let o = RunOptions { timing: Some(TimingMode { gpu, timeline: true }), ..opts.clone() };
-    fresh.launch_timed(grid, block, shared, &o, None, None).map(|(_, t)| t).map_err(|e| e.to_string())
+    let o = LaunchOptions { timing: Some(mode), ..opts.clone() };
+    Ok(fresh.launch(dims, &o)?.timing.expect("a timed launch has a timing report"))
 }
 
 /// The timing model's spans as a report timeline: SMs below `max_sms`, at

@@ -2,7 +2,8 @@
 //! cases run to a result or a clear error, never a panic.
 
 use std::path::PathBuf;
-use warpsim::runner::{run_case, CaseStatus, ProgramCache, RunOptions};
+use warpsim_host::corpus::{run_case, CaseStatus};
+use warpsim_host::{LaunchOptions as RunOptions, ProgramCache};
 
 fn manifest() -> warpsim_launch::Manifest {
     let p = std::env::var_os("WARPSIM_CORPUS")

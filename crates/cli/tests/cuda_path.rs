@@ -142,15 +142,7 @@ fn own_kernels_compute_the_right_answers() {
     let o = warpsim(&args, &d);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let y = f32s(&npy(&d.join("y.npy")));
-    let unit = |i: u32| {
-        let mut x = i.wrapping_mul(0x9E3779B1);
-        x ^= x >> 16;
-        x = x.wrapping_mul(0x85EBCA6B);
-        x ^= x >> 13;
-        x = x.wrapping_mul(0xC2B2AE35);
-        x ^= x >> 16;
-        (x >> 8) as f32 * (1.0 / 16777216.0)
-    };
+    let unit = |i: u32| warpsim_launch::unit_f32(i as u64);
     for (i, &v) in y.iter().enumerate() {
         let want = if i < 1000 { 2.5 * unit(i as u32) + i as f32 } else { i as f32 };
         assert_eq!(v, want, "y[{i}]");
@@ -164,13 +156,7 @@ fn own_kernels_compute_the_right_answers() {
     let bins = u32s(&npy(&d.join("bins.npy")));
     let mut want = [0u32; 16];
     for i in 0..5000u32 {
-        let mut x = i.wrapping_mul(0x9E3779B1);
-        x ^= x >> 16;
-        x = x.wrapping_mul(0x85EBCA6B);
-        x ^= x >> 13;
-        x = x.wrapping_mul(0xC2B2AE35);
-        x ^= x >> 16;
-        want[(x & 15) as usize] += 1;
+        want[(warpsim_launch::hash_u32(i as u64) & 15) as usize] += 1;
     }
     assert_eq!(bins, want);
 

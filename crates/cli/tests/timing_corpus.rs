@@ -67,7 +67,8 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use warpsim::runner::{run_case, CaseStatus, ProgramCache, RunOptions, TimingMode};
+use warpsim_host::corpus::{run_case, CaseStatus};
+use warpsim_host::{LaunchOptions as RunOptions, ProgramCache, TimingMode};
 
 fn manifest() -> warpsim_launch::Manifest {
     let p = std::env::var_os("WARPSIM_CORPUS")

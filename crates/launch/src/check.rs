@@ -533,7 +533,7 @@ mod tests {
         assert_eq!(sha256_hex(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
         let data: Vec<u8> = (0..3_000_000u32).map(|i| i as u8).collect();
         let want = sha256_hex(&data);
-        let got = sha256_hex_with(data.len() as u64, |off, buf: &mut [u8]| -> Result<(), String> {
+        let got = sha256_hex_with(data.len() as u64, |off, buf: &mut [u8]| -> Result<(), LaunchError> {
             buf.copy_from_slice(&data[off as usize..off as usize + buf.len()]);
             Ok(())
         })

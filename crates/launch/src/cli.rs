@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use crate::init::{Init, NamedInit};
 use crate::manifest::{BufferSpec, ParamSpec, Role, ScalarParam, MAX_DEVICE_BYTES};
-use crate::value::{check_fits, parse_scalar_text, Value};
+use crate::value::{check_fits, parse_scalar_text, Value, ValueError};
 use crate::{Dtype, LaunchError};
 
 /// Parses one parameter of `warpsim run`:
@@ -40,7 +40,7 @@ pub fn parse_param_arg(s: &str) -> Result<ParamSpec, LaunchError> {
             return Err(err("empty buffer name".into()));
         }
         let dtype = Dtype::parse(dts).ok_or_else(|| err(format!("unknown dtype {dts:?}")))?;
-        let count = parse_count(count_str).map_err(err)?;
+        let count = parse_count(count_str).map_err(|e| err(e.to_string()))?;
         match count.checked_mul(dtype.size_bytes() as u64) {
             Some(b) if b <= MAX_DEVICE_BYTES => {}
             _ => return Err(err(format!("{count} x {dtype} is more than the H200's {MAX_DEVICE_BYTES} bytes"))),
@@ -83,17 +83,17 @@ pub fn parse_param_arg(s: &str) -> Result<ParamSpec, LaunchError> {
     let ty = Dtype::parse(ts).filter(|d| d.is_scalar_type()).ok_or_else(|| {
         err(format!("unknown scalar type {ts:?} (expected i32, u32, i64, u64, f32 or f64; a buffer is NAME:DTYPE[COUNT]=INIT)"))
     })?;
-    let bits = parse_scalar_text(ty, rhs).map_err(err)?;
+    let bits = parse_scalar_text(ty, rhs).map_err(|e| err(e.to_string()))?;
     Ok(ParamSpec::Scalar(ScalarParam { name, ty, bits }))
 }
 
-fn parse_count(s: &str) -> Result<u64, String> {
+fn parse_count(s: &str) -> Result<u64, ValueError> {
     let t: String = s.trim().chars().filter(|&c| c != '_').collect();
     let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         Some(h) => u64::from_str_radix(h, 16),
         None => t.parse::<u64>(),
     };
-    r.map_err(|_| format!("count {s:?} is not a non-negative integer"))
+    r.map_err(|_| ValueError::NotACount(format!("count {s:?}")))
 }
 
 #[cfg(test)]

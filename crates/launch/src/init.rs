@@ -134,7 +134,7 @@ impl Init {
                         .ok_or_else(|| ("values".to_string(), format!("expected an array, found {}", crate::value::json_kind(vals))))?;
                     let mut out = Vec::with_capacity(arr.len());
                     for (k, e) in arr.iter().enumerate() {
-                        out.push(Value::from_json(e).map_err(|msg| (format!("values[{k}]"), msg))?);
+                        out.push(Value::from_json(e).map_err(|msg| (format!("values[{k}]"), msg.to_string()))?);
                     }
                     Ok(Init::Values(out))
                 } else if let Some(f) = m.get("file") {

@@ -23,6 +23,7 @@
 //!
 //! Nothing in this crate panics on any input: every malformed manifest, file or
 //! argument comes back as a [`LaunchError`].
+#![forbid(unsafe_code)]
 
 pub mod check;
 mod cli;

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value as J};
 
 use crate::init::Init;
-use crate::value::{decode_f64, decode_int, json_kind, scalar_bits, Value};
+use crate::value::{decode_f64, decode_int, json_kind, scalar_bits, Value, ValueError};
 use crate::{Dtype, LaunchError};
 
 /// Device memory of the H200 as `nvidia-smi` reports it (143771 MiB): no single
@@ -147,8 +147,8 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn err(&self, field: impl Into<String>, message: impl Into<String>) -> LaunchError {
-        LaunchError::Manifest { case: self.case.map(str::to_string), index: self.index, field: field.into(), message: message.into() }
+    fn err(&self, field: impl Into<String>, message: impl std::fmt::Display) -> LaunchError {
+        LaunchError::Manifest { case: self.case.map(str::to_string), index: self.index, field: field.into(), message: message.to_string() }
     }
 }
 
@@ -162,30 +162,30 @@ fn join_field(prefix: &str, sub: &str) -> String {
 }
 
 /// A JSON non-negative integer (integral floats accepted).
-fn as_u64(v: &J) -> Result<u64, String> {
+fn as_u64(v: &J) -> Result<u64, ValueError> {
     match v {
         J::Number(n) => {
             if let Some(u) = n.as_u64() {
                 Ok(u)
             } else if n.as_i64().is_some() {
-                Err(format!("{n} is negative"))
+                Err(ValueError::Negative(n.to_string()))
             } else {
                 match n.as_f64() {
                     Some(f) if f >= 0.0 && f.fract() == 0.0 && f < 1.8e19 => Ok(f as u64),
-                    _ => Err(format!("{n} is not a non-negative integer")),
+                    _ => Err(ValueError::NotACount(n.to_string())),
                 }
             }
         }
-        other => Err(format!("expected a non-negative integer, found {}", json_kind(other))),
+        other => Err(ValueError::Kind { expected: "a non-negative integer", found: json_kind(other) }),
     }
 }
 
-fn as_str(v: &J) -> Result<&str, String> {
-    v.as_str().ok_or_else(|| format!("expected a string, found {}", json_kind(v)))
+fn as_str(v: &J) -> Result<&str, ValueError> {
+    v.as_str().ok_or_else(|| ValueError::Kind { expected: "a string", found: json_kind(v) })
 }
 
-fn as_object(v: &J) -> Result<&Map<String, J>, String> {
-    v.as_object().ok_or_else(|| format!("expected an object, found {}", json_kind(v)))
+fn as_object(v: &J) -> Result<&Map<String, J>, ValueError> {
+    v.as_object().ok_or_else(|| ValueError::Kind { expected: "an object", found: json_kind(v) })
 }
 
 /// A present, non-null field.
@@ -254,19 +254,19 @@ impl Manifest {
 const BLOCK_MAX: [u32; 3] = [1024, 1024, 64];
 const GRID_MAX: [u32; 3] = [i32::MAX as u32, 65535, 65535];
 
-fn parse_dims(v: &J) -> Result<[u32; 3], String> {
+fn parse_dims(v: &J) -> Result<[u32; 3], ValueError> {
     let items: Vec<&J> = match v {
         J::Array(a) => a.iter().collect(),
         J::Number(_) => vec![v],
-        other => return Err(format!("expected [x, y, z], found {}", json_kind(other))),
+        other => return Err(ValueError::Kind { expected: "[x, y, z]", found: json_kind(other) }),
     };
     if items.len() > 3 {
-        return Err(format!("has {} dimensions, at most 3", items.len()));
+        return Err(ValueError::TooManyDims(items.len()));
     }
     let mut d = [1u32; 3];
-    for (k, it) in items.iter().enumerate() {
-        let n = as_u64(it).map_err(|e| format!("[{k}]: {e}"))?;
-        d[k] = u32::try_from(n).map_err(|_| format!("[{k}]: {n} is too large"))?;
+    for (index, it) in items.iter().enumerate() {
+        let n = as_u64(it).map_err(|e| ValueError::Dim { index, source: Box::new(e) })?;
+        d[index] = u32::try_from(n).map_err(|_| ValueError::DimTooLarge { index, value: n })?;
     }
     Ok(d)
 }
@@ -541,9 +541,9 @@ impl std::fmt::Display for Role {
 
 impl ScalarParam {
     /// A scalar from a value; integers must be in range, raw bits must fit.
-    pub fn new(ty: Dtype, v: Value) -> Result<ScalarParam, String> {
+    pub fn new(ty: Dtype, v: Value) -> Result<ScalarParam, ValueError> {
         if !ty.is_scalar_type() {
-            return Err(format!("unknown scalar type {:?} (expected i32, u32, i64, u64, f32 or f64)", ty.name()));
+            return Err(ValueError::NotAScalarType(ty));
         }
         Ok(ScalarParam { name: None, ty, bits: scalar_bits(ty, v)? })
     }
@@ -581,24 +581,24 @@ impl ParamSpec {
     /// Converts one param; errors are `(field inside the param, message)`.
     pub fn from_json(v: &J, dir: &Path) -> Result<ParamSpec, (String, String)> {
         let e = |f: &str, m: String| (f.to_string(), m);
-        let m = as_object(v).map_err(|x| e("", x))?;
+        let m = as_object(v).map_err(|x| e("", x.to_string()))?;
         let kind = match field(m, "kind") {
-            Some(k) => as_str(k).map_err(|x| e("kind", x))?,
+            Some(k) => as_str(k).map_err(|x| e("kind", x.to_string()))?,
             None if m.contains_key("type") => "scalar",
             None if m.contains_key("dtype") => "buffer",
             None => return Err(e("kind", "missing".into())),
         };
-        let name = field(m, "name").map(|n| as_str(n).map(str::to_string).map_err(|x| e("name", x))).transpose()?;
+        let name = field(m, "name").map(|n| as_str(n).map(str::to_string).map_err(|x| e("name", x.to_string()))).transpose()?;
         match kind {
             "scalar" => {
                 let tv = field(m, "type").ok_or_else(|| e("type", "missing".into()))?;
-                let ts = as_str(tv).map_err(|x| e("type", x))?;
+                let ts = as_str(tv).map_err(|x| e("type", x.to_string()))?;
                 let ty = Dtype::parse(ts)
                     .filter(|d| d.is_scalar_type())
                     .ok_or_else(|| e("type", format!("unknown scalar type {ts:?} (expected i32, u32, i64, u64, f32 or f64)")))?;
                 let vv = field(m, "value").ok_or_else(|| e("value", "missing".into()))?;
-                let val = Value::from_json(vv).map_err(|x| e("value", x))?;
-                let mut s = ScalarParam::new(ty, val).map_err(|x| e("value", x))?;
+                let val = Value::from_json(vv).map_err(|x| e("value", x.to_string()))?;
+                let mut s = ScalarParam::new(ty, val).map_err(|x| e("value", x.to_string()))?;
                 s.name = name;
                 Ok(ParamSpec::Scalar(s))
             }
@@ -608,10 +608,10 @@ impl ParamSpec {
                     return Err(e("name", "empty".into()));
                 }
                 let dv = field(m, "dtype").ok_or_else(|| e("dtype", "missing".into()))?;
-                let ds = as_str(dv).map_err(|x| e("dtype", x))?;
+                let ds = as_str(dv).map_err(|x| e("dtype", x.to_string()))?;
                 let dtype = Dtype::parse(ds).ok_or_else(|| e("dtype", format!("unknown dtype {ds:?}")))?;
                 let cv = field(m, "count").ok_or_else(|| e("count", "missing".into()))?;
-                let count = as_u64(cv).map_err(|x| e("count", x))?;
+                let count = as_u64(cv).map_err(|x| e("count", x.to_string()))?;
                 match count.checked_mul(dtype.size_bytes() as u64) {
                     Some(b) if b <= MAX_DEVICE_BYTES => {}
                     _ => {
@@ -627,13 +627,13 @@ impl ParamSpec {
                         return Err(e("init.values", format!("has {} elements, count is {count}", vals.len())));
                     }
                     for (k, v) in vals.iter().enumerate() {
-                        crate::value::check_fits(dtype, *v).map_err(|x| (format!("init.values[{k}]"), x))?;
+                        crate::value::check_fits(dtype, *v).map_err(|x| (format!("init.values[{k}]"), x.to_string()))?;
                     }
                 }
                 let role = match field(m, "role") {
                     None => Role::Inout,
                     Some(rv) => {
-                        let rs = as_str(rv).map_err(|x| e("role", x))?;
+                        let rs = as_str(rv).map_err(|x| e("role", x.to_string()))?;
                         Role::parse(rs).ok_or_else(|| e("role", format!("unknown role {rs:?} (expected in, out or inout)")))?
                     }
                 };
@@ -718,10 +718,10 @@ impl Expectation {
     /// Converts one `expect` entry for buffer `buf`; errors are `(field inside the entry, message)`.
     pub fn from_json(v: &J, dir: &Path, buf: &BufferSpec) -> Result<Expectation, (String, String)> {
         let e = |f: &str, m: String| (f.to_string(), m);
-        let m = as_object(v).map_err(|x| e("", x))?;
+        let m = as_object(v).map_err(|x| e("", x.to_string()))?;
         let mut out = Expectation::default();
         if let Some(dv) = field(m, "dtype") {
-            let ds = as_str(dv).map_err(|x| e("dtype", x))?;
+            let ds = as_str(dv).map_err(|x| e("dtype", x.to_string()))?;
             let d = Dtype::parse(ds).ok_or_else(|| e("dtype", format!("unknown dtype {ds:?}")))?;
             if d != buf.dtype {
                 return Err(e("dtype", format!("{d} disagrees with the buffer's dtype {}", buf.dtype)));
@@ -729,21 +729,21 @@ impl Expectation {
             out.dtype = Some(d);
         }
         if let Some(cv) = field(m, "count") {
-            let c = as_u64(cv).map_err(|x| e("count", x))?;
+            let c = as_u64(cv).map_err(|x| e("count", x.to_string()))?;
             if c != buf.count {
                 return Err(e("count", format!("{c} disagrees with the buffer's count {}", buf.count)));
             }
             out.count = Some(c);
         }
         if let Some(sv) = field(m, "sha256") {
-            let s = as_str(sv).map_err(|x| e("sha256", x))?;
+            let s = as_str(sv).map_err(|x| e("sha256", x.to_string()))?;
             if s.len() != 64 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
                 return Err(e("sha256", format!("{s:?} is not 64 hexadecimal digits")));
             }
             out.sha256 = Some(s.to_ascii_lowercase());
         }
         if let Some(fv) = field(m, "file") {
-            let s = as_str(fv).map_err(|x| e("file", x))?;
+            let s = as_str(fv).map_err(|x| e("file", x.to_string()))?;
             if s.is_empty() {
                 return Err(e("file", "empty path".into()));
             }
@@ -757,7 +757,7 @@ impl Expectation {
             out.rel_tol = Some(t);
         }
         if let Some(pv) = field(m, "property") {
-            let s = as_str(pv).map_err(|x| e("property", x))?;
+            let s = as_str(pv).map_err(|x| e("property", x.to_string()))?;
             let p =
                 Property::parse(s).ok_or_else(|| e("property", format!("unknown property {s:?} (known: {WARP_UNIFORM_CLOCK_TEXT:?})")))?;
             if buf.dtype.size_bytes() != 8 {
@@ -767,7 +767,7 @@ impl Expectation {
         }
         for (k, slot) in [("h200_distinct_values", &mut out.h200_distinct_values), ("warps", &mut out.warps)] {
             if let Some(v) = field(m, k) {
-                *slot = Some(as_u64(v).map_err(|x| e(k, x))?);
+                *slot = Some(as_u64(v).map_err(|x| e(k, x.to_string()))?);
             }
         }
         Ok(out)
@@ -822,16 +822,21 @@ macro_rules! serde_via_json {
         impl<'de> serde::Deserialize<'de> for $t {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<$t, D::Error> {
                 let v = J::deserialize(d)?;
-                let f: fn(&J) -> Result<$t, String> = $from;
+                let f: fn(&J) -> Result<$t, LaunchError> = $from;
                 f(&v).map_err(serde::de::Error::custom)
             }
         }
     };
 }
 
-serde_via_json!(Manifest, |v| Manifest::from_json(v, Path::new("")).map_err(|e| e.to_string()));
-serde_via_json!(Case, |v| Case::from_json(v, Path::new("")).map_err(|e| e.to_string()));
-serde_via_json!(ParamSpec, |v| ParamSpec::from_json(v, Path::new("")).map_err(|(f, m)| if f.is_empty() { m } else { format!("{f}: {m}") }));
+serde_via_json!(Manifest, |v| Manifest::from_json(v, Path::new("")));
+serde_via_json!(Case, |v| Case::from_json(v, Path::new("")));
+serde_via_json!(ParamSpec, |v| ParamSpec::from_json(v, Path::new("")).map_err(|(field, message)| LaunchError::Manifest {
+    case: None,
+    index: None,
+    field,
+    message
+}));
 
 impl serde::Serialize for Role {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

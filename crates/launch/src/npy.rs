@@ -43,7 +43,7 @@ pub const fn descr_of(d: Dtype) -> &'static str {
 }
 
 /// The dtype of a NumPy `descr`, if this crate can read it.
-pub fn dtype_of_descr(descr: &str) -> Result<Dtype, String> {
+pub fn dtype_of_descr(descr: &str) -> Result<Dtype, NpyError> {
     let (order, code) = match descr.chars().next() {
         Some(c @ ('<' | '>' | '|' | '=')) => (c, &descr[1..]),
         _ => ('=', descr),
@@ -60,7 +60,7 @@ pub fn dtype_of_descr(descr: &str) -> Result<Dtype, String> {
         "u4" | "I" => Dtype::U32,
         "i8" | "q" => Dtype::I64,
         "u8" | "Q" => Dtype::U64,
-        _ => return Err(format!("unsupported dtype descr {descr:?}")),
+        _ => return fmt_err(format!("unsupported dtype descr {descr:?}")),
     };
     let little = match order {
         '<' | '|' => true,
@@ -68,7 +68,7 @@ pub fn dtype_of_descr(descr: &str) -> Result<Dtype, String> {
         _ => cfg!(target_endian = "little"),
     };
     if !little && d.size_bytes() > 1 {
-        return Err(format!("big-endian dtype {descr:?} is not supported"));
+        return fmt_err(format!("big-endian dtype {descr:?} is not supported"));
     }
     Ok(d)
 }
@@ -160,7 +160,7 @@ pub fn read_header<R: Read>(r: &mut R) -> Result<NpyHeader, NpyError> {
         (_, Ok(t)) if version.0 == 3 || t.is_ascii() => t,
         _ => return fmt_err("header is not ASCII (or UTF-8 for version 3)"),
     };
-    let dict = HeaderParser { s: text.as_bytes(), pos: 0 }.dict().map_err(NpyError::Format)?;
+    let dict = HeaderParser { s: text.as_bytes(), pos: 0 }.dict()?;
     let mut descr = None;
     let mut fortran = None;
     let mut shape = None;
@@ -178,7 +178,7 @@ pub fn read_header<R: Read>(r: &mut R) -> Result<NpyHeader, NpyError> {
     let (Some(descr), Some(fortran), Some(shape)) = (descr, fortran, shape) else {
         return fmt_err("header lacks one of 'descr', 'fortran_order', 'shape'");
     };
-    let dtype = dtype_of_descr(&descr).map_err(NpyError::Format)?;
+    let dtype = dtype_of_descr(&descr)?;
     if fortran && shape.iter().filter(|&&d| d > 1).count() > 1 {
         return fmt_err("Fortran-order arrays of more than one dimension are not supported");
     }
@@ -217,30 +217,30 @@ impl HeaderParser<'_> {
         self.s.get(self.pos).copied()
     }
 
-    fn expect(&mut self, c: u8) -> Result<(), String> {
+    fn expect(&mut self, c: u8) -> Result<(), NpyError> {
         if self.peek() == Some(c) {
             self.pos += 1;
             Ok(())
         } else {
-            Err(format!("malformed header: expected '{}' at byte {}", c as char, self.pos))
+            fmt_err(format!("malformed header: expected '{}' at byte {}", c as char, self.pos))
         }
     }
 
-    fn string(&mut self) -> Result<String, String> {
+    fn string(&mut self) -> Result<String, NpyError> {
         let q = match self.peek() {
             Some(q @ (b'\'' | b'"')) => q,
-            _ => return Err(format!("malformed header: expected a string at byte {}", self.pos)),
+            _ => return fmt_err(format!("malformed header: expected a string at byte {}", self.pos)),
         };
         self.pos += 1;
         let start = self.pos;
         while self.pos < self.s.len() && self.s[self.pos] != q {
             if self.s[self.pos] == b'\\' {
-                return Err("malformed header: escapes in strings are not supported".into());
+                return fmt_err("malformed header: escapes in strings are not supported");
             }
             self.pos += 1;
         }
         if self.pos >= self.s.len() {
-            return Err("malformed header: unterminated string".into());
+            return fmt_err("malformed header: unterminated string");
         }
         let out = String::from_utf8_lossy(&self.s[start..self.pos]).into_owned();
         self.pos += 1;
@@ -256,7 +256,7 @@ impl HeaderParser<'_> {
         &self.s[start..self.pos]
     }
 
-    fn value(&mut self) -> Result<Lit, String> {
+    fn value(&mut self) -> Result<Lit, NpyError> {
         match self.peek() {
             Some(b'\'' | b'"') => self.string().map(Lit::Str),
             Some(b'(') => {
@@ -270,12 +270,12 @@ impl HeaderParser<'_> {
                     let w = self.word();
                     let txt = std::str::from_utf8(w).unwrap_or("");
                     let txt = txt.strip_suffix('L').unwrap_or(txt);
-                    let n: u64 = txt.parse().map_err(|_| format!("malformed header: bad dimension {txt:?} in shape"))?;
+                    let n: u64 = txt.parse().map_err(|_| NpyError::Format(format!("malformed header: bad dimension {txt:?} in shape")))?;
                     v.push(n);
                     match self.peek() {
                         Some(b',') => self.pos += 1,
                         Some(b')') => {}
-                        _ => return Err("malformed header: bad shape tuple".into()),
+                        _ => return fmt_err("malformed header: bad shape tuple"),
                     }
                 }
             }
@@ -295,18 +295,18 @@ impl HeaderParser<'_> {
                         _ => {}
                     }
                 }
-                Err("malformed header: unbalanced brackets".into())
+                fmt_err("malformed header: unbalanced brackets")
             }
             _ => match self.word() {
                 b"True" => Ok(Lit::Bool(true)),
                 b"False" => Ok(Lit::Bool(false)),
-                b"" => Err(format!("malformed header: unexpected byte at {}", self.pos)),
+                b"" => fmt_err(format!("malformed header: unexpected byte at {}", self.pos)),
                 _ => Ok(Lit::Other),
             },
         }
     }
 
-    fn dict(mut self) -> Result<Vec<(String, Lit)>, String> {
+    fn dict(mut self) -> Result<Vec<(String, Lit)>, NpyError> {
         self.expect(b'{')?;
         let mut out = Vec::new();
         loop {
@@ -318,17 +318,17 @@ impl HeaderParser<'_> {
             self.expect(b':')?;
             let v = self.value()?;
             if out.iter().any(|(ok, _): &(String, Lit)| *ok == k) {
-                return Err(format!("malformed header: key {k:?} twice"));
+                return fmt_err(format!("malformed header: key {k:?} twice"));
             }
             out.push((k, v));
             match self.peek() {
                 Some(b',') => self.pos += 1,
                 Some(b'}') => {}
-                _ => return Err(format!("malformed header: expected ',' or '}}' at byte {}", self.pos)),
+                _ => return fmt_err(format!("malformed header: expected ',' or '}}' at byte {}", self.pos)),
             }
         }
         if self.peek().is_some() {
-            return Err("malformed header: text after the dict".into());
+            return fmt_err("malformed header: text after the dict");
         }
         Ok(out)
     }

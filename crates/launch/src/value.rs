@@ -14,6 +14,49 @@
 
 use crate::Dtype;
 
+/// Why a value cannot be read or cannot become an element or scalar of a
+/// type; the message names the value as given.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ValueError {
+    #[error("number {0} cannot be represented")]
+    Unrepresentable(String),
+    #[error("string {0:?} is not raw bits \"0x...\"")]
+    NotBits(String),
+    /// JSON of the wrong kind: `expected` says what was wanted.
+    #[error("expected {expected}, found {found}")]
+    Kind { expected: &'static str, found: &'static str },
+    #[error("integer {0:?} is out of range")]
+    IntegerTooLarge(String),
+    #[error("{0:?} is not a number")]
+    NotANumber(String),
+    #[error("{0:?} is not a hexadecimal number")]
+    NotHex(String),
+    #[error("{0:?} does not fit in 64 bits")]
+    HexTooWide(String),
+    #[error("raw bits 0x{bits:x} do not fit in {} bits ({dtype})", dtype.bits())]
+    BitsTooWide { bits: u64, dtype: Dtype },
+    #[error("{0} is not an integer")]
+    NotAnInteger(f64),
+    #[error("{value} is out of range for {dtype}")]
+    OutOfRange { value: i128, dtype: Dtype },
+    #[error("{0}")]
+    Float(#[from] std::num::ParseFloatError),
+    /// A JSON number that is negative or fractional where a count is wanted.
+    #[error("{0} is negative")]
+    Negative(String),
+    #[error("{0} is not a non-negative integer")]
+    NotACount(String),
+    #[error("unknown scalar type {:?} (expected i32, u32, i64, u64, f32 or f64)", .0.name())]
+    NotAScalarType(Dtype),
+    /// A list of dimensions that is not 1 to 3 long, or one of them wrong.
+    #[error("has {0} dimensions, at most 3")]
+    TooManyDims(usize),
+    #[error("[{index}]: {source}")]
+    Dim { index: usize, source: Box<ValueError> },
+    #[error("[{index}]: {value} is too large")]
+    DimTooLarge { index: usize, value: u64 },
+}
+
 /// A value before it is converted to an element or scalar type.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub enum Value {
@@ -27,7 +70,7 @@ pub enum Value {
 
 impl Value {
     /// A JSON number, or a string `"0x..."` of raw bits.
-    pub fn from_json(v: &serde_json::Value) -> Result<Value, String> {
+    pub fn from_json(v: &serde_json::Value) -> Result<Value, ValueError> {
         match v {
             serde_json::Value::Number(n) => {
                 if let Some(i) = n.as_i64() {
@@ -37,29 +80,29 @@ impl Value {
                 } else if let Some(f) = n.as_f64() {
                     Ok(Value::Float(f))
                 } else {
-                    Err(format!("number {n} cannot be represented"))
+                    Err(ValueError::Unrepresentable(n.to_string()))
                 }
             }
             serde_json::Value::String(s) => match parse_hex(s) {
                 Some(r) => r.map(Value::Bits),
-                None => Err(format!("string {s:?} is not raw bits \"0x...\"")),
+                None => Err(ValueError::NotBits(s.clone())),
             },
-            other => Err(format!("expected a number or a \"0x...\" string, found {}", json_kind(other))),
+            other => Err(ValueError::Kind { expected: "a number or a \"0x...\" string", found: json_kind(other) }),
         }
     }
 
     /// Text form (command line): `0x...` raw bits, a decimal integer, or a real
     /// number as Rust parses it (`1.5`, `-3e-2`, `inf`, `nan`).
-    pub fn parse_text(s: &str) -> Result<Value, String> {
+    pub fn parse_text(s: &str) -> Result<Value, ValueError> {
         let t = s.trim();
         if let Some(r) = parse_hex(t) {
             return r.map(Value::Bits);
         }
         let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
         if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-            return t.parse::<i128>().map(Value::Int).map_err(|_| format!("integer {t:?} is out of range"));
+            return t.parse::<i128>().map(Value::Int).map_err(|_| ValueError::IntegerTooLarge(t.to_string()));
         }
-        t.parse::<f64>().map(Value::Float).map_err(|_| format!("{t:?} is not a number"))
+        t.parse::<f64>().map(Value::Float).map_err(|_| ValueError::NotANumber(t.to_string()))
     }
 
     /// The JSON form that [`Value::from_json`] reads back to the same value.
@@ -82,13 +125,13 @@ impl Value {
 }
 
 /// `Some(Ok(bits))` for `0x...`, `Some(Err)` for a malformed one, `None` if not hex.
-pub(crate) fn parse_hex(s: &str) -> Option<Result<u64, String>> {
+pub(crate) fn parse_hex(s: &str) -> Option<Result<u64, ValueError>> {
     let digits = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X"))?;
     let clean: String = digits.chars().filter(|&c| c != '_').collect();
     if clean.is_empty() || !clean.chars().all(|c| c.is_ascii_hexdigit()) {
-        return Some(Err(format!("{s:?} is not a hexadecimal number")));
+        return Some(Err(ValueError::NotHex(s.to_string())));
     }
-    Some(u64::from_str_radix(&clean, 16).map_err(|_| format!("{s:?} does not fit in 64 bits")))
+    Some(u64::from_str_radix(&clean, 16).map_err(|_| ValueError::HexTooWide(s.to_string())))
 }
 
 pub(crate) fn json_kind(v: &serde_json::Value) -> &'static str {
@@ -218,16 +261,16 @@ pub fn encode(d: Dtype, v: Value) -> u64 {
 }
 
 /// Raw bits must fit the element width.
-pub fn check_fits(d: Dtype, v: Value) -> Result<(), String> {
+pub fn check_fits(d: Dtype, v: Value) -> Result<(), ValueError> {
     match v {
-        Value::Bits(b) if b & !d.mask() != 0 => Err(format!("raw bits 0x{b:x} do not fit in {} bits ({d})", d.bits())),
+        Value::Bits(b) if b & !d.mask() != 0 => Err(ValueError::BitsTooWide { bits: b, dtype: d }),
         _ => Ok(()),
     }
 }
 
 /// A scalar parameter's bits, strictly: integers must be in the type's range
 /// (or integral floats in range), raw bits must fit, reals round to nearest even.
-pub fn scalar_bits(d: Dtype, v: Value) -> Result<u64, String> {
+pub fn scalar_bits(d: Dtype, v: Value) -> Result<u64, ValueError> {
     check_fits(d, v)?;
     if d.is_float() {
         return Ok(encode(d, v));
@@ -239,23 +282,23 @@ pub fn scalar_bits(d: Dtype, v: Value) -> Result<u64, String> {
         Value::Int(i) => i,
         Value::Float(x) => {
             if x.fract() != 0.0 || !x.is_finite() || x.abs() > 1e20 {
-                return Err(format!("{x} is not an integer"));
+                return Err(ValueError::NotAnInteger(x));
             }
             x as i128
         }
     };
     if i < lo || i > hi {
-        return Err(format!("{i} is out of range for {d}"));
+        return Err(ValueError::OutOfRange { value: i, dtype: d });
     }
     Ok((i as u128 as u64) & d.mask())
 }
 
 /// Parses a scalar of type `d` from text; reals are parsed straight into the
 /// type (one rounding) where Rust can (`f32`, `f64`).
-pub fn parse_scalar_text(d: Dtype, s: &str) -> Result<u64, String> {
+pub fn parse_scalar_text(d: Dtype, s: &str) -> Result<u64, ValueError> {
     let v = Value::parse_text(s)?;
     match (d, v) {
-        (Dtype::F32, Value::Float(_)) => s.trim().parse::<f32>().map(|f| f.to_bits() as u64).map_err(|e| e.to_string()),
+        (Dtype::F32, Value::Float(_)) => s.trim().parse::<f32>().map(|f| f.to_bits() as u64).map_err(ValueError::from),
         _ => scalar_bits(d, v),
     }
 }

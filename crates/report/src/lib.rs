@@ -14,6 +14,7 @@
 //! The crate knows nothing of the engine: [`Report`] is plain data, and the
 //! command line fills it from the metrics observer, the occupancy calculator
 //! and the timing model.
+#![forbid(unsafe_code)]
 
 pub mod explain;
 pub mod html;

@@ -43,7 +43,7 @@ pub fn occupancy(v: &OccupancyView) -> String {
     let label_w = 138u32;
     let n = v.slots.len() as u32;
     // At most 32 slots down the side; more go into further columns.
-    let per_col = n.min(32).max(1);
+    let per_col = n.clamp(1, 32);
     let cols = n.div_ceil(per_col).max(1);
     let col_w = label_w + v.warp_size * (cell + gap) + 24;
     let width = cols * col_w;
@@ -175,22 +175,32 @@ fn nice_step(span: u64) -> u64 {
     10 * mag
 }
 
-/// Divergence of each branch: executions split into uniform (green) and
-/// divergent (red), with the active lanes per execution.
-pub fn branches(rows: &[BranchRow], warp_size: u32) -> String {
-    let bar_w = 360.0f64;
-    let label_w = 300.0f64;
-    let row_h = 22.0f64;
-    let width = label_w + bar_w + 260.0;
-    let height = 10.0 + rows.len().max(1) as f64 * row_h;
+/// Per-row bar charts (branches, memory): label column, bar and row height.
+const BAR_W: f64 = 360.0;
+const LABEL_W: f64 = 300.0;
+const ROW_H: f64 = 22.0;
+
+/// Opens a bar chart of `rows` rows, `extra` wide past the bars; with no
+/// rows, the `empty` note.
+fn open_bars(class: &str, aria: &str, rows: usize, extra: f64, empty: &str) -> String {
+    let width = LABEL_W + BAR_W + extra;
+    let height = 10.0 + rows.max(1) as f64 * ROW_H;
     let mut s = String::new();
     let _ = write!(
         s,
-        "<svg class=\"branches\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" viewBox=\"0 0 {width:.0} {height:.0}\" role=\"img\" aria-label=\"divergence of each branch\">"
+        "<svg class=\"{class}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" viewBox=\"0 0 {width:.0} {height:.0}\" role=\"img\" aria-label=\"{aria}\">"
     );
-    if rows.is_empty() {
-        let _ = write!(s, "<text x=\"0\" y=\"16\" {FONT}>no conditional branch ran</text>");
+    if rows == 0 {
+        let _ = write!(s, "<text x=\"0\" y=\"16\" {FONT}>{empty}</text>");
     }
+    s
+}
+
+/// Divergence of each branch: executions split into uniform (green) and
+/// divergent (red), with the active lanes per execution.
+pub fn branches(rows: &[BranchRow], warp_size: u32) -> String {
+    let (bar_w, label_w, row_h) = (BAR_W, LABEL_W, ROW_H);
+    let mut s = open_bars("branches", "divergence of each branch", rows.len(), 260.0, "no conditional branch ran");
     for (i, b) in rows.iter().enumerate() {
         let y = 4.0 + i as f64 * row_h;
         let frac = if b.executions == 0 { 0.0 } else { b.divergent as f64 / b.executions as f64 };
@@ -225,20 +235,15 @@ pub fn branches(rows: &[BranchRow], warp_size: u32) -> String {
 /// Sectors (global) or wavefronts (shared) per request of each memory
 /// instruction, against the ideal for the bytes it asked for.
 pub fn memory(rows: &[MemRow]) -> String {
-    let bar_w = 360.0f64;
-    let label_w = 300.0f64;
-    let row_h = 22.0f64;
-    let width = label_w + bar_w + 300.0;
-    let height = 10.0 + rows.len().max(1) as f64 * row_h;
+    let (bar_w, label_w, row_h) = (BAR_W, LABEL_W, ROW_H);
     let max = rows.iter().map(|r| r.per_request).fold(32.0f64, f64::max);
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        "<svg class=\"memory\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" viewBox=\"0 0 {width:.0} {height:.0}\" role=\"img\" aria-label=\"sectors per request of each memory instruction\">"
+    let mut s = open_bars(
+        "memory",
+        "sectors per request of each memory instruction",
+        rows.len(),
+        300.0,
+        "no global or shared memory instruction ran",
     );
-    if rows.is_empty() {
-        let _ = write!(s, "<text x=\"0\" y=\"16\" {FONT}>no global or shared memory instruction ran</text>");
-    }
     for (i, m) in rows.iter().enumerate() {
         let y = 4.0 + i as f64 * row_h;
         let unit = if m.space == "shared" { "wavefronts" } else { "sectors" };

@@ -21,24 +21,18 @@
 //! payload (quietened); an f64 NaN produced from non-NaN operands is
 //! `0xfff8000000000000`. `min`/`max` order -0.0 below +0.0.
 
+mod common;
+use common::{BUILDS, CLANG};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use warpsim::runner::{prepare, Prepared, RunOptions};
 use warpsim_engine::LaunchStats;
+use warpsim_host::{prepare, Dims, Kernel, LaunchOptions as RunOptions, Prepared};
 use warpsim_launch::{BufferSpec, Dtype, Init, NamedInit, ParamSpec, Role, ScalarParam, Value};
 
-const CLANG: &str = "clang-19";
-
 // ---- compiling ------------------------------------------------------------------
-
-/// How each kernel file is compiled: the optimised build, which the
-/// `assert_has` checks describe, and an unoptimised one with debug info
-/// (stack frames in local memory, generic loads and stores, `.loc` and DWARF
-/// sections), which must give the same results.
-const BUILDS: [(&str, &[&str]); 2] = [("O2", &["-O2"]), ("O0-g", &["-O0", "-g"])];
 
 std::thread_local! {
     /// The build the current test is checking, for failure messages.
@@ -129,17 +123,7 @@ fn cuda(file: &str) -> Option<Vec<Arc<Ptx>>> {
     let mut builds = Vec::new();
     for (build, flags) in BUILDS {
         let out = out_dir().join(format!("{}.{build}.ptx", file.trim_end_matches(".cu")));
-        let o = Command::new(CLANG)
-            .args(["--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_80", "--cuda-feature=+ptx70", "-ffp-contract=off"])
-            .args(flags)
-            .arg("-S")
-            .arg("-o")
-            .arg(&out)
-            .arg(&src)
-            .output()
-            .unwrap_or_else(|e| panic!("running {CLANG}: {e}"));
-        assert!(o.status.success(), "{CLANG} {} failed on {}:\n{}", flags.join(" "), src.display(), String::from_utf8_lossy(&o.stderr));
-        let text = std::fs::read_to_string(&out).unwrap_or_else(|e| panic!("reading {}: {e}", out.display()));
+        let text = common::clang_ptx(&src, &out, flags);
         builds.push(Arc::new(Ptx { build, path: out, text }));
     }
     cache.insert(file.to_string(), builds.clone());
@@ -223,20 +207,20 @@ struct Out {
 impl Out {
     fn read<T: Elem>(&self, what: &str, addr: u64, count: usize) -> Vec<T> {
         let mut bytes = vec![0u8; count * std::mem::size_of::<T>()];
-        self.p.mem.read(addr, &mut bytes).unwrap_or_else(|e| panic!("reading `{what}`: {e:?}"));
+        self.p.ctx.read(warpsim_host::DevicePtr(addr), &mut bytes, what).unwrap_or_else(|e| panic!("{e}"));
         bytes.chunks_exact(std::mem::size_of::<T>()).map(T::from_le).collect()
     }
 
     /// A buffer parameter's contents.
     fn get<T: Elem>(&self, name: &str) -> Vec<T> {
-        let (spec, base, len) = self.p.buffers.iter().find(|b| b.0.name == name).unwrap_or_else(|| panic!("no buffer `{name}`"));
-        assert_eq!(spec.dtype.size_bytes(), std::mem::size_of::<T>(), "buffer `{name}` is {}", spec.dtype);
-        self.read(name, *base, *len as usize / std::mem::size_of::<T>())
+        let b = self.p.buffer(name).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(b.spec.dtype.size_bytes(), std::mem::size_of::<T>(), "buffer `{name}` is {}", b.spec.dtype);
+        self.read(name, b.ptr.0, b.len as usize / std::mem::size_of::<T>())
     }
 
     /// A module-level `.global` variable's first `count` elements.
     fn global<T: Elem>(&self, name: &str, count: usize) -> Vec<T> {
-        let addr = *self.p.globals.get(name).unwrap_or_else(|| panic!("no global `{name}`"));
+        let addr = *self.p.globals().get(name).unwrap_or_else(|| panic!("no global `{name}`"));
         self.read(name, addr, count)
     }
 }
@@ -260,9 +244,11 @@ fn run_with(ptx: &Ptx, kernel: &str, params: &[ParamSpec], l: &Launch, patch: im
     BUILD.with(|b| b.set(ptx.build));
     let name = ptx.path.display().to_string();
     let prog = warpsim_ir::compile_kernel(&name, &ptx.text, kernel).unwrap_or_else(|e| panic!("compiling `{kernel}`: {e}"));
-    let mut p = prepare(Arc::new(prog), kernel, params).unwrap_or_else(|e| panic!("preparing `{kernel}`: {e}"));
+    let k = Kernel::from_program(Arc::new(prog), kernel).unwrap_or_else(|e| panic!("{e}"));
+    let mut p = prepare(&k, params).unwrap_or_else(|e| panic!("preparing `{kernel}`: {e}"));
     patch(&mut p);
-    let stats = p.launch(l.grid, l.block, l.dynamic_shared, &l.opts).unwrap_or_else(|e| panic!("launching `{kernel}`: {e}"));
+    let dims = Dims::new(l.grid, l.block, l.dynamic_shared);
+    let stats = p.launch(&dims, &l.opts).unwrap_or_else(|e| panic!("launching `{kernel}`: {e}")).stats;
     Out { p, stats }
 }
 
@@ -322,34 +308,20 @@ fn gpu32(x: f32) -> f32 {
 
 /// PTX `min`/`max` (f32 and f64): a NaN operand gives the other one, -0.0 < +0.0.
 fn ptx_min32(a: f32, b: f32) -> f32 {
-    match (a.is_nan(), b.is_nan()) {
-        (true, true) => f32::from_bits(CANON_NAN32),
-        (true, false) => b,
-        (false, true) => a,
-        _ if a == b => {
-            if a.is_sign_negative() {
-                a
-            } else {
-                b
-            }
-        }
-        _ => a.min(b),
-    }
+    ptx_minmax32(a, b, false)
 }
 
 fn ptx_max32(a: f32, b: f32) -> f32 {
+    ptx_minmax32(a, b, true)
+}
+
+/// Two NaNs give the canonical NaN; otherwise as [`ptx_minmax64`] (exact in f64).
+fn ptx_minmax32(a: f32, b: f32, max: bool) -> f32 {
     match (a.is_nan(), b.is_nan()) {
         (true, true) => f32::from_bits(CANON_NAN32),
         (true, false) => b,
         (false, true) => a,
-        _ if a == b => {
-            if a.is_sign_positive() {
-                a
-            } else {
-                b
-            }
-        }
-        _ => a.max(b),
+        _ => ptx_minmax64(a as f64, b as f64, max) as f32,
     }
 }
 
@@ -1085,26 +1057,25 @@ fn float_conversions_rounding_half_and_double() {
 }
 
 fn ptx_min64(a: f64, b: f64) -> f64 {
-    if a == b {
-        if a.is_sign_negative() {
-            a
-        } else {
-            b
-        }
-    } else {
-        a.min(b)
-    }
+    ptx_minmax64(a, b, false)
 }
 
 fn ptx_max64(a: f64, b: f64) -> f64 {
+    ptx_minmax64(a, b, true)
+}
+
+/// Equal operands (zeros of either sign): `min` picks the negative one, `max` the positive.
+fn ptx_minmax64(a: f64, b: f64, max: bool) -> f64 {
     if a == b {
-        if a.is_sign_positive() {
+        if a.is_sign_negative() != max {
             a
         } else {
             b
         }
-    } else {
+    } else if max {
         a.max(b)
+    } else {
+        a.min(b)
     }
 }
 
@@ -1510,10 +1481,10 @@ fn struct_passed_by_value_and_constant_array() {
         bytes[16..24].copy_from_slice(&bias.to_le_bytes());
         let out =
             run_with(&ptx, "struct_param", &[scalar(0u64), buf("in", &input), zeros::<f64>("out", n)], &Launch::new(1, n as u32), |p| {
-                let k = p.program.kernel("struct_param").unwrap();
+                let k = p.kernel.ir();
                 assert_eq!(k.params[0].size, 24, "{:?}", k.params[0]);
                 let off = k.params[0].offset as usize;
-                p.params[off..off + 24].copy_from_slice(&bytes);
+                p.args.bytes_mut()[off..off + 24].copy_from_slice(&bytes);
             });
         let coeffs = [0.5f32, -1.25, 2.0, 0.125];
         let want: Vec<f64> =

@@ -37,7 +37,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use warpsim::runner::{prepare, Prepared, RunOptions};
+use warpsim_host::{prepare, DevicePtr, Dims, Kernel, LaunchOptions, Prepared};
 use warpsim_ir::mma::TensorMap;
 use warpsim_ir::Program;
 use warpsim_launch::{BufferSpec, Dtype, Init, ParamSpec, Role, ScalarParam, Value};
@@ -180,15 +180,22 @@ struct Run {
 impl Run {
     /// Bytes of buffer argument `i`.
     fn buf(&self, i: usize) -> Vec<u8> {
-        let (_, base, len) = self.p.buffers.iter().find(|b| b.0.name == format!("p{i}")).unwrap_or_else(|| panic!("no buffer p{i}"));
-        let mut out = vec![0u8; *len as usize];
-        self.p.mem.read(*base, &mut out).unwrap();
-        out
+        self.p.read(&format!("p{i}")).unwrap_or_else(|e| panic!("{e}"))
     }
 }
 
-fn launch(arch: &str, kernel: &str, args: Vec<Arg>, grid: [u32; 3], block: u32, patch: impl FnOnce(&mut Prepared)) -> Run {
-    let prog = program(arch);
+/// The one runner: lays out `args` for `kernel` of `program`, lets `patch`
+/// adjust the prepared launch (by-value parameters, extra allocations), runs
+/// `grid` blocks of `block` threads; errors (launch or fault) as text.
+fn run_args(
+    program: Arc<Program>,
+    kernel: &str,
+    args: Vec<Arg>,
+    grid: [u32; 3],
+    block: u32,
+    max_insts: u64,
+    patch: impl FnOnce(&mut Prepared),
+) -> Result<Run, String> {
     let specs: Vec<ParamSpec> = args
         .iter()
         .enumerate()
@@ -199,15 +206,33 @@ fn launch(arch: &str, kernel: &str, args: Vec<Arg>, grid: [u32; 3], block: u32, 
             Arg::Blob => ParamSpec::Scalar(ScalarParam { name: None, ty: Dtype::U64, bits: 0 }),
         })
         .collect();
-    let mut p = prepare(prog, kernel, &specs).unwrap_or_else(|e| panic!("preparing {kernel}: {e}"));
+    let k = Kernel::from_program(program, kernel).map_err(|e| e.to_string())?;
+    let mut p = prepare(&k, &specs).map_err(|e| e.to_string())?;
     patch(&mut p);
-    let opts = RunOptions { max_warp_instructions_per_block: 1 << 26, ..Default::default() };
-    p.launch(grid, [block, 1, 1], 0, &opts).unwrap_or_else(|e| panic!("running {kernel} ({arch}): {e}"));
-    Run { p }
+    let opts = LaunchOptions { max_warp_instructions_per_block: max_insts, ..Default::default() };
+    p.launch(&Dims::new(grid, [block, 1, 1], 0), &opts).map_err(|e| e.to_string())?;
+    Ok(Run { p })
+}
+
+/// A kernel of the nvcc PTX for `arch`.
+fn launch(arch: &str, kernel: &str, args: Vec<Arg>, grid: [u32; 3], block: u32, patch: impl FnOnce(&mut Prepared)) -> Run {
+    run_args(program(arch), kernel, args, grid, block, 1 << 26, patch).unwrap_or_else(|e| panic!("running {kernel} ({arch}): {e}"))
 }
 
 fn one_warp(arch: &str, kernel: &str, args: Vec<Arg>) -> Run {
     launch(arch, kernel, args, [1, 1, 1], 32, |_| {})
+}
+
+/// One warp computing D = A * B + C with `kernel(a, b, c, d)`: D's bytes.
+fn mma_d(arch: &str, kernel: &str, a: Vec<u8>, b: Vec<u8>, c: Vec<u8>, d_bytes: usize) -> Vec<u8> {
+    one_warp(arch, kernel, vec![Arg::Buf(a), Arg::Buf(b), Arg::Buf(c), Arg::Zeros(d_bytes)]).buf(3)
+}
+
+/// Allocates `data` in the launch's context; returns its address.
+fn alloc_with(p: &mut Prepared, name: &str, data: &[u8]) -> u64 {
+    let ptr = p.ctx.alloc(name, data.len() as u64, None);
+    p.ctx.write(ptr, data).unwrap();
+    ptr.0
 }
 
 // ---- comparisons -------------------------------------------------------------------------
@@ -299,19 +324,56 @@ fn tf32(x: f32) -> f64 {
 
 // ---- mma.sync ------------------------------------------------------------------------------
 
+/// Element type of an mma.sync A or B operand in its input buffer.
+#[derive(Copy, Clone)]
+enum In {
+    F16,
+    Bf16,
+    /// Full f32 values; the tensor cores read their top 19 bits.
+    Tf32,
+}
+
+impl In {
+    /// `n` inputs from `seed`: their bytes, and the value the tensor cores read from each.
+    fn gen(self, n: usize, seed: u32) -> (Vec<u8>, Vec<f64>) {
+        match self {
+            In::F16 => {
+                let v = vec_f16(n, seed);
+                (v.bytes(), v.iter().map(|&x| f16_val(x)).collect())
+            }
+            In::Bf16 => {
+                let v = vec_bf16(n, seed);
+                (v.bytes(), v.iter().map(|&x| bf16_val(x)).collect())
+            }
+            In::Tf32 => {
+                let v = vec_f32(n, seed);
+                (v.bytes(), v.iter().map(|&x| tf32(x)).collect())
+            }
+        }
+    }
+}
+
+/// mma.sync m16n8kK with f32 accumulators: (architectures, kernel, golden, K,
+/// input type, seeds of A, B and C, bound in ulps from the GPU).
+type MmaF32Case = (&'static [&'static str], &'static str, &'static str, usize, In, [u32; 3], Option<u32>);
+const MMA_F32: [MmaF32Case; 5] = [
+    (&["sm_80", "sm_90a"], "_Z11k_mma_16816ILi0EEvPKtS1_PKfPf", "mma_m16n8k16_f16", 16, In::F16, [1, 2, 3], F16_BF16_ULP),
+    (&["sm_80", "sm_90a"], "_Z11k_mma_16816ILi1EEvPKtS1_PKfPf", "mma_m16n8k16_bf16", 16, In::Bf16, [1, 2, 3], F16_BF16_ULP),
+    (&["sm_80"], "_Z14k_mma_1688_f16PKtS0_PKfPf", "mma_m16n8k8_f16", 8, In::F16, [7, 8, 9], F16_BF16_ULP),
+    (&["sm_80"], "_Z15k_mma_1688_tf32PKjS0_PKfPf", "mma_m16n8k8_tf32", 8, In::Tf32, [10, 11, 12], TF32_ULP),
+    (&["sm_80"], "_Z15k_mma_1684_tf32PKjS0_PKfPf", "mma_m16n8k4_tf32", 4, In::Tf32, [10, 11, 12], TF32_ULP),
+];
+
 #[test]
-fn mma_f16_bf16_m16n8k16_match_the_gpu() {
-    for arch in ["sm_80", "sm_90a"] {
-        for bf in [false, true] {
-            let a = if bf { vec_bf16(256, 1) } else { vec_f16(256, 1) };
-            let b = if bf { vec_bf16(128, 2) } else { vec_f16(128, 2) };
-            let c = vec_f32(128, 3);
-            let kernel = if bf { "_Z11k_mma_16816ILi1EEvPKtS1_PKfPf" } else { "_Z11k_mma_16816ILi0EEvPKtS1_PKfPf" };
-            let r = one_warp(arch, kernel, vec![Arg::Buf(a.bytes()), Arg::Buf(b.bytes()), Arg::Buf(c.bytes()), Arg::Zeros(512)]);
-            let val = |x: u16| if bf { bf16_val(x) } else { f16_val(x) };
-            let refr = reference(16, 8, 16, |i, k| val(a[i * 16 + k]), |k, n| val(b[n * 16 + k]), |i, j| c[i * 8 + j] as f64);
-            let name = if bf { "mma_m16n8k16_bf16" } else { "mma_m16n8k16_f16" };
-            check_f32(&format!("{name} {arch}"), &as_f32(&r.buf(3)), &as_f32(&golden(name)), &refr, F16_BF16_ULP, 1e-6);
+fn mma_f32_accumulators_match_the_gpu() {
+    for (arches, kernel, name, k, ty, [sa, sb, sc], ulp) in MMA_F32 {
+        // A is 16 x K row-major, B K x 8 column-major (at least K = 8 elements deep), C 16 x 8.
+        let ((a, av), (b, bv)) = (ty.gen(16 * k.max(8), sa), ty.gen(8 * k.max(8), sb));
+        let c = vec_f32(128, sc);
+        let refr = reference(16, 8, k, |i, kk| av[i * k + kk], |kk, n| bv[n * k + kk], |i, j| c[i * 8 + j] as f64);
+        for arch in arches {
+            let d = mma_d(arch, kernel, a.clone(), b.clone(), c.bytes(), 512);
+            check_f32(&format!("{name} {arch}"), &as_f32(&d), &as_f32(&golden(name)), &refr, ulp, 1e-6);
         }
     }
 }
@@ -319,12 +381,8 @@ fn mma_f16_bf16_m16n8k16_match_the_gpu() {
 #[test]
 fn mma_f16_accumulators_match_the_gpu() {
     let (a, b, c) = (vec_f16(256, 4), vec_f16(128, 5), vec_f16(128, 6));
-    let r = one_warp(
-        "sm_80",
-        "_Z18k_mma_16816_f16accPKtS0_S0_Pt",
-        vec![Arg::Buf(a.bytes()), Arg::Buf(b.bytes()), Arg::Buf(c.bytes()), Arg::Zeros(256)],
-    );
-    let got = as_u16(&r.buf(3));
+    let d = mma_d("sm_80", "_Z18k_mma_16816_f16accPKtS0_S0_Pt", a.bytes(), b.bytes(), c.bytes(), 256);
+    let got = as_u16(&d);
     let gpu = as_u16(&golden("mma_m16n8k16_f16acc"));
     let refr = reference(16, 8, 16, |i, k| f16_val(a[i * 16 + k]), |k, n| f16_val(b[n * 16 + k]), |i, j| f16_val(c[i * 8 + j]));
     let mut worst = 0;
@@ -339,27 +397,6 @@ fn mma_f16_accumulators_match_the_gpu() {
 }
 
 #[test]
-fn mma_m16n8k8_f16_and_tf32_match_the_gpu() {
-    let (a, b, c) = (vec_f16(128, 7), vec_f16(64, 8), vec_f32(128, 9));
-    let r = one_warp(
-        "sm_80",
-        "_Z14k_mma_1688_f16PKtS0_PKfPf",
-        vec![Arg::Buf(a.bytes()), Arg::Buf(b.bytes()), Arg::Buf(c.bytes()), Arg::Zeros(512)],
-    );
-    let refr = reference(16, 8, 8, |i, k| f16_val(a[i * 8 + k]), |k, n| f16_val(b[n * 8 + k]), |i, j| c[i * 8 + j] as f64);
-    check_f32("mma_m16n8k8_f16", &as_f32(&r.buf(3)), &as_f32(&golden("mma_m16n8k8_f16")), &refr, F16_BF16_ULP, 1e-6);
-    // tf32: the inputs are full f32 values; the tensor cores read their top 19 bits.
-    let (a, b, c) = (vec_f32(128, 10), vec_f32(64, 11), vec_f32(128, 12));
-    for (kernel, k, name) in
-        [("_Z15k_mma_1688_tf32PKjS0_PKfPf", 8, "mma_m16n8k8_tf32"), ("_Z15k_mma_1684_tf32PKjS0_PKfPf", 4, "mma_m16n8k4_tf32")]
-    {
-        let r = one_warp("sm_80", kernel, vec![Arg::Buf(a.bytes()), Arg::Buf(b.bytes()), Arg::Buf(c.bytes()), Arg::Zeros(512)]);
-        let refr = reference(16, 8, k, |i, kk| tf32(a[i * k + kk]), |kk, n| tf32(b[n * k + kk]), |i, j| c[i * 8 + j] as f64);
-        check_f32(name, &as_f32(&r.buf(3)), &as_f32(&golden(name)), &refr, TF32_ULP, 1e-6);
-    }
-}
-
-#[test]
 fn mma_integers_match_the_gpu_exactly() {
     let (a, b, c) = (vec_u8(512, 13), vec_u8(256, 14), vec_i32(128, 15));
     let c2: Vec<i32> = vec_i32(128, 16).into_iter().map(|x| x >> 8).collect();
@@ -369,20 +406,16 @@ fn mma_integers_match_the_gpu_exactly() {
         ("_Z16k_mma_16816_u8s8PKhS0_PKiPi", &c2, 512, "mma_m16n8k16_u8s8"),
         ("_Z15k_mma_8816_s8u8PKhS0_PKiPi", &c2, 256, "mma_m8n8k16_s8u8"),
     ] {
-        let r = one_warp("sm_80", kernel, vec![Arg::Buf(a.clone()), Arg::Buf(b.clone()), Arg::Buf(cc.bytes()), Arg::Zeros(out)]);
-        assert_eq!(r.buf(3), golden(name), "{name}");
+        let d = mma_d("sm_80", kernel, a.clone(), b.clone(), cc.bytes(), out);
+        assert_eq!(d, golden(name), "{name}");
     }
 }
 
 #[test]
 fn mma_f64_matches_the_gpu_exactly() {
     let (a, b, c) = (vec_f64(32, 17), vec_f64(32, 18), vec_f64(64, 19));
-    let r = one_warp(
-        "sm_80",
-        "_Z13k_mma_884_f64PKdS0_S0_Pd",
-        vec![Arg::Buf(a.bytes()), Arg::Buf(b.bytes()), Arg::Buf(c.bytes()), Arg::Zeros(512)],
-    );
-    let got = as_f64(&r.buf(3));
+    let d = mma_d("sm_80", "_Z13k_mma_884_f64PKdS0_S0_Pd", a.bytes(), b.bytes(), c.bytes(), 512);
+    let got = as_f64(&d);
     let gpu = as_f64(&golden("mma_m8n8k4_f64"));
     assert_eq!(got, gpu);
 }
@@ -796,11 +829,10 @@ fn tma_tensor_copies_feed_wgmma_as_on_the_gpu() {
         |p| {
             // The tensors, and warpsim-encoded tensor maps for them in the by-value parameters.
             for (pi, data, rows) in [(0, &a2, MT), (1, &b2, NT)] {
-                let base = p.mem.alloc(&format!("tensor{pi}"), data.len() as u64, None);
-                p.mem.write(base, data).unwrap();
+                let base = alloc_with(p, &format!("tensor{pi}"), data);
                 let map = TensorMap::tiled(base, 2, &[64, rows as u64], &[128], &[64, 64], 128);
                 let off = k.params[pi].offset as usize;
-                p.params[off..off + 128].copy_from_slice(&map.encode());
+                p.args.bytes_mut()[off..off + 128].copy_from_slice(&map.encode());
             }
         },
     );
@@ -816,21 +848,7 @@ const HEAD: &str = ".version 8.0\n.target sm_90a\n.address_size 64\n";
 /// Compiles `src` and runs `kernel`; errors (front end or launch) as text.
 fn try_src(src: &str, kernel: &str, args: Vec<Arg>, block: u32, max_insts: u64, patch: impl FnOnce(&mut Prepared)) -> Result<Run, String> {
     let prog = warpsim_ir::compile_kernel("t.ptx", src, kernel).map_err(|e| e.to_string())?;
-    let specs: Vec<ParamSpec> = args
-        .iter()
-        .enumerate()
-        .map(|(i, a)| match a {
-            Arg::Buf(b) => buffer(i, b),
-            Arg::Zeros(n) => buffer(i, &vec![0u8; *n]),
-            Arg::I32(v) => ParamSpec::Scalar(ScalarParam { name: None, ty: Dtype::I32, bits: *v as u32 as u64 }),
-            Arg::Blob => ParamSpec::Scalar(ScalarParam { name: None, ty: Dtype::U64, bits: 0 }),
-        })
-        .collect();
-    let mut p = prepare(Arc::new(prog), kernel, &specs)?;
-    patch(&mut p);
-    let opts = RunOptions { max_warp_instructions_per_block: max_insts, ..Default::default() };
-    p.launch([1, 1, 1], [block, 1, 1], 0, &opts).map_err(|e| e.to_string())?;
-    Ok(Run { p })
+    run_args(Arc::new(prog), kernel, args, [1, 1, 1], block, max_insts, patch)
 }
 
 fn run_src(src: &str, kernel: &str, args: Vec<Arg>, block: u32) -> Run {
@@ -1032,14 +1050,13 @@ ret;
     let k = warpsim_ir::compile_kernel("t.ptx", &src, "k").unwrap();
     let offs: Vec<usize> = k.kernels[0].params.iter().map(|p| p.offset as usize).collect();
     let r = try_src(&src, "k", kernel_args, 1, 1 << 20, |p| {
-        let sb = p.mem.alloc("src", src_bytes.len() as u64, None);
-        p.mem.write(sb, &src_bytes).unwrap();
-        dst_base = p.mem.alloc("dst", dst_elems * 4, None);
+        let sb = alloc_with(p, "src", &src_bytes);
+        dst_base = p.ctx.alloc("dst", dst_elems * 4, None).0;
         let strides = [row * 4, row * y * 4];
         let m = TensorMap::tiled(sb, 4, &[x, y, z], &strides, &[4, 3, 2], 0);
-        p.params[offs[0]..offs[0] + 128].copy_from_slice(&m.encode());
+        p.args.bytes_mut()[offs[0]..offs[0] + 128].copy_from_slice(&m.encode());
         let m = TensorMap::tiled(dst_base, 4, &[x, y, z], &strides, &[4, 3, 2], 0);
-        p.params[offs[1]..offs[1] + 128].copy_from_slice(&m.encode());
+        p.args.bytes_mut()[offs[1]..offs[1] + 128].copy_from_slice(&m.encode());
     })
     .unwrap();
     let got = u32s(&r.buf(2));
@@ -1055,7 +1072,7 @@ ret;
     }
     assert_eq!(got, want, "the loaded box, zeros outside the tensor");
     let mut dst = vec![0u8; dst_elems as usize * 4];
-    r.p.mem.read(dst_base, &mut dst).unwrap();
+    r.p.ctx.read(DevicePtr(dst_base), &mut dst, "dst").unwrap();
     let dst = u32s(&dst);
     for (i, &v) in dst.iter().enumerate() {
         let (cz, cy, cx) = (i as u64 / (row * y), i as u64 / row % y, i as u64 % row);
@@ -1084,7 +1101,7 @@ ret;
 }}
 "
     );
-    let e = try_src(&src, "k", vec![Arg::Blob], 1, 1 << 20, |p| p.params[..8].copy_from_slice(&[0xAB; 8])).err().unwrap();
+    let e = try_src(&src, "k", vec![Arg::Blob], 1, 1 << 20, |p| p.args.bytes_mut()[..8].copy_from_slice(&[0xAB; 8])).err().unwrap();
     assert!(e.contains("not in warpsim's encoding") && e.contains("opaque"), "{e}");
 }
 
@@ -1379,10 +1396,10 @@ wgmma.wait_group.sync.aligned 0;
         128,
         1 << 24,
         |p| {
-            let k = p.program.kernel("k").unwrap();
+            let k = p.kernel.ir();
             for (i, d) in descs.iter().enumerate() {
                 let off = k.params[4 + i].offset as usize;
-                p.params[off..off + 8].copy_from_slice(&d.to_le_bytes());
+                p.args.bytes_mut()[off..off + 8].copy_from_slice(&d.to_le_bytes());
             }
         },
     )

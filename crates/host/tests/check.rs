@@ -5,13 +5,16 @@
 //! atomics, fences, named barriers) gives none; the random schedule shows
 //! the lockstep race as a wrong answer.
 
+mod common;
+use common::{BUILDS, CLANG};
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
-use warpsim::runner::{prepare, run_case, CaseStatus, Prepared, ProgramCache, RunOptions};
 use warpsim_check::{DiagKind, Diagnostic};
 use warpsim_engine::Schedule;
+use warpsim_host::corpus::{run_case, CaseStatus};
+use warpsim_host::{prepare, Dims, HostError, Kernel, LaunchOptions as RunOptions, Prepared, ProgramCache};
 use warpsim_launch::{BufferSpec, Dtype, Init, NamedInit, ParamSpec, Role, ScalarParam, Value};
 
 fn manifest() -> warpsim_launch::Manifest {
@@ -142,9 +145,9 @@ fn random_schedule_shows_the_lockstep_race_as_a_wrong_answer() {
     let case = m.case("bug_implicit_warp_sync").unwrap();
     let program = ProgramCache::default().get(&case.ptx, &case.kernel).unwrap();
     let output = |schedule: Schedule| -> Vec<u8> {
-        let p = prepare(program.clone(), &case.kernel, &case.params).unwrap();
+        let mut p = prepare(&program, &case.params).unwrap();
         let opts = RunOptions { schedule, metrics: false, ..Default::default() };
-        p.launch(case.grid, case.block, case.dynamic_shared_bytes, &opts).unwrap();
+        p.launch(&Dims::new(case.grid, case.block, case.dynamic_shared_bytes), &opts).unwrap();
         read_buffer(&p, "out")
     };
     let lockstep = output(Schedule::Simt);
@@ -170,16 +173,10 @@ fn random_schedule_shows_the_lockstep_race_as_a_wrong_answer() {
 }
 
 fn read_buffer(p: &Prepared, name: &str) -> Vec<u8> {
-    let (_, base, len) = p.buffers.iter().find(|b| b.0.name == name).unwrap();
-    let mut out = vec![0u8; *len as usize];
-    p.mem.read(*base, &mut out).unwrap();
-    out
+    p.read(name).unwrap()
 }
 
 // ---- our own kernels -----------------------------------------------------------------
-
-const CLANG: &str = "clang-19";
-const BUILDS: [(&str, &[&str]); 2] = [("O2", &["-O2"]), ("O0-g", &["-O0", "-g"])];
 
 /// `tests/cuda/check/<file>` compiled to PTX in each build; `None` without clang-19.
 fn cuda(file: &str) -> Option<Vec<(&'static str, Arc<String>)>> {
@@ -195,17 +192,7 @@ fn cuda(file: &str) -> Option<Vec<(&'static str, Arc<String>)>> {
     let mut out = Vec::new();
     for (build, flags) in BUILDS {
         let ptx = dir.join(format!("{}.{build}.ptx", file.trim_end_matches(".cu")));
-        let o = Command::new(CLANG)
-            .args(["--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_80", "--cuda-feature=+ptx70", "-ffp-contract=off"])
-            .args(flags)
-            .arg("-S")
-            .arg("-o")
-            .arg(&ptx)
-            .arg(&src)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{CLANG} failed on {}:\n{}", src.display(), String::from_utf8_lossy(&o.stderr));
-        out.push((build, Arc::new(std::fs::read_to_string(&ptx).unwrap())));
+        out.push((build, Arc::new(common::clang_ptx(&src, &ptx, flags))));
     }
     Some(out)
 }
@@ -230,8 +217,13 @@ fn int(v: i32) -> ParamSpec {
 
 fn check(ptx: &str, build: &str, kernel: &str, params: &[ParamSpec], grid: u32, block: u32, opts: &RunOptions) -> Vec<Diagnostic> {
     let prog = warpsim_ir::compile_kernel(&format!("{kernel}.{build}.ptx"), ptx, kernel).unwrap_or_else(|e| panic!("{kernel}: {e}"));
-    let p = prepare(Arc::new(prog), kernel, params).unwrap_or_else(|e| panic!("{kernel}: {e}"));
-    let (r, d) = p.launch_checked([grid, 1, 1], [block, 1, 1], 0, opts);
+    let k = Kernel::from_program(Arc::new(prog), kernel).unwrap();
+    let mut p = prepare(&k, params).unwrap_or_else(|e| panic!("{kernel}: {e}"));
+    let (r, d) = match p.launch(&Dims::linear(grid, block), &RunOptions { check: true, ..opts.clone() }) {
+        Ok(s) => (Ok(()), s.diagnostics.unwrap()),
+        Err(HostError::CheckedFault { error, diagnostics }) => (Err(error), diagnostics),
+        Err(e) => panic!("{kernel} ({build}): {e}"),
+    };
     if let Err(e) = &r {
         // Faults end a checked run only for the bugs they stand for.
         assert!(

@@ -1,0 +1,177 @@
+//! One kernel launch with the observers its options switch on: the
+//! functional engine (bare, with metrics or with the checkers) or the timing
+//! model, and what it produced.
+
+use crate::{Context, HostError, Kernel};
+use std::sync::Arc;
+use warpsim_check::{CheckOptions, Diagnostic};
+use warpsim_engine::{LaunchConfig, LaunchStats, Observer, Schedule};
+use warpsim_metrics::{LaunchMetrics, MetricsObserver};
+use warpsim_timing::{TimingGpu, TimingReport};
+
+/// Grid, block and dynamic shared memory of a launch.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Dims {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub dynamic_shared_bytes: u32,
+}
+
+impl Dims {
+    pub fn new(grid: [u32; 3], block: [u32; 3], dynamic_shared_bytes: u32) -> Dims {
+        Dims { grid, block, dynamic_shared_bytes }
+    }
+
+    /// A one-dimensional launch.
+    pub fn linear(grid: u32, block: u32) -> Dims {
+        Dims::new([grid, 1, 1], [block, 1, 1], 0)
+    }
+}
+
+/// How to run a launch and which observers watch it.
+#[derive(Clone, Debug)]
+pub struct LaunchOptions {
+    pub warp_size: u32,
+    pub num_sms: u32,
+    pub serial: bool,
+    pub max_warp_instructions_per_block: u64,
+    /// Gather warp-level metrics (sectors, wavefronts, divergence) while running.
+    pub metrics: bool,
+    /// The order in which the lane groups of a warp run.
+    pub schedule: Schedule,
+    /// Run the checkers: races, barriers, sync masks, bounds, uninitialised reads.
+    pub check: bool,
+    /// Check as on pre-Volta GPUs (lanes of a warp in lockstep).
+    pub lockstep: bool,
+    /// Timing mode: run on the cycle model of this GPU instead of the functional scheduler.
+    pub timing: Option<TimingMode>,
+}
+
+/// Timing mode settings.
+#[derive(Clone, Debug)]
+pub struct TimingMode {
+    pub gpu: Arc<TimingGpu>,
+    /// Record the per-sub-partition warp timeline.
+    pub timeline: bool,
+}
+
+impl TimingMode {
+    /// The timing model of a built-in preset.
+    pub fn preset(name: &str, timeline: bool) -> Result<TimingMode, HostError> {
+        Ok(TimingMode { gpu: Arc::new(TimingGpu::by_name(name)?), timeline })
+    }
+}
+
+impl Default for LaunchOptions {
+    fn default() -> Self {
+        let d = LaunchConfig::default();
+        LaunchOptions {
+            warp_size: 32,
+            num_sms: d.num_sms,
+            serial: false,
+            max_warp_instructions_per_block: d.max_warp_instructions_per_block,
+            metrics: false,
+            schedule: Schedule::Simt,
+            check: false,
+            lockstep: false,
+            timing: None,
+        }
+    }
+}
+
+impl LaunchOptions {
+    fn config(&self, dims: &Dims) -> LaunchConfig {
+        LaunchConfig {
+            grid: dims.grid,
+            block: dims.block,
+            dynamic_shared_bytes: dims.dynamic_shared_bytes,
+            warp_size: self.warp_size,
+            num_sms: self.num_sms,
+            serial: self.serial,
+            max_warp_instructions_per_block: self.max_warp_instructions_per_block,
+            schedule: self.schedule,
+            ..Default::default()
+        }
+    }
+}
+
+/// What one launch produced, by observer.
+#[derive(Clone, Debug, Default)]
+pub struct LaunchSummary {
+    pub stats: LaunchStats,
+    /// With `metrics` (functional mode, checkers off).
+    pub metrics: Option<LaunchMetrics>,
+    /// With `check`: what the checkers found.
+    pub diagnostics: Option<Vec<Diagnostic>>,
+    /// In timing mode: cycles, occupancy, stalls, traffic.
+    pub timing: Option<TimingReport>,
+}
+
+impl LaunchSummary {
+    /// Cycles on the timing model, in timing mode.
+    pub fn cycles(&self) -> Option<u64> {
+        self.timing.as_ref().map(|t| t.cycles)
+    }
+}
+
+/// Launches `kernel` over `ctx`'s memory (its program loaded there) with
+/// parameter block `params`. Observers, by `opts`: the timing model when
+/// `timing` is set; else the checkers when `check` is (a fault then comes back
+/// as [`HostError::CheckedFault`] with the findings); else metrics when
+/// `metrics` is; else none.
+pub fn launch(ctx: &mut Context, kernel: &Kernel, dims: &Dims, params: &[u8], opts: &LaunchOptions) -> Result<LaunchSummary, HostError> {
+    let k = kernel.ir();
+    let program = kernel.program();
+    let globals = ctx.load(kernel).clone();
+    let mem = ctx.memory();
+    let mut out = LaunchSummary::default();
+    if let Some(mode) = &opts.timing {
+        // The timing model drives the engine itself and accepts no further
+        // observer yet; once it does, metrics (for `--report` in timing mode)
+        // and the checkers are attached here, in the same run.
+        let shape = warpsim_timing::LaunchShape { grid: dims.grid, block: dims.block, dynamic_shared_bytes: dims.dynamic_shared_bytes };
+        let topts = warpsim_timing::TimingOptions {
+            regs_per_thread: kernel.regs_per_thread(),
+            timeline: mode.timeline,
+            max_warp_instructions_per_block: opts.max_warp_instructions_per_block,
+            ..Default::default()
+        };
+        let (stats, t) = warpsim_timing::simulate(program, k, mem, &globals, params, &shape, &mode.gpu, &topts, kernel.source())?;
+        out.stats = stats;
+        out.timing = Some(t);
+    } else if opts.check {
+        let cfg = opts.config(dims);
+        let r = warpsim_check::check_launch(program, k, mem, &globals, params, &cfg, &CheckOptions { lockstep: opts.lockstep });
+        match r.result {
+            Ok(s) => out.stats = s,
+            Err(error) => return Err(HostError::CheckedFault { error, diagnostics: r.diagnostics }),
+        }
+        out.diagnostics = Some(r.diagnostics);
+    } else if opts.metrics {
+        let n = k.code.len();
+        let (stats, obs) =
+            launch_observed(ctx, kernel, dims, params, opts, &|| MetricsObserver::new(n), &|a: &mut MetricsObserver, b| a.merge(b))?;
+        out.stats = stats;
+        out.metrics = Some(LaunchMetrics::build(program, k, obs.per_pc, opts.warp_size, None));
+    } else {
+        out.stats = warpsim_engine::launch(program, k, mem, &globals, params, &opts.config(dims))?;
+    }
+    Ok(out)
+}
+
+/// A functional launch with any observer (a pair of observers is one): one
+/// per block from `make`, folded by `merge`.
+pub fn launch_observed<O: Observer + Send>(
+    ctx: &mut Context,
+    kernel: &Kernel,
+    dims: &Dims,
+    params: &[u8],
+    opts: &LaunchOptions,
+    make: &(dyn Fn() -> O + Sync),
+    merge: &(dyn Fn(&mut O, O) + Sync),
+) -> Result<(LaunchStats, O), HostError> {
+    let globals = ctx.load(kernel).clone();
+    let r =
+        warpsim_engine::launch_observed(kernel.program(), kernel.ir(), ctx.memory(), &globals, params, &opts.config(dims), make, merge)?;
+    Ok(r)
+}

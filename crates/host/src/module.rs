@@ -1,0 +1,121 @@
+//! Modules and kernels: PTX text, compiled one kernel at a time on first use.
+
+use crate::HostError;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use warpsim_ir::Program;
+
+/// A PTX module: its text and the kernels compiled from it so far.
+pub struct Module {
+    name: String,
+    source: Arc<str>,
+    kernels: HashMap<String, Kernel>,
+}
+
+impl Module {
+    /// A module from PTX text; `name` is what messages call it (a file name).
+    pub fn from_ptx(name: impl Into<String>, source: impl Into<Arc<str>>) -> Module {
+        Module { name: name.into(), source: source.into(), kernels: HashMap::new() }
+    }
+
+    /// A module read from a `.ptx` file.
+    pub fn from_file(path: &Path) -> Result<Module, HostError> {
+        let src = std::fs::read_to_string(path).map_err(|e| HostError::io(path, e))?;
+        Ok(Module::from_ptx(path.display().to_string(), src))
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The names of the module's `.entry` kernels, in source order.
+    pub fn entries(&self) -> Result<Vec<String>, HostError> {
+        let m = warpsim_ptx::parse_module(&self.name, &self.source)?;
+        Ok(m.entries().map(|f| f.name.clone()).collect())
+    }
+
+    /// Kernel `name`, compiled on first use.
+    pub fn kernel(&mut self, name: &str) -> Result<Kernel, HostError> {
+        if let Some(k) = self.kernels.get(name) {
+            return Ok(k.clone());
+        }
+        let program = warpsim_ir::compile_kernel(&self.name, &self.source, name)?;
+        let k = Kernel { program: Arc::new(program), name: name.to_string(), source: Some(self.source.clone()), regs_per_thread: None };
+        self.kernels.insert(name.to_string(), k.clone());
+        Ok(k)
+    }
+}
+
+/// One compiled kernel: the program it lives in and its name; cheap to clone.
+#[derive(Clone)]
+pub struct Kernel {
+    program: Arc<Program>,
+    name: String,
+    /// The PTX text, which the timing model's compiler model reads for pragmas.
+    source: Option<Arc<str>>,
+    /// Registers per thread as ptxas allocated them, where known.
+    regs_per_thread: Option<u32>,
+}
+
+impl Kernel {
+    /// Kernel `name` of an already compiled program.
+    pub fn from_program(program: Arc<Program>, name: &str) -> Result<Kernel, HostError> {
+        program.kernel(name).ok_or_else(|| HostError::NoKernel(name.to_string()))?;
+        Ok(Kernel { program, name: name.to_string(), source: None, regs_per_thread: None })
+    }
+
+    /// The same kernel with the PTX text it was compiled from attached.
+    pub fn with_source(mut self, source: impl Into<Arc<str>>) -> Kernel {
+        self.source = Some(source.into());
+        self
+    }
+
+    /// The same kernel with ptxas' register count (for the timing model's occupancy).
+    pub fn with_regs_per_thread(mut self, regs: Option<u32>) -> Kernel {
+        self.regs_per_thread = regs;
+        self
+    }
+
+    pub fn program(&self) -> &Arc<Program> {
+        &self.program
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn source(&self) -> Option<&str> {
+        self.source.as_deref()
+    }
+
+    pub fn regs_per_thread(&self) -> Option<u32> {
+        self.regs_per_thread
+    }
+
+    /// The decoded kernel.
+    pub fn ir(&self) -> &warpsim_ir::Kernel {
+        self.program.kernel(&self.name).expect("checked when the kernel was made")
+    }
+}
+
+/// PTX files read once and their kernels compiled once (a manifest names the
+/// same file for many cases).
+#[derive(Default)]
+pub struct ProgramCache {
+    modules: HashMap<PathBuf, Module>,
+}
+
+impl ProgramCache {
+    /// Kernel `kernel` of the PTX file at `path`.
+    pub fn get(&mut self, path: &Path, kernel: &str) -> Result<Kernel, HostError> {
+        if !self.modules.contains_key(path) {
+            self.modules.insert(path.to_path_buf(), Module::from_file(path)?);
+        }
+        self.modules.get_mut(path).expect("inserted above").kernel(kernel)
+    }
+}

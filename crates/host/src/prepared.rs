@@ -1,0 +1,89 @@
+//! A launch made ready from manifest-style parameters: a fresh context with
+//! the kernel's globals and every buffer allocated (lazily initialised), and
+//! the parameter block pointing at them.
+
+use crate::{launch, Args, Context, DevicePtr, Dims, HostError, Kernel, LaunchOptions, LaunchSummary};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use warpsim_launch::{BufferSpec, ParamSpec, Role};
+
+/// One buffer parameter as allocated.
+#[derive(Clone, Debug)]
+pub struct BoundBuffer {
+    pub spec: BufferSpec,
+    pub ptr: DevicePtr,
+    pub len: u64,
+}
+
+/// A kernel, its own context and its arguments, ready to launch.
+pub struct Prepared {
+    pub kernel: Kernel,
+    pub ctx: Context,
+    pub args: Args,
+    /// The buffer parameters, in parameter order.
+    pub buffers: Vec<BoundBuffer>,
+}
+
+/// Lays out memory and parameters of `kernel` for `params`: module globals
+/// first, then each buffer in parameter order (the addresses a kernel sees
+/// follow from that order).
+pub fn prepare(kernel: &Kernel, params: &[ParamSpec]) -> Result<Prepared, HostError> {
+    let k = kernel.ir();
+    if k.params.len() != params.len() {
+        return Err(HostError::ParamCount { kernel: kernel.name().to_string(), expected: k.params.len(), given: params.len() });
+    }
+    let mut ctx = Context::new();
+    ctx.load(kernel);
+    let mut args = Args::new(kernel);
+    let mut buffers = Vec::new();
+    for (i, spec) in params.iter().enumerate() {
+        match spec {
+            ParamSpec::Scalar(s) => args.set_scalar(i, &s.to_le_bytes())?,
+            ParamSpec::Buffer(b) => {
+                if k.params[i].size != 8 {
+                    return Err(HostError::NotAnAddress { index: i, name: k.params[i].name.clone(), size: k.params[i].size });
+                }
+                let (ptr, len) = ctx.alloc_buffer(b)?;
+                args.set_ptr(i, ptr)?;
+                buffers.push(BoundBuffer { spec: b.clone(), ptr, len });
+            }
+        }
+    }
+    Ok(Prepared { kernel: kernel.clone(), ctx, args, buffers })
+}
+
+impl Prepared {
+    /// Launches with the observers `opts` switches on.
+    pub fn launch(&mut self, dims: &Dims, opts: &LaunchOptions) -> Result<LaunchSummary, HostError> {
+        launch(&mut self.ctx, &self.kernel, dims, self.args.bytes(), opts)
+    }
+
+    /// The buffer parameter named `name`.
+    pub fn buffer(&self, name: &str) -> Result<&BoundBuffer, HostError> {
+        self.buffers.iter().find(|b| b.spec.name == name).ok_or_else(|| HostError::NoBuffer(name.to_string()))
+    }
+
+    /// The bytes of buffer `name`.
+    pub fn read(&self, name: &str) -> Result<Vec<u8>, HostError> {
+        let b = self.buffer(name)?;
+        self.ctx.read_vec(b.ptr, b.len, name)
+    }
+
+    /// Addresses of the module's `.global` and `.const` variables.
+    pub fn globals(&self) -> &HashMap<String, u64> {
+        self.ctx.globals(&self.kernel).expect("loaded by prepare")
+    }
+
+    /// Writes every buffer that is not an input to `dir/NAME.npy`; returns the paths.
+    pub fn save_outputs(&self, dir: &Path) -> Result<Vec<PathBuf>, HostError> {
+        let mut written = Vec::new();
+        for b in self.buffers.iter().filter(|b| b.spec.role != Role::In) {
+            std::fs::create_dir_all(dir).map_err(|e| HostError::io(dir, e))?;
+            let path = dir.join(format!("{}.npy", b.spec.name));
+            let bytes = self.ctx.read_vec(b.ptr, b.len, &b.spec.name)?;
+            warpsim_launch::npy::write_npy_file(&path, b.spec.dtype, &bytes)?;
+            written.push(path);
+        }
+        Ok(written)
+    }
+}
