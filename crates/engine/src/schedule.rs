@@ -20,12 +20,46 @@
 //! ...) and barriers always see their whole group: splits end before them.
 //! The same seed gives the same run (each block seeds its own generator from
 //! the seed and its index, so parallel and serial runs agree).
+//!
+//! The policy is a [`SchedulePolicy`], a type parameter of the run loop beside
+//! the observer: observers only observe, and with [`Simt`] every scheduling
+//! hook compiles away.
 
 use crate::exec::StackEntry;
-use crate::observer::{BarrierEvent, MemAccessKind, Observer, WarpSyncEvent};
+use std::sync::Arc;
 use warpsim_ir::{Kernel, Op, Space};
 
-/// The order in which the lane groups of a warp run.
+/// Decides the order in which the lane groups of a warp run: may reorder or
+/// split the entries of a warp's SIMT stack before it issues.
+pub trait SchedulePolicy {
+    /// Whether the policy ever changes a stack; when false the run loop never calls it.
+    const ACTIVE: bool;
+
+    /// Block `block` (linear index) starts; the calls that follow are its warps'.
+    #[inline(always)]
+    fn block_begin(&mut self, _block: u64) {}
+
+    /// Before a warp issues the instruction at `pc` of its top stack entry:
+    /// may reorder or split the entries. Returns whether it changed the stack.
+    #[inline(always)]
+    fn schedule(&mut self, _warp: u32, _pc: u32, _stack: &mut Vec<StackEntry>) -> bool {
+        false
+    }
+
+    /// A divergent branch at `pc` just pushed one entry per path.
+    #[inline(always)]
+    fn diverged(&mut self, _warp: u32, _pc: u32, _stack: &mut Vec<StackEntry>) {}
+}
+
+/// The SIMT stack as it is: fall-through path first, lockstep groups. Free.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Simt;
+
+impl SchedulePolicy for Simt {
+    const ACTIVE: bool = false;
+}
+
+/// The order in which the lane groups of a warp run (a launch's setting).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum Schedule {
     /// The SIMT stack: deterministic, lockstep within each group of lanes.
@@ -38,6 +72,7 @@ pub enum Schedule {
 const NONE: u32 = u32::MAX;
 
 /// Per instruction: where a group split at this memory instruction meets again.
+#[derive(Debug)]
 pub struct SchedulePlan {
     split_end: Vec<u32>,
     code_len: u32,
@@ -123,21 +158,20 @@ impl Rng {
     }
 }
 
-/// Wraps an observer and makes the random choices of [`Schedule::Random`]
-/// (through the observer's scheduling hooks); every other hook is passed on
-/// (a hook added to [`Observer`] must be forwarded here too).
-pub struct Scheduled<O> {
-    pub inner: O,
+/// The random choices of [`Schedule::Random`]. Clone one per block (cheap:
+/// the plan is shared); [`SchedulePolicy::block_begin`] seeds it.
+#[derive(Clone, Debug)]
+pub struct RandomSchedule {
     seed: u64,
-    plan: std::sync::Arc<SchedulePlan>,
+    plan: Arc<SchedulePlan>,
     rng: Rng,
     /// The warp whose stack was just changed: its next instruction issues as is.
     fresh: Option<u32>,
 }
 
-impl<O> Scheduled<O> {
-    pub fn new(inner: O, seed: u64, plan: std::sync::Arc<SchedulePlan>) -> Self {
-        Scheduled { inner, seed, plan, rng: Rng(seed), fresh: None }
+impl RandomSchedule {
+    pub fn new(seed: u64, plan: Arc<SchedulePlan>) -> Self {
+        RandomSchedule { seed, plan, rng: Rng(seed), fresh: None }
     }
 
     /// The contiguous entries at the top of `stack` that wait for the same
@@ -149,50 +183,12 @@ impl<O> Scheduled<O> {
     }
 }
 
-impl<O: Observer> Observer for Scheduled<O> {
-    const WANTS_MEMORY: bool = O::WANTS_MEMORY;
-    const WANTS_SYNC: bool = O::WANTS_SYNC;
-    const SCHEDULES: bool = true;
+impl SchedulePolicy for RandomSchedule {
+    const ACTIVE: bool = true;
 
-    fn block_begin(&mut self, block: u64, warps: u32) {
+    fn block_begin(&mut self, block: u64) {
         self.rng = Rng(self.seed ^ block.wrapping_mul(0xD1B5_4A32_D192_ED03));
         self.fresh = None;
-        self.inner.block_begin(block, warps)
-    }
-
-    #[inline(always)]
-    fn instruction(&mut self, warp: u32, pc: u32, active: u64, exec: u64) {
-        self.inner.instruction(warp, pc, active, exec)
-    }
-
-    #[inline(always)]
-    fn memory(&mut self, warp: u32, pc: u32, space: Space, kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) {
-        self.inner.memory(warp, pc, space, kind, bytes, addrs, mask)
-    }
-
-    #[inline(always)]
-    fn branch(&mut self, warp: u32, pc: u32, taken: u64, not_taken: u64) {
-        self.inner.branch(warp, pc, taken, not_taken)
-    }
-
-    #[inline(always)]
-    fn fence(&mut self, warp: u32, pc: u32, exec: u64) {
-        self.inner.fence(warp, pc, exec)
-    }
-
-    #[inline(always)]
-    fn warp_sync(&mut self, warp: u32, pc: u32, event: &WarpSyncEvent<'_>) {
-        self.inner.warp_sync(warp, pc, event)
-    }
-
-    #[inline(always)]
-    fn barrier(&mut self, warp: u32, pc: u32, event: &BarrierEvent) {
-        self.inner.barrier(warp, pc, event)
-    }
-
-    #[inline(always)]
-    fn barrier_complete(&mut self, id: u32) {
-        self.inner.barrier_complete(id)
     }
 
     fn schedule(&mut self, warp: u32, pc: u32, stack: &mut Vec<StackEntry>) -> bool {
