@@ -634,3 +634,105 @@ impl<const W: usize> Warp<W> {
         bits
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::*;
+    use super::*;
+
+    #[test]
+    fn bin32_writes_only_executing_lanes() {
+        let mut w = bare(3, 0, 0);
+        fill32(&mut w, 0, |l| l as u32);
+        fill32(&mut w, 1, |_| 10);
+        fill32(&mut w, 2, |_| 7);
+        w.bin32(Bin32::Add, 2, 0, 1, 0xFF);
+        let d = col(&w, 2);
+        assert_eq!(&d[..8], &[10, 11, 12, 13, 14, 15, 16, 17]);
+        assert!(d[8..].iter().all(|&v| v == 7), "lanes outside exec keep their value");
+        // Full mask: the plain copy path.
+        w.bin32(Bin32::Shl, 2, 0, 1, FULL);
+        assert_eq!(col(&w, 2)[3], 3 << 10);
+    }
+
+    #[test]
+    fn shifts_clamp_as_ptx_says() {
+        assert_eq!(bin32_lane(Bin32::Shl, 1, 32), 0);
+        assert_eq!(bin32_lane(Bin32::ShrU, 0x8000_0000, 40), 0);
+        assert_eq!(bin32_lane(Bin32::ShrS, -8i32 as u32, 40), u32::MAX);
+        let mut w = bare(1, 2, 0);
+        w.r64[..32].fill(u64::MAX);
+        fill32(&mut w, 0, |l| 60 + l as u32);
+        w.shift64(false, true, 1, 0, 0, FULL);
+        assert_eq!(w.r64[32 + 10], u64::MAX, "arithmetic shift by 70 keeps the sign");
+        w.shift64(true, false, 1, 0, 0, FULL);
+        assert_eq!((w.r64[32], w.r64[32 + 10]), (u64::MAX << 60, 0));
+    }
+
+    #[test]
+    fn setp_fast_and_general_paths_agree() {
+        let mut w = bare(2, 0, 2);
+        let vals = [1.0f32, -0.0, f32::NAN, 3.5, f32::MIN_POSITIVE / 4.0];
+        fill32(&mut w, 0, |l| vals[l % 5].to_bits());
+        fill32(&mut w, 1, |_| 0f32.to_bits());
+        let a = RegRef::r32(0);
+        let b = RegRef::r32(1);
+        // `lt` without ftz takes the column fast path; with ftz, the general one.
+        w.setp(num::CmpOp::Lt, ScalarType::F32, false, 0, None, b, a, None, FULL);
+        w.setp(num::CmpOp::Lt, ScalarType::F32, true, 1, None, b, a, None, FULL);
+        let lanes = |p: u64| (0..5).map(|l| p >> l & 1).collect::<Vec<_>>();
+        assert_eq!(lanes(w.preds[0]), [1, 0, 0, 1, 1]);
+        assert_eq!(lanes(w.preds[1]), [1, 0, 0, 1, 0], "ftz flushes the subnormal to zero");
+        // `ne` is ordered (false for NaN): the general path.
+        w.setp(num::CmpOp::Ne, ScalarType::F32, false, 0, Some(1), b, a, None, FULL);
+        assert_eq!(lanes(w.preds[0]), [1, 0, 0, 1, 1]);
+        assert_eq!(lanes(w.preds[1]), [0, 1, 1, 0, 0], "q is the complement");
+    }
+
+    #[test]
+    fn carry_chain_adds_across_registers() {
+        // {hi, lo} = {0, 0xFFFF_FFFF} + {0, 1}, as add.cc then addc.
+        let mut w = bare(6, 0, 1);
+        fill32(&mut w, 0, |_| u32::MAX);
+        fill32(&mut w, 1, |_| 1);
+        let r = RegRef::r32;
+        w.int_carry(CarryKind::Add, ScalarType::U32, r(4), &[r(0), r(1), r(1)], 0, false, true, FULL);
+        w.int_carry(CarryKind::Add, ScalarType::U32, r(5), &[r(2), r(3), r(3)], 0, true, false, FULL);
+        assert_eq!((col(&w, 4)[0], col(&w, 5)[0]), (0, 1));
+    }
+
+    #[test]
+    fn pack_unpack_and_selp() {
+        let mut w = bare(4, 1, 1);
+        fill32(&mut w, 0, |l| l as u32);
+        fill32(&mut w, 1, |_| 0xAB);
+        let r = RegRef::r32;
+        w.pack(RegRef::r64(0), &[r(0), r(1), r(0), r(0)], 2, 32, FULL);
+        assert_eq!(w.r64[5], 0xAB_0000_0005);
+        w.unpack(&[Some(r(2)), Some(r(3)), None, None], RegRef::r64(0), 2, 32, FULL);
+        assert_eq!((col(&w, 2)[5], col(&w, 3)[5]), (5, 0xAB));
+        w.preds[0] = 0b10;
+        w.selp(r(2), r(0), r(1), 0, false, FULL);
+        assert_eq!(&col(&w, 2)[..3], &[0xAB, 1, 0xAB]);
+        w.selp(r(2), r(0), r(1), 0, true, FULL);
+        assert_eq!(&col(&w, 2)[..3], &[0, 0xAB, 2]);
+    }
+
+    #[test]
+    fn cvt_and_clock() {
+        let mut w = bare(2, 1, 0);
+        fill32(&mut w, 0, |l| (l as f32 + 0.5).to_bits());
+        w.cvt(
+            ScalarType::S32,
+            ScalarType::F32,
+            num::FMode { rnd: Some(num::Rounding::Rni), ftz: false, sat: false },
+            RegRef::r32(1),
+            RegRef::r32(0),
+            FULL,
+        );
+        assert_eq!(&col(&w, 1)[..4], &[0, 2, 2, 4], "round to nearest even");
+        w.clock(ClockKind::Clock32, RegRef::r32(1), 0x1_0000_0005, FULL);
+        w.clock(ClockKind::GlobalTimerHi, RegRef::r64(0), 0x1_0000_0005, FULL);
+        assert_eq!((col(&w, 1)[0], w.r64[0]), (5, 1));
+    }
+}

@@ -117,7 +117,7 @@ impl<const W: usize> Warp<W> {
                 let v = self.preds[p as usize] ^ if neg { u64::MAX } else { 0 };
                 Some((r, v & exec))
             }
-            _ => None,
+            (BarKind::Red(_), None) | (BarKind::Sync | BarKind::Arrive, _) => None,
         };
         let wait = !matches!(kind, BarKind::Arrive);
         let arrival = BarrierArrival { id: bid, count: cnt, threads: exec.count_ones(), wait, red, exec };
@@ -130,5 +130,77 @@ impl<const W: usize> Warp<W> {
             self.state = WarpState::AtBarrier;
         }
         Ok(Stop::Barrier(arrival))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::*;
+    use super::*;
+    use crate::observer::NoObserver;
+
+    #[test]
+    fn divergent_branch_pushes_both_paths_fall_through_on_top() {
+        let mut w = bare(0, 0, 0);
+        w.stack[0].pc = 5; // the run loop has moved past the branch at 4
+        w.bra(&mut NoObserver, &mut Simt, 4, FULL, 0xFFFF, 10, 12);
+        assert_eq!(
+            w.stack,
+            [
+                StackEntry { pc: 12, mask: FULL, rpc: NO_RECONV },
+                StackEntry { pc: 10, mask: 0xFFFF, rpc: 12 },
+                StackEntry { pc: 5, mask: 0xFFFF_0000, rpc: 12 },
+            ]
+        );
+    }
+
+    #[test]
+    fn uniform_branches_leave_the_stack_alone() {
+        let mut w = bare(0, 0, 0);
+        w.stack[0].pc = 5;
+        w.bra(&mut NoObserver, &mut Simt, 4, FULL, FULL, 10, 12);
+        assert_eq!(w.stack, [StackEntry { pc: 10, mask: FULL, rpc: NO_RECONV }]);
+        w.bra(&mut NoObserver, &mut Simt, 10, FULL, 0, 2, 12);
+        assert_eq!(w.stack[0].pc, 10, "not taken by anyone: falls through");
+    }
+
+    #[test]
+    fn indirect_branch_groups_lanes_by_target() {
+        let mut w = bare(1, 0, 0);
+        fill32(&mut w, 0, |l| (l % 3) as u32);
+        w.stack[0].pc = 1;
+        w.brx_idx(&mut NoObserver, &mut Simt, 0, FULL, FULL, RegRef::r32(0), &[7, 8, 7], 9).unwrap();
+        let lanes_of = |t: u32| w.stack.iter().find(|e| e.pc == t).unwrap().mask;
+        assert_eq!(w.stack.len(), 3);
+        assert_eq!(lanes_of(7) | lanes_of(8), FULL);
+        assert_eq!(lanes_of(8), 0x9249_2492);
+        fill32(&mut w, 0, |_| 3);
+        let e = w.brx_idx(&mut NoObserver, &mut Simt, 0, FULL, 1, RegRef::r32(0), &[7, 8, 7], 9).unwrap_err();
+        assert_eq!(e.kind, FaultKind::Unsupported("brx.idx index 3 out of range (list has 3)".into()));
+    }
+
+    #[test]
+    fn exit_removes_lanes_everywhere() {
+        let mut w = bare(0, 0, 0);
+        w.stack.push(StackEntry { pc: 3, mask: 0xF0, rpc: 9 });
+        w.exit_lanes(0x30);
+        assert_eq!((w.stack[0].mask, w.stack[1].mask, w.exited), (FULL & !0x30, 0xC0, 0x30));
+    }
+
+    #[test]
+    fn barriers_stop_the_warp() {
+        let mut w = bare(2, 0, 1);
+        fill32(&mut w, 0, |_| 3);
+        let s = w.bar(&mut NoObserver, 0, FULL, BarKind::Arrive, RegRef::r32(0), None, None, true).unwrap();
+        assert!(matches!(s, Stop::Barrier(BarrierArrival { id: 3, wait: false, threads: 32, .. })));
+        assert_eq!(w.state, WarpState::Ready, "bar.arrive does not wait");
+        w.preds[0] = 0b101;
+        let s = w
+            .bar(&mut NoObserver, 0, 0xF, BarKind::Red(BarRed::Popc { d: RegRef::r32(1) }), RegRef::r32(0), None, Some((0, false)), true)
+            .unwrap();
+        assert!(matches!(s, Stop::Barrier(BarrierArrival { red: Some((BarRed::Popc { .. }, 0b101)), wait: true, .. })));
+        assert_eq!(w.state, WarpState::AtBarrier);
+        fill32(&mut w, 1, |_| 16);
+        assert!(w.bar(&mut NoObserver, 0, FULL, BarKind::Sync, RegRef::r32(1), None, None, true).is_err());
     }
 }

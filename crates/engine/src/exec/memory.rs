@@ -437,3 +437,79 @@ pub fn atom_apply(op: AtomOp, ty: ScalarType, old: u64, b: u64, c: u64) -> u64 {
     };
     v & mask
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::*;
+    use super::*;
+
+    const REGS: &str = ".reg .pred %p<4>; .reg .b32 %r<8>; .reg .b64 %rd<8>;\n";
+
+    #[test]
+    fn global_loads_and_stores_fast_and_checked() {
+        // out[t] = in[t] * 2, then out[32 + t] = in[t ^ 1] via per-lane (unsorted) addresses.
+        let body = format!(
+            "{REGS}ld.param.u64 %rd1, [p0]; ld.param.u64 %rd2, [p1];
+            mov.u32 %r1, %tid.x; mul.wide.u32 %rd3, %r1, 4;
+            add.s64 %rd4, %rd1, %rd3; ld.global.u32 %r2, [%rd4]; shl.b32 %r3, %r2, 1;
+            add.s64 %rd5, %rd2, %rd3; st.global.u32 [%rd5], %r3;
+            xor.b32 %r4, %r1, 1; mul.wide.u32 %rd6, %r4, 4; add.s64 %rd6, %rd1, %rd6;
+            ld.global.u32 %r5, [%rd6]; st.global.u32 [%rd5+128], %r5; ret;"
+        );
+        let init: Vec<u32> = (0..32).map(|i| i * 10).collect();
+        let r = run(&body, 32, &[128, 256], &init);
+        r.result.as_ref().unwrap();
+        let out = r.u32s(1, 64);
+        assert_eq!(out[..4], [0, 20, 40, 60]);
+        assert_eq!(out[32..36], [10, 0, 30, 20]);
+    }
+
+    #[test]
+    fn misaligned_and_out_of_bounds_faults_name_space_and_access() {
+        let body = format!("{REGS}ld.param.u64 %rd1, [p0]; ld.global.u32 %r1, [%rd1+2]; ret;");
+        let r = run(&body, 1, &[64], &[]);
+        let f = r.fault();
+        assert_eq!(f.kind, FaultKind::Misaligned { space: FaultSpace::Global, access: MemAccessKind::Load, size: 4, addr: r.bufs[0] + 2 });
+        assert_eq!(f.lane, Some(0));
+        let body = format!(
+            "{REGS}.shared .align 4 .b8 s[16];
+            mov.u32 %r1, %tid.x; shl.b32 %r2, %r1, 2; mov.u32 %r3, s; add.u32 %r3, %r3, %r2;
+            st.shared.u32 [%r3], %r1; ret;"
+        );
+        let r = run(&body, 8, &[], &[]);
+        let f = r.fault();
+        assert!(matches!(f.kind, FaultKind::OutOfBounds { space: FaultSpace::Shared, access: MemAccessKind::Store, size: 4, .. }), "{f}");
+        assert_eq!(f.lane, Some(4), "the first lane past the end");
+        assert!(f.to_string().starts_with("out-of-bounds shared store of 4 bytes at address 0x10"), "{f}");
+    }
+
+    #[test]
+    fn shared_atomics_and_local_memory() {
+        let body = format!(
+            "{REGS}.shared .align 4 .b32 c; .local .align 4 .b32 x[2];
+            ld.param.u64 %rd1, [p0]; mov.u32 %r1, %tid.x;
+            atom.shared.add.u32 %r2, [c], 1;
+            st.local.u32 [x+4], %r1; ld.local.u32 %r3, [x+4];
+            bar.sync 0;
+            ld.shared.u32 %r4, [c]; add.u32 %r4, %r4, %r3;
+            mul.wide.u32 %rd2, %r1, 4; add.s64 %rd2, %rd1, %rd2; st.global.u32 [%rd2], %r4; ret;"
+        );
+        let r = run(&body, 40, &[160], &[]);
+        r.result.as_ref().unwrap();
+        let out = r.u32s(0, 40);
+        assert_eq!((out[0], out[39]), (40, 79), "40 increments, then each thread's own local value");
+    }
+
+    #[test]
+    fn atomic_update_rules() {
+        use ScalarType as T;
+        assert_eq!(atom_apply(AtomOp::Inc, T::U32, 5, 5, 0), 0, "inc wraps at the bound");
+        assert_eq!(atom_apply(AtomOp::Inc, T::U32, 4, 5, 0), 5);
+        assert_eq!(atom_apply(AtomOp::Dec, T::U32, 0, 5, 0), 5, "dec of 0 reloads the bound");
+        assert_eq!(atom_apply(AtomOp::Cas, T::B32, 7, 7, 9), 9);
+        assert_eq!(atom_apply(AtomOp::Cas, T::B32, 7, 8, 9), 7);
+        assert_eq!(atom_apply(AtomOp::Min, T::S32, -1i32 as u32 as u64, 3, 0), 0xFFFF_FFFF);
+        assert_eq!(atom_apply(AtomOp::Max, T::U32, -1i32 as u32 as u64, 3, 0), 0xFFFF_FFFF);
+        assert_eq!(atom_apply(AtomOp::Add, T::F32, 1f32.to_bits() as u64, 2f32.to_bits() as u64, 0), 3f32.to_bits() as u64);
+    }
+}

@@ -29,6 +29,9 @@ pub use alu::{bin32_lane, bin64_lane, fma_f32_lane, fma_f64_lane};
 pub use memory::atom_apply;
 pub use mma::MbarrierError;
 
+#[cfg(test)]
+mod testkit;
+
 /// One SIMT stack entry.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct StackEntry {

@@ -225,3 +225,74 @@ impl<const W: usize> Warp<W> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::*;
+    use super::*;
+    use crate::observer::NoObserver;
+
+    /// Records the warp-synchronous events it sees.
+    #[derive(Default)]
+    struct Syncs(Vec<(WarpSyncKind, u64, Option<Vec<u32>>)>);
+    impl Observer for Syncs {
+        const WANTS_SYNC: bool = true;
+        fn warp_sync(&mut self, _: u32, _: u32, e: &WarpSyncEvent<'_>) {
+            self.0.push((e.kind, e.exec, e.sources.map(|s| s.to_vec())));
+        }
+    }
+
+    #[test]
+    fn shuffles_move_values_between_lanes() {
+        // r0 = lane * 10, r1 = offset, r2 = clamp word, r3 = membermask.
+        let mut w = bare(5, 0, 1);
+        fill32(&mut w, 0, |l| l as u32 * 10);
+        fill32(&mut w, 1, |_| 1);
+        fill32(&mut w, 2, |_| 0x1f);
+        let mut obs = Syncs::default();
+        w.shfl(&mut obs, 0, FULL, ShflMode::Bfly, 4, Some(0), 0, 1, 2, 3);
+        assert_eq!(&col(&w, 4)[..4], &[10, 0, 30, 20]);
+        assert_eq!(w.preds[0], FULL);
+        let (kind, exec, sources) = &obs.0[0];
+        assert_eq!((*kind, *exec, sources.as_ref().unwrap()[0]), (WarpSyncKind::Shfl, FULL, 1));
+        // shfl.up by 1 with clamp 0: lane 0 has no source, keeps its value, and p says so.
+        fill32(&mut w, 2, |_| 0);
+        w.shfl(&mut NoObserver, 0, FULL, ShflMode::Up, 4, Some(0), 0, 1, 2, 3);
+        assert_eq!(&col(&w, 4)[..3], &[0, 0, 10]);
+        assert_eq!(w.preds[0], FULL & !1);
+    }
+
+    #[test]
+    fn votes_see_only_executing_lanes() {
+        let mut w = bare(2, 0, 2);
+        w.preds[0] = 0x0000_00FF;
+        w.vote(&mut NoObserver, 0, 0xFF, VoteMode::All, RegRef::pred(1), 0, false, 0);
+        assert_eq!(w.preds[1] & 0xFF, 0xFF);
+        w.vote(&mut NoObserver, 0, FULL, VoteMode::All, RegRef::pred(1), 0, false, 0);
+        assert_eq!(w.preds[1], 0);
+        w.vote(&mut NoObserver, 0, FULL, VoteMode::Uni, RegRef::pred(1), 0, true, 0);
+        assert_eq!(w.preds[1], 0, "not uniform");
+        w.vote(&mut NoObserver, 0, 0xFFFF, VoteMode::Ballot, RegRef::r32(1), 0, false, 0);
+        assert_eq!(col(&w, 1)[0], 0xFF);
+        w.activemask(0, 0xF0F0);
+        assert_eq!(col(&w, 0)[4], 0xF0F0);
+    }
+
+    #[test]
+    fn match_redux_and_elect() {
+        let mut w = bare(4, 0, 2);
+        fill32(&mut w, 0, |l| (l % 2) as u32);
+        w.match_sync(&mut NoObserver, 0, 0xF, false, 1, None, RegRef::r32(0), 3);
+        assert_eq!(&col(&w, 1)[..4], &[0b0101, 0b1010, 0b0101, 0b1010]);
+        w.match_sync(&mut NoObserver, 0, 0b101, true, 1, Some(0), RegRef::r32(0), 3);
+        assert_eq!((col(&w, 1)[0], w.preds[0] & 0b101), (0b101, 0b101), "all equal among lanes 0 and 2");
+        fill32(&mut w, 2, |l| (l as i32 - 3) as u32);
+        w.redux(&mut NoObserver, 0, 0xF0, ReduxOp::Min, ScalarType::S32, 1, 2, 3);
+        assert_eq!(col(&w, 1)[4], 1, "min over lanes 4..7 only");
+        w.redux(&mut NoObserver, 0, 0xF, ReduxOp::Min, ScalarType::U32, 1, 2, 3);
+        assert_eq!(col(&w, 1)[0], 0, "unsigned: -3 is large");
+        fill32(&mut w, 3, |_| 0b1100);
+        w.elect(&mut NoObserver, 0, 0b1110, Some(1), 1, 3);
+        assert_eq!((w.preds[1] & 0b1110, col(&w, 1)[1]), (0b0100, 2), "the lowest executing lane in the mask");
+    }
+}

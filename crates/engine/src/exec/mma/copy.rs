@@ -231,3 +231,29 @@ impl<const W: usize> Warp<W> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::testkit::*;
+    use super::*;
+
+    #[test]
+    fn copies_move_bytes_and_check_alignment() {
+        let mut blk = Block::new(64);
+        let mut w = bare(2, 0, 0);
+        for (i, b) in blk.shared[..16].iter_mut().enumerate() {
+            *b = i as u8 + 1;
+        }
+        let mut ctx = blk.ctx();
+        w.mem_copy(&mut ctx, 0, Space::Shared, 32, Space::Shared, 0, 16, 0).unwrap();
+        w.mem_copy(&mut ctx, 0, Space::Shared, 49, Space::Shared, 1, 3, 0).unwrap();
+        assert_eq!(&blk.shared[32..52], &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0, 2, 3, 4]);
+        // cp.async.bulk needs 16-byte sizes.
+        fill32(&mut w, 0, |_| 8);
+        let at = |o: i64| Addr { base: None, offset: o };
+        let mut ctx = blk.ctx();
+        let e =
+            w.bulk_copy(&mut ctx, &mut crate::observer::NoObserver, 0, 1, BulkDir::SharedToShared, &at(32), &at(0), RegRef::r32(0), None);
+        assert!(matches!(e, Err(WarpFault { lane: Some(0), kind: FaultKind::Unsupported(_), .. })));
+    }
+}

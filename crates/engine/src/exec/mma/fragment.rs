@@ -386,3 +386,48 @@ fn matmul(
     }
     d
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::testkit::*;
+    use super::*;
+
+    #[test]
+    fn integer_matmul_wraps_or_saturates() {
+        let s = Shape { m: 1, n: 2, k: 2 };
+        // A = [127, 127] (s8), B = [[127, -128], [127, -128]] (s8), C = [i32::MAX - 1, 5].
+        let a = [127u64, 127];
+        let b = [127u64, 0x80, 127, 0x80];
+        let c = [(i32::MAX - 1) as u32 as u64, 5];
+        let sat = matmul(s, MmaType::S8, MmaType::S8, MmaType::S32, MmaType::S32, true, &a, &b, Some(&c), false);
+        assert_eq!(sat, [i32::MAX as u32 as u64, (5 - 2 * 127 * 128) as u32 as u64]);
+        let wrap = matmul(s, MmaType::S8, MmaType::S8, MmaType::S32, MmaType::S32, false, &a, &b, Some(&c), false);
+        assert_eq!(wrap[0], ((i32::MAX - 1) as i64 + 2 * 127 * 127) as i32 as u32 as u64);
+    }
+
+    #[test]
+    fn f16_products_accumulate_in_f32_toward_zero() {
+        let s = Shape { m: 1, n: 1, k: 2 };
+        let one = 0x3C00u64; // f16 1.0
+        let tiny = 0x0001u64; // f16 2^-24
+        let d = matmul(s, MmaType::F16, MmaType::F16, MmaType::F32, MmaType::F32, false, &[one, tiny], &[one, one], None, false);
+        assert_eq!(d, [1f32.to_bits() as u64], "1 + 2^-24 truncates to 1");
+        let neg = matmul(s, MmaType::F16, MmaType::F16, MmaType::F32, MmaType::F32, false, &[one, one], &[one, one], None, true);
+        assert_eq!(neg, [(-2f32).to_bits() as u64]);
+    }
+
+    #[test]
+    fn movmatrix_transposes_an_8x8_tile() {
+        let mut w = bare(2, 0, 0);
+        // Element (row, col) = 8 * row + col; lane 4g + t holds (g, 2t) and (g, 2t + 1).
+        fill32(&mut w, 0, |l| {
+            let (g, t) = (l as u32 / 4, l as u32 % 4);
+            (8 * g + 2 * t) | (8 * g + 2 * t + 1) << 16
+        });
+        w.movmatrix(RegRef::r32(1), RegRef::r32(0));
+        let d = col(&w, 1);
+        // Lane 4g + t now holds (2t, g) and (2t + 1, g) of the original.
+        assert_eq!(d[1], 2 * 8 | (3 * 8) << 16);
+        assert_eq!(d[4 * 7 + 3], (6 * 8 + 7) | (7 * 8 + 7) << 16);
+    }
+}

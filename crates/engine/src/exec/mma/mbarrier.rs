@@ -245,4 +245,36 @@ mod tests {
             "mbarrier arrive of count 2 exceeds the 1 arrivals pending in the current phase"
         );
     }
+
+    #[test]
+    fn mbarrier_instructions_run_the_phases() {
+        use super::super::super::testkit::*;
+        use crate::observer::NoObserver;
+        let mut blk = Block::new(16);
+        let mut w = bare(2, 1, 1);
+        fill32(&mut w, 0, |_| 2);
+        let at = Addr { base: None, offset: 8 };
+        let mut run = |w: &mut Warp<32>, kind: MbarKind, exec: u64| {
+            let mut ctx = blk.ctx();
+            w.mbarrier(&mut ctx, &mut NoObserver, 0, exec, &kind, Space::Shared, &at)
+        };
+        run(&mut w, MbarKind::Init { count: RegRef::r32(0) }, 1).unwrap();
+        let arrive = || MbarKind::Arrive { state: Some(RegRef::r64(0)), count: None, drop: false, expect_tx: None, no_complete: false };
+        run(&mut w, arrive(), 1).unwrap();
+        let wait = MbarKind::Wait { p: 0, parity: false, arg: RegRef::r64(0) };
+        run(&mut w, wait, 1).unwrap();
+        let wait = MbarKind::Wait { p: 0, parity: false, arg: RegRef::r64(0) };
+        assert_eq!(w.preds[0] & 1, 0, "one of two arrivals: phase 0 still open");
+        run(&mut w, arrive(), 0b10).unwrap();
+        run(&mut w, wait, 1).unwrap();
+        assert_eq!(w.preds[0] & 1, 1, "both arrived: the token's phase completed");
+        fill32(&mut w, 1, |_| 3);
+        let too_many = MbarKind::Arrive { state: None, count: Some(RegRef::r32(1)), drop: false, expect_tx: None, no_complete: false };
+        let e = run(&mut w, too_many, 0b100).unwrap_err();
+        assert_eq!(e.kind, FaultKind::Mbarrier(MbarrierError::ArriveExceedsPending { count: 3, pending: 2 }));
+        assert_eq!(e.lane, Some(2));
+        fill32(&mut w, 0, |_| 0);
+        let e = run(&mut w, MbarKind::Init { count: RegRef::r32(0) }, 1).unwrap_err();
+        assert_eq!((e.kind.to_string(), e.lane), ("mbarrier.init count 0 is outside 1..2^20-1".into(), None));
+    }
 }
