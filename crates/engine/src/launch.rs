@@ -352,6 +352,7 @@ pub fn thread_coords(t: u32, block: [u32; 3]) -> [u32; 3] {
     [t % block[0], (t / block[0]) % block[1], t / (block[0] * block[1])]
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_block<const W: usize, O: Observer, S: SchedulePolicy + Clone>(
     kernel: &Kernel,
     mem: &GlobalMemory,

@@ -80,7 +80,7 @@ impl Allocation {
     /// `off + size <= self.size` (so the access lies within one page).
     #[inline]
     pub unsafe fn load_at(&self, off: u64, size: u32) -> u64 {
-        debug_assert!(off + size as u64 <= self.size && off % size as u64 == 0);
+        debug_assert!(off + size as u64 <= self.size && off.is_multiple_of(size as u64));
         let in_page = (off & (PAGE_SIZE - 1)) as usize;
         let Some(page) = self.pages[(off >> PAGE_SHIFT) as usize].get() else {
             let mut b = [0u8; 8];
@@ -108,7 +108,7 @@ impl Allocation {
     /// As for [`Allocation::load_at`].
     #[inline]
     pub unsafe fn store_at(&self, off: u64, size: u32, v: u64) {
-        debug_assert!(off + size as u64 <= self.size && off % size as u64 == 0);
+        debug_assert!(off + size as u64 <= self.size && off.is_multiple_of(size as u64));
         let page = self.page((off >> PAGE_SHIFT) as usize);
         let in_page = (off & (PAGE_SIZE - 1)) as usize;
         // SAFETY: as in `load_at`.

@@ -47,6 +47,7 @@ pub trait Observer {
     /// A memory instruction: for each lane in `mask`, `bytes` bytes at `addrs[lane]`
     /// (the state-space address for shared and local, the global address otherwise).
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)] // one argument per fact; every observer implements it
     fn memory(&mut self, _warp: u32, _pc: u32, _space: Space, _kind: MemAccessKind, _bytes: u32, _addrs: &[u64], _mask: u64) {}
 
     /// A conditional branch: lanes that took it and lanes that fell through.

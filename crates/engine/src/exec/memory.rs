@@ -235,7 +235,7 @@ impl<const W: usize> Warp<W> {
     }
 
     fn local_slot(&mut self, off: u64, size: u32, lane: usize, local_bytes: u32, access: MemAccessKind) -> Result<usize, FaultKind> {
-        if off % size as u64 != 0 {
+        if !off.is_multiple_of(size as u64) {
             return Err(FaultKind::Misaligned { space: FaultSpace::Local, access, size, addr: off });
         }
         if off + size as u64 > local_bytes as u64 {
@@ -356,7 +356,7 @@ impl<const W: usize> Warp<W> {
 
 #[inline]
 fn shared_index(len: usize, addr: u64, size: u32, access: MemAccessKind) -> Result<usize, FaultKind> {
-    if addr % size as u64 != 0 {
+    if !addr.is_multiple_of(size as u64) {
         return Err(FaultKind::Misaligned { space: FaultSpace::Shared, access, size, addr });
     }
     if addr + size as u64 > len as u64 {

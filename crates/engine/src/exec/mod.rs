@@ -12,6 +12,9 @@
 //! (`alu`, `memory`, `control`, `warp`, `mma`), as `#[inline(always)]`
 //! methods called from the loop's one match, so the loop compiles as before.
 
+// Lane loops index several columns by lane (`o[l] = f(x[l], y[l])`): the form that vectorises.
+#![allow(clippy::needless_range_loop)]
+
 use crate::fault::FaultKind;
 use crate::memory::GlobalMemory;
 use crate::observer::Observer;

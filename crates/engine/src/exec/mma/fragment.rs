@@ -427,7 +427,7 @@ mod tests {
         w.movmatrix(RegRef::r32(1), RegRef::r32(0));
         let d = col(&w, 1);
         // Lane 4g + t now holds (2t, g) and (2t + 1, g) of the original.
-        assert_eq!(d[1], 2 * 8 | (3 * 8) << 16);
-        assert_eq!(d[4 * 7 + 3], (6 * 8 + 7) | (7 * 8 + 7) << 16);
+        assert_eq!(d[1], (2 * 8) | ((3 * 8) << 16));
+        assert_eq!(d[4 * 7 + 3], (6 * 8 + 7) | ((7 * 8 + 7) << 16));
     }
 }

@@ -44,7 +44,6 @@
 //!   four warps together produce exactly the warpgroup's D, in whatever
 //!   order the scheduler runs them.
 
-#![allow(clippy::needless_range_loop)]
 // Handlers take the decoded op's fields as arguments.
 #![allow(clippy::too_many_arguments)]
 
