@@ -13,7 +13,7 @@ use crate::exec::{BarrierArrival, StackEntry, Stop, Warp, WarpCtx, WarpFault, Wa
 use crate::fault::{FaultKind, KernelFault};
 use crate::memory::{BytesFiller, GlobalMemory};
 use crate::observer::{NoObserver, Observer};
-use crate::schedule::{Schedule, SchedulePlan, Scheduled};
+use crate::schedule::{RandomSchedule, Schedule, SchedulePlan, SchedulePolicy, Simt};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -162,13 +162,10 @@ pub fn launch_observed_partial<O: Observer + Send>(
         }
     }
     let (r, obs) = match cfg.schedule {
-        Schedule::Simt => run_sized::<O>(kernel, mem, &symbols, params, cfg, make, merge),
+        Schedule::Simt => run_sized(kernel, mem, &symbols, params, cfg, make, merge, &Simt),
         Schedule::Random { seed } => {
-            let plan = Arc::new(SchedulePlan::new(kernel));
-            let make_s = || Scheduled::new(make(), seed, plan.clone());
-            let merge_s = |a: &mut Scheduled<O>, b: Scheduled<O>| merge(&mut a.inner, b.inner);
-            let (r, o) = run_sized::<Scheduled<O>>(kernel, mem, &symbols, params, cfg, &make_s, &merge_s);
-            (r, o.inner)
+            let policy = RandomSchedule::new(seed, Arc::new(SchedulePlan::new(kernel)));
+            run_sized(kernel, mem, &symbols, params, cfg, make, merge, &policy)
         }
     };
     let r = r.map_err(|e| match e {
@@ -187,7 +184,7 @@ pub fn launch_observed_partial<O: Observer + Send>(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn run_sized<O: Observer + Send>(
+fn run_sized<O: Observer + Send, S: SchedulePolicy + Clone + Sync>(
     kernel: &Kernel,
     mem: &GlobalMemory,
     symbols: &[(u32, u64)],
@@ -195,10 +192,11 @@ fn run_sized<O: Observer + Send>(
     cfg: &LaunchConfig,
     make: &(dyn Fn() -> O + Sync),
     merge: &(dyn Fn(&mut O, O) + Sync),
+    policy: &S,
 ) -> (Result<LaunchStats, LaunchError>, O) {
     match cfg.warp_size {
-        32 => run_blocks::<32, O>(kernel, mem, symbols, params, cfg, make, merge),
-        64 => run_blocks::<64, O>(kernel, mem, symbols, params, cfg, make, merge),
+        32 => run_blocks::<32, O, S>(kernel, mem, symbols, params, cfg, make, merge, policy),
+        64 => run_blocks::<64, O, S>(kernel, mem, symbols, params, cfg, make, merge, policy),
         w => (Err(LaunchError::Config(format!("warp size {w} is not supported (32 or 64)"))), make()),
     }
 }
@@ -237,7 +235,7 @@ pub fn validate(kernel: &Kernel, params: &[u8], cfg: &LaunchConfig) -> Result<()
 }
 
 #[allow(clippy::too_many_arguments)]
-fn run_blocks<const W: usize, O: Observer + Send>(
+fn run_blocks<const W: usize, O: Observer + Send, S: SchedulePolicy + Clone + Sync>(
     kernel: &Kernel,
     mem: &GlobalMemory,
     symbols: &[(u32, u64)],
@@ -245,6 +243,7 @@ fn run_blocks<const W: usize, O: Observer + Send>(
     cfg: &LaunchConfig,
     make: &(dyn Fn() -> O + Sync),
     merge: &(dyn Fn(&mut O, O) + Sync),
+    policy: &S,
 ) -> (Result<LaunchStats, LaunchError>, O) {
     let nblocks = cfg.grid.iter().map(|&d| d as u64).product::<u64>();
     let first_fault = AtomicU64::new(u64::MAX);
@@ -253,7 +252,7 @@ fn run_blocks<const W: usize, O: Observer + Send>(
         if b > first_fault.load(Ordering::Relaxed) {
             return Ok(LaunchStats::default());
         }
-        run_block::<W, O>(kernel, mem, &template, params, cfg, b, obs, scratch).map_err(|f| {
+        run_block::<W, O, S>(kernel, mem, &template, params, cfg, b, obs, policy, scratch).map_err(|f| {
             first_fault.fetch_min(b, Ordering::Relaxed);
             (b, f)
         })
@@ -353,7 +352,8 @@ pub fn thread_coords(t: u32, block: [u32; 3]) -> [u32; 3] {
     [t % block[0], (t / block[0]) % block[1], t / (block[0] * block[1])]
 }
 
-fn run_block<const W: usize, O: Observer>(
+#[allow(clippy::too_many_arguments)]
+fn run_block<const W: usize, O: Observer, S: SchedulePolicy + Clone>(
     kernel: &Kernel,
     mem: &GlobalMemory,
     template: &RegisterTemplate<W>,
@@ -361,6 +361,7 @@ fn run_block<const W: usize, O: Observer>(
     cfg: &LaunchConfig,
     b: u64,
     obs: &mut O,
+    policy: &S,
     scratch: &mut BlockScratch<W>,
 ) -> Result<LaunchStats, KernelFault> {
     let ctaid = block_coords(b, cfg.grid);
@@ -385,6 +386,8 @@ fn run_block<const W: usize, O: Observer>(
         init_warp::<W>(warp, kernel, template, cfg, ctaid, b, w as u32, nthreads);
     }
     obs.block_begin(b, nwarps);
+    let mut sched = policy.clone();
+    sched.block_begin(b);
     let shared = &mut scratch.shared;
     shared.clear();
     shared.resize((kernel.dynamic_shared_offset + cfg.dynamic_shared_bytes).max(kernel.shared_static_bytes) as usize, 0);
@@ -428,7 +431,7 @@ fn run_block<const W: usize, O: Observer>(
                     warp_instructions: &mut stats.warp_instructions,
                     thread_instructions: &mut stats.thread_instructions,
                 };
-                warps[wi].run(&mut ctx, obs, SLICE).map_err(|f| fault_at(warps, wi, f))?
+                warps[wi].run_scheduled(&mut ctx, obs, &mut sched, SLICE).map_err(|f| fault_at(warps, wi, f))?
             };
             match stop {
                 Stop::Yield => {}
