@@ -27,6 +27,7 @@
 
 use crate::exec::StackEntry;
 use std::sync::Arc;
+use warpsim_ir::op_table::{Flow, LatencyClass};
 use warpsim_ir::{Kernel, Op, Space};
 
 /// Decides the order in which the lane groups of a warp run: may reorder or
@@ -82,48 +83,22 @@ enum Point<'a> {
     Plain,
 }
 
+/// Derived from the op table: control flow, warp collectives, barriers and
+/// clock reads stop a split group; per-lane memory accesses (not the
+/// tensor-core family, which runs warp-wide) are switch points.
 fn point(op: &Op) -> Point<'_> {
-    match op {
-        Op::Bra { target, .. } => Point::Branch(std::slice::from_ref(target)),
-        Op::BrxIdx { targets, .. } => Point::Branch(targets),
-        Op::Exit
-        | Op::Trap
-        | Op::Bar { .. }
-        | Op::BarWarpSync { .. }
-        | Op::Shfl { .. }
-        | Op::Vote { .. }
-        | Op::Match { .. }
-        | Op::Activemask { .. }
-        | Op::Redux { .. }
-        | Op::ElectSync { .. }
-        | Op::Clock { .. } => Point::Stop,
-        Op::Ld { space, .. } | Op::St { space, .. } | Op::Atom { space, .. } => Point::Memory(*space),
-        Op::Nop
-        | Op::Mov { .. }
-        | Op::Bin32 { .. }
-        | Op::Bin64 { .. }
-        | Op::Tern32 { .. }
-        | Op::FmaF64 { .. }
-        | Op::Shift64 { .. }
-        | Op::MulWide32 { .. }
-        | Op::Extend32To64 { .. }
-        | Op::Trunc64To32 { .. }
-        | Op::Int { .. }
-        | Op::IntCarry { .. }
-        | Op::Float { .. }
-        | Op::Setp { .. }
-        | Op::Set { .. }
-        | Op::Selp { .. }
-        | Op::Slct { .. }
-        | Op::Testp { .. }
-        | Op::PredLogic { .. }
-        | Op::Cvt { .. }
-        | Op::CvtPack { .. }
-        | Op::Pack { .. }
-        | Op::Unpack { .. }
-        | Op::Cvta { .. }
-        | Op::Fence
-        | Op::Mma(_) => Point::Plain,
+    let facts = op.facts();
+    match facts.flow {
+        Flow::Branch { targets, .. } => return Point::Branch(targets),
+        Flow::Exit => return Point::Stop,
+        Flow::Next => {}
+    }
+    if facts.collective.is_some() || matches!(facts.latency, LatencyClass::Barrier | LatencyClass::Clock) {
+        return Point::Stop;
+    }
+    match (facts.lane_address, op) {
+        (_, Op::Mma(_)) | (None, _) => Point::Plain,
+        (Some((space, _)), _) => Point::Memory(space),
     }
 }
 
