@@ -19,11 +19,10 @@ use crate::mem::{Bandwidth, Cache, Lookup};
 use crate::preset::{SchedulerPolicy, TimingGpu};
 use crate::report::{Reason, Span, TimingReport, NREASONS};
 use std::collections::{HashMap, VecDeque};
-use warpsim_engine::block::{
-    arrive, block_coords, complete_barrier, deadlock, init_warp, thread_coords, validate, BarrierState, RegisterTemplate,
+use warpsim_engine::block::{Block, RegisterTemplate, Stop, WarpState};
+use warpsim_engine::{
+    resolve_symbols, validate, with_source_file, GlobalMemory, LaunchConfig, LaunchError, LaunchStats, MemAccessKind, NoObserver, Observer,
 };
-use warpsim_engine::exec::{Stop, Warp, WarpCtx, WarpFault, WarpState};
-use warpsim_engine::{GlobalMemory, KernelFault, LaunchConfig, LaunchError, LaunchStats, MemAccessKind, Observer};
 use warpsim_gpu::{occupancy, OccupancyInput};
 use warpsim_ir::window::{generic_space, LOCAL_WINDOW, SHARED_WINDOW};
 use warpsim_ir::{Kernel, Program, Space};
@@ -133,15 +132,13 @@ impl WarpT {
     }
 }
 
-struct BlockT<const W: usize> {
+/// A resident block: the engine's block, the observer that sees it (one per
+/// slot, so the blocks an observer sees run one after another), its warps' slots.
+struct BlockT<'a, const W: usize, O> {
     live: bool,
-    id: u64,
-    ctaid: [u32; 3],
-    warps: Vec<Warp<W>>,
+    eng: Block<'a, W>,
+    obs: O,
     slots: Vec<u16>,
-    barriers: Vec<BarrierState>,
-    shared: Vec<u8>,
-    budget: u64,
     remaining: u32,
     end: u64,
 }
@@ -157,10 +154,10 @@ struct Smsp {
     span: Option<Span>,
 }
 
-struct Sm<const W: usize> {
+struct Sm<'a, const W: usize, O> {
     id: u32,
     now: u64,
-    blocks: Vec<BlockT<W>>,
+    blocks: Vec<BlockT<'a, W, O>>,
     warps: Vec<WarpT>,
     smsp: Vec<Smsp>,
     resident: u32,
@@ -233,14 +230,14 @@ pub(crate) struct Stats {
 }
 
 /// Everything shared by all SMs.
-struct Gpu<'a> {
+struct Gpu<'a, const W: usize> {
     g: &'a TimingGpu,
     kernel: &'a Kernel,
     dec: &'a Decoded,
     mem: &'a GlobalMemory,
     params: &'a [u8],
-    cfg: LaunchConfig,
-    nthreads: u32,
+    cfg: &'a LaunchConfig,
+    template: &'a RegisterTemplate<W>,
     nwarps: u32,
     blocks_per_sm: u32,
     nblocks: u64,
@@ -250,7 +247,6 @@ struct Gpu<'a> {
     dram: Bandwidth,
     st: Stats,
     opts: &'a TimingOptions,
-    shared_bytes: usize,
     // Latencies (cycles).
     lat_l1: u64,
     lat_l2: u64,
@@ -272,27 +268,46 @@ pub fn simulate(
     opts: &TimingOptions,
     ptx_source: Option<&str>,
 ) -> Result<(LaunchStats, TimingReport), LaunchError> {
-    let r = match gpu.preset.warp_size {
-        32 => run::<32>(kernel, mem, globals, params, shape, gpu, opts, ptx_source),
-        64 => run::<64>(kernel, mem, globals, params, shape, gpu, opts, ptx_source),
-        w => Err(LaunchError::Config(format!("warp size {w} is not supported (32 or 64)"))),
+    let launch = TimedLaunch { program, kernel, mem, globals, params, shape, gpu, opts, ptx_source };
+    simulate_observed(&launch, &|| NoObserver, &|_, _| {}).0
+}
+
+/// What a timed launch runs, and on what.
+#[derive(Clone, Copy)]
+pub struct TimedLaunch<'a> {
+    pub program: &'a Program,
+    pub kernel: &'a Kernel,
+    pub mem: &'a GlobalMemory,
+    pub globals: &'a HashMap<String, u64>,
+    pub params: &'a [u8],
+    pub shape: &'a LaunchShape,
+    pub gpu: &'a TimingGpu,
+    pub opts: &'a TimingOptions,
+    /// The PTX text, for pragmas the decoder reads from it.
+    pub ptx_source: Option<&'a str>,
+}
+
+/// [`simulate`] with user observers that see the same events as in a
+/// functional launch: one observer per resident block slot, made by `make`
+/// (the blocks one observer sees run one after another) and folded into one
+/// by `merge`. The observer comes back also when the launch fails.
+pub fn simulate_observed<O: Observer>(
+    l: &TimedLaunch<'_>,
+    make: &dyn Fn() -> O,
+    merge: &dyn Fn(&mut O, O),
+) -> (Result<(LaunchStats, TimingReport), LaunchError>, O) {
+    let (r, obs) = match l.gpu.preset.warp_size {
+        32 => run::<32, O>(l, make, merge),
+        64 => run::<64, O>(l, make, merge),
+        w => (Err(LaunchError::Config(format!("warp size {w} is not supported (32 or 64)"))), make()),
     };
-    r.map(|(s, mut rep)| {
-        rep.fill_lines(program, kernel);
-        (s, rep)
-    })
-    .map_err(|e| match e {
-        LaunchError::Fault(mut f) => {
-            let info = &kernel.info[(f.pc as usize).min(kernel.info.len().saturating_sub(1))];
-            f.source = info.loc.map(|l| {
-                let name = program.files.get(&l.file).map(String::as_str).unwrap_or("?");
-                let short = name.rsplit('/').next().unwrap_or(name);
-                format!("{short}:{}", l.line)
-            });
-            LaunchError::Fault(f)
-        }
-        e => e,
-    })
+    let r = r
+        .map(|(s, mut rep)| {
+            rep.fill_lines(l.program, l.kernel);
+            (s, rep)
+        })
+        .map_err(|e| with_source_file(l.program, l.kernel, e));
+    (r, obs)
 }
 
 /// Registers per thread when ptxas' figure is not known: the estimate of
@@ -301,17 +316,27 @@ pub fn estimate_registers(k: &Kernel) -> u32 {
     warpsim_ir::regs::estimate_registers(k).regs_per_thread
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run<const W: usize>(
-    kernel: &Kernel,
-    mem: &GlobalMemory,
-    globals: &HashMap<String, u64>,
-    params: &[u8],
-    shape: &LaunchShape,
-    gpu: &TimingGpu,
-    opts: &TimingOptions,
-    ptx_source: Option<&str>,
+fn run<const W: usize, O: Observer>(
+    l: &TimedLaunch<'_>,
+    make: &dyn Fn() -> O,
+    merge: &dyn Fn(&mut O, O),
+) -> (Result<(LaunchStats, TimingReport), LaunchError>, O) {
+    let mut observers = Vec::new();
+    let r = timed::<W, O>(l, make, &mut observers);
+    let mut obs = make();
+    for o in observers {
+        merge(&mut obs, o);
+    }
+    (r, obs)
+}
+
+/// The timed launch; hands back the observers of every block slot in `observers`.
+fn timed<const W: usize, O: Observer>(
+    l: &TimedLaunch<'_>,
+    make: &dyn Fn() -> O,
+    observers: &mut Vec<O>,
 ) -> Result<(LaunchStats, TimingReport), LaunchError> {
+    let TimedLaunch { kernel, mem, globals, params, shape, gpu, opts, ptx_source, .. } = *l;
     let p = &gpu.preset;
     let cfg = LaunchConfig {
         grid: shape.grid,
@@ -325,13 +350,8 @@ fn run<const W: usize>(
         ..Default::default()
     };
     validate(kernel, params, &cfg)?;
-    let mut symbols = Vec::new();
-    for (slot, name) in &kernel.symbol_addrs {
-        match globals.get(name) {
-            Some(&a) => symbols.push((*slot, a)),
-            None => return Err(LaunchError::Config(format!("global variable `{name}` was not allocated"))),
-        }
-    }
+    let symbols = resolve_symbols(kernel, globals)?;
+    let template = RegisterTemplate::<W>::new(kernel, &symbols);
     let nthreads: u32 = shape.block.iter().product();
     let nwarps = nthreads.div_ceil(W as u32);
     let regs = opts.regs_per_thread.unwrap_or_else(|| estimate_registers(kernel));
@@ -369,8 +389,8 @@ fn run<const W: usize>(
         dec,
         mem,
         params,
-        cfg,
-        nthreads,
+        cfg: &cfg,
+        template: &template,
         nwarps,
         blocks_per_sm: occ.blocks_per_sm,
         nblocks,
@@ -399,17 +419,15 @@ fn run<const W: usize>(
             spans_dropped: false,
         },
         opts,
-        shared_bytes: (kernel.dynamic_shared_offset + shape.dynamic_shared_bytes).max(kernel.shared_static_bytes) as usize,
         lat_l1: p.latencies.l1_hit as u64,
         lat_l2: p.latencies.l2_hit as u64,
         lat_dram: gpu.dram_latency() as u64,
         lat_shared: p.latencies.shared as u64,
         end: 0,
     };
-    let template = RegisterTemplate::<W>::new(kernel, &symbols);
     let nsmsp = p.schedulers_per_sm as usize;
     let nsm = p.sm_count as usize;
-    let mut sms: Vec<Sm<W>> = (0..nsm)
+    let mut sms: Vec<Sm<W, O>> = (0..nsm)
         .map(|i| Sm {
             id: i as u32,
             now: 0,
@@ -439,50 +457,11 @@ fn run<const W: usize>(
             idle: true,
         })
         .collect();
-    // First wave: round robin over SMs, as many blocks per SM as fit.
-    let launch = gpu.timing.block_launch_cycles as u64;
-    let mut used_sms = 0;
-    for round in 0..gg.blocks_per_sm {
-        for sm in sms.iter_mut() {
-            if gg.next_block >= gg.nblocks {
-                break;
-            }
-            if sm.blocks.is_empty() {
-                sm.l1 = Cache::new(l1_bytes, gpu.timing.l1_ways);
-                used_sms += 1;
-            }
-            let id = gg.next_block;
-            gg.next_block += 1;
-            let at = launch + round as u64 * gpu.timing.block_dispatch_cycles as u64;
-            sm.launch_block(&mut gg, &template, id, at)?;
-        }
+    let r = drive(&mut sms, &mut gg, make, l1_bytes);
+    for sm in sms.iter_mut() {
+        observers.extend(sm.blocks.drain(..).map(|b| b.obs));
     }
-    let _ = used_sms;
-    let q = gpu.timing.quantum_cycles as u64;
-    let mut t = 0u64;
-    loop {
-        let end = t + q;
-        let mut next = u64::MAX;
-        for sm in sms.iter_mut() {
-            if sm.idle {
-                continue;
-            }
-            sm.run_until(end, &mut gg, &template)?;
-            if !sm.idle {
-                next = next.min(sm.now);
-            }
-        }
-        if next == u64::MAX {
-            break;
-        }
-        // Skip quanta in which nothing happens anywhere.
-        t = end.max(next - next % q);
-        gg.l2_bw.retire(t);
-        gg.dram.retire(t);
-        for sm in sms.iter_mut() {
-            sm.port.retire(t);
-        }
-    }
+    r?;
     let mut rep = TimingReport::new(gpu, occ, l1_bytes);
     let st = &mut gg.st;
     rep.kernel_cycles = gg.end;
@@ -529,20 +508,56 @@ fn run<const W: usize>(
     Ok((stats, rep))
 }
 
-fn fault<const W: usize>(k: &Kernel, cfg: &LaunchConfig, ctaid: [u32; 3], wi: u32, f: WarpFault) -> LaunchError {
-    let info = &k.info[(f.pc as usize).min(k.info.len() - 1)];
-    let thread = f.lane.map(|l| thread_coords(wi * W as u32 + l, cfg.block));
-    LaunchError::Fault(Box::new(KernelFault {
-        kind: f.kind,
-        block: ctaid,
-        thread,
-        warp: wi,
-        lane: f.lane,
-        pc: f.pc,
-        ptx_line: info.ptx_line,
-        opcode: info.opcode.clone(),
-        source: info.loc.map(|l| format!("file {} line {}", l.file, l.line)),
-    }))
+/// First wave of blocks, then every SM in turn, one quantum of cycles at a time, until all are idle.
+fn drive<'a, const W: usize, O: Observer>(
+    sms: &mut [Sm<'a, W, O>],
+    gg: &mut Gpu<'a, W>,
+    make: &dyn Fn() -> O,
+    l1_bytes: u64,
+) -> Result<(), LaunchError> {
+    let gpu = gg.g;
+    // First wave: round robin over SMs, as many blocks per SM as fit.
+    let launch = gpu.timing.block_launch_cycles as u64;
+    for round in 0..gg.blocks_per_sm {
+        for sm in sms.iter_mut() {
+            if gg.next_block >= gg.nblocks {
+                break;
+            }
+            if sm.blocks.is_empty() {
+                sm.l1 = Cache::new(l1_bytes, gpu.timing.l1_ways);
+            }
+            let id = gg.next_block;
+            gg.next_block += 1;
+            let at = launch + round as u64 * gpu.timing.block_dispatch_cycles as u64;
+            sm.launch_block(gg, make, id, at)?;
+        }
+    }
+    let q = gpu.timing.quantum_cycles as u64;
+    let mut t = 0u64;
+    loop {
+        let end = t + q;
+        let mut next = u64::MAX;
+        for sm in sms.iter_mut() {
+            if sm.idle {
+                continue;
+            }
+            sm.run_until(end, gg, make)?;
+            if !sm.idle {
+                next = next.min(sm.now);
+            }
+        }
+        if next == u64::MAX {
+            break;
+        }
+        // Skip quanta in which nothing happens anywhere.
+        t = end.max(next - next % q);
+        gg.l2_bw.retire(t);
+        gg.dram.retire(t);
+        for sm in sms.iter_mut() {
+            sm.port.retire(t);
+        }
+    }
+    Ok(())
 }
 
 #[inline]
@@ -554,22 +569,18 @@ fn reason_of(sb: Sb) -> Reason {
     }
 }
 
-impl<const W: usize> Sm<W> {
+impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     /// Places block `id` on this SM; its warps may issue from `at`.
-    fn launch_block(&mut self, gg: &mut Gpu<'_>, template: &RegisterTemplate<W>, id: u64, at: u64) -> Result<(), LaunchError> {
+    fn launch_block(&mut self, gg: &mut Gpu<'a, W>, make: &dyn Fn() -> O, id: u64, at: u64) -> Result<(), LaunchError> {
         let dec = gg.dec;
         let bslot = match self.blocks.iter().position(|b| !b.live) {
             Some(i) => i,
             None => {
                 self.blocks.push(BlockT {
                     live: false,
-                    id: 0,
-                    ctaid: [0; 3],
-                    warps: Vec::new(),
+                    eng: Block::new(gg.kernel, gg.cfg, gg.template, gg.params),
+                    obs: make(),
                     slots: Vec::new(),
-                    barriers: Vec::new(),
-                    shared: Vec::new(),
-                    budget: 0,
                     remaining: 0,
                     end: 0,
                 });
@@ -582,38 +593,14 @@ impl<const W: usize> Sm<W> {
         }
         self.idle = false;
         self.resident += 1;
-        let ctaid = block_coords(id, gg.cfg.grid);
         let nw = gg.nwarps as usize;
         let nregs = dec.regs.total();
         {
             let b = &mut self.blocks[bslot];
             b.live = true;
-            b.id = id;
-            b.ctaid = ctaid;
             b.remaining = nw as u32;
             b.end = at;
-            b.budget = gg.cfg.max_warp_instructions_per_block;
-            b.barriers.clear();
-            b.barriers.resize(16, BarrierState::default());
-            b.shared.clear();
-            b.shared.resize(gg.shared_bytes, 0);
-            while b.warps.len() < nw {
-                b.warps.push(Warp::<W> {
-                    index: 0,
-                    r32: Vec::new(),
-                    r64: Vec::new(),
-                    preds: Vec::new(),
-                    stack: Vec::new(),
-                    present: 0,
-                    exited: 0,
-                    local: Vec::new(),
-                    state: WarpState::Done,
-                });
-            }
-            b.warps.truncate(nw);
-            for (wi, w) in b.warps.iter_mut().enumerate() {
-                init_warp::<W>(w, gg.kernel, template, &gg.cfg, ctaid, id, wi as u32, gg.nthreads);
-            }
+            b.eng.begin(id, &mut b.obs);
             b.slots.clear();
         }
         let nsmsp = self.smsp.len();
@@ -661,7 +648,7 @@ impl<const W: usize> Sm<W> {
     }
 
     /// Runs this SM up to (not including) cycle `end`.
-    fn run_until(&mut self, end: u64, gg: &mut Gpu<'_>, template: &RegisterTemplate<W>) -> Result<(), LaunchError> {
+    fn run_until(&mut self, end: u64, gg: &mut Gpu<'a, W>, make: &dyn Fn() -> O) -> Result<(), LaunchError> {
         while self.now < end {
             let t = self.now;
             // Blocks that finished: free their slots, start the next blocks.
@@ -676,7 +663,7 @@ impl<const W: usize> Sm<W> {
                         if gg.next_block < gg.nblocks {
                             let id = gg.next_block;
                             gg.next_block += 1;
-                            self.launch_block(gg, template, id, ft + gg.g.timing.block_replace_cycles as u64)?;
+                            self.launch_block(gg, make, id, ft + gg.g.timing.block_replace_cycles as u64)?;
                         }
                     } else {
                         i += 1;
@@ -700,7 +687,7 @@ impl<const W: usize> Sm<W> {
             }
             if next == u64::MAX && !issued {
                 // Nothing can ever issue: every live warp waits at a barrier.
-                return Err(self.deadlock(gg));
+                return Err(self.deadlock());
             }
             let to = if issued { t + 1 } else { next.max(t + 1) };
             self.active_cycles += to - t;
@@ -709,14 +696,14 @@ impl<const W: usize> Sm<W> {
         Ok(())
     }
 
-    fn deadlock(&self, gg: &Gpu<'_>) -> LaunchError {
+    fn deadlock(&self) -> LaunchError {
         let b = self.blocks.iter().find(|b| b.live).expect("a resident block");
-        LaunchError::Fault(Box::new(deadlock(gg.kernel, &b.warps, &b.barriers, b.ctaid, gg.nthreads)))
+        LaunchError::Fault(Box::new(b.eng.deadlock()))
     }
 
     /// Whether warp `ws` can issue at `t`; otherwise the earliest time it might, and why not.
     #[inline]
-    fn check(&self, s: usize, ws: u16, t: u64, gg: &Gpu<'_>) -> Result<(), (u64, Reason)> {
+    fn check(&self, s: usize, ws: u16, t: u64, gg: &Gpu<'a, W>) -> Result<(), (u64, Reason)> {
         let dec = gg.dec;
         let w = &self.warps[ws as usize];
         if w.state != WS::Ready {
@@ -747,7 +734,7 @@ impl<const W: usize> Sm<W> {
 
     /// Sub-partition `s` at cycle `t`: issues one warp instruction if a warp
     /// can; returns whether it did and the earliest cycle it might next.
-    fn schedule(&mut self, s: usize, t: u64, gg: &mut Gpu<'_>) -> Result<(bool, u64), LaunchError> {
+    fn schedule(&mut self, s: usize, t: u64, gg: &mut Gpu<'a, W>) -> Result<(bool, u64), LaunchError> {
         {
             let sp = &mut self.smsp[s];
             if sp.warps.is_empty() {
@@ -803,7 +790,7 @@ impl<const W: usize> Sm<W> {
 
     /// Stall cycles of warp `ws` up to `t`, by reason, also per pc.
     #[inline]
-    fn account(&mut self, ws: usize, t: u64, gg: &mut Gpu<'_>) {
+    fn account(&mut self, ws: usize, t: u64, gg: &mut Gpu<'a, W>) {
         let w = &mut self.warps[ws];
         if t <= w.acct {
             return;
@@ -828,7 +815,7 @@ impl<const W: usize> Sm<W> {
     }
 
     /// Issues warp `ws`'s next instruction at `t`.
-    fn issue(&mut self, s: usize, ws: u16, t: u64, gg: &mut Gpu<'_>) -> Result<(), LaunchError> {
+    fn issue(&mut self, s: usize, ws: u16, t: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
         let dec = gg.dec;
         let wsu = ws as usize;
         self.account(wsu, t, gg);
@@ -847,7 +834,7 @@ impl<const W: usize> Sm<W> {
             sp.last = ws;
             if gg.opts.timeline {
                 let w = &self.warps[wsu];
-                let gw = self.blocks[w.block as usize].id * gg.nwarps as u64 + w.widx as u64;
+                let gw = self.blocks[w.block as usize].eng.id() * gg.nwarps as u64 + w.widx as u64;
                 match &mut sp.span {
                     Some(cur) if cur.warp == gw && cur.end_cycle + 1 == t => {
                         cur.end_cycle = t + slots - 1;
@@ -865,7 +852,7 @@ impl<const W: usize> Sm<W> {
                             sm: self.id,
                             subpartition: s as u32,
                             warp: gw,
-                            block: self.blocks[w.block as usize].id,
+                            block: self.blocks[w.block as usize].eng.id(),
                             warp_in_block: w.widx as u32,
                             start_cycle: t,
                             end_cycle: t + slots - 1,
@@ -969,7 +956,7 @@ impl<const W: usize> Sm<W> {
                 }
                 {
                     let b = &mut self.blocks[bslot];
-                    arrive(&mut b.barriers, widx, a, &mut b.warps);
+                    b.eng.arrive(widx, a, &mut b.obs);
                 }
                 // Released warps (this one too, if it completed the barrier) move on.
                 return self.release(bslot, t, gg);
@@ -993,46 +980,33 @@ impl<const W: usize> Sm<W> {
 
     /// Runs the warp's current region in the engine at time `t` (in PTX
     /// order), capturing its memory accesses and its branch.
-    fn execute_region(&mut self, wsu: usize, t: u64, gg: &mut Gpu<'_>) -> Result<(), LaunchError> {
+    fn execute_region(&mut self, wsu: usize, t: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
         let dec = gg.dec;
         let w = &mut self.warps[wsu];
         let b = &mut self.blocks[w.block as usize];
         let widx = w.widx as usize;
         let len = dec.regions[w.region as usize].len;
-        let mut clock = t;
-        let mut wi = 0u64;
-        let mut ti = 0u64;
         w.caps.clear();
-        let mut cap = Cap { recs: &mut w.caps, branch: (0, 0) };
-        let r = {
-            let mut ctx = WarpCtx {
-                kernel: gg.kernel,
-                gmem: gg.mem,
-                shared: &mut b.shared,
-                params: gg.params,
-                clock: &mut clock,
-                budget: &mut b.budget,
-                budget_limit: gg.cfg.max_warp_instructions_per_block,
-                warp_instructions: &mut wi,
-                thread_instructions: &mut ti,
-            };
-            b.warps[widx].run(&mut ctx, &mut cap, len)
-        };
-        w.branch = cap.branch;
-        gg.st.warp_insts += wi;
-        gg.st.thread_insts += ti;
+        // clock64 reads the SM's cycle.
+        b.eng.set_clock(t);
+        let before = b.eng.stats().clone();
+        let mut obs = (Cap { recs: &mut w.caps, branch: (0, 0) }, &mut b.obs);
+        let r = b.eng.run_warp(widx, len, gg.mem, &mut obs);
+        w.branch = obs.0.branch;
+        gg.st.warp_insts += b.eng.stats().warp_instructions - before.warp_instructions;
+        gg.st.thread_insts += b.eng.stats().thread_instructions - before.thread_instructions;
         w.executed = true;
-        w.stop = r.map_err(|f| fault::<W>(gg.kernel, &gg.cfg, b.ctaid, widx as u32, f))?;
+        w.stop = r.map_err(|f| LaunchError::Fault(Box::new(f)))?;
         Ok(())
     }
 
     /// Warps of block `bslot` that the engine released from a barrier.
-    fn release(&mut self, bslot: usize, t: u64, gg: &mut Gpu<'_>) -> Result<(), LaunchError> {
+    fn release(&mut self, bslot: usize, t: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
         let lat = gg.g.timing.barrier_latency as u64;
         let nw = self.blocks[bslot].slots.len();
         for wi in 0..nw {
             let ws = self.blocks[bslot].slots[wi] as usize;
-            if self.warps[ws].live && self.warps[ws].state == WS::Barrier && self.blocks[bslot].warps[wi].state == WarpState::Ready {
+            if self.warps[ws].live && self.warps[ws].state == WS::Barrier && self.blocks[bslot].eng.state(wi) == WarpState::Ready {
                 let w = &mut self.warps[ws];
                 w.state = WS::Ready;
                 if w.ready_at < t + lat {
@@ -1047,7 +1021,7 @@ impl<const W: usize> Sm<W> {
 
     /// A warp exited: it drains its stores, leaves its sub-partition, and
     /// maybe completes barriers (fewer live threads) and its block.
-    fn retire(&mut self, s: usize, wsu: usize, t: u64, gg: &mut Gpu<'_>) -> Result<(), LaunchError> {
+    fn retire(&mut self, s: usize, wsu: usize, t: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
         let done = (t + 1).max(self.warps[wsu].store_ack);
         {
             let w = &mut self.warps[wsu];
@@ -1073,9 +1047,7 @@ impl<const W: usize> Sm<W> {
             let b = &mut self.blocks[bslot];
             b.end = b.end.max(done);
             b.remaining -= 1;
-            for id in 0..b.barriers.len() {
-                complete_barrier(&mut b.barriers, id, &mut b.warps);
-            }
+            b.eng.exited(&mut b.obs);
         }
         let b = &self.blocks[bslot];
         if b.remaining == 0 {
@@ -1087,7 +1059,7 @@ impl<const W: usize> Sm<W> {
     /// Moves the warp past the folded (and unrolled-away) instructions that
     /// follow, into the next region when this one is done, and finds when the
     /// next instruction that issues can.
-    fn advance(&mut self, gg: &mut Gpu<'_>, wsu: usize, t: u64) -> Result<(), LaunchError> {
+    fn advance(&mut self, gg: &mut Gpu<'a, W>, wsu: usize, t: u64) -> Result<(), LaunchError> {
         let dec = gg.dec;
         loop {
             let (region, pos) = (self.warps[wsu].region as usize, self.warps[wsu].pos);
@@ -1100,7 +1072,7 @@ impl<const W: usize> Sm<W> {
                     let s = self.warps[wsu].smsp as usize;
                     return self.retire(s, wsu, t, gg);
                 }
-                match self.next_region(wsu, t, gg) {
+                match self.next_region(wsu, gg) {
                     Some(r) => {
                         let w = &mut self.warps[wsu];
                         w.region = r;
@@ -1181,43 +1153,14 @@ impl<const W: usize> Sm<W> {
 
     /// The region the warp continues with after the engine ran the current
     /// one (`None` when every lane has exited).
-    fn next_region(&mut self, wsu: usize, t: u64, gg: &mut Gpu<'_>) -> Option<u32> {
-        let code_len = gg.kernel.code.len();
-        let w = &mut self.warps[wsu];
-        let b = &mut self.blocks[w.block as usize];
-        let fw = &mut b.warps[w.widx as usize];
-        loop {
-            match fw.stack.last() {
-                None => return None,
-                Some(top) if top.mask == 0 || (top.pc == top.rpc && top.rpc != warpsim_ir::cfg::NO_RECONV) => {
-                    fw.stack.pop();
-                }
-                Some(top) if top.pc as usize >= code_len => {
-                    // Ran off the end: the engine retires those lanes.
-                    let mut recs = Vec::new();
-                    let mut cap = Cap { recs: &mut recs, branch: (0, 0) };
-                    let mut clock = t;
-                    let (mut a, mut c) = (0u64, 0u64);
-                    let mut ctx = WarpCtx {
-                        kernel: gg.kernel,
-                        gmem: gg.mem,
-                        shared: &mut b.shared,
-                        params: gg.params,
-                        clock: &mut clock,
-                        budget: &mut b.budget,
-                        budget_limit: gg.cfg.max_warp_instructions_per_block,
-                        warp_instructions: &mut a,
-                        thread_instructions: &mut c,
-                    };
-                    let _ = fw.run(&mut ctx, &mut cap, 0);
-                }
-                Some(top) => return Some(gg.dec.region_at[top.pc as usize]),
-            }
-        }
+    fn next_region(&mut self, wsu: usize, gg: &mut Gpu<'a, W>) -> Option<u32> {
+        let w = &self.warps[wsu];
+        let pc = self.blocks[w.block as usize].eng.next_pc(w.widx as usize, gg.mem)?;
+        Some(gg.dec.region_at[pc as usize])
     }
 
     /// Timing of a memory instruction; returns when its results are ready.
-    fn memory(&mut self, s: usize, wsu: usize, pc: u32, t: u64, cap: &MemRec, gg: &mut Gpu<'_>) -> u64 {
+    fn memory(&mut self, s: usize, wsu: usize, pc: u32, t: u64, cap: &MemRec, gg: &mut Gpu<'a, W>) -> u64 {
         let dec = gg.dec;
         let ti = &dec.insts[pc as usize];
         let bytes = cap.bytes.max(1);
@@ -1284,7 +1227,7 @@ impl<const W: usize> Sm<W> {
             if local != 0 {
                 // Local memory: per-warp interleaved, in its own address range.
                 let w = &self.warps[wsu];
-                let gw = self.blocks[w.block as usize].id * gg.nwarps as u64 + w.widx as u64;
+                let gw = self.blocks[w.block as usize].eng.id() * gg.nwarps as u64 + w.widx as u64;
                 let base = (1u64 << 62) + gw * (gg.kernel.local_bytes as u64).max(4) * W as u64;
                 let mut m = local;
                 while m != 0 {
@@ -1368,7 +1311,7 @@ impl<const W: usize> Sm<W> {
     }
 
     /// A sector read from the L2 leaving the L1 at `t`; returns when its data is back.
-    fn l2_read(&mut self, sec: u64, t: u64, gg: &mut Gpu<'_>) -> u64 {
+    fn l2_read(&mut self, sec: u64, t: u64, gg: &mut Gpu<'a, W>) -> u64 {
         let half = gg.lat_l2 / 2;
         let at_l2 = t + half;
         gg.st.l2_read_sectors += 1;
