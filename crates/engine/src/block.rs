@@ -187,7 +187,7 @@ impl<'a, const W: usize> Block<'a, W> {
     /// or has issued `slice` instructions. A barrier's arrival is left to
     /// [`Block::arrive`], an exit's effect on barriers to [`Block::exited`].
     #[inline]
-    pub fn run_warp<O: Observer>(&mut self, w: usize, slice: u32, mem: &GlobalMemory, obs: &mut O) -> Result<Stop, KernelFault> {
+    pub fn run_warp<O: Observer>(&mut self, w: usize, slice: u32, mem: &GlobalMemory, obs: &mut O) -> Result<Stop, Box<KernelFault>> {
         let mut ctx = WarpCtx {
             kernel: self.kernel,
             gmem: mem,
@@ -201,12 +201,12 @@ impl<'a, const W: usize> Block<'a, W> {
         };
         match self.warps[w].run(&mut ctx, obs, slice) {
             Ok(s) => Ok(s),
-            Err(f) => Err(self.fault(w, f)),
+            Err(f) => Err(Box::new(self.fault(w, f))),
         }
     }
 
     /// Issues one instruction of warp `w` and says what it did or why it could not.
-    pub fn step<O: Observer>(&mut self, w: usize, mem: &GlobalMemory, obs: &mut O) -> Result<Step, KernelFault> {
+    pub fn step<O: Observer>(&mut self, w: usize, mem: &GlobalMemory, obs: &mut O) -> Result<Step, Box<KernelFault>> {
         match self.warps[w].state {
             WarpState::Done => return Ok(Step::Done),
             WarpState::AtBarrier => {
@@ -524,5 +524,195 @@ impl<O: Observer> Observer for &mut O {
     #[inline(always)]
     fn diverged(&mut self, warp: u32, pc: u32, stack: &mut Vec<StackEntry>) {
         (**self).diverged(warp, pc, stack)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
+
+    /// `body` as kernel `k(.param .u64 out)` of a `threads`-thread block.
+    fn kernel(body: &str) -> warpsim_ir::Program {
+        let src = format!(
+            "{HEADER}.visible .entry k(.param .u64 out)\n{{\n    .reg .pred %p<2>; .reg .b32 %r<8>; .reg .b64 %rd<4>;\n{body}\n}}\n"
+        );
+        warpsim_ir::compile_kernel("t.ptx", &src, "k").unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn cfg(threads: u32) -> LaunchConfig {
+        LaunchConfig { block: [threads, 1, 1], ..Default::default() }
+    }
+
+    #[derive(Default)]
+    struct Seen {
+        begins: Vec<(u64, u32)>,
+        completes: Vec<u32>,
+    }
+    impl Observer for Seen {
+        fn block_begin(&mut self, block: u64, warps: u32) {
+            self.begins.push((block, warps));
+        }
+        fn barrier_complete(&mut self, id: u32) {
+            self.completes.push(id);
+        }
+    }
+
+    const STORE_TID: &str = "    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r1;
+    ret;";
+
+    #[test]
+    fn steps_one_instruction_at_a_time_and_exits() {
+        let p = kernel(STORE_TID);
+        let k = p.kernel("k").unwrap();
+        let mut mem = GlobalMemory::new();
+        let out = mem.alloc("out", 64 * 4, None);
+        let params = out.to_le_bytes();
+        let cfg = cfg(64);
+        let t = RegisterTemplate::<32>::new(k, &[]);
+        let mut b = Block::new(k, &cfg, &t, &params);
+        let mut seen = Seen::default();
+        b.begin(0, &mut seen);
+        assert_eq!((b.warp_count(), &seen.begins[..]), (2, &[(0, 2)][..]));
+        // Warp 1 first, then warp 0: any order the scheduler picks.
+        for w in [1, 0] {
+            let mut pcs = Vec::new();
+            loop {
+                match b.step(w, &mem, &mut seen).unwrap() {
+                    Step::Issued { pc } => pcs.push(pc),
+                    Step::Exited { pc } => {
+                        pcs.extend(pc);
+                        break;
+                    }
+                    s => panic!("unexpected {s:?}"),
+                }
+            }
+            // Six instructions in order, `ret` last.
+            assert_eq!(pcs, (0..6).collect::<Vec<_>>());
+            assert_eq!(b.step(w, &mem, &mut seen).unwrap(), Step::Done);
+        }
+        assert!(b.all_done());
+        assert_eq!(b.stats().warp_instructions, 12);
+        let mut bytes = vec![0u8; 64 * 4];
+        mem.read(out, &mut bytes).unwrap();
+        assert_eq!(u32::from_le_bytes(bytes[63 * 4..].try_into().unwrap()), 63);
+    }
+
+    #[test]
+    fn a_barrier_waits_until_every_warp_has_arrived() {
+        let p = kernel("    bar.sync 0;\n    ret;");
+        let k = p.kernel("k").unwrap();
+        let mem = GlobalMemory::new();
+        let params = 0u64.to_le_bytes();
+        let cfg = cfg(64);
+        let t = RegisterTemplate::<32>::new(k, &[]);
+        let mut b = Block::new(k, &cfg, &t, &params);
+        let mut seen = Seen::default();
+        b.begin(3, &mut seen);
+        let Step::Barrier { pc: 0, arrival } = b.step(0, &mem, &mut seen).unwrap() else { panic!("no barrier") };
+        assert!(arrival.wait && arrival.id == 0 && arrival.threads == 32);
+        // Executed, not yet arrived: the model decides when the arrival counts.
+        assert_eq!(b.step(0, &mem, &mut seen).unwrap(), Step::Waiting { barrier: None });
+        b.arrive(0, arrival, &mut seen);
+        assert_eq!(b.step(0, &mem, &mut seen).unwrap(), Step::Waiting { barrier: Some(0) });
+        assert!(seen.completes.is_empty());
+        let Step::Barrier { arrival, .. } = b.step(1, &mem, &mut seen).unwrap() else { panic!("no barrier") };
+        b.arrive(1, arrival, &mut seen);
+        assert_eq!(seen.completes, [0]);
+        assert_eq!((b.state(0), b.state(1)), (WarpState::Ready, WarpState::Ready));
+        assert_eq!(b.step(0, &mem, &mut seen).unwrap(), Step::Exited { pc: Some(1) });
+    }
+
+    #[test]
+    fn an_exit_completes_a_barrier_the_exited_warp_never_reaches() {
+        let p = kernel(
+            "    mov.u32 %r1, %tid.x;
+    setp.ge.u32 %p1, %r1, 32;
+    @%p1 bra DONE;
+    bar.sync 0;
+DONE:
+    ret;",
+        );
+        let k = p.kernel("k").unwrap();
+        let mem = GlobalMemory::new();
+        let params = 0u64.to_le_bytes();
+        let cfg = cfg(64);
+        let t = RegisterTemplate::<32>::new(k, &[]);
+        let mut b = Block::new(k, &cfg, &t, &params);
+        let mut seen = Seen::default();
+        b.begin(0, &mut seen);
+        let a = loop {
+            if let Step::Barrier { arrival, .. } = b.step(0, &mem, &mut seen).unwrap() {
+                break arrival;
+            }
+        };
+        b.arrive(0, a, &mut seen);
+        assert_eq!(b.state(0), WarpState::AtBarrier);
+        assert_eq!(b.run_warp(1, 100, &mem, &mut seen).unwrap(), Stop::Exited);
+        b.exited(&mut seen);
+        assert_eq!((b.state(0), &seen.completes[..]), (WarpState::Ready, &[0][..]));
+    }
+
+    #[test]
+    fn a_barrier_no_one_else_reaches_is_a_deadlock() {
+        let p = kernel("    bar.sync 0, 64;\n    ret;");
+        let k = p.kernel("k").unwrap();
+        let mem = GlobalMemory::new();
+        let params = 0u64.to_le_bytes();
+        let cfg = cfg(32);
+        let t = RegisterTemplate::<32>::new(k, &[]);
+        let mut b = Block::new(k, &cfg, &t, &params);
+        b.begin(0, &mut NoObserver);
+        let Step::Barrier { arrival, .. } = b.step(0, &mem, &mut NoObserver).unwrap() else { panic!("no barrier") };
+        b.arrive(0, arrival, &mut NoObserver);
+        assert_eq!(b.state(0), WarpState::AtBarrier);
+        let f = b.deadlock();
+        assert!(matches!(&f.kind, FaultKind::Deadlock { detail } if detail.contains("expects 64")), "{f}");
+    }
+
+    #[test]
+    fn a_fault_names_its_block_and_thread() {
+        let p = kernel(STORE_TID);
+        let k = p.kernel("k").unwrap();
+        let mem = GlobalMemory::new();
+        let params = 16u64.to_le_bytes(); // no buffer there
+        let cfg = LaunchConfig { grid: [4, 1, 1], ..cfg(32) };
+        let t = RegisterTemplate::<32>::new(k, &[]);
+        let mut b = Block::new(k, &cfg, &t, &params);
+        b.begin(2, &mut NoObserver);
+        let f = b.run_warp(0, 100, &mem, &mut NoObserver).unwrap_err();
+        assert!(matches!(f.kind, FaultKind::OutOfBounds { .. }), "{f}");
+        assert_eq!((f.block, f.thread, f.warp), ([2, 0, 0], Some([0, 0, 0]), 0));
+        // The faulting store ticked the clock too.
+        assert_eq!(b.clock(), 5 + (2 / cfg.num_sms as u64) * 1_000_000);
+    }
+
+    #[test]
+    fn set_clock_is_what_clock64_reads() {
+        let p = kernel(
+            "    ld.param.u64 %rd1, [out];
+    mov.u64 %rd2, %clock64;
+    st.global.u64 [%rd1], %rd2;
+    ret;",
+        );
+        let k = p.kernel("k").unwrap();
+        let mut mem = GlobalMemory::new();
+        let out = mem.alloc("out", 8, None);
+        let params = out.to_le_bytes();
+        let cfg = cfg(1);
+        let t = RegisterTemplate::<32>::new(k, &[]);
+        let mut b = Block::new(k, &cfg, &t, &params);
+        b.begin(0, &mut NoObserver);
+        b.set_clock(1000);
+        assert_eq!(b.run_warp(0, 10, &mem, &mut NoObserver).unwrap(), Stop::Exited);
+        let mut v = [0u8; 8];
+        mem.read(out, &mut v).unwrap();
+        let c = u64::from_le_bytes(v);
+        assert!((1000..1010).contains(&c), "{c}");
     }
 }

@@ -263,7 +263,7 @@ fn run_blocks<'a, const W: usize, O: Observer + Send>(
     let nblocks = cfg.grid.iter().map(|&d| d as u64).product::<u64>();
     let first_fault = AtomicU64::new(u64::MAX);
     let new_block = || Block::<W>::new(kernel, cfg, template, params);
-    let run_one = |b: u64, obs: &mut O, block: &mut Block<'_, W>| -> Result<LaunchStats, (u64, KernelFault)> {
+    let run_one = |b: u64, obs: &mut O, block: &mut Block<'_, W>| -> Result<LaunchStats, (u64, Box<KernelFault>)> {
         if b > first_fault.load(Ordering::Relaxed) {
             return Ok(LaunchStats::default());
         }
@@ -272,7 +272,7 @@ fn run_blocks<'a, const W: usize, O: Observer + Send>(
             (b, f)
         })
     };
-    type Acc<'b, O, const W: usize> = (LaunchStats, O, Option<(u64, KernelFault)>, Block<'b, W>);
+    type Acc<'b, O, const W: usize> = (LaunchStats, O, Option<(u64, Box<KernelFault>)>, Block<'b, W>);
     let fold = |mut acc: Acc<'a, O, W>, b: u64| {
         match run_one(b, &mut acc.1, &mut acc.3) {
             Ok(s) => acc.0.add(&s),
@@ -302,7 +302,7 @@ fn run_blocks<'a, const W: usize, O: Observer + Send>(
             .reduce(|| (LaunchStats::default(), make(), None, new_block()), reduce)
     };
     match fault {
-        Some((_, f)) => (Err(LaunchError::Fault(Box::new(f))), obs),
+        Some((_, f)) => (Err(LaunchError::Fault(f)), obs),
         None => (Ok(stats), obs),
     }
 }
@@ -314,7 +314,7 @@ fn run_block<'a, const W: usize, O: Observer>(
     mem: &GlobalMemory,
     b: u64,
     obs: &mut O,
-) -> Result<LaunchStats, KernelFault> {
+) -> Result<LaunchStats, Box<KernelFault>> {
     const SLICE: u32 = 4096;
     block.begin(b, obs);
     loop {
@@ -335,7 +335,7 @@ fn run_block<'a, const W: usize, O: Observer>(
             return Ok(block.stats().clone());
         }
         if !progressed {
-            return Err(block.deadlock());
+            return Err(Box::new(block.deadlock()));
         }
     }
 }
