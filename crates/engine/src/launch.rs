@@ -250,7 +250,6 @@ pub fn validate(kernel: &Kernel, params: &[u8], cfg: &LaunchConfig) -> Result<()
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
 fn run_blocks<'a, const W: usize, O: Observer + Send>(
     kernel: &'a Kernel,
     mem: &GlobalMemory,
