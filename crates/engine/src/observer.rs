@@ -189,6 +189,46 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
     }
 }
 
+/// A borrowed observer observes: a block's owner can lend its observer to a
+/// pair (the timing model pairs its capture with the user's observers).
+impl<O: Observer> Observer for &mut O {
+    const WANTS_MEMORY: bool = O::WANTS_MEMORY;
+    const WANTS_SYNC: bool = O::WANTS_SYNC;
+
+    #[inline(always)]
+    fn block_begin(&mut self, block: u64, warps: u32) {
+        (**self).block_begin(block, warps)
+    }
+    #[inline(always)]
+    fn instruction(&mut self, warp: u32, pc: u32, active: u64, exec: u64) {
+        (**self).instruction(warp, pc, active, exec)
+    }
+    #[inline(always)]
+    fn memory(&mut self, warp: u32, pc: u32, space: Space, kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) {
+        (**self).memory(warp, pc, space, kind, bytes, addrs, mask)
+    }
+    #[inline(always)]
+    fn branch(&mut self, warp: u32, pc: u32, taken: u64, not_taken: u64) {
+        (**self).branch(warp, pc, taken, not_taken)
+    }
+    #[inline(always)]
+    fn fence(&mut self, warp: u32, pc: u32, exec: u64) {
+        (**self).fence(warp, pc, exec)
+    }
+    #[inline(always)]
+    fn warp_sync(&mut self, warp: u32, pc: u32, event: &WarpSyncEvent<'_>) {
+        (**self).warp_sync(warp, pc, event)
+    }
+    #[inline(always)]
+    fn barrier(&mut self, warp: u32, pc: u32, event: &BarrierEvent) {
+        (**self).barrier(warp, pc, event)
+    }
+    #[inline(always)]
+    fn barrier_complete(&mut self, id: u32) {
+        (**self).barrier_complete(id)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
