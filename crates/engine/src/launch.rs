@@ -184,12 +184,8 @@ pub fn resolve_symbols(kernel: &Kernel, globals: &HashMap<String, u64>) -> Resul
 pub fn with_source_file(program: &Program, kernel: &Kernel, e: LaunchError) -> LaunchError {
     match e {
         LaunchError::Fault(mut f) => {
-            let info = &kernel.info[(f.pc as usize).min(kernel.info.len().saturating_sub(1))];
-            f.source = info.loc.map(|l| {
-                let name = program.files.get(&l.file).map(String::as_str).unwrap_or("?");
-                let short = name.rsplit('/').next().unwrap_or(name);
-                format!("{short}:{}", l.line)
-            });
+            let pc = f.pc.min(kernel.info.len().saturating_sub(1) as u32);
+            f.source = program.source_place(kernel, pc).and_then(|p| p.source());
             LaunchError::Fault(f)
         }
         e => e,
@@ -248,6 +244,7 @@ pub fn validate(kernel: &Kernel, params: &[u8], cfg: &LaunchConfig) -> Result<()
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_blocks<'a, const W: usize, O: Observer + Send, S: SchedulePolicy + Clone + Sync>(
     kernel: &'a Kernel,
     mem: &GlobalMemory,
