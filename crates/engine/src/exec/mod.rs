@@ -33,7 +33,7 @@ pub use memory::atom_apply;
 pub use mma::MbarrierError;
 
 #[cfg(test)]
-mod testkit;
+pub(crate) mod testkit;
 
 /// One SIMT stack entry.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
