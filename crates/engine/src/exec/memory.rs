@@ -85,10 +85,16 @@ impl<const W: usize> Warp<W> {
         addr: &Addr,
         exec: u64,
     ) -> Result<(), WarpFault> {
+        let base = self.addresses(addr);
         let size = size as u32;
-        let (base, one) = self.begin_vector_access(ctx, obs, pc, space, MemAccessKind::Load, size, n, addr, exec);
-        if let Some(alloc) = one {
-            for l in lanes(exec) {
+        if O::WANTS_MEMORY {
+            obs.memory(self.index, pc, space, MemAccessKind::Load, size * n as u32, &base, exec);
+        }
+        if let Some(alloc) = self.one_allocation(ctx, space, &base, exec, size * n as u32, size) {
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
                 for k in 0..n as usize {
                     // SAFETY: `one_allocation` checked that every active lane's `n * size` bytes lie
                     // in `alloc` and that its address (so each element's) is a multiple of `size`.
@@ -102,7 +108,10 @@ impl<const W: usize> Warp<W> {
             return Ok(());
         }
         let local_bytes = ctx.kernel.local_bytes;
-        for l in lanes(exec) {
+        let mut m = exec;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
             for k in 0..n as usize {
                 let a = base[l].wrapping_add(k as u64 * size as u64);
                 let raw = self.load(ctx, space, a, size, l, local_bytes).map_err(|kind| WarpFault::lane(pc, l, kind))?;
@@ -128,10 +137,16 @@ impl<const W: usize> Warp<W> {
         addr: &Addr,
         exec: u64,
     ) -> Result<(), WarpFault> {
+        let base = self.addresses(addr);
         let size = size as u32;
-        let (base, one) = self.begin_vector_access(ctx, obs, pc, space, MemAccessKind::Store, size, n, addr, exec);
-        if let Some(alloc) = one {
-            for l in lanes(exec) {
+        if O::WANTS_MEMORY {
+            obs.memory(self.index, pc, space, MemAccessKind::Store, size * n as u32, &base, exec);
+        }
+        if let Some(alloc) = self.one_allocation(ctx, space, &base, exec, size * n as u32, size) {
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
                 for k in 0..n as usize {
                     let v = self.lane_value(s[k], l);
                     // SAFETY: as for loads, `one_allocation` checked bounds and alignment for every active lane.
@@ -141,7 +156,10 @@ impl<const W: usize> Warp<W> {
             return Ok(());
         }
         let local_bytes = ctx.kernel.local_bytes;
-        for l in lanes(exec) {
+        let mut m = exec;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
             for k in 0..n as usize {
                 let a = base[l].wrapping_add(k as u64 * size as u64);
                 let v = self.lane_value(s[k], l);
@@ -185,30 +203,6 @@ impl<const W: usize> Warp<W> {
             }
         }
         Ok(())
-    }
-
-    /// The lane addresses of an `n`-element vector access, shown to the observer,
-    /// and the one allocation they all fall in, if [`Self::one_allocation`] finds it.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    fn begin_vector_access<'m, O: Observer>(
-        &self,
-        ctx: &WarpCtx<'m>,
-        obs: &mut O,
-        pc: u32,
-        space: Space,
-        kind: MemAccessKind,
-        size: u32,
-        n: u8,
-        addr: &Addr,
-        exec: u64,
-    ) -> ([u64; W], Option<&'m Allocation>) {
-        let base = self.addresses(addr);
-        if O::WANTS_MEMORY {
-            obs.memory(self.index, pc, space, kind, size * n as u32, &base, exec);
-        }
-        let one = self.one_allocation(ctx, space, &base, exec, size * n as u32, size);
-        (base, one)
     }
 
     /// For a global access: the allocation holding every active lane's bytes when
