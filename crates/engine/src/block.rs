@@ -510,6 +510,26 @@ mod tests {
         LaunchConfig { block: [threads, 1, 1], ..Default::default() }
     }
 
+    /// What a test block borrows: kernel `k` of `body`, its launch shape and parameter bytes.
+    struct Fixture {
+        prog: warpsim_ir::Program,
+        cfg: LaunchConfig,
+        params: Vec<u8>,
+        template: RegisterTemplate<32>,
+    }
+
+    impl Fixture {
+        fn new(body: &str, cfg: LaunchConfig, params: u64) -> Fixture {
+            let prog = kernel(body);
+            let template = RegisterTemplate::new(prog.kernel("k").unwrap(), &[]);
+            Fixture { prog, cfg, params: params.to_le_bytes().to_vec(), template }
+        }
+
+        fn block(&self) -> Block<'_, 32> {
+            Block::new(self.prog.kernel("k").unwrap(), &self.cfg, &self.template, &self.params)
+        }
+    }
+
     #[derive(Default)]
     struct Seen {
         begins: Vec<(u64, u32)>,
@@ -533,14 +553,10 @@ mod tests {
 
     #[test]
     fn steps_one_instruction_at_a_time_and_exits() {
-        let p = kernel(STORE_TID);
-        let k = p.kernel("k").unwrap();
         let mut mem = GlobalMemory::new();
         let out = mem.alloc("out", 64 * 4, None);
-        let params = out.to_le_bytes();
-        let cfg = cfg(64);
-        let t = RegisterTemplate::<32>::new(k, &[]);
-        let mut b = Block::new(k, &cfg, &t, &params);
+        let fx = Fixture::new(STORE_TID, cfg(64), out);
+        let mut b = fx.block();
         let mut seen = Seen::default();
         b.begin(0, &mut seen);
         assert_eq!((b.warp_count(), &seen.begins[..]), (2, &[(0, 2)][..]));
@@ -570,13 +586,9 @@ mod tests {
 
     #[test]
     fn a_barrier_waits_until_every_warp_has_arrived() {
-        let p = kernel("    bar.sync 0;\n    ret;");
-        let k = p.kernel("k").unwrap();
         let mem = GlobalMemory::new();
-        let params = 0u64.to_le_bytes();
-        let cfg = cfg(64);
-        let t = RegisterTemplate::<32>::new(k, &[]);
-        let mut b = Block::new(k, &cfg, &t, &params);
+        let fx = Fixture::new("    bar.sync 0;\n    ret;", cfg(64), 0);
+        let mut b = fx.block();
         let mut seen = Seen::default();
         b.begin(3, &mut seen);
         let Step::Barrier { pc: 0, arrival } = b.step(0, &mem, &mut seen).unwrap() else { panic!("no barrier") };
@@ -595,20 +607,18 @@ mod tests {
 
     #[test]
     fn an_exit_completes_a_barrier_the_exited_warp_never_reaches() {
-        let p = kernel(
+        let mem = GlobalMemory::new();
+        let fx = Fixture::new(
             "    mov.u32 %r1, %tid.x;
     setp.ge.u32 %p1, %r1, 32;
     @%p1 bra DONE;
     bar.sync 0;
 DONE:
     ret;",
+            cfg(64),
+            0,
         );
-        let k = p.kernel("k").unwrap();
-        let mem = GlobalMemory::new();
-        let params = 0u64.to_le_bytes();
-        let cfg = cfg(64);
-        let t = RegisterTemplate::<32>::new(k, &[]);
-        let mut b = Block::new(k, &cfg, &t, &params);
+        let mut b = fx.block();
         let mut seen = Seen::default();
         b.begin(0, &mut seen);
         let a = loop {
@@ -625,13 +635,9 @@ DONE:
 
     #[test]
     fn a_barrier_no_one_else_reaches_is_a_deadlock() {
-        let p = kernel("    bar.sync 0, 64;\n    ret;");
-        let k = p.kernel("k").unwrap();
         let mem = GlobalMemory::new();
-        let params = 0u64.to_le_bytes();
-        let cfg = cfg(32);
-        let t = RegisterTemplate::<32>::new(k, &[]);
-        let mut b = Block::new(k, &cfg, &t, &params);
+        let fx = Fixture::new("    bar.sync 0, 64;\n    ret;", cfg(32), 0);
+        let mut b = fx.block();
         b.begin(0, &mut NoObserver);
         let Step::Barrier { arrival, .. } = b.step(0, &mem, &mut NoObserver).unwrap() else { panic!("no barrier") };
         b.arrive(0, arrival, &mut NoObserver);
@@ -642,36 +648,30 @@ DONE:
 
     #[test]
     fn a_fault_names_its_block_and_thread() {
-        let p = kernel(STORE_TID);
-        let k = p.kernel("k").unwrap();
         let mem = GlobalMemory::new();
-        let params = 16u64.to_le_bytes(); // no buffer there
-        let cfg = LaunchConfig { grid: [4, 1, 1], ..cfg(32) };
-        let t = RegisterTemplate::<32>::new(k, &[]);
-        let mut b = Block::new(k, &cfg, &t, &params);
+        let fx = Fixture::new(STORE_TID, LaunchConfig { grid: [4, 1, 1], ..cfg(32) }, 16); // no buffer there
+        let mut b = fx.block();
         b.begin(2, &mut NoObserver);
         let f = b.run_warp(0, 100, &mem, &mut NoObserver).unwrap_err();
         assert!(matches!(f.kind, FaultKind::OutOfBounds { .. }), "{f}");
         assert_eq!((f.block, f.thread, f.warp), ([2, 0, 0], Some([0, 0, 0]), 0));
         // The faulting store ticked the clock too.
-        assert_eq!(b.clock(), 5 + (2 / cfg.num_sms as u64) * 1_000_000);
+        assert_eq!(b.clock(), 5 + (2 / fx.cfg.num_sms as u64) * 1_000_000);
     }
 
     #[test]
     fn set_clock_is_what_clock64_reads() {
-        let p = kernel(
+        let mut mem = GlobalMemory::new();
+        let out = mem.alloc("out", 8, None);
+        let fx = Fixture::new(
             "    ld.param.u64 %rd1, [out];
     mov.u64 %rd2, %clock64;
     st.global.u64 [%rd1], %rd2;
     ret;",
+            cfg(1),
+            out,
         );
-        let k = p.kernel("k").unwrap();
-        let mut mem = GlobalMemory::new();
-        let out = mem.alloc("out", 8, None);
-        let params = out.to_le_bytes();
-        let cfg = cfg(1);
-        let t = RegisterTemplate::<32>::new(k, &[]);
-        let mut b = Block::new(k, &cfg, &t, &params);
+        let mut b = fx.block();
         b.begin(0, &mut NoObserver);
         b.set_clock(1000);
         assert_eq!(b.run_warp(0, 10, &mem, &mut NoObserver).unwrap(), Stop::Exited);

@@ -30,11 +30,7 @@ impl FaultSpace {
     }
 }
 
-impl fmt::Display for FaultSpace {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+display_as_name!(FaultSpace);
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum FaultKind {

@@ -337,3 +337,6 @@ fn run_block<'a, const W: usize, O: Observer, S: SchedulePolicy + Clone>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,6 +5,17 @@
 //! [`block::Block`] owns a block's execution; the functional launcher and
 //! the timing model both drive it through its stepping API.
 
+/// `Display` for a field-less enum whose `name()` is its text.
+macro_rules! display_as_name {
+    ($t:ty) => {
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
+}
+
 pub mod block;
 pub mod exec;
 pub mod fault;

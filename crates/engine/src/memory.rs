@@ -168,8 +168,9 @@ impl GlobalMemory {
         (addr - a.base < a.size).then_some(a)
     }
 
+    /// The allocation holding the naturally aligned `size` bytes at `addr`, and their offset in it.
     #[inline]
-    fn locate(&self, addr: u64, size: u32) -> Result<*const u8, MemFault> {
+    fn checked(&self, addr: u64, size: u32) -> Result<(&Allocation, u64), MemFault> {
         if addr & (size as u64 - 1) != 0 {
             return Err(MemFault::Misaligned { addr, size });
         }
@@ -178,6 +179,12 @@ impl GlobalMemory {
         if off + size as u64 > a.size {
             return Err(MemFault::OutOfBounds { addr, size });
         }
+        Ok((a, off))
+    }
+
+    #[inline]
+    fn locate(&self, addr: u64, size: u32) -> Result<*const u8, MemFault> {
+        let (a, off) = self.checked(addr, size)?;
         let page = a.page((off >> PAGE_SHIFT) as usize);
         let in_page = (off & (PAGE_SIZE - 1)) as usize;
         // SAFETY: in_page + size <= PAGE_SIZE because the access is naturally aligned
@@ -189,16 +196,9 @@ impl GlobalMemory {
     /// stored to is not materialised: the bytes come from the filler.
     #[inline]
     pub fn load(&self, addr: u64, size: u32) -> Result<u64, MemFault> {
-        if addr & (size as u64 - 1) != 0 {
-            return Err(MemFault::Misaligned { addr, size });
-        }
-        let a = self.find(addr).ok_or(MemFault::OutOfBounds { addr, size })?;
-        let off = addr - a.base;
-        if off + size as u64 > a.size {
-            return Err(MemFault::OutOfBounds { addr, size });
-        }
+        let (a, off) = self.checked(addr, size)?;
         // SAFETY: `addr` (so `off`, as `a.base` is page-aligned) is a multiple of `size` and
-        // `off + size <= a.size`, both checked above.
+        // `off + size <= a.size`, both checked by `checked`.
         Ok(unsafe { a.load_at(off, size) })
     }
 

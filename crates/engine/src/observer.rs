@@ -2,7 +2,6 @@
 //! the observer, so with [`NoObserver`] every hook compiles away: metrics,
 //! the timing model and the sanitizer cost nothing when they are off.
 
-use std::fmt;
 use warpsim_ir::Space;
 
 /// What a memory instruction did, per lane.
@@ -24,11 +23,7 @@ impl MemAccessKind {
     }
 }
 
-impl fmt::Display for MemAccessKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+display_as_name!(MemAccessKind);
 
 /// Watches a launch. Every hook has an empty default; the lane-group order
 /// (independent thread scheduling) is not an observer's business but a

@@ -142,6 +142,13 @@ impl Totals {
         }
     }
 
+    /// The warp-level instructions that ran, as `3 atomics, 1 barriers`; `None` if none did.
+    pub fn warp_level(&self) -> Option<String> {
+        let counts = [("atomics", self.atomics), ("barriers", self.barriers), ("shuffles", self.shuffles), ("votes", self.votes)];
+        let extras: Vec<String> = counts.iter().filter(|(_, n)| *n > 0).map(|(k, n)| format!("{n} {k}")).collect();
+        (!extras.is_empty()).then(|| extras.join(", "))
+    }
+
     pub fn threads_per_inst(&self) -> f64 {
         ratio(self.thread_insts, self.warp_insts)
     }
@@ -366,13 +373,8 @@ impl LaunchMetrics {
                 t.local_ld_sectors + t.local_st_sectors
             );
         }
-        let extras: Vec<String> = [("atomics", t.atomics), ("barriers", t.barriers), ("shuffles", t.shuffles), ("votes", t.votes)]
-            .iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(k, n)| format!("{n} {k}"))
-            .collect();
-        if !extras.is_empty() {
-            s += &format!("  warp-level                     {}\n", extras.join(", "));
+        if let Some(w) = t.warp_level() {
+            s += &format!("  warp-level                     {w}\n");
         }
         s
     }

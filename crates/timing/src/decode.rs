@@ -171,16 +171,6 @@ pub struct Region {
 /// Most instructions in one region.
 pub const MAX_REGION: usize = 256;
 
-fn r32(s: u32) -> RegRef {
-    RegRef::r32(s)
-}
-fn r64(s: u32) -> RegRef {
-    RegRef::r64(s)
-}
-fn pr(s: u32) -> RegRef {
-    RegRef::pred(s)
-}
-
 /// Special registers the hardware reads from the constant bank (operands, no instruction).
 fn special_is_constant(s: Special) -> bool {
     matches!(
@@ -208,13 +198,13 @@ pub fn decode(k: &Kernel, gpu: &TimingGpu, _ptx_source: Option<&str>) -> Decoded
     let regs = RegIds { n32: k.n32, n64: k.n64, npred: k.npred };
     let mut constant: Vec<bool> = vec![false; regs.total()];
     for &(s, _) in &k.const32 {
-        constant[regs.id(r32(s)) as usize] = true;
+        constant[regs.id(RegRef::r32(s)) as usize] = true;
     }
     for &(s, _) in &k.const64 {
-        constant[regs.id(r64(s)) as usize] = true;
+        constant[regs.id(RegRef::r64(s)) as usize] = true;
     }
     for &(s, _) in &k.symbol_addrs {
-        constant[regs.id(r64(s)) as usize] = true;
+        constant[regs.id(RegRef::r64(s)) as usize] = true;
     }
     let specials: HashMap<RegRef, Special> = k.specials.iter().copied().collect();
     for (r, _) in &k.specials {
@@ -304,7 +294,7 @@ pub fn decode(k: &Kernel, gpu: &TimingGpu, _ptx_source: Option<&str>) -> Decoded
             }
         });
         if let Some(g) = inst.guard {
-            let id = regs.id(pr(g.pred));
+            let id = regs.id(RegRef::pred(g.pred));
             if !srcs.contains(&id) {
                 srcs.push(id);
             }
@@ -521,8 +511,8 @@ fn fold_address_offsets(k: &Kernel, insts: &mut [TInst], regs: &RegIds, constant
             continue;
         }
         let (a, b) = match &k.code[pc].op {
-            Op::Bin32 { f: Bin32::Add, a, b, .. } => (r32(*a), r32(*b)),
-            Op::Bin64 { f: Bin64::Add, a, b, .. } => (r64(*a), r64(*b)),
+            Op::Bin32 { f: Bin32::Add, a, b, .. } => (RegRef::r32(*a), RegRef::r32(*b)),
+            Op::Bin64 { f: Bin64::Add, a, b, .. } => (RegRef::r64(*a), RegRef::r64(*b)),
             Op::Int { op: IntOp::Add, s, .. } => (s[0], s[1]),
             _ => continue,
         };

@@ -128,6 +128,26 @@ fn max_f32(a: u32, b: u32) -> u32 {
     }
 }
 
+/// `zip_lanes` of `$lane` over `$x` and `$y`: one loop per listed variant of
+/// `$op`, each with the operation a constant, so each is specialised.
+macro_rules! each_op {
+    ($f:expr, $op:ident, $lane:ident, $x:expr, $y:expr; $($v:ident),*) => {
+        match $f {
+            $($op::$v => zip_lanes($x, $y, |p, q| $lane($op::$v, p, q)),)*
+        }
+    };
+}
+
+/// `f` of each lane's pair; inlined per caller, so each operation gets its own loop.
+#[inline(always)]
+fn zip_lanes<T: Copy + Default, const W: usize>(x: &[T; W], y: &[T; W], f: impl Fn(T, T) -> T) -> [T; W] {
+    let mut o = [T::default(); W];
+    for l in 0..W {
+        o[l] = f(x[l], y[l]);
+    }
+    o
+}
+
 #[inline(always)]
 fn fma_lanes<const W: usize>(a: &[u32; W], b: &[u32; W], c: &[u32; W], out: &mut [u32; W]) {
     for l in 0..W {
@@ -190,25 +210,8 @@ impl<const W: usize> Warp<W> {
     pub(super) fn bin32(&mut self, f: Bin32, d: u32, a: u32, b: u32, exec: u64) {
         let x = *col32::<W>(&self.r32, a);
         let y = *col32::<W>(&self.r32, b);
-        let mut o = [0u32; W];
-        macro_rules! lanes {
-            (|$p:ident, $q:ident| $e:expr) => {
-                for l in 0..W {
-                    let $p = x[l];
-                    let $q = y[l];
-                    o[l] = $e;
-                }
-            };
-        }
-        // One loop per operation, each with the operation a constant.
-        macro_rules! each {
-            ($($v:ident),*) => {
-                match f {
-                    $(Bin32::$v => lanes!(|p, q| bin32_lane(Bin32::$v, p, q)),)*
-                }
-            };
-        }
-        each!(Add, Sub, MulLo, And, Or, Xor, Shl, ShrU, ShrS, MinS, MinU, MaxS, MaxU, AddF, SubF, MulF, MinF, MaxF);
+        let o = each_op!(f, Bin32, bin32_lane, &x, &y;
+            Add, Sub, MulLo, And, Or, Xor, Shl, ShrU, ShrS, MinS, MinU, MaxS, MaxU, AddF, SubF, MulF, MinF, MaxF);
         write32::<W>(&mut self.r32, d, &o, exec);
     }
 
@@ -216,24 +219,7 @@ impl<const W: usize> Warp<W> {
     pub(super) fn bin64(&mut self, f: Bin64, d: u32, a: u32, b: u32, exec: u64) {
         let x = *col64::<W>(&self.r64, a);
         let y = *col64::<W>(&self.r64, b);
-        let mut o = [0u64; W];
-        macro_rules! lanes {
-            (|$p:ident, $q:ident| $e:expr) => {
-                for l in 0..W {
-                    let $p = x[l];
-                    let $q = y[l];
-                    o[l] = $e;
-                }
-            };
-        }
-        macro_rules! each {
-            ($($v:ident),*) => {
-                match f {
-                    $(Bin64::$v => lanes!(|p, q| bin64_lane(Bin64::$v, p, q)),)*
-                }
-            };
-        }
-        each!(Add, Sub, MulLo, And, Or, Xor, AddF, SubF, MulF);
+        let o = each_op!(f, Bin64, bin64_lane, &x, &y; Add, Sub, MulLo, And, Or, Xor, AddF, SubF, MulF);
         write64::<W>(&mut self.r64, d, &o, exec);
     }
 

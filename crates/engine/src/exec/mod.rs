@@ -33,7 +33,7 @@ pub use memory::atom_apply;
 pub use mma::MbarrierError;
 
 #[cfg(test)]
-mod testkit;
+pub(crate) mod testkit;
 
 /// One SIMT stack entry.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -148,31 +148,49 @@ fn col64<const W: usize>(r: &[u64], s: u32) -> &[u64; W] {
     r[s as usize * W..][..W].try_into().unwrap()
 }
 
+/// A register word: `u32` or `u64`, blended lane by lane under a mask.
+trait Word: Copy + std::ops::BitAnd<Output = Self> + std::ops::BitOr<Output = Self> + std::ops::Not<Output = Self> {
+    /// All ones when bit 0 of `bit` is set, else zero.
+    fn ones_if(bit: u64) -> Self;
+}
+
+impl Word for u32 {
+    #[inline(always)]
+    fn ones_if(bit: u64) -> u32 {
+        (bit & 1).wrapping_neg() as u32
+    }
+}
+
+impl Word for u64 {
+    #[inline(always)]
+    fn ones_if(bit: u64) -> u64 {
+        (bit & 1).wrapping_neg()
+    }
+}
+
+/// Writes `out` to the lanes of column `d` set in `mask`.
 #[inline(always)]
-fn write32<const W: usize>(r: &mut [u32], d: u32, out: &[u32; W], mask: u64) {
-    let dst: &mut [u32; W] = (&mut r[d as usize * W..][..W]).try_into().unwrap();
+fn write_col<T: Word, const W: usize>(r: &mut [T], d: u32, out: &[T; W], mask: u64) {
+    let dst: &mut [T; W] = (&mut r[d as usize * W..][..W]).try_into().unwrap();
     if mask == full_mask::<W>() {
         *dst = *out;
     } else {
         // Branch-free blend, which vectorises (a conditional store would not).
         for l in 0..W {
-            let m = ((mask >> l) & 1).wrapping_neg() as u32;
+            let m = T::ones_if(mask >> l);
             dst[l] = (out[l] & m) | (dst[l] & !m);
         }
     }
 }
 
 #[inline(always)]
+fn write32<const W: usize>(r: &mut [u32], d: u32, out: &[u32; W], mask: u64) {
+    write_col(r, d, out, mask)
+}
+
+#[inline(always)]
 fn write64<const W: usize>(r: &mut [u64], d: u32, out: &[u64; W], mask: u64) {
-    let dst: &mut [u64; W] = (&mut r[d as usize * W..][..W]).try_into().unwrap();
-    if mask == full_mask::<W>() {
-        *dst = *out;
-    } else {
-        for l in 0..W {
-            let m = ((mask >> l) & 1).wrapping_neg();
-            dst[l] = (out[l] & m) | (dst[l] & !m);
-        }
-    }
+    write_col(r, d, out, mask)
 }
 
 #[inline(always)]

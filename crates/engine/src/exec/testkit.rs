@@ -109,7 +109,12 @@ impl Run {
 /// `i` is parameter `p{i}`), `init` written into buffer 0.
 pub fn run(body: &str, threads: u32, bufs: &[u64], init: &[u32]) -> Run {
     let params = (0..bufs.len()).map(|i| format!(".param .u64 p{i}")).collect::<Vec<_>>().join(", ");
-    let prog = warpsim_ir::compile_kernel("t.ptx", &kernel_src(&params, body), "k").unwrap_or_else(|e| panic!("{e}"));
+    run_src(&kernel_src(&params, body), threads, bufs, init)
+}
+
+/// [`run`] of a whole module `src` whose kernel `k` takes one `.u64` buffer address per entry of `bufs`.
+pub fn run_src(src: &str, threads: u32, bufs: &[u64], init: &[u32]) -> Run {
+    let prog = warpsim_ir::compile_kernel("t.ptx", src, "k").unwrap_or_else(|e| panic!("{e}"));
     let k = prog.kernel("k").unwrap();
     let mut mem = GlobalMemory::new();
     let globals = alloc_module_globals(&prog, &mut mem);

@@ -7,7 +7,7 @@
 
 use super::sched::NONE16;
 use super::{Gpu, Sm};
-use crate::decode::{Class, Sb, PIPE_NONE};
+use crate::decode::{Class, Sb, TInst, PIPE_NONE};
 use crate::preset::TimingGpu;
 use crate::report::{Reason, Span, NREASONS};
 use warpsim_engine::block::{Stop, WarpState};
@@ -130,6 +130,18 @@ impl WarpT {
             caps: Vec::new(),
             branch: (0, 0),
         }
+    }
+
+    /// Moves past `ti` (issued or folded): its results are ready at `at`, from a `kind` unit.
+    fn advance(&mut self, ti: &TInst, at: u64, kind: Sb) {
+        for &d in &ti.dsts {
+            self.ready[d as usize] = at;
+            self.kind[d as usize] = kind;
+        }
+        if ti.back_edge {
+            self.loop_iter = self.loop_iter.wrapping_add(1);
+        }
+        self.pos += 1;
     }
 
     /// Starts warp `widx` of the block in slot `block` on sub-partition `smsp` at `at`, in region `region`.
@@ -351,17 +363,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             }
             Class::Barrier | Class::Exit | Class::Free => {}
         }
-        {
-            let w = &mut self.warps[wsu];
-            for &d in &ti.dsts {
-                w.ready[d as usize] = done;
-                w.kind[d as usize] = sb;
-            }
-            if ti.back_edge {
-                w.loop_iter = w.loop_iter.wrapping_add(1);
-            }
-            w.pos += 1;
-        }
+        self.warps[wsu].advance(ti, done, sb);
         // A barrier or exit the engine reported takes effect when it issues.
         let last = self.warps[wsu].pos >= dec.regions[self.warps[wsu].region as usize].len;
         match (class, self.warps[wsu].stop) {
@@ -547,28 +549,15 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             // Folded: no issue slot, results ready with the sources.
             let mut at = 0u64;
             let mut kind = Sb::Fixed;
-            if let Some(src_pc) = ti.alias_of {
-                for &r in &dec.insts[src_pc as usize].dsts {
-                    if w.ready[r as usize] > at {
-                        at = w.ready[r as usize];
-                        kind = w.kind[r as usize];
-                    }
-                }
-            }
-            for &r in &ti.srcs {
+            // A folded load's results are also those of the load it repeats.
+            let alias = ti.alias_of.map_or(&[][..], |src_pc| &dec.insts[src_pc as usize].dsts[..]);
+            for &r in alias.iter().chain(&ti.srcs) {
                 if w.ready[r as usize] > at {
                     at = w.ready[r as usize];
                     kind = w.kind[r as usize];
                 }
             }
-            for &d in &ti.dsts {
-                w.ready[d as usize] = at;
-                w.kind[d as usize] = kind;
-            }
-            if ti.back_edge {
-                w.loop_iter = w.loop_iter.wrapping_add(1);
-            }
-            w.pos += 1;
+            w.advance(ti, at, kind);
         }
     }
 

@@ -72,66 +72,46 @@ impl<const W: usize> Warp<W> {
         m
     }
 
-    pub(super) fn wmma_load<O: Observer>(
+    /// `wmma.load` (`kind` Load) or `wmma.store` (Store) of fragment `frag` in
+    /// `regs`: both walk its elements slot by slot, one memory access per lane.
+    pub(super) fn wmma_access<O: Observer>(
         &mut self,
         ctx: &mut WarpCtx<'_>,
         obs: &mut O,
         pc: u32,
         exec: u64,
+        kind: MemAccessKind,
         frag: Frag,
         col_major: bool,
         space: Space,
         addr: &Addr,
         stride: Option<RegRef>,
-        d: &[RegRef],
+        regs: &[RegRef],
     ) -> Result<(), WarpFault> {
         let (base, ld) = self.wmma_base(frag, col_major, addr, stride, exec);
         let bytes = frag.ty.bytes();
-        let mut vals = vec![0u64; 32 * frag.slots() as usize];
+        let n = frag.slots() as usize;
+        let load = kind == MemAccessKind::Load;
+        let mut vals = if load { vec![0u64; 32 * n] } else { Vec::new() };
         for slot in 0..frag.slots() {
             let mut addrs = [0u64; W];
             for lane in 0..32 {
                 let (r, c) = frag.pos(lane as u32, slot);
                 let off = if col_major { c as u64 * ld + r as u64 } else { r as u64 * ld + c as u64 };
                 addrs[lane] = base.wrapping_add(off * bytes as u64);
-                vals[lane * frag.slots() as usize + slot as usize] = self.mem_read(ctx, pc, space, addrs[lane], bytes, lane)?;
+                if load {
+                    vals[lane * n + slot as usize] = self.mem_read(ctx, pc, space, addrs[lane], bytes, lane)?;
+                } else {
+                    let v = self.frag_elem(regs, frag.ty, lane, slot);
+                    self.mem_write(ctx, pc, space, addrs[lane], bytes, v, lane)?;
+                }
             }
             if O::WANTS_MEMORY {
-                obs.memory(self.index, pc, space, MemAccessKind::Load, bytes, &addrs, exec);
+                obs.memory(self.index, pc, space, kind, bytes, &addrs, exec);
             }
         }
-        let n = frag.slots() as usize;
-        self.write_frag(d, frag.ty, frag.slots(), 32, |lane, slot| vals[lane * n + slot as usize]);
-        Ok(())
-    }
-
-    pub(super) fn wmma_store<O: Observer>(
-        &mut self,
-        ctx: &mut WarpCtx<'_>,
-        obs: &mut O,
-        pc: u32,
-        exec: u64,
-        frag: Frag,
-        col_major: bool,
-        space: Space,
-        addr: &Addr,
-        stride: Option<RegRef>,
-        s: &[RegRef],
-    ) -> Result<(), WarpFault> {
-        let (base, ld) = self.wmma_base(frag, col_major, addr, stride, exec);
-        let bytes = frag.ty.bytes();
-        for slot in 0..frag.slots() {
-            let mut addrs = [0u64; W];
-            for lane in 0..32 {
-                let (r, c) = frag.pos(lane as u32, slot);
-                let off = if col_major { c as u64 * ld + r as u64 } else { r as u64 * ld + c as u64 };
-                addrs[lane] = base.wrapping_add(off * bytes as u64);
-                let v = self.frag_elem(s, frag.ty, lane, slot);
-                self.mem_write(ctx, pc, space, addrs[lane], bytes, v, lane)?;
-            }
-            if O::WANTS_MEMORY {
-                obs.memory(self.index, pc, space, MemAccessKind::Store, bytes, &addrs, exec);
-            }
+        if load {
+            self.write_frag(regs, frag.ty, frag.slots(), 32, |lane, slot| vals[lane * n + slot as usize]);
         }
         Ok(())
     }

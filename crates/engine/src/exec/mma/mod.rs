@@ -48,6 +48,7 @@
 #![allow(clippy::too_many_arguments)]
 
 use super::*;
+use crate::observer::MemAccessKind;
 use warpsim_ir::mma::*;
 
 mod copy;
@@ -79,11 +80,11 @@ impl<const W: usize> Warp<W> {
             }
             MmaOp::WmmaLoad { frag, col_major, space, addr, stride, d } => {
                 self.need_full_warp(pc, exec, "wmma.load")?;
-                self.wmma_load(ctx, obs, pc, exec, *frag, *col_major, *space, addr, *stride, d)?;
+                self.wmma_access(ctx, obs, pc, exec, MemAccessKind::Load, *frag, *col_major, *space, addr, *stride, d)?;
             }
             MmaOp::WmmaStore { frag, col_major, space, addr, stride, s } => {
                 self.need_full_warp(pc, exec, "wmma.store")?;
-                self.wmma_store(ctx, obs, pc, exec, *frag, *col_major, *space, addr, *stride, s)?;
+                self.wmma_access(ctx, obs, pc, exec, MemAccessKind::Store, *frag, *col_major, *space, addr, *stride, s)?;
             }
             MmaOp::LdMatrix { num, trans, space, addr, d } => {
                 self.need_full_warp(pc, exec, "ldmatrix")?;

@@ -1,41 +1,9 @@
-//! Small hand-written PTX kernels exercising the SIMT engine: warps, partial
-//! warps, divergence and reconvergence, barriers, shuffles, faults.
+//! Small hand-written PTX kernels run through whole launches: warps and
+//! partial warps, divergence and reconvergence, barriers, faults, budgets.
 
-use std::collections::HashMap;
-use warpsim_engine::{launch, FaultKind, GlobalMemory, LaunchConfig, LaunchError};
-
-struct Run {
-    mem: GlobalMemory,
-    bufs: Vec<u64>,
-    result: Result<warpsim_engine::LaunchStats, LaunchError>,
-}
-
-fn run(src: &str, kernel: &str, grid: u32, block: u32, buf_bytes: &[u64], scalars: &[u32]) -> Run {
-    let prog = warpsim_ir::compile_kernel("test.ptx", src, kernel).unwrap_or_else(|e| panic!("{e}"));
-    let k = prog.kernel(kernel).unwrap();
-    let mut mem = GlobalMemory::new();
-    let globals = warpsim_engine::alloc_module_globals(&prog, &mut mem);
-    let mut params = Vec::new();
-    let mut bufs = Vec::new();
-    for (i, &n) in buf_bytes.iter().enumerate() {
-        let a = mem.alloc(&format!("b{i}"), n, None);
-        bufs.push(a);
-        params.extend_from_slice(&a.to_le_bytes());
-    }
-    for s in scalars {
-        params.extend_from_slice(&s.to_le_bytes());
-    }
-    let cfg = LaunchConfig { grid: [grid, 1, 1], block: [block, 1, 1], ..Default::default() };
-    let result = launch(&prog, k, &mem, &globals, &params, &cfg);
-    let _ = HashMap::<u8, u8>::new();
-    Run { mem, bufs, result }
-}
-
-fn read_u32(r: &Run, buf: usize, n: usize) -> Vec<u32> {
-    let mut b = vec![0u8; n * 4];
-    r.mem.read(r.bufs[buf], &mut b).unwrap();
-    b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
-}
+use super::*;
+use crate::exec::testkit::run_src;
+use crate::fault::FaultKind;
 
 const HEADER: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
 
@@ -63,9 +31,9 @@ JOIN:
     ret;
 }}"
     );
-    let r = run(&src, "k", 1, 40, &[160], &[]);
+    let r = run_src(&src, 40, &[160], &[]);
     let stats = r.result.as_ref().unwrap();
-    let out = read_u32(&r, 0, 40);
+    let out = r.u32s(0, 40);
     for t in 0..40u32 {
         let want = if t % 2 == 1 { t * 3 + 1 } else { t + 101 };
         assert_eq!(out[t as usize], want, "thread {t}");
@@ -99,9 +67,9 @@ fn barrier_and_shared_memory_reverse() {
     ret;
 }}"
     );
-    let r = run(&src, "k", 1, 64, &[256], &[]);
+    let r = run_src(&src, 64, &[256], &[]);
     r.result.as_ref().unwrap();
-    let out = read_u32(&r, 0, 64);
+    let out = r.u32s(0, 64);
     for (t, &v) in out.iter().enumerate() {
         assert_eq!(v, 63 - t as u32);
     }
@@ -122,7 +90,7 @@ fn one_past_the_end_store_faults_with_its_place() {
     ret;
 }}"
     );
-    let r = run(&src, "k", 1, 32, &[128], &[]);
+    let r = run_src(&src, 32, &[128], &[]);
     let Err(LaunchError::Fault(f)) = r.result else { panic!("expected a fault") };
     assert!(matches!(f.kind, FaultKind::OutOfBounds { size: 4, .. }), "{f}");
     assert_eq!(f.thread, Some([31, 0, 0]));
