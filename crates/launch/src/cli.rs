@@ -39,6 +39,9 @@ pub fn parse_param_arg(s: &str) -> Result<ParamSpec, LaunchError> {
         if name.is_empty() {
             return Err(err("empty buffer name".into()));
         }
+        if let Some(why) = crate::manifest::bad_buffer_name(name) {
+            return Err(err(format!("buffer name {name:?}: {why}")));
+        }
         let dtype = Dtype::parse(dts).ok_or_else(|| err(format!("unknown dtype {dts:?}")))?;
         let count = parse_count(count_str).map_err(|e| err(e.to_string()))?;
         match count.checked_mul(dtype.size_bytes() as u64) {
@@ -123,6 +126,15 @@ mod tests {
             let e = parse_param_arg(bad).unwrap_err();
             assert!(matches!(e, LaunchError::ParamArg { .. }), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn buffer_names_are_plain_file_names() {
+        for bad in ["../../evil:u32[256]=zeros:out", "a/b:u32[4]=zeros", "a\\b:u32[4]=zeros", "..:u32[4]=zeros"] {
+            let e = parse_param_arg(bad).unwrap_err().to_string();
+            assert!(e.contains("used as a file name"), "{bad}: {e}");
+        }
+        assert_eq!(buf("out.v2:u32[4]=zeros").name, "out.v2");
     }
 
     #[test]
