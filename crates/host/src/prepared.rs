@@ -38,8 +38,24 @@ pub fn prepare(kernel: &Kernel, params: &[ParamSpec]) -> Result<Prepared, HostEr
     let mut buffers = Vec::new();
     for (i, spec) in params.iter().enumerate() {
         match spec {
-            ParamSpec::Scalar(s) => args.set_scalar(i, &s.to_le_bytes())?,
+            ParamSpec::Scalar(s) => {
+                let p = &k.params[i];
+                let bytes = crate::params::scalar_bytes(p.ty, p.size, s).map_err(|why| HostError::ParamType {
+                    index: i,
+                    name: p.name.clone(),
+                    param: p.ty.name(),
+                    given: s.ty.name(),
+                    why,
+                })?;
+                args.set_scalar(i, &bytes)?
+            }
             ParamSpec::Buffer(b) => {
+                if let Some(why) = warpsim_launch::bad_buffer_name(&b.name) {
+                    return Err(HostError::BufferName { name: b.name.clone(), why });
+                }
+                if let Some(first) = params[..i].iter().position(|p| matches!(p, ParamSpec::Buffer(o) if o.name == b.name)) {
+                    return Err(HostError::DuplicateBuffer { name: b.name.clone(), first, second: i });
+                }
                 if k.params[i].size != 8 {
                     return Err(HostError::NotAnAddress { index: i, name: k.params[i].name.clone(), size: k.params[i].size });
                 }
@@ -85,5 +101,24 @@ impl Prepared {
             written.push(path);
         }
         Ok(written)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Module;
+    use warpsim_launch::parse_param_arg;
+
+    const PTX: &str = ".version 7.0\n.target sm_80\n.address_size 64\n\
+        .visible .entry k(.param .u64 a, .param .u64 b)\n{\nret;\n}\n";
+
+    #[test]
+    fn two_buffers_may_not_share_a_name() {
+        let k = Module::from_ptx("t.ptx", PTX).kernel("k").unwrap();
+        let p = |s: &str| parse_param_arg(s).unwrap();
+        let e = prepare(&k, &[p("out:u32[4]=zeros:out"), p("out:u32[4]=zeros:out")]).err().unwrap();
+        assert!(matches!(e, HostError::DuplicateBuffer { first: 0, second: 1, .. }), "{e}");
+        assert!(prepare(&k, &[p("x:u32[4]=zeros:out"), p("y:u32[4]=zeros:out")]).is_ok());
     }
 }
