@@ -84,6 +84,10 @@ struct EngineArgs {
     /// Skip the warp-level metrics (sectors, wavefronts, divergence) for speed.
     #[arg(long)]
     no_metrics: bool,
+    /// The kernel opted in to more than the default 48 KB of shared memory per
+    /// block (cudaFuncAttributeMaxDynamicSharedMemorySize), up to the GPU's maximum.
+    #[arg(long)]
+    opt_in: bool,
     #[command(flatten)]
     checking: warpsim::checking::CheckArgs,
     #[command(flatten)]
@@ -97,6 +101,7 @@ impl EngineArgs {
             serial: self.serial,
             max_warp_instructions_per_block: self.max_instructions,
             metrics: !self.no_metrics,
+            shared_opt_in: self.opt_in,
             ..Default::default()
         };
         self.checking.apply(&mut o);

@@ -49,6 +49,9 @@ pub enum HostError {
     /// The GPU preset for timing mode could not be loaded.
     #[error(transparent)]
     Preset(Box<warpsim_gpu::PresetError>),
+    /// The GPU's driver would refuse the launch (before any block runs).
+    #[error("launch refused, as the driver would: {0}")]
+    Refused(Box<warpsim_gpu::LaunchRefused>),
     /// The engine refused the launch or the kernel faulted.
     #[error(transparent)]
     Engine(#[from] warpsim_engine::LaunchError),
