@@ -39,7 +39,10 @@ pub use diag::{render, DiagKind, Diagnostic, Site};
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use warpsim_engine::{launch_observed_partial, FaultKind, GlobalMemory, KernelFault, LaunchConfig, LaunchError, LaunchStats};
+use warpsim_engine::fault::FaultSpace;
+use warpsim_engine::{
+    launch_observed_partial, FaultKind, GlobalMemory, KernelFault, LaunchConfig, LaunchError, LaunchStats, MemAccessKind,
+};
 use warpsim_ir::{Kernel, Program};
 
 /// What a checked launch gave: the launch's result (a fault stops it) and
@@ -60,28 +63,45 @@ pub fn check_launch(
     opts: &CheckOptions,
 ) -> CheckReport {
     let cfg = LaunchConfig { serial: true, ..cfg.clone() };
-    let plan = Arc::new(plan::Plan::new(program, kernel, &cfg, mem));
-    let (result, checker) = launch_observed_partial(
-        program,
-        kernel,
-        mem,
-        globals,
-        params,
-        &cfg,
-        &|| Checker::new(plan.clone(), *opts),
-        &|a: &mut Checker, b| a.merge(b),
-    );
-    let mut diagnostics = checker.finish();
-    if let Err(LaunchError::Fault(f)) = &result {
-        if let Some(d) = from_fault(f, &plan) {
-            diagnostics.push(d);
-        }
-    }
+    let session = CheckSession::new(program, kernel, &cfg, mem, *opts);
+    let (result, checker) =
+        launch_observed_partial(program, kernel, mem, globals, params, &cfg, &|| session.checker(), &|a: &mut Checker, b| a.merge(b));
+    let diagnostics = session.finish(checker, result.as_ref().err());
     CheckReport { result, diagnostics }
 }
 
-/// The diagnostic for a fault that is one of the checked bugs (out of
-/// bounds, misaligned, deadlock); `None` for others (trap, runaway loop).
+/// The checkers of one launch, for a caller that runs the launch itself
+/// (with other observers beside them, or on the timing model): make a
+/// [`Checker`] per block (or block slot) with [`CheckSession::checker`],
+/// fold them with [`Checker::merge`], then [`CheckSession::finish`].
+/// Races between blocks are found only among the blocks one checker sees,
+/// so the functional engine runs checked launches serially.
+pub struct CheckSession {
+    plan: Arc<plan::Plan>,
+    opts: CheckOptions,
+}
+
+impl CheckSession {
+    pub fn new(program: &Program, kernel: &Kernel, cfg: &LaunchConfig, mem: &GlobalMemory, opts: CheckOptions) -> CheckSession {
+        CheckSession { plan: Arc::new(plan::Plan::new(program, kernel, cfg, mem)), opts }
+    }
+
+    pub fn checker(&self) -> Checker {
+        Checker::new(self.plan.clone(), self.opts)
+    }
+
+    /// The diagnostics, with the launch's fault (if it ended in one) as the last.
+    pub fn finish(&self, checker: Checker, error: Option<&LaunchError>) -> Vec<Diagnostic> {
+        let mut diagnostics = checker.finish();
+        if let Some(LaunchError::Fault(f)) = error {
+            if let Some(d) = from_fault(f, &self.plan) {
+                diagnostics.push(d);
+            }
+        }
+        diagnostics
+    }
+}
+
 pub fn from_fault(f: &KernelFault, plan: &plan::Plan) -> Option<Diagnostic> {
     let place = plan.place(f.pc);
     let site = Site {
@@ -97,39 +117,39 @@ pub fn from_fault(f: &KernelFault, plan: &plan::Plan) -> Option<Diagnostic> {
     let (kind, message, space, address) = match &f.kind {
         FaultKind::OutOfBounds { space, access, size, addr } => {
             let mut m = format!("{space} {access} of {size} bytes at {addr:#x} is outside every allocation");
-            if *space == "global" {
+            if *space == FaultSpace::Global {
                 if let Some(near) = nearest(&plan.allocations, *addr) {
                     m = format!("{space} {access} of {size} bytes at {addr:#x}: {near}");
                 }
-            } else if *space == "shared" {
+            } else if *space == FaultSpace::Shared {
                 m = format!(
                     "{space} {access} of {size} bytes at offset {addr:#x}, beyond the block's {} bytes of shared memory",
                     plan.shared_bytes
                 );
-            } else if *space == "local" {
+            } else if *space == FaultSpace::Local {
                 m = format!(
                     "{space} {access} of {size} bytes at offset {addr:#x}, beyond the thread's {} bytes of local memory",
                     plan.local_bytes
                 );
             }
-            (DiagKind::OutOfBounds, m, Some(*space), Some(*addr))
+            (DiagKind::OutOfBounds, m, Some(space.name()), Some(*addr))
         }
         FaultKind::Misaligned { space, access, size, addr } => (
             DiagKind::Misaligned,
             format!(
                 "{space} {access} of {size} bytes at {addr:#x}, which is not a multiple of {size} (accesses must be naturally aligned)"
             ),
-            Some(*space),
+            Some(space.name()),
             Some(*addr),
         ),
         FaultKind::Deadlock { detail } => (DiagKind::Deadlock, format!("barrier can never complete: {detail}"), None, None),
         _ => return None,
     };
     let access = match &f.kind {
-        FaultKind::OutOfBounds { access, .. } | FaultKind::Misaligned { access, .. } => Some(match *access {
-            "load" => "read",
-            "store" => "write",
-            a => a,
+        FaultKind::OutOfBounds { access, .. } | FaultKind::Misaligned { access, .. } => Some(match access {
+            MemAccessKind::Load => "read",
+            MemAccessKind::Store => "write",
+            MemAccessKind::Atomic => "atomic",
         }),
         _ => None,
     };
