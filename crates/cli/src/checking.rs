@@ -62,6 +62,11 @@ pub fn show_fault(error: &warpsim_engine::LaunchError, diags: &[Diagnostic], jso
     if json {
         let j = serde_json::json!({"error": error.to_string(), "diagnostics": diags.iter().map(Diagnostic::to_json).collect::<Vec<_>>()});
         println!("{}", serde_json::to_string_pretty(&j)?);
+    } else if diags.is_empty() {
+        // Not "no problems found": the launch did not finish, so the checkers saw only part of it.
+        println!(
+            "warpsim check: the launch stopped before it finished, so it was not checked to the end; the part that ran showed no problems"
+        );
     } else {
         print!("{}", render(diags));
     }
