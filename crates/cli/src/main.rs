@@ -78,9 +78,13 @@ struct EngineArgs {
     /// Run blocks one after another on one thread.
     #[arg(long)]
     serial: bool,
-    /// Warp instructions one block may execute before it is stopped as a runaway loop.
-    #[arg(long, default_value_t = 1 << 28)]
+    /// Warp instructions one block may execute before it is stopped as a
+    /// runaway loop (the default, 2^24, stops one in a few seconds).
+    #[arg(long, default_value_t = 1 << 24)]
     max_instructions: u64,
+    /// Stop after this many seconds of wall-clock time (exit status 124).
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<f64>,
     /// Skip the warp-level metrics (sectors, wavefronts, divergence) for speed.
     #[arg(long)]
     no_metrics: bool,
@@ -242,8 +246,14 @@ fn cmd_run(a: RunArgs) -> Result<()> {
         run_opts.timing = Some(warpsim::reporting::report_timing(&opts).map_err(flat)?);
     }
     run_opts.metrics |= a.lines || a.output.needs_metrics();
+    let progress = std::sync::Arc::new(warpsim_engine::Progress::default());
+    run_opts.progress = Some(progress.clone());
+    let nblocks = dims.grid.iter().map(|&d| d as u64).product();
+    let watch = warpsim::progress::watch(progress, nblocks, a.engine.timeout, a.json);
     let t0 = Instant::now();
-    let s = match prepared.launch(&dims, &run_opts) {
+    let launched = prepared.launch(&dims, &run_opts);
+    drop(watch);
+    let s = match launched {
         Ok(s) => s,
         Err(HostError::CheckedFault { error, diagnostics }) => {
             warpsim::checking::show_fault(&error, &diagnostics, a.json)?;
@@ -307,8 +317,8 @@ impl RunShown<'_> {
 
     /// The closing text lines: speed and the files written.
     fn tail(&self, s: &LaunchSummary) {
-        let rate = s.stats.warp_instructions as f64 / self.secs.max(1e-9) / 1e6;
-        println!("  simulated in {:.3} s ({:.1} M warp instructions/s)", self.secs, rate);
+        let rate = warpsim::progress::rate(s.stats.warp_instructions as f64 / self.secs.max(1e-9));
+        println!("  simulated in {:.3} s ({rate} warp instructions/s)", self.secs);
         for p in self.written {
             println!("  wrote {}", p.display());
         }
@@ -365,8 +375,8 @@ impl RunShown<'_> {
         if let Some((_, line)) = &occupancy {
             println!("{line}");
         }
-        let rate = st.warp_instructions as f64 / self.secs.max(1e-9) / 1e6;
-        println!("  simulated in {:.3} s ({:.1} M warp instructions/s)", self.secs, rate);
+        let rate = warpsim::progress::rate(st.warp_instructions as f64 / self.secs.max(1e-9));
+        println!("  simulated in {:.3} s ({rate} warp instructions/s)", self.secs);
         if let (true, Some(m)) = (a.lines, m) {
             println!();
             print!("{}", m.render_lines(a.top));
@@ -383,6 +393,7 @@ impl RunShown<'_> {
 
 fn cmd_corpus(a: CorpusArgs) -> Result<()> {
     a.engine.init_threads()?;
+    let _watch = warpsim::progress::watch(Default::default(), 0, a.engine.timeout, true);
     let manifest = load_manifest(&a.manifest)?;
     let opts = a.engine.options();
     let mut cache = ProgramCache::default();
@@ -469,6 +480,7 @@ fn truncate(s: &str, n: usize) -> String {
 
 fn cmd_bench(a: BenchArgs) -> Result<()> {
     a.engine.init_threads()?;
+    let _watch = warpsim::progress::watch(Default::default(), 0, a.engine.timeout, true);
     let manifest = load_manifest(&a.manifest)?;
     let mut opts = LaunchOptions { metrics: a.metrics, ..a.engine.options() };
     if opts.check || opts.metrics {

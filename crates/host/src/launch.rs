@@ -5,7 +5,7 @@
 use crate::{Context, HostError, Kernel};
 use std::sync::Arc;
 use warpsim_check::{CheckOptions, CheckSession, Checker, Diagnostic};
-use warpsim_engine::{LaunchConfig, LaunchError, LaunchStats, NoObserver, Observer, Schedule};
+use warpsim_engine::{LaunchConfig, LaunchError, LaunchStats, NoObserver, Observer, Progress, Schedule};
 use warpsim_gpu::{GpuPreset, LaunchRequest};
 use warpsim_metrics::{LaunchMetrics, MetricsObserver};
 use warpsim_timing::{TimingGpu, TimingReport};
@@ -52,6 +52,8 @@ pub struct LaunchOptions {
     /// The kernel opted in to more shared memory per block than the default
     /// (`cudaFuncAttributeMaxDynamicSharedMemorySize`).
     pub shared_opt_in: bool,
+    /// Counters of blocks and warp instructions done, for a progress line (functional engine).
+    pub progress: Option<Arc<Progress>>,
 }
 
 /// Timing mode settings.
@@ -84,6 +86,7 @@ impl Default for LaunchOptions {
             timing: None,
             limits: None,
             shared_opt_in: false,
+            progress: None,
         }
     }
 }
@@ -121,6 +124,7 @@ impl LaunchOptions {
             serial: self.serial,
             max_warp_instructions_per_block: self.max_warp_instructions_per_block,
             schedule: self.schedule,
+            progress: self.progress.clone(),
             ..Default::default()
         }
     }
