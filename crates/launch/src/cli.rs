@@ -50,6 +50,10 @@ pub fn parse_param_arg(s: &str) -> Result<ParamSpec, LaunchError> {
         }
         let (init_str, role) = match rhs.rsplit_once(':') {
             Some((a, r)) if Role::parse(r).is_some() && !a.is_empty() => (a, Role::parse(r).unwrap_or(Role::Inout)),
+            // `zeros:output`: a known init and a word that is no role.
+            Some((a, r)) if NamedInit::parse(a).is_some() => {
+                return Err(err(format!("unknown role {r:?} after init {a:?} (expected in, out or inout)")));
+            }
             _ => (rhs, Role::Inout),
         };
         let init = if let Some(path) = init_str.strip_prefix("file:") {
@@ -126,6 +130,12 @@ mod tests {
             let e = parse_param_arg(bad).unwrap_err();
             assert!(matches!(e, LaunchError::ParamArg { .. }), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn a_bad_role_is_called_a_role() {
+        let e = parse_param_arg("out:f32[4]=zeros:output").unwrap_err().to_string();
+        assert!(e.contains("unknown role \"output\"") && e.contains("in, out or inout"), "{e}");
     }
 
     #[test]
