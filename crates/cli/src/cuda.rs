@@ -215,12 +215,30 @@ pub fn is_cuda(path: &Path) -> bool {
     path.extension().is_some_and(|e| e.eq_ignore_ascii_case("cu"))
 }
 
+/// Why a file given as PTX is C, C++ or CUDA source instead, if it looks like it.
+pub fn not_ptx(path: &Path, src: &str) -> Option<String> {
+    let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    let rename = "warpsim compiles CUDA source named .cu with clang (rename or copy it to a .cu file)";
+    if ["cpp", "cc", "cxx", "c", "h", "hpp", "cuh", "hip"].contains(&ext.as_str()) {
+        return Some(format!("a .{ext} file is C/C++ source; {rename}"));
+    }
+    let first = src.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with("//"))?;
+    let has_ptx = src.contains(".version") || src.contains(".entry") || src.contains(".func");
+    if !has_ptx && (first.starts_with('#') || src.contains("__global__")) {
+        return Some(format!("it starts like C/C++ source (`{}`); {rename}", first.chars().take(60).collect::<String>()));
+    }
+    None
+}
+
 /// The PTX of a kernel file: read as it is for `.ptx` (or anything else
 /// that is not `.cu`), compiled with clang for `.cu`, the PTX written to
 /// `out_dir/<stem>.ptx`. Returns (name for messages, PTX text).
 pub fn load_kernel_file(path: &Path, out_dir: &Path, extra: &[String]) -> anyhow::Result<(String, String)> {
     if !is_cuda(path) {
         let src = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+        if let Some(why) = not_ptx(path, &src) {
+            anyhow::bail!("{} is not PTX: {why}", path.display());
+        }
         return Ok((path.display().to_string(), src));
     }
     if !path.is_file() {
@@ -240,6 +258,13 @@ pub fn load_kernel_file(path: &Path, out_dir: &Path, extra: &[String]) -> anyhow
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cuda_and_cpp_sources_are_not_taken_for_ptx() {
+        assert!(not_ptx(Path::new("k.cpp"), ".version 8.0").unwrap().contains(".cu"));
+        assert!(not_ptx(Path::new("k.txt"), "#include <cuda.h>\n__global__ void k() {}").is_some());
+        assert_eq!(not_ptx(Path::new("k.ptx"), "//\n.version 8.0\n.target sm_90\n"), None);
+    }
 
     #[test]
     fn versions_parse() {

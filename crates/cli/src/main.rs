@@ -99,6 +99,29 @@ struct EngineArgs {
 }
 
 impl EngineArgs {
+    /// Flags that would be silently ignored are refused; `records_timeline`:
+    /// the command records the timeline anyway (`--report`, `--trace`).
+    fn check_flags(&self, records_timeline: bool) -> Result<()> {
+        use warpsim::timing_cli::Mode;
+        if self.timing.timeline && self.timing.mode != Mode::Timing && !records_timeline {
+            bail!("--timeline records the timing model's warp timeline: add --mode timing (or --report/--trace, which record it)");
+        }
+        if self.checking.lockstep && !self.checking.check {
+            bail!("--lockstep changes how the checkers order a warp's lanes: it needs --check (or the check command)");
+        }
+        if self.timing.mode == Mode::Timing && self.warp_size != 32 && self.warp_size != self.timing.gpu.preset.warp_size {
+            bail!(
+                "--warp-size {} does not match --gpu {} ({} lanes per warp); timing mode runs the preset's width: \
+                 leave out --warp-size, or choose a {}-lane GPU (--gpu mi300x)",
+                self.warp_size,
+                self.timing.gpu.preset.key,
+                self.timing.gpu.preset.warp_size,
+                self.warp_size
+            );
+        }
+        Ok(())
+    }
+
     fn options(&self) -> LaunchOptions {
         let mut o = LaunchOptions {
             warp_size: self.warp_size,
@@ -123,7 +146,7 @@ impl EngineArgs {
 
 #[derive(Args)]
 struct RunArgs {
-    /// The PTX file.
+    /// The kernel file: CUDA source (.cu, compiled with clang) or PTX (.ptx).
     file: PathBuf,
     /// The `.entry` to launch (optional when the file has one).
     #[arg(long)]
@@ -223,6 +246,7 @@ fn parse_dims(s: &str, what: &str) -> Result<[u32; 3]> {
 
 fn cmd_run(a: RunArgs) -> Result<()> {
     a.engine.init_threads()?;
+    a.engine.check_flags(a.output.report.is_some() || a.output.trace.is_some())?;
     let dims = Dims::new(parse_dims(&a.grid, "grid")?, parse_dims(&a.block, "block")?, a.shared);
     let (name, src) = warpsim::cuda::load_kernel_file(&a.file, &a.out, &a.output.clang_args)?;
     let mut module = Module::from_ptx(name, src);
@@ -393,6 +417,7 @@ impl RunShown<'_> {
 
 fn cmd_corpus(a: CorpusArgs) -> Result<()> {
     a.engine.init_threads()?;
+    a.engine.check_flags(false)?;
     let _watch = warpsim::progress::watch(Default::default(), 0, a.engine.timeout, true);
     let manifest = load_manifest(&a.manifest)?;
     let opts = a.engine.options();
@@ -480,6 +505,7 @@ fn truncate(s: &str, n: usize) -> String {
 
 fn cmd_bench(a: BenchArgs) -> Result<()> {
     a.engine.init_threads()?;
+    a.engine.check_flags(false)?;
     let _watch = warpsim::progress::watch(Default::default(), 0, a.engine.timeout, true);
     let manifest = load_manifest(&a.manifest)?;
     let mut opts = LaunchOptions { metrics: a.metrics, ..a.engine.options() };

@@ -107,3 +107,29 @@ fn output_names_may_not_leave_the_output_folder() {
     let o = d.warpsim(&["run", &k, "--param", "../../evil:u32[32]=zeros:out"]);
     assert!(!o.status.success() && text(&o).contains("file name"), "{}", text(&o));
 }
+
+#[test]
+fn flags_that_would_be_ignored_are_refused() {
+    let d = Dir::new("flags");
+    let k = d.ptx(STORE);
+    let p = ["--param", "out:u32[32]=zeros:out"];
+    for (flags, says) in [
+        (&["--timeline"][..], "--mode timing"),
+        (&["--lockstep"], "needs --check"),
+        (&["--mode", "timing", "--gpu", "h200", "--warp-size", "64"], "--warp-size 64 does not match"),
+    ] {
+        let o = d.warpsim(&[&["run", k.as_str()][..], &p, flags].concat());
+        assert!(!o.status.success() && text(&o).contains(says), "{flags:?}: {}", text(&o));
+    }
+    let o = d.warpsim(&[&["run", k.as_str(), "--check", "--lockstep"][..], &p].concat());
+    assert!(o.status.success(), "{}", text(&o));
+}
+
+#[test]
+fn cpp_files_are_not_parsed_as_ptx() {
+    let d = Dir::new("cpp");
+    let f = d.0.join("k.cpp");
+    std::fs::write(&f, "#include <cstdio>\nint main() {}\n").unwrap();
+    let o = d.warpsim(&["run", f.to_str().unwrap()]);
+    assert!(!o.status.success() && text(&o).contains("is not PTX") && !text(&o).contains("unexpected character"), "{}", text(&o));
+}
