@@ -283,6 +283,7 @@ fn cmd_run(a: RunArgs) -> Result<()> {
             warpsim::checking::show_fault(&error, &diagnostics, a.json)?;
             bail!("{error}")
         }
+        Err(HostError::Engine(warpsim_engine::LaunchError::Fault(f))) => bail!("{f}{}", fault_hint(&f, &prepared, &dims)),
         Err(e) => bail!("{e}"),
     };
     let secs = t0.elapsed().as_secs_f64();
@@ -307,6 +308,23 @@ fn cmd_run(a: RunArgs) -> Result<()> {
         }
     }
     warpsim::checking::verdict(s.diagnostics.as_deref())
+}
+
+/// More about a fault, in the user's terms: which buffer and element a
+/// global address is, and `--shared` for shared memory past a block's size
+/// when the launch gave no dynamic shared memory.
+fn fault_hint(f: &warpsim_engine::KernelFault, prepared: &warpsim_host::Prepared, dims: &Dims) -> String {
+    use warpsim_engine::fault::FaultSpace;
+    use warpsim_engine::FaultKind;
+    match &f.kind {
+        FaultKind::OutOfBounds { space: FaultSpace::Global, addr, .. } | FaultKind::Misaligned { space: FaultSpace::Global, addr, .. } => {
+            prepared.describe_address(*addr).map(|d| format!("\n  the address is {d}")).unwrap_or_default()
+        }
+        FaultKind::OutOfBounds { space: FaultSpace::Shared, .. } if dims.dynamic_shared_bytes == 0 => {
+            "\n  the launch has no dynamic shared memory: a kernel with `extern __shared__` arrays needs --shared BYTES (the <<<grid, block, BYTES>>> of a CUDA launch)".to_string()
+        }
+        _ => String::new(),
+    }
 }
 
 /// What `warpsim run` prints.

@@ -133,3 +133,17 @@ fn cpp_files_are_not_parsed_as_ptx() {
     let o = d.warpsim(&["run", f.to_str().unwrap()]);
     assert!(!o.status.success() && text(&o).contains("is not PTX") && !text(&o).contains("unexpected character"), "{}", text(&o));
 }
+
+#[test]
+fn faults_name_the_buffer_and_element_and_suggest_shared() {
+    let d = Dir::new("fault");
+    let k = d.ptx(STORE);
+    let o = d.warpsim(&["run", &k, "--param", "out:u32[32]=zeros:out", "--block", "64"]);
+    assert!(!o.status.success() && text(&o).contains("element 32 of `out` (32 elements of u32)"), "{}", text(&o));
+    let dynamic = ".visible .entry k()\n{\n.extern .shared .align 4 .b8 s[];\n.reg .b32 %r<4>;\n\
+        mov.u32 %r1, %tid.x; shl.b32 %r2, %r1, 2; mov.u32 %r3, s; add.u32 %r3, %r3, %r2; st.shared.u32 [%r3], %r1;\nret;\n}\n";
+    let k = d.ptx(dynamic);
+    let o = d.warpsim(&["run", &k]);
+    assert!(!o.status.success() && text(&o).contains("--shared BYTES"), "{}", text(&o));
+    assert!(d.warpsim(&["run", &k, "--shared", "128"]).status.success());
+}

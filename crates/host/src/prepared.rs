@@ -74,6 +74,34 @@ impl Prepared {
         launch(&mut self.ctx, &self.kernel, dims, self.args.bytes(), opts)
     }
 
+    /// A global address in the user's terms, by the nearest buffer:
+    /// "element 64 of `in` (64 elements of f32), 0 bytes past its end".
+    pub fn describe_address(&self, addr: u64) -> Option<String> {
+        let b = self.buffers.iter().min_by_key(|b| {
+            let end = b.ptr.0 + b.len;
+            if addr < b.ptr.0 {
+                b.ptr.0 - addr
+            } else {
+                addr.saturating_sub(end.saturating_sub(1))
+            }
+        })?;
+        let size = b.spec.dtype.size_bytes() as u64;
+        let (name, n, dt) = (&b.spec.name, b.spec.count, b.spec.dtype);
+        let what = format!("`{name}` ({n} elements of {dt})");
+        Some(if addr < b.ptr.0 {
+            format!("{} bytes before the start of {what}", b.ptr.0 - addr)
+        } else {
+            let off = addr - b.ptr.0;
+            let (elem, within) = (off / size, off % size);
+            let at = if within == 0 { format!("element {elem}") } else { format!("byte {within} of element {elem}") };
+            if off >= b.len {
+                format!("{at} of {what}, {} bytes past its end", off - b.len)
+            } else {
+                format!("{at} of {what}")
+            }
+        })
+    }
+
     /// The buffer parameter named `name`.
     pub fn buffer(&self, name: &str) -> Result<&BoundBuffer, HostError> {
         self.buffers.iter().find(|b| b.spec.name == name).ok_or_else(|| HostError::NoBuffer(name.to_string()))
@@ -120,5 +148,15 @@ mod tests {
         let e = prepare(&k, &[p("out:u32[4]=zeros:out"), p("out:u32[4]=zeros:out")]).err().unwrap();
         assert!(matches!(e, HostError::DuplicateBuffer { first: 0, second: 1, .. }), "{e}");
         assert!(prepare(&k, &[p("x:u32[4]=zeros:out"), p("y:u32[4]=zeros:out")]).is_ok());
+    }
+
+    #[test]
+    fn addresses_are_named_by_buffer_and_element() {
+        let k = Module::from_ptx("t.ptx", PTX).kernel("k").unwrap();
+        let p = |s: &str| parse_param_arg(s).unwrap();
+        let prep = prepare(&k, &[p("in:f32[64]=zeros:in"), p("out:f32[64]=zeros:out")]).unwrap();
+        let base = prep.buffer("in").unwrap().ptr.0;
+        assert_eq!(prep.describe_address(base + 4 * 3).unwrap(), "element 3 of `in` (64 elements of f32)");
+        assert_eq!(prep.describe_address(base + 256).unwrap(), "element 64 of `in` (64 elements of f32), 0 bytes past its end");
     }
 }
