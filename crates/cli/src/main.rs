@@ -472,7 +472,9 @@ fn cmd_corpus(a: CorpusArgs) -> Result<()> {
             for ch in o.checks.iter().filter(|c| !c.matched) {
                 println!("    {ch}");
             }
-            if let Some(e) = &o.error {
+            // A fault the checkers report as a diagnostic is printed once, as the diagnostic.
+            let diagnosed = |e: &str| o.diagnostics.iter().flatten().any(|d| e.contains(&format!("at PTX line {}:", d.ptx_line())));
+            if let Some(e) = o.error.as_ref().filter(|e| !diagnosed(e)) {
                 for line in e.lines() {
                     println!("    {line}");
                 }

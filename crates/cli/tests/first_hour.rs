@@ -147,3 +147,15 @@ fn faults_name_the_buffer_and_element_and_suggest_shared() {
     assert!(!o.status.success() && text(&o).contains("--shared BYTES"), "{}", text(&o));
     assert!(d.warpsim(&["run", &k, "--shared", "128"]).status.success());
 }
+
+#[test]
+fn corpus_prints_a_checked_fault_once() {
+    let d = Dir::new("corpus-once");
+    d.ptx(STORE);
+    let m = d.0.join("m.json");
+    let case = r#"{"cases":[{"name":"c1","ptx":"k.ptx","kernel":"k","grid":1,"block":64,
+        "params":[{"kind":"buffer","name":"out","dtype":"u32","count":32,"init":"zeros","role":"out"}]}]}"#;
+    std::fs::write(&m, case).unwrap();
+    let o = d.warpsim(&["corpus", m.to_str().unwrap(), "--check"]);
+    assert_eq!(text(&o).matches("PTX line 8").count(), 1, "{}", text(&o));
+}
