@@ -159,3 +159,11 @@ fn corpus_prints_a_checked_fault_once() {
     let o = d.warpsim(&["corpus", m.to_str().unwrap(), "--check"]);
     assert_eq!(text(&o).matches("PTX line 8").count(), 1, "{}", text(&o));
 }
+
+#[test]
+fn the_mi300x_has_compute_units() {
+    let d = Dir::new("cus");
+    let k = d.ptx(STORE);
+    let o = d.warpsim(&["run", &k, "--param", "out:u32[64]=zeros:out", "--block", "64", "--mode", "timing", "--gpu", "mi300x"]);
+    assert!(o.status.success() && text(&o).contains("304 CUs") && !text(&o).contains("SMs"), "{}", text(&o));
+}
