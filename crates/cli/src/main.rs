@@ -280,7 +280,7 @@ fn cmd_run(a: RunArgs) -> Result<()> {
     let s = match launched {
         Ok(s) => s,
         Err(HostError::CheckedFault { error, diagnostics }) => {
-            warpsim::checking::show_fault(&error, &diagnostics, a.json)?;
+            warpsim::checking::show_fault(&error, &diagnostics, a.json, a.engine.checking.verbose)?;
             bail!("{error}")
         }
         Err(HostError::Engine(warpsim_engine::LaunchError::Fault(f))) => bail!("{f}{}", fault_hint(&f, &prepared, &dims)),
@@ -427,7 +427,7 @@ impl RunShown<'_> {
             println!("  wrote {}", p.display());
         }
         if let Some(d) = &s.diagnostics {
-            print!("\n{}", warpsim::checking::render(d));
+            print!("\n{}", warpsim::checking::render(d, a.engine.checking.verbose));
         }
         Ok(())
     }
