@@ -194,6 +194,81 @@ pub fn render(diags: &[Diagnostic]) -> String {
     s
 }
 
+/// What to do about a kind of bug, once per kind in [`render_grouped`].
+pub fn advice(kind: DiagKind, one_address: bool) -> &'static str {
+    match kind {
+        DiagKind::Race if one_address => {
+            "Many threads read-modify-write one address (like `out[0] += x`): a barrier cannot make that correct; \
+             use an atomic (atomicAdd) or reduce in shared memory or with shuffles first."
+        }
+        DiagKind::Race => {
+            "Two threads touch the same bytes, one writing, with nothing ordering them: put a barrier between the write and \
+             the read (__syncthreads() for the block, __syncwarp() within a warp), or give each thread its own bytes."
+        }
+        DiagKind::BarrierDivergence => {
+            "An aligned barrier (__syncthreads) must be reached by every thread of the block, the lanes of a warp together: \
+             move it out of the divergent branch."
+        }
+        DiagKind::Deadlock => {
+            "Some threads wait at a barrier that the others never reach (an early return, a branch): make every thread reach it."
+        }
+        DiagKind::SyncMask => {
+            "A *_sync intrinsic's mask must name exactly the lanes that execute it: compute it with __activemask() or \
+             __ballot_sync() where only some lanes arrive."
+        }
+        DiagKind::OutOfBounds => "An index runs past its buffer: check the bounds test (`if (i < n)`) and the buffer's size.",
+        DiagKind::Misaligned => "An access's address is not a multiple of its size (a vector load needs the whole vector's alignment).",
+        DiagKind::Uninitialized => "A thread reads shared or local memory that nothing wrote: write it first, or barrier after the writes.",
+    }
+}
+
+/// Renders diagnostics grouped by kind and source line: for each group its
+/// count and a few examples, then one paragraph of advice per kind. With
+/// `verbose`, every diagnostic as [`render`] shows it.
+pub fn render_grouped(diags: &[Diagnostic], verbose: bool) -> String {
+    const EXAMPLES: usize = 2;
+    if verbose || diags.is_empty() {
+        return render(diags);
+    }
+    let mut groups: Vec<((DiagKind, String), Vec<&Diagnostic>)> = Vec::new();
+    for d in diags {
+        let line = d.site.source_line.clone().unwrap_or_else(|| format!("PTX line {}", d.site.ptx_line));
+        match groups.iter_mut().find(|g| g.0 .0 == d.kind && g.0 .1 == line) {
+            Some(g) => g.1.push(d),
+            None => groups.push(((d.kind, line), vec![d])),
+        }
+    }
+    let mut s = String::new();
+    let mut kinds: Vec<(DiagKind, bool)> = Vec::new();
+    for ((kind, line), ds) in &groups {
+        let times: u64 = ds.iter().map(|d| d.count).sum();
+        let places = if ds.len() == 1 { "1 place".to_string() } else { format!("{} places", ds.len()) };
+        s += &format!("{} at {line}: {places}, {times} time{}\n", kind.title(), if times == 1 { "" } else { "s" });
+        for d in ds.iter().take(EXAMPLES) {
+            for l in d.to_string().lines() {
+                s += &format!("  {l}\n");
+            }
+        }
+        if ds.len() > EXAMPLES {
+            s += &format!("  ... and {} more places on this line (--verbose shows all)\n", ds.len() - EXAMPLES);
+        }
+        s += "\n";
+        // One instruction racing with itself: many threads store to one address (a read-modify-write).
+        let one = ds.iter().any(|d| d.other.as_ref().is_some_and(|o| o.ptx_line == d.site.ptx_line));
+        match kinds.iter_mut().find(|k| k.0 == *kind) {
+            Some(k) => k.1 |= one,
+            None => kinds.push((*kind, one)),
+        }
+    }
+    for (k, one) in &kinds {
+        s += &format!("{}: {}\n", k.title(), advice(*k, *one));
+    }
+    let parts: Vec<String> =
+        kinds.iter().map(|(k, _)| format!("{} {}", groups.iter().filter(|g| g.0 .0 == *k).count(), k.name())).collect();
+    s += &format!("\nwarpsim check: {} problem place(s) on {} line(s): {}\n", diags.len(), groups.len(), parts.join(", "));
+    s
+}
+
 /// Deduplicating collector: one diagnostic per key, counted.
 #[derive(Default)]
 pub struct Collector {

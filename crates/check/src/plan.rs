@@ -41,6 +41,25 @@ pub struct Place {
     pub opcode: String,
 }
 
+/// The kernel's own file: the first located file that is not a header (a
+/// CUDA header's intrinsic can come first, `__clang_cuda_builtin_vars.h`),
+/// else the first located file.
+fn home_file(program: &Program, files: impl Iterator<Item = u32>) -> Option<u32> {
+    let is_header = |f: u32| {
+        let name = program.files.get(&f).map_or("", String::as_str);
+        let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
+        base.starts_with("__clang_cuda") || [".h", ".hpp", ".cuh", ".hh", ".inc"].iter().any(|e| base.ends_with(e))
+    };
+    let mut first = None;
+    for f in files {
+        if !is_header(f) {
+            return Some(f);
+        }
+        first = first.or(Some(f));
+    }
+    first
+}
+
 /// Per-launch facts shared by the checker's observers.
 pub struct Plan {
     pub flags: Vec<u16>,
@@ -72,7 +91,7 @@ impl Plan {
         // intrinsic, as clang writes it without `inlined_at`) takes the
         // latest line of the kernel's own file before it.
         let line_of = |pc: usize| kernel.info.get(pc).and_then(|i| i.inlined_at.filter(|l| l.line != 0).or(i.loc)).filter(|l| l.line != 0);
-        let home = (0..kernel.code.len()).find_map(line_of).map(|l| l.file);
+        let home = home_file(program, (0..kernel.code.len()).filter_map(line_of).map(|l| l.file));
         let mut last_home = None;
         for (pc, inst) in kernel.code.iter().enumerate() {
             let info = kernel.info.get(pc);
@@ -218,5 +237,27 @@ fn mma_flags(m: &MmaOp) -> u16 {
         | MmaOp::MovMatrix { .. }
         | MmaOp::Wgmma(_)
         | MmaOp::Sync(SyncKind::WgmmaFence | SyncKind::WgmmaCommit | SyncKind::WgmmaWait | SyncKind::SetMaxNReg) => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn home_is_the_users_file_not_a_cuda_header() {
+        // clang locates `threadIdx.x` in its header first, without `inlined_at`.
+        let src = ".version 8.0\n.target sm_90\n.address_size 64\n\
+            .file 1 \"/usr/lib/clang/19/include/__clang_cuda_builtin_vars.h\"\n.file 2 \"/home/u/k.cu\"\n\
+            .visible .entry k(.param .u64 buf)\n{\n.reg .b32 %r<4>;\n\
+            .loc 1 53 3\nmov.u32 %r1, %tid.x;\n.loc 2 7 5\nadd.u32 %r2, %r1, 1;\n.loc 1 53 3\nmov.u32 %r3, %tid.x;\nret;\n}\n";
+        let prog = warpsim_ir::compile_kernel("t.ptx", src, "k").unwrap();
+        let k = prog.kernel("k").unwrap();
+        let plan = Plan::new(&prog, k, &LaunchConfig::default(), &GlobalMemory::new());
+        let sources: Vec<_> = plan.places.iter().map(|p| p.source.clone()).collect();
+        // The header line before the kernel's first own line stays where it is;
+        // after it, header lines take the kernel's latest line.
+        assert_eq!(sources[1].as_deref(), Some("k.cu:7"), "{sources:?}");
+        assert_eq!(sources[2].as_deref(), Some("k.cu:7"), "{sources:?}");
     }
 }

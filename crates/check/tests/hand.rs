@@ -2,7 +2,7 @@
 //! enough to read: the edge present is silent, the edge missing is found.
 
 use std::collections::HashMap;
-use warpsim_check::{check_launch, CheckOptions, DiagKind, Diagnostic};
+use warpsim_check::{check_launch, CheckOptions, DiagKind, Diagnostic, Site};
 use warpsim_engine::{GlobalMemory, LaunchConfig};
 
 const HEADER: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
@@ -136,4 +136,23 @@ fn barriers_and_uninitialised_shared_memory() {
     let d = check("mov.u32 %r3, s; ld.shared.u32 %r1, [%r3+8]; ret;", 32, false);
     assert_eq!(kinds(&d), [DiagKind::Uninitialized]);
     assert_eq!(d[0].count, 32, "one place, counted per lane");
+}
+
+#[test]
+fn findings_are_grouped_by_line_with_one_paragraph_of_advice() {
+    use warpsim_check::{render, render_grouped};
+    let d = check(&exchange(""), 64, false);
+    let (all, grouped) = (render(&d), render_grouped(&d, false));
+    assert!(grouped.contains("data race at PTX line 12:"), "{grouped}");
+    assert_eq!(grouped.matches("data race: Two threads").count(), 1, "{grouped}");
+    // Many places on one line: two examples, and a count of the rest.
+    let many: Vec<_> = (0..10).map(|i| Diagnostic { site: Site { lane: Some(i), ..d[0].site.clone() }, ..d[0].clone() }).collect();
+    let g = render_grouped(&many, false);
+    assert!(g.contains("10 places") && g.contains("and 8 more places on this line (--verbose shows all)"), "{g}");
+    assert!(g.lines().count() < render(&many).lines().count() / 2, "{g}");
+    assert_eq!(render_grouped(&d, true), all);
+    // out[0] += 1 by every thread: atomics, not a barrier.
+    let rmw = "ld.param.u64 %rd1, [buf]; ld.global.u32 %r1, [%rd1]; add.u32 %r1, %r1, 1; st.global.u32 [%rd1], %r1; ret;";
+    let d = check(rmw, 64, false);
+    assert!(render_grouped(&d, false).contains("use an atomic"), "{}", render_grouped(&d, false));
 }

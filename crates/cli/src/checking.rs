@@ -25,6 +25,9 @@ pub struct CheckArgs {
     /// Seed for --schedule random.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Show every diagnostic (by default they are grouped by source line and kind, with a few examples).
+    #[arg(long)]
+    pub verbose: bool,
 }
 
 impl CheckArgs {
@@ -52,18 +55,23 @@ pub fn summary_lines(diags: &[Diagnostic]) -> Vec<String> {
 }
 
 /// The terminal rendering of a checked run's findings.
-pub fn render(diags: &[Diagnostic]) -> String {
-    warpsim_check::render(diags)
+pub fn render(diags: &[Diagnostic], verbose: bool) -> String {
+    warpsim_check::render_grouped(diags, verbose)
 }
 
 /// Shows a checked run's findings when its launch faulted (the fault among
 /// them), as JSON or text.
-pub fn show_fault(error: &warpsim_engine::LaunchError, diags: &[Diagnostic], json: bool) -> anyhow::Result<()> {
+pub fn show_fault(error: &warpsim_engine::LaunchError, diags: &[Diagnostic], json: bool, verbose: bool) -> anyhow::Result<()> {
     if json {
         let j = serde_json::json!({"error": error.to_string(), "diagnostics": diags.iter().map(Diagnostic::to_json).collect::<Vec<_>>()});
         println!("{}", serde_json::to_string_pretty(&j)?);
+    } else if diags.is_empty() {
+        // Not "no problems found": the launch did not finish, so the checkers saw only part of it.
+        println!(
+            "warpsim check: the launch stopped before it finished, so it was not checked to the end; the part that ran showed no problems"
+        );
     } else {
-        print!("{}", render(diags));
+        print!("{}", render(diags, verbose));
     }
     Ok(())
 }

@@ -215,12 +215,46 @@ pub fn is_cuda(path: &Path) -> bool {
     path.extension().is_some_and(|e| e.eq_ignore_ascii_case("cu"))
 }
 
+/// A file's text, or an error naming the byte offset, line and column of its first byte that is not UTF-8.
+pub fn utf8(path: &Path, bytes: Vec<u8>) -> anyhow::Result<String> {
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let good = &e.as_bytes()[..at];
+        let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+        let col = at - good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
+        anyhow::anyhow!(
+            "{}: not UTF-8 text: byte offset {at} (line {line}, column {col}) is 0x{:02x}; PTX and CUDA source must be UTF-8 (or ASCII)",
+            path.display(),
+            e.as_bytes()[at]
+        )
+    })
+}
+
+/// Why a file given as PTX is C, C++ or CUDA source instead, if it looks like it.
+pub fn not_ptx(path: &Path, src: &str) -> Option<String> {
+    let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    let rename = "warpsim compiles CUDA source named .cu with clang (rename or copy it to a .cu file)";
+    if ["cpp", "cc", "cxx", "c", "h", "hpp", "cuh", "hip"].contains(&ext.as_str()) {
+        return Some(format!("a .{ext} file is C/C++ source; {rename}"));
+    }
+    let first = src.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with("//"))?;
+    let has_ptx = src.contains(".version") || src.contains(".entry") || src.contains(".func");
+    if !has_ptx && (first.starts_with('#') || src.contains("__global__")) {
+        return Some(format!("it starts like C/C++ source (`{}`); {rename}", first.chars().take(60).collect::<String>()));
+    }
+    None
+}
+
 /// The PTX of a kernel file: read as it is for `.ptx` (or anything else
 /// that is not `.cu`), compiled with clang for `.cu`, the PTX written to
 /// `out_dir/<stem>.ptx`. Returns (name for messages, PTX text).
 pub fn load_kernel_file(path: &Path, out_dir: &Path, extra: &[String]) -> anyhow::Result<(String, String)> {
     if !is_cuda(path) {
-        let src = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+        let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+        let src = utf8(path, bytes)?;
+        if let Some(why) = not_ptx(path, &src) {
+            anyhow::bail!("{} is not PTX: {why}", path.display());
+        }
         return Ok((path.display().to_string(), src));
     }
     if !path.is_file() {
@@ -240,6 +274,19 @@ pub fn load_kernel_file(path: &Path, out_dir: &Path, extra: &[String]) -> anyhow
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utf8_errors_name_the_byte_offset() {
+        let e = utf8(Path::new("k.ptx"), b".version 8.0\nab\xffc".to_vec()).unwrap_err().to_string();
+        assert!(e.contains("byte offset 15 (line 2, column 3) is 0xff"), "{e}");
+    }
+
+    #[test]
+    fn cuda_and_cpp_sources_are_not_taken_for_ptx() {
+        assert!(not_ptx(Path::new("k.cpp"), ".version 8.0").unwrap().contains(".cu"));
+        assert!(not_ptx(Path::new("k.txt"), "#include <cuda.h>\n__global__ void k() {}").is_some());
+        assert_eq!(not_ptx(Path::new("k.ptx"), "//\n.version 8.0\n.target sm_90\n"), None);
+    }
 
     #[test]
     fn versions_parse() {

@@ -6,5 +6,6 @@
 pub mod checking;
 pub mod cuda;
 pub mod demo;
+pub mod progress;
 pub mod reporting;
 pub mod timing_cli;

@@ -78,12 +78,20 @@ struct EngineArgs {
     /// Run blocks one after another on one thread.
     #[arg(long)]
     serial: bool,
-    /// Warp instructions one block may execute before it is stopped as a runaway loop.
-    #[arg(long, default_value_t = 1 << 28)]
+    /// Warp instructions one block may execute before it is stopped as a
+    /// runaway loop (the default, 2^24, stops one in a few seconds).
+    #[arg(long, default_value_t = 1 << 24)]
     max_instructions: u64,
+    /// Stop after this many seconds of wall-clock time (exit status 124).
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<f64>,
     /// Skip the warp-level metrics (sectors, wavefronts, divergence) for speed.
     #[arg(long)]
     no_metrics: bool,
+    /// The kernel opted in to more than the default 48 KB of shared memory per
+    /// block (cudaFuncAttributeMaxDynamicSharedMemorySize), up to the GPU's maximum.
+    #[arg(long)]
+    opt_in: bool,
     #[command(flatten)]
     checking: warpsim::checking::CheckArgs,
     #[command(flatten)]
@@ -91,12 +99,36 @@ struct EngineArgs {
 }
 
 impl EngineArgs {
+    /// Flags that would be silently ignored are refused; `records_timeline`:
+    /// the command records the timeline anyway (`--report`, `--trace`).
+    fn check_flags(&self, records_timeline: bool) -> Result<()> {
+        use warpsim::timing_cli::Mode;
+        if self.timing.timeline && self.timing.mode != Mode::Timing && !records_timeline {
+            bail!("--timeline records the timing model's warp timeline: add --mode timing (or --report/--trace, which record it)");
+        }
+        if self.checking.lockstep && !self.checking.check {
+            bail!("--lockstep changes how the checkers order a warp's lanes: it needs --check (or the check command)");
+        }
+        if self.timing.mode == Mode::Timing && self.warp_size != 32 && self.warp_size != self.timing.gpu.preset.warp_size {
+            bail!(
+                "--warp-size {} does not match --gpu {} ({} lanes per warp); timing mode runs the preset's width: \
+                 leave out --warp-size, or choose a {}-lane GPU (--gpu mi300x)",
+                self.warp_size,
+                self.timing.gpu.preset.key,
+                self.timing.gpu.preset.warp_size,
+                self.warp_size
+            );
+        }
+        Ok(())
+    }
+
     fn options(&self) -> LaunchOptions {
         let mut o = LaunchOptions {
             warp_size: self.warp_size,
             serial: self.serial,
             max_warp_instructions_per_block: self.max_instructions,
             metrics: !self.no_metrics,
+            shared_opt_in: self.opt_in,
             ..Default::default()
         };
         self.checking.apply(&mut o);
@@ -114,7 +146,7 @@ impl EngineArgs {
 
 #[derive(Args)]
 struct RunArgs {
-    /// The PTX file.
+    /// The kernel file: CUDA source (.cu, compiled with clang) or PTX (.ptx).
     file: PathBuf,
     /// The `.entry` to launch (optional when the file has one).
     #[arg(long)]
@@ -214,6 +246,7 @@ fn parse_dims(s: &str, what: &str) -> Result<[u32; 3]> {
 
 fn cmd_run(a: RunArgs) -> Result<()> {
     a.engine.init_threads()?;
+    a.engine.check_flags(a.output.report.is_some() || a.output.trace.is_some())?;
     let dims = Dims::new(parse_dims(&a.grid, "grid")?, parse_dims(&a.block, "block")?, a.shared);
     let (name, src) = warpsim::cuda::load_kernel_file(&a.file, &a.out, &a.output.clang_args)?;
     let mut module = Module::from_ptx(name, src);
@@ -237,13 +270,20 @@ fn cmd_run(a: RunArgs) -> Result<()> {
         run_opts.timing = Some(warpsim::reporting::report_timing(&opts).map_err(flat)?);
     }
     run_opts.metrics |= a.lines || a.output.needs_metrics();
+    let progress = std::sync::Arc::new(warpsim_engine::Progress::default());
+    run_opts.progress = Some(progress.clone());
+    let nblocks = dims.grid.iter().map(|&d| d as u64).product();
+    let watch = warpsim::progress::watch(progress, nblocks, a.engine.timeout, a.json);
     let t0 = Instant::now();
-    let s = match prepared.launch(&dims, &run_opts) {
+    let launched = prepared.launch(&dims, &run_opts);
+    drop(watch);
+    let s = match launched {
         Ok(s) => s,
         Err(HostError::CheckedFault { error, diagnostics }) => {
-            warpsim::checking::show_fault(&error, &diagnostics, a.json)?;
+            warpsim::checking::show_fault(&error, &diagnostics, a.json, a.engine.checking.verbose)?;
             bail!("{error}")
         }
+        Err(HostError::Engine(warpsim_engine::LaunchError::Fault(f))) => bail!("{f}{}", fault_hint(&f, &prepared, &dims)),
         Err(e) => bail!("{e}"),
     };
     let secs = t0.elapsed().as_secs_f64();
@@ -268,6 +308,23 @@ fn cmd_run(a: RunArgs) -> Result<()> {
         }
     }
     warpsim::checking::verdict(s.diagnostics.as_deref())
+}
+
+/// More about a fault, in the user's terms: which buffer and element a
+/// global address is, and `--shared` for shared memory past a block's size
+/// when the launch gave no dynamic shared memory.
+fn fault_hint(f: &warpsim_engine::KernelFault, prepared: &warpsim_host::Prepared, dims: &Dims) -> String {
+    use warpsim_engine::fault::FaultSpace;
+    use warpsim_engine::FaultKind;
+    match &f.kind {
+        FaultKind::OutOfBounds { space: FaultSpace::Global, addr, .. } | FaultKind::Misaligned { space: FaultSpace::Global, addr, .. } => {
+            prepared.describe_address(*addr).map(|d| format!("\n  the address is {d}")).unwrap_or_default()
+        }
+        FaultKind::OutOfBounds { space: FaultSpace::Shared, .. } if dims.dynamic_shared_bytes == 0 => {
+            "\n  the launch has no dynamic shared memory: a kernel with `extern __shared__` arrays needs --shared BYTES (the <<<grid, block, BYTES>>> of a CUDA launch)".to_string()
+        }
+        _ => String::new(),
+    }
 }
 
 /// What `warpsim run` prints.
@@ -302,8 +359,8 @@ impl RunShown<'_> {
 
     /// The closing text lines: speed and the files written.
     fn tail(&self, s: &LaunchSummary) {
-        let rate = s.stats.warp_instructions as f64 / self.secs.max(1e-9) / 1e6;
-        println!("  simulated in {:.3} s ({:.1} M warp instructions/s)", self.secs, rate);
+        let rate = warpsim::progress::rate(s.stats.warp_instructions as f64 / self.secs.max(1e-9));
+        println!("  simulated in {:.3} s ({rate} warp instructions/s)", self.secs);
         for p in self.written {
             println!("  wrote {}", p.display());
         }
@@ -360,8 +417,8 @@ impl RunShown<'_> {
         if let Some((_, line)) = &occupancy {
             println!("{line}");
         }
-        let rate = st.warp_instructions as f64 / self.secs.max(1e-9) / 1e6;
-        println!("  simulated in {:.3} s ({:.1} M warp instructions/s)", self.secs, rate);
+        let rate = warpsim::progress::rate(st.warp_instructions as f64 / self.secs.max(1e-9));
+        println!("  simulated in {:.3} s ({rate} warp instructions/s)", self.secs);
         if let (true, Some(m)) = (a.lines, m) {
             println!();
             print!("{}", m.render_lines(a.top));
@@ -370,7 +427,7 @@ impl RunShown<'_> {
             println!("  wrote {}", p.display());
         }
         if let Some(d) = &s.diagnostics {
-            print!("\n{}", warpsim::checking::render(d));
+            print!("\n{}", warpsim::checking::render(d, a.engine.checking.verbose));
         }
         Ok(())
     }
@@ -378,6 +435,8 @@ impl RunShown<'_> {
 
 fn cmd_corpus(a: CorpusArgs) -> Result<()> {
     a.engine.init_threads()?;
+    a.engine.check_flags(false)?;
+    let _watch = warpsim::progress::watch(Default::default(), 0, a.engine.timeout, true);
     let manifest = load_manifest(&a.manifest)?;
     let opts = a.engine.options();
     let mut cache = ProgramCache::default();
@@ -413,7 +472,9 @@ fn cmd_corpus(a: CorpusArgs) -> Result<()> {
             for ch in o.checks.iter().filter(|c| !c.matched) {
                 println!("    {ch}");
             }
-            if let Some(e) = &o.error {
+            // A fault the checkers report as a diagnostic is printed once, as the diagnostic.
+            let diagnosed = |e: &str| o.diagnostics.iter().flatten().any(|d| e.contains(&format!("at PTX line {}:", d.ptx_line())));
+            if let Some(e) = o.error.as_ref().filter(|e| !diagnosed(e)) {
                 for line in e.lines() {
                     println!("    {line}");
                 }
@@ -464,6 +525,8 @@ fn truncate(s: &str, n: usize) -> String {
 
 fn cmd_bench(a: BenchArgs) -> Result<()> {
     a.engine.init_threads()?;
+    a.engine.check_flags(false)?;
+    let _watch = warpsim::progress::watch(Default::default(), 0, a.engine.timeout, true);
     let manifest = load_manifest(&a.manifest)?;
     let mut opts = LaunchOptions { metrics: a.metrics, ..a.engine.options() };
     if opts.check || opts.metrics {

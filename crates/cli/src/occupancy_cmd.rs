@@ -64,8 +64,8 @@ pub fn cmd_occupancy(a: OccupancyArgs) -> Result<()> {
     let mut estimate = None;
     let mut static_shared = a.static_shared.unwrap_or(0);
     if let Some(path) = &a.ptx {
-        let src = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let name = path.display().to_string();
+        // A .cu file is compiled as `run` compiles it (its PTX kept in warpsim-out/).
+        let (name, src) = warpsim::cuda::load_kernel_file(path, std::path::Path::new("warpsim-out"), &[])?;
         let m = warpsim_ptx::parse_module(&name, &src).map_err(|e| anyhow::anyhow!("{e}"))?;
         let kernel = match &a.kernel {
             Some(k) => k.clone(),

@@ -42,7 +42,7 @@ pub enum FaultKind {
     #[error("barrier can never complete: {detail}")]
     Deadlock { detail: String },
     /// The launch ran past its warp-instruction budget (a runaway loop?).
-    #[error("instruction budget exceeded ({limit} warp instructions in one block): a runaway loop? raise it with --max-instructions")]
+    #[error("instruction budget exceeded: one block ran {limit} warp instructions (a runaway loop?); if the kernel needs more, raise the limit with --max-instructions N (or set --timeout SECONDS)")]
     BudgetExceeded { limit: u64 },
     #[error("trap instruction executed")]
     Trap,

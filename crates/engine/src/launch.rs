@@ -39,6 +39,15 @@ pub struct LaunchConfig {
     /// The order in which the lane groups of a warp run (the SIMT stack's,
     /// or a random independent-thread schedule).
     pub schedule: Schedule,
+    /// Counters a progress display reads while the launch runs (updated once per block).
+    pub progress: Option<Arc<Progress>>,
+}
+
+/// Blocks and warp instructions finished so far, for a progress line.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub blocks: AtomicU64,
+    pub warp_instructions: AtomicU64,
 }
 
 impl Default for LaunchConfig {
@@ -53,6 +62,7 @@ impl Default for LaunchConfig {
             max_warp_instructions_per_block: 1 << 28,
             serial: false,
             schedule: Schedule::Simt,
+            progress: None,
         }
     }
 }
@@ -262,10 +272,15 @@ fn run_blocks<'a, const W: usize, O: Observer + Send, S: SchedulePolicy + Clone 
         if b > first_fault.load(Ordering::Relaxed) {
             return Ok(LaunchStats::default());
         }
-        run_block::<W, O, S>(block, mem, b, obs, policy).map_err(|f| {
+        let r = run_block::<W, O, S>(block, mem, b, obs, policy).map_err(|f| {
             first_fault.fetch_min(b, Ordering::Relaxed);
             (b, f)
-        })
+        });
+        if let (Some(p), Ok(s)) = (&cfg.progress, &r) {
+            p.blocks.fetch_add(1, Ordering::Relaxed);
+            p.warp_instructions.fetch_add(s.warp_instructions, Ordering::Relaxed);
+        }
+        r
     };
     type Acc<'b, O, const W: usize> = (LaunchStats, O, Option<(u64, Box<KernelFault>)>, Block<'b, W>);
     let fold = |mut acc: Acc<'a, O, W>, b: u64| {

@@ -23,8 +23,10 @@
 
 pub mod occupancy;
 pub mod preset;
+pub mod refusal;
 mod render;
 
 pub use occupancy::{occupancy, Limiter, Limits, Occupancy, OccupancyError, OccupancyInput, PartialWarps};
 pub use preset::{GpuPreset, Latencies, OccupancyRule, PresetError, Vendor};
+pub use refusal::{LaunchRefused, LaunchRequest};
 pub use render::WIDTH as RENDER_WIDTH;

@@ -13,6 +13,9 @@
 use serde::{Deserialize, Deserializer, Serialize};
 use std::path::Path;
 
+/// The largest latency a preset may give, in cycles.
+pub const MAX_LATENCY_CYCLES: u32 = 100_000;
+
 /// Who makes the GPU.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -287,6 +290,49 @@ impl GpuPreset {
         if !(self.dram_bandwidth_gbps.is_finite() && self.dram_bandwidth_gbps > 0.0) {
             return bad("dram_bandwidth_gbps", "must be a positive number".into());
         }
+        // Physical ranges: far beyond any GPU built, but bounded, so that a
+        // typo (a latency of 10^9 cycles) is an error and not a timing run
+        // that books a billion cycles of memory traffic.
+        let l = &self.latencies;
+        let latencies = [
+            ("latencies.l1_hit", l.l1_hit),
+            ("latencies.shared", l.shared),
+            ("latencies.l2_hit", l.l2_hit),
+            ("latencies.dram", l.dram),
+            ("latencies.fma", l.fma),
+            ("latencies.imad", l.imad),
+            ("latencies.hfma2", l.hfma2),
+            ("latencies.dfma", l.dfma),
+            ("latencies.mufu", l.mufu),
+            ("latencies.shfl", l.shfl),
+            ("latencies.shared_atomic", l.shared_atomic),
+            ("latencies.global_atomic", l.global_atomic),
+            ("latencies.mma", l.mma.unwrap_or(1)),
+        ];
+        for (field, v) in latencies {
+            if !(1..=MAX_LATENCY_CYCLES).contains(&v) {
+                return bad(field, format!("{v} cycles is outside 1..={MAX_LATENCY_CYCLES} (measured GPUs: 2 to about 1000)"));
+            }
+        }
+        let ranges: [(&'static str, u64, u64); 9] = [
+            ("sm_count", self.sm_count.into(), 4096),
+            ("schedulers_per_sm", self.schedulers_per_sm.into(), 64),
+            ("max_warps_per_sm", self.max_warps_per_sm.into(), 1024),
+            ("max_blocks_per_sm", self.max_blocks_per_sm.into(), 1024),
+            ("max_threads_per_block", self.max_threads_per_block.into(), 65536),
+            ("registers_per_sm", self.registers_per_sm.into(), 1 << 24),
+            ("clock_mhz", self.clock_mhz.into(), 100_000),
+            ("shared_per_sm_max", self.shared_per_sm_max.into(), 1 << 30),
+            ("launch_overhead_cycles", self.launch_overhead_cycles.into(), 100_000_000),
+        ];
+        for (field, v, max) in ranges {
+            if v > max {
+                return bad(field, format!("{v} is more than {max}, beyond any GPU"));
+            }
+        }
+        if self.dram_bandwidth_gbps > 1e6 {
+            return bad("dram_bandwidth_gbps", format!("{} GB/s is more than 10^6, beyond any GPU", self.dram_bandwidth_gbps));
+        }
         Ok(())
     }
 
@@ -327,5 +373,22 @@ impl GpuPreset {
             Vendor::Nvidia => "scheduler",
             Vendor::Amd => "SIMD",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_outside_physical_ranges_name_their_field() {
+        let mut p = GpuPreset::by_name("h200").unwrap();
+        p.latencies.dram = 1_000_000_000;
+        let e = p.validate("mine.json").unwrap_err().to_string();
+        assert!(e.contains("latencies.dram") && e.contains("1000000000"), "{e}");
+        let mut p = GpuPreset::by_name("h200").unwrap();
+        p.sm_count = 1 << 20;
+        assert!(p.validate("mine.json").unwrap_err().to_string().contains("sm_count"));
+        assert!(GpuPreset::builtin().iter().all(|p| p.validate("builtin").is_ok()));
     }
 }

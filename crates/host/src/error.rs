@@ -23,6 +23,17 @@ pub enum HostError {
     /// A buffer passed where the kernel's parameter is not 64 bits wide.
     #[error("parameter {index} (`{name}`) is {size} bytes, but a buffer is passed as a 64-bit address")]
     NotAnAddress { index: usize, name: String, size: u32 },
+    /// A scalar whose value the parameter's PTX type cannot hold exactly.
+    #[error("parameter {index} (`{name}`) is .{param} in the PTX, but {given} was given: {why}; pass it as {param_hint}", param_hint = hint(param))]
+    ParamType { index: usize, name: String, param: &'static str, given: &'static str, why: String },
+    /// A buffer name that cannot be an output file's name.
+    #[error("buffer `{name}`: {why}")]
+    BufferName { name: String, why: &'static str },
+    /// Two buffer parameters with one name (their output files would overwrite each other).
+    #[error(
+        "parameters {first} and {second} are both buffers named `{name}`; each buffer needs its own name (outputs are written as NAME.npy)"
+    )]
+    DuplicateBuffer { name: String, first: usize, second: usize },
     /// A parameter index past the kernel's parameter list.
     #[error("kernel `{kernel}` has no parameter {index}")]
     NoParam { kernel: String, index: usize },
@@ -38,6 +49,9 @@ pub enum HostError {
     /// The GPU preset for timing mode could not be loaded.
     #[error(transparent)]
     Preset(Box<warpsim_gpu::PresetError>),
+    /// The GPU's driver would refuse the launch (before any block runs).
+    #[error("launch refused, as the driver would: {0}")]
+    Refused(Box<warpsim_gpu::LaunchRefused>),
     /// The engine refused the launch or the kernel faulted.
     #[error(transparent)]
     Engine(#[from] warpsim_engine::LaunchError),
@@ -45,6 +59,19 @@ pub enum HostError {
     /// the fault among them.
     #[error("{error}")]
     CheckedFault { error: warpsim_engine::LaunchError, diagnostics: Vec<Diagnostic> },
+}
+
+/// The `--param` type that matches a PTX parameter type.
+fn hint(ptx: &str) -> String {
+    let t = match ptx {
+        "s8" | "s16" | "s32" | "b8" | "b16" | "b32" => "i32",
+        "u8" | "u16" | "u32" => "u32",
+        "s64" | "b64" => "i64",
+        "u64" => "u64",
+        "f32" => "f32",
+        _ => "f64",
+    };
+    format!("{t}=VALUE")
 }
 
 impl HostError {

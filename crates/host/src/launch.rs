@@ -5,7 +5,8 @@
 use crate::{Context, HostError, Kernel};
 use std::sync::Arc;
 use warpsim_check::{CheckOptions, CheckSession, Checker, Diagnostic};
-use warpsim_engine::{LaunchConfig, LaunchError, LaunchStats, NoObserver, Observer, Schedule};
+use warpsim_engine::{LaunchConfig, LaunchError, LaunchStats, NoObserver, Observer, Progress, Schedule};
+use warpsim_gpu::{GpuPreset, LaunchRequest};
 use warpsim_metrics::{LaunchMetrics, MetricsObserver};
 use warpsim_timing::{TimingGpu, TimingReport};
 
@@ -45,6 +46,14 @@ pub struct LaunchOptions {
     pub lockstep: bool,
     /// Timing mode: run on the cycle model of this GPU instead of the functional scheduler.
     pub timing: Option<TimingMode>,
+    /// The GPU whose driver limits a launch must meet: the timing model's in
+    /// timing mode; else this one; else the H200 (the MI300X for 64-lane warps).
+    pub limits: Option<Arc<GpuPreset>>,
+    /// The kernel opted in to more shared memory per block than the default
+    /// (`cudaFuncAttributeMaxDynamicSharedMemorySize`).
+    pub shared_opt_in: bool,
+    /// Counters of blocks and warp instructions done, for a progress line (functional engine).
+    pub progress: Option<Arc<Progress>>,
 }
 
 /// Timing mode settings.
@@ -75,11 +84,36 @@ impl Default for LaunchOptions {
             check: false,
             lockstep: false,
             timing: None,
+            limits: None,
+            shared_opt_in: false,
+            progress: None,
         }
     }
 }
 
 impl LaunchOptions {
+    /// `Err` when the GPU's driver would refuse this launch of `kernel`.
+    pub fn check_limits(&self, kernel: &Kernel, dims: &Dims) -> Result<(), HostError> {
+        let builtin;
+        let preset = match (&self.timing, &self.limits) {
+            (Some(t), _) => &t.gpu.preset,
+            (None, Some(p)) => &**p,
+            (None, None) => {
+                builtin = GpuPreset::by_name(if self.warp_size == 64 { "mi300x" } else { "h200" })?;
+                &builtin
+            }
+        };
+        let request = LaunchRequest {
+            grid: dims.grid,
+            block: dims.block,
+            static_shared_bytes: kernel.ir().shared_static_bytes,
+            dynamic_shared_bytes: dims.dynamic_shared_bytes,
+            regs_per_thread: kernel.regs_per_thread(),
+            opt_in_shared: self.shared_opt_in,
+        };
+        preset.check_launch(&request).map_err(|e| HostError::Refused(Box::new(e)))
+    }
+
     fn config(&self, dims: &Dims) -> LaunchConfig {
         LaunchConfig {
             grid: dims.grid,
@@ -90,6 +124,7 @@ impl LaunchOptions {
             serial: self.serial,
             max_warp_instructions_per_block: self.max_warp_instructions_per_block,
             schedule: self.schedule,
+            progress: self.progress.clone(),
             ..Default::default()
         }
     }
@@ -120,6 +155,7 @@ impl LaunchSummary {
 /// fault then comes back as [`HostError::CheckedFault`] with the findings),
 /// on the functional engine or, with `timing` set, on the timing model.
 pub fn launch(ctx: &mut Context, kernel: &Kernel, dims: &Dims, params: &[u8], opts: &LaunchOptions) -> Result<LaunchSummary, HostError> {
+    opts.check_limits(kernel, dims)?;
     let k = kernel.ir();
     let program = kernel.program();
     let n = k.code.len();
@@ -223,8 +259,31 @@ pub fn launch_observed<O: Observer + Send>(
     make: &(dyn Fn() -> O + Sync),
     merge: &(dyn Fn(&mut O, O) + Sync),
 ) -> Result<(LaunchStats, O), HostError> {
+    opts.check_limits(kernel, dims)?;
     let globals = ctx.load(kernel).clone();
     let r =
         warpsim_engine::launch_observed(kernel.program(), kernel.ir(), ctx.memory(), &globals, params, &opts.config(dims), make, merge)?;
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Module;
+
+    #[test]
+    fn launches_the_driver_refuses_are_refused_in_every_mode() {
+        let src = ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\nret;\n}\n";
+        let k = Module::from_ptx("t.ptx", src).kernel("k").unwrap();
+        let timing = LaunchOptions { timing: Some(TimingMode::preset("h200", false).unwrap()), ..Default::default() };
+        for opts in [LaunchOptions::default(), LaunchOptions { check: true, ..Default::default() }, timing] {
+            let mut ctx = Context::new();
+            let mut go = |dims: Dims, opts: &LaunchOptions| launch(&mut ctx, &k, &dims, &[], opts).map(|_| ()).map_err(|e| e.to_string());
+            assert!(go(Dims::linear(1, 2048), &opts).unwrap_err().contains("cudaErrorInvalidConfiguration"));
+            let big = Dims::new([1, 1, 1], [32, 1, 1], 100_000);
+            assert!(go(big, &opts).unwrap_err().contains("without opt-in"));
+            assert!(go(Dims::new([1, 1, 1], [32, 1, 1], 1_000_000), &opts).unwrap_err().contains("even with opt-in"));
+            assert_eq!(go(big, &LaunchOptions { shared_opt_in: true, ..opts.clone() }), Ok(()));
+        }
+    }
 }

@@ -2,6 +2,8 @@
 //! parameter at its aligned offset, as lowering computed it).
 
 use crate::{DevicePtr, HostError, Kernel};
+use warpsim_launch::{Dtype, ScalarParam, Value};
+use warpsim_numerics::ScalarType;
 
 /// The parameter block of one launch.
 #[derive(Clone, Debug)]
@@ -73,6 +75,78 @@ impl Args {
     }
 }
 
+/// The bytes of scalar `s` for a kernel parameter of PTX type `ty` and `size`
+/// bytes: the same value, converted only when the conversion is exact (an
+/// integer that fits, an integral real for an integer, a real or integer the
+/// float type holds exactly). `Err` says why not. Parameters whose type does
+/// not say how to convert (`.b8` arrays, `.f16`, ...) take the bits as given.
+pub fn scalar_bytes(ty: ScalarType, size: u32, s: &ScalarParam) -> Result<Vec<u8>, String> {
+    use ScalarType::*;
+    let raw = || {
+        let mut b = s.to_le_bytes();
+        b.resize(size as usize, 0);
+        b
+    };
+    if ty.bytes() != size || !matches!(ty, B8 | B16 | B32 | B64 | U8 | U16 | U32 | U64 | S8 | S16 | S32 | S64 | F32 | F64) {
+        return Ok(raw());
+    }
+    let same = match ty {
+        F32 => s.ty == Dtype::F32,
+        F64 => s.ty == Dtype::F64,
+        _ => {
+            !s.ty.is_float()
+                && s.ty.bits() == ty.bits()
+                && (ty.is_signed() == s.ty.is_signed_int() || !ty.is_signed() && !matches!(ty, U8 | U16 | U32 | U64))
+        }
+    };
+    if same {
+        return Ok(raw());
+    }
+    let bits = ty.bits();
+    let out: u64 = match (ty, s.value()) {
+        (F32, Value::Float(f)) => {
+            let g = f as f32;
+            if g as f64 != f && !f.is_nan() {
+                return Err(format!("{f} is not exactly representable as f32"));
+            }
+            g.to_bits() as u64
+        }
+        (F32, Value::Int(v)) => {
+            let g = v as f32;
+            if g as i128 != v {
+                return Err(format!("{v} is not exactly representable as f32"));
+            }
+            g.to_bits() as u64
+        }
+        (F64, Value::Float(f)) => f.to_bits(),
+        (F64, Value::Int(v)) => {
+            let g = v as f64;
+            if g as i128 != v {
+                return Err(format!("{v} is not exactly representable as f64"));
+            }
+            g.to_bits()
+        }
+        (_, v) => {
+            let v = match v {
+                Value::Int(v) => v,
+                Value::Float(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 1.9e19 => f as i128,
+                Value::Float(f) => return Err(format!("{f} is not an integer")),
+                Value::Bits(b) => b as i128,
+            };
+            let (lo, hi) = match ty {
+                S8 | S16 | S32 | S64 => (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1),
+                U8 | U16 | U32 | U64 => (0, (1i128 << bits) - 1),
+                _ => (-(1i128 << (bits - 1)), (1i128 << bits) - 1),
+            };
+            if v < lo || v > hi {
+                return Err(format!("{v} is out of range ({lo} to {hi})"));
+            }
+            v as u64
+        }
+    };
+    Ok(out.to_le_bytes()[..size as usize].to_vec())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,5 +167,25 @@ mod tests {
         assert_eq!((b[0], &b[8..16], &b[16..20]), (7, &0x1122_3344_5566_7788u64.to_le_bytes()[..], &1.5f32.to_le_bytes()[..]));
         assert!(matches!(args.set_ptr(0, DevicePtr(1)), Err(HostError::NotAnAddress { index: 0, size: 1, .. })));
         assert!(matches!(args.set_scalar(3, &[0]), Err(HostError::NoParam { index: 3, .. })));
+    }
+
+    #[test]
+    fn scalars_convert_only_when_exact() {
+        use warpsim_launch::parse_param_arg;
+        let s = |a: &str| parse_param_arg(a).unwrap().as_scalar().unwrap().clone();
+        let int = |v: &[u8]| i32::from_le_bytes(v.try_into().unwrap());
+        assert_eq!(int(&scalar_bytes(ScalarType::S32, 4, &s("f64=1000")).unwrap()), 1000);
+        assert_eq!(int(&scalar_bytes(ScalarType::S32, 4, &s("f32=1000")).unwrap()), 1000);
+        assert_eq!(int(&scalar_bytes(ScalarType::U32, 4, &s("i32=1024")).unwrap()), 1024);
+        assert_eq!(scalar_bytes(ScalarType::S64, 8, &s("i32=-3")).unwrap(), (-3i64).to_le_bytes());
+        assert_eq!(scalar_bytes(ScalarType::F32, 4, &s("u32=3")).unwrap(), 3f32.to_le_bytes());
+        assert_eq!(scalar_bytes(ScalarType::F64, 8, &s("f32=1.5")).unwrap(), 1.5f64.to_le_bytes());
+        assert_eq!(scalar_bytes(ScalarType::B32, 4, &s("i32=-1")).unwrap(), [0xff; 4]);
+        assert!(scalar_bytes(ScalarType::S32, 4, &s("i64=5000000000")).unwrap_err().contains("out of range"));
+        assert!(scalar_bytes(ScalarType::S32, 4, &s("f64=1.5")).unwrap_err().contains("not an integer"));
+        assert!(scalar_bytes(ScalarType::U32, 4, &s("i32=-1")).unwrap_err().contains("out of range"));
+        assert!(scalar_bytes(ScalarType::F32, 4, &s("f64=0.1")).unwrap_err().contains("f32"));
+        // The same type passes its bits untouched (a NaN's payload included).
+        assert_eq!(scalar_bytes(ScalarType::F32, 4, &s("f32=0x7fc00001")).unwrap(), 0x7fc0_0001u32.to_le_bytes());
     }
 }

@@ -38,8 +38,24 @@ pub fn prepare(kernel: &Kernel, params: &[ParamSpec]) -> Result<Prepared, HostEr
     let mut buffers = Vec::new();
     for (i, spec) in params.iter().enumerate() {
         match spec {
-            ParamSpec::Scalar(s) => args.set_scalar(i, &s.to_le_bytes())?,
+            ParamSpec::Scalar(s) => {
+                let p = &k.params[i];
+                let bytes = crate::params::scalar_bytes(p.ty, p.size, s).map_err(|why| HostError::ParamType {
+                    index: i,
+                    name: p.name.clone(),
+                    param: p.ty.name(),
+                    given: s.ty.name(),
+                    why,
+                })?;
+                args.set_scalar(i, &bytes)?
+            }
             ParamSpec::Buffer(b) => {
+                if let Some(why) = warpsim_launch::bad_buffer_name(&b.name) {
+                    return Err(HostError::BufferName { name: b.name.clone(), why });
+                }
+                if let Some(first) = params[..i].iter().position(|p| matches!(p, ParamSpec::Buffer(o) if o.name == b.name)) {
+                    return Err(HostError::DuplicateBuffer { name: b.name.clone(), first, second: i });
+                }
                 if k.params[i].size != 8 {
                     return Err(HostError::NotAnAddress { index: i, name: k.params[i].name.clone(), size: k.params[i].size });
                 }
@@ -56,6 +72,34 @@ impl Prepared {
     /// Launches with the observers `opts` switches on.
     pub fn launch(&mut self, dims: &Dims, opts: &LaunchOptions) -> Result<LaunchSummary, HostError> {
         launch(&mut self.ctx, &self.kernel, dims, self.args.bytes(), opts)
+    }
+
+    /// A global address in the user's terms, by the nearest buffer:
+    /// "element 64 of `in` (64 elements of f32), 0 bytes past its end".
+    pub fn describe_address(&self, addr: u64) -> Option<String> {
+        let b = self.buffers.iter().min_by_key(|b| {
+            let end = b.ptr.0 + b.len;
+            if addr < b.ptr.0 {
+                b.ptr.0 - addr
+            } else {
+                addr.saturating_sub(end.saturating_sub(1))
+            }
+        })?;
+        let size = b.spec.dtype.size_bytes() as u64;
+        let (name, n, dt) = (&b.spec.name, b.spec.count, b.spec.dtype);
+        let what = format!("`{name}` ({n} elements of {dt})");
+        Some(if addr < b.ptr.0 {
+            format!("{} bytes before the start of {what}", b.ptr.0 - addr)
+        } else {
+            let off = addr - b.ptr.0;
+            let (elem, within) = (off / size, off % size);
+            let at = if within == 0 { format!("element {elem}") } else { format!("byte {within} of element {elem}") };
+            if off >= b.len {
+                format!("{at} of {what}, {} bytes past its end", off - b.len)
+            } else {
+                format!("{at} of {what}")
+            }
+        })
     }
 
     /// The buffer parameter named `name`.
@@ -85,5 +129,34 @@ impl Prepared {
             written.push(path);
         }
         Ok(written)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Module;
+    use warpsim_launch::parse_param_arg;
+
+    const PTX: &str = ".version 7.0\n.target sm_80\n.address_size 64\n\
+        .visible .entry k(.param .u64 a, .param .u64 b)\n{\nret;\n}\n";
+
+    #[test]
+    fn two_buffers_may_not_share_a_name() {
+        let k = Module::from_ptx("t.ptx", PTX).kernel("k").unwrap();
+        let p = |s: &str| parse_param_arg(s).unwrap();
+        let e = prepare(&k, &[p("out:u32[4]=zeros:out"), p("out:u32[4]=zeros:out")]).err().unwrap();
+        assert!(matches!(e, HostError::DuplicateBuffer { first: 0, second: 1, .. }), "{e}");
+        assert!(prepare(&k, &[p("x:u32[4]=zeros:out"), p("y:u32[4]=zeros:out")]).is_ok());
+    }
+
+    #[test]
+    fn addresses_are_named_by_buffer_and_element() {
+        let k = Module::from_ptx("t.ptx", PTX).kernel("k").unwrap();
+        let p = |s: &str| parse_param_arg(s).unwrap();
+        let prep = prepare(&k, &[p("in:f32[64]=zeros:in"), p("out:f32[64]=zeros:out")]).unwrap();
+        let base = prep.buffer("in").unwrap().ptr.0;
+        assert_eq!(prep.describe_address(base + 4 * 3).unwrap(), "element 3 of `in` (64 elements of f32)");
+        assert_eq!(prep.describe_address(base + 256).unwrap(), "element 64 of `in` (64 elements of f32), 0 bytes past its end");
     }
 }

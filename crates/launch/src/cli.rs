@@ -39,6 +39,9 @@ pub fn parse_param_arg(s: &str) -> Result<ParamSpec, LaunchError> {
         if name.is_empty() {
             return Err(err("empty buffer name".into()));
         }
+        if let Some(why) = crate::manifest::bad_buffer_name(name) {
+            return Err(err(format!("buffer name {name:?}: {why}")));
+        }
         let dtype = Dtype::parse(dts).ok_or_else(|| err(format!("unknown dtype {dts:?}")))?;
         let count = parse_count(count_str).map_err(|e| err(e.to_string()))?;
         match count.checked_mul(dtype.size_bytes() as u64) {
@@ -47,6 +50,10 @@ pub fn parse_param_arg(s: &str) -> Result<ParamSpec, LaunchError> {
         }
         let (init_str, role) = match rhs.rsplit_once(':') {
             Some((a, r)) if Role::parse(r).is_some() && !a.is_empty() => (a, Role::parse(r).unwrap_or(Role::Inout)),
+            // `zeros:output`: a known init and a word that is no role.
+            Some((a, r)) if NamedInit::parse(a).is_some() => {
+                return Err(err(format!("unknown role {r:?} after init {a:?} (expected in, out or inout)")));
+            }
             _ => (rhs, Role::Inout),
         };
         let init = if let Some(path) = init_str.strip_prefix("file:") {
@@ -123,6 +130,21 @@ mod tests {
             let e = parse_param_arg(bad).unwrap_err();
             assert!(matches!(e, LaunchError::ParamArg { .. }), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn a_bad_role_is_called_a_role() {
+        let e = parse_param_arg("out:f32[4]=zeros:output").unwrap_err().to_string();
+        assert!(e.contains("unknown role \"output\"") && e.contains("in, out or inout"), "{e}");
+    }
+
+    #[test]
+    fn buffer_names_are_plain_file_names() {
+        for bad in ["../../evil:u32[256]=zeros:out", "a/b:u32[4]=zeros", "a\\b:u32[4]=zeros", "..:u32[4]=zeros"] {
+            let e = parse_param_arg(bad).unwrap_err().to_string();
+            assert!(e.contains("used as a file name"), "{bad}: {e}");
+        }
+        assert_eq!(buf("out.v2:u32[4]=zeros").name, "out.v2");
     }
 
     #[test]

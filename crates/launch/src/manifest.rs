@@ -138,6 +138,22 @@ pub fn load_manifest(path: impl AsRef<Path>) -> Result<Manifest, LaunchError> {
     Ok(m)
 }
 
+/// Why `name` cannot name a buffer, if it cannot: output buffers are written
+/// as `NAME.npy` in the output folder, so a name must be one plain file name.
+pub fn bad_buffer_name(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("empty")
+    } else if name.contains(['/', '\\']) {
+        Some("a buffer name is used as a file name and may not contain '/' or '\\'")
+    } else if name.contains("..") {
+        Some("a buffer name is used as a file name and may not contain '..'")
+    } else if name.chars().any(char::is_control) {
+        Some("a buffer name may not contain control characters")
+    } else {
+        None
+    }
+}
+
 // ---------------------------------------------------------------- errors
 
 #[derive(Clone, Copy)]
@@ -604,8 +620,8 @@ impl ParamSpec {
             }
             "buffer" => {
                 let name = name.ok_or_else(|| e("name", "missing".into()))?;
-                if name.is_empty() {
-                    return Err(e("name", "empty".into()));
+                if let Some(why) = bad_buffer_name(&name) {
+                    return Err(e("name", why.into()));
                 }
                 let dv = field(m, "dtype").ok_or_else(|| e("dtype", "missing".into()))?;
                 let ds = as_str(dv).map_err(|x| e("dtype", x.to_string()))?;

@@ -2,6 +2,9 @@
 
 use crate::ast::Span;
 
+/// The most columns of a source line an error shows.
+pub const SHOWN_COLUMNS: usize = 200;
+
 /// Where an error happened, resolved to line and column (both 1-based).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SourcePos {
@@ -30,16 +33,27 @@ impl SourcePos {
     }
 
     /// Renders `file:line:col: message` with the line and a caret under the span.
+    /// A line longer than [`SHOWN_COLUMNS`] is shown as a window around the caret, marked with `…`.
     pub fn render(&self, file: &str, message: &str) -> String {
         let num = self.line.to_string();
         let pad = " ".repeat(num.len());
-        let prefix: String = self.text.chars().take(self.col as usize - 1).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+        let chars: Vec<char> = self.text.chars().collect();
+        let col = (self.col as usize - 1).min(chars.len());
+        let (from, to) = if chars.len() <= SHOWN_COLUMNS {
+            (0, chars.len())
+        } else {
+            let from = col.saturating_sub(SHOWN_COLUMNS / 2).min(chars.len() - SHOWN_COLUMNS);
+            (from, from + SHOWN_COLUMNS)
+        };
+        let (open, close) = (if from > 0 { "…" } else { "" }, if to < chars.len() { "…" } else { "" });
+        let shown: String = chars[from..to].iter().collect();
+        let prefix: String = open.chars().chain(chars[from..col].iter().copied()).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+        let width = (self.width as usize).min(to.saturating_sub(col)).max(1);
         format!(
-            "{file}:{}:{}: {message}\n{pad} |\n{num} | {}\n{pad} | {prefix}{}",
+            "{file}:{}:{}: {message}\n{pad} |\n{num} | {open}{shown}{close}\n{pad} | {prefix}{}",
             self.line,
             self.col,
-            self.text,
-            "^".repeat(self.width as usize)
+            "^".repeat(width)
         )
     }
 }
@@ -110,5 +124,19 @@ mod tests {
         assert!(e.to_string().contains("unexpected character '\u{e9}'"), "{e}");
         let e = crate::parse_module("u.ptx", "\u{FFFD}").unwrap_err();
         assert!(e.to_string().starts_with("u.ptx:1:1:"), "{e}");
+    }
+
+    #[test]
+    fn a_long_line_is_shown_as_a_window_around_the_caret() {
+        let line = format!("{}@{}", "a".repeat(100_000), "b".repeat(100_000));
+        let p = SourcePos::locate(&line, Span { start: 100_000, end: 100_001 });
+        let r = p.render("t.ptx", "error: x");
+        assert!(r.len() < 1000, "{} bytes", r.len());
+        let lines: Vec<&str> = r.lines().collect();
+        let at = lines[2].chars().position(|c| c == '@').unwrap();
+        assert_eq!(lines[3].chars().position(|c| c == '^'), Some(at), "{r}");
+        assert!(lines[2].contains('…'));
+        let short = SourcePos::locate("ab@cd", Span { start: 2, end: 3 }).render("t.ptx", "e");
+        assert!(short.ends_with("1 | ab@cd\n  |   ^"), "{short}");
     }
 }

@@ -191,6 +191,34 @@ impl TimingParams {
         if !self.dram_fetch_bytes.is_power_of_two() || self.dram_fetch_bytes < 32 {
             return bad("timing.dram_fetch_bytes", "must be a power of two of at least 32");
         }
+        // Cycle counts in physical ranges (see warpsim_gpu::preset::MAX_LATENCY_CYCLES): the
+        // model books memory traffic per cycle bucket up to the latest arrival.
+        let max = warpsim_gpu::preset::MAX_LATENCY_CYCLES;
+        for (f, v) in [
+            ("timing.tensor_cycles", self.tensor_cycles),
+            ("timing.alu_latency", self.alu_latency),
+            ("timing.conversion_latency", self.conversion_latency),
+            ("timing.special_register_latency", self.special_register_latency),
+            ("timing.clock_latency", self.clock_latency),
+            ("timing.vote_latency", self.vote_latency),
+            ("timing.match_latency", self.match_latency),
+            ("timing.branch_cycles", self.branch_cycles),
+            ("timing.barrier_latency", self.barrier_latency),
+            ("timing.dram_latency", self.dram_latency.unwrap_or(0)),
+            ("timing.block_launch_cycles", self.block_launch_cycles),
+            ("timing.block_replace_cycles", self.block_replace_cycles),
+            ("timing.block_dispatch_cycles", self.block_dispatch_cycles),
+            ("timing.mio_queue_depth", self.mio_queue_depth),
+            ("timing.lsu_queue_depth", self.lsu_queue_depth),
+        ] {
+            if v > max {
+                return Err(PresetError::Invalid {
+                    origin: origin.to_string(),
+                    field: f,
+                    msg: format!("{v} is more than {max}, outside the physical range"),
+                });
+            }
+        }
         Ok(())
     }
 }
@@ -299,5 +327,19 @@ impl TimingGpu {
     /// Peak DRAM bytes per SM cycle that streams reach.
     pub fn dram_bytes_per_cycle(&self) -> f64 {
         self.preset.dram_bandwidth_gbps * 1e9 / (self.preset.clock_mhz as f64 * 1e6) * self.timing.dram_efficiency
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timing_cycle_counts_outside_physical_ranges_name_their_field() {
+        let mut t = TimingGpu::by_name("h200").unwrap();
+        assert!(t.timing.check("h200").is_ok());
+        t.timing.dram_latency = Some(1_000_000_000);
+        let e = t.timing.check("mine.json").unwrap_err().to_string();
+        assert!(e.contains("timing.dram_latency"), "{e}");
     }
 }

@@ -113,6 +113,8 @@ pub struct TimingReport {
     pub launch_overhead_cycles: u64,
     pub clock_mhz: u32,
     pub sm_count: u32,
+    /// What the preset calls an SM: `SM` (NVIDIA) or `CU` (AMD).
+    pub sm_word: &'static str,
     pub schedulers_per_sm: u32,
     pub max_warps_per_sm: u32,
     pub blocks_per_sm: u32,
@@ -157,6 +159,7 @@ impl TimingReport {
             launch_overhead_cycles: p.launch_overhead_cycles as u64,
             clock_mhz: p.clock_mhz,
             sm_count: p.sm_count,
+            sm_word: p.sm_word(),
             schedulers_per_sm: p.schedulers_per_sm,
             max_warps_per_sm: p.max_warps_per_sm,
             blocks_per_sm: occ.blocks_per_sm,
@@ -303,7 +306,7 @@ impl TimingReport {
     pub fn render_text(&self) -> String {
         use std::fmt::Write;
         let mut s = String::new();
-        let _ = writeln!(s, "  timing on {} ({} SMs at {} MHz)", self.gpu, self.sm_count, self.clock_mhz);
+        let _ = writeln!(s, "  timing on {} ({} {}s at {} MHz)", self.gpu, self.sm_count, self.sm_word, self.clock_mhz);
         let _ = writeln!(
             s,
             "  cycles               {:>14} (sm__cycles_elapsed.max: {} of the kernel + {} launch overhead), {:.2} us",

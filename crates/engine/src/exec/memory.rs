@@ -90,14 +90,14 @@ impl<const W: usize> Warp<W> {
         if O::WANTS_MEMORY {
             obs.memory(self.index, pc, space, MemAccessKind::Load, size * n as u32, &base, exec);
         }
-        if let Some(alloc) = self.one_allocation(ctx, space, &base, exec, size * n as u32, size) {
+        if let Some(alloc) = self.one_allocation(ctx, space, &base, exec, size * n as u32, vector_align(size, n)) {
             let mut m = exec;
             while m != 0 {
                 let l = m.trailing_zeros() as usize;
                 m &= m - 1;
                 for k in 0..n as usize {
                     // SAFETY: `one_allocation` checked that every active lane's `n * size` bytes lie
-                    // in `alloc` and that its address (so each element's) is a multiple of `size`.
+                    // in `alloc` and that its address is a multiple of the vector's size (so each element's of `size`).
                     let raw = unsafe { alloc.load_at(base[l] - alloc.base + k as u64 * size as u64, size) };
                     if let Some(dk) = d[k] {
                         let v = if signed { sext(raw, size * 8) } else { raw };
@@ -112,6 +112,7 @@ impl<const W: usize> Warp<W> {
         while m != 0 {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
+            vector_aligned(space, base[l], size, n, MemAccessKind::Load).map_err(|kind| WarpFault::lane(pc, l, kind))?;
             for k in 0..n as usize {
                 let a = base[l].wrapping_add(k as u64 * size as u64);
                 let raw = self.load(ctx, space, a, size, l, local_bytes).map_err(|kind| WarpFault::lane(pc, l, kind))?;
@@ -142,7 +143,7 @@ impl<const W: usize> Warp<W> {
         if O::WANTS_MEMORY {
             obs.memory(self.index, pc, space, MemAccessKind::Store, size * n as u32, &base, exec);
         }
-        if let Some(alloc) = self.one_allocation(ctx, space, &base, exec, size * n as u32, size) {
+        if let Some(alloc) = self.one_allocation(ctx, space, &base, exec, size * n as u32, vector_align(size, n)) {
             let mut m = exec;
             while m != 0 {
                 let l = m.trailing_zeros() as usize;
@@ -160,6 +161,7 @@ impl<const W: usize> Warp<W> {
         while m != 0 {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
+            vector_aligned(space, base[l], size, n, MemAccessKind::Store).map_err(|kind| WarpFault::lane(pc, l, kind))?;
             for k in 0..n as usize {
                 let a = base[l].wrapping_add(k as u64 * size as u64);
                 let v = self.lane_value(s[k], l);
@@ -354,6 +356,35 @@ impl<const W: usize> Warp<W> {
     }
 }
 
+/// The alignment a vector access of `n` elements of `size` bytes needs: its
+/// whole size (a `v4.f32` 16 bytes), as on the GPU.
+#[inline(always)]
+fn vector_align(size: u32, n: u8) -> u32 {
+    (size * n as u32).next_power_of_two()
+}
+
+/// A vector access (`n` > 1) faults unless its address is a multiple of the
+/// whole vector's size; element alignment is checked per element after this.
+fn vector_aligned(space: Space, addr: u64, size: u32, n: u8, access: MemAccessKind) -> Result<(), FaultKind> {
+    let align = vector_align(size, n);
+    if n <= 1 {
+        return Ok(());
+    }
+    let (sp, a) = resolve_generic(space, addr);
+    let space = match sp {
+        Space::Global | Space::Generic => FaultSpace::Global,
+        Space::Const => FaultSpace::Const,
+        Space::Shared => FaultSpace::Shared,
+        Space::Local => FaultSpace::Local,
+        Space::KernelParam => return Ok(()),
+    };
+    if a.is_multiple_of(align as u64) {
+        Ok(())
+    } else {
+        Err(FaultKind::Misaligned { space, access, size: align, addr: a })
+    }
+}
+
 #[inline]
 fn shared_index(len: usize, addr: u64, size: u32, access: MemAccessKind) -> Result<usize, FaultKind> {
     if !addr.is_multiple_of(size as u64) {
@@ -481,6 +512,23 @@ mod tests {
         assert!(matches!(f.kind, FaultKind::OutOfBounds { space: FaultSpace::Shared, access: MemAccessKind::Store, size: 4, .. }), "{f}");
         assert_eq!(f.lane, Some(4), "the first lane past the end");
         assert!(f.to_string().starts_with("out-of-bounds shared store of 4 bytes at address 0x10"), "{f}");
+    }
+
+    #[test]
+    fn vector_accesses_need_the_whole_vectors_alignment() {
+        // `reinterpret_cast<const float4*>(in + 1)[i]`: each f32 is aligned, the float4 is not.
+        let body = format!("{REGS}.reg .f32 %f<4>; ld.param.u64 %rd1, [p0]; ld.global.v4.f32 {{%f0, %f1, %f2, %f3}}, [%rd1+4]; ret;");
+        let r = run(&body, 32, &[1024], &[]);
+        let f = r.fault();
+        assert_eq!(f.kind, FaultKind::Misaligned { space: FaultSpace::Global, access: MemAccessKind::Load, size: 16, addr: r.bufs[0] + 4 });
+        let body = format!("{REGS}ld.param.u64 %rd1, [p0]; st.global.v4.u32 [%rd1+4], {{%r1, %r1, %r1, %r1}}; ret;");
+        let f = run(&body, 1, &[1024], &[]).fault().kind.clone();
+        assert!(matches!(f, FaultKind::Misaligned { access: MemAccessKind::Store, size: 16, .. }), "{f}");
+        let body = format!("{REGS}.shared .align 16 .b8 s[64]; mov.u32 %r3, s; st.shared.v2.u32 [%r3+4], {{%r1, %r1}}; ret;");
+        let f = run(&body, 1, &[], &[]).fault().kind.clone();
+        assert!(matches!(f, FaultKind::Misaligned { space: FaultSpace::Shared, size: 8, .. }), "{f}");
+        let ok = format!("{REGS}.reg .f32 %f<4>; ld.param.u64 %rd1, [p0]; ld.global.v4.f32 {{%f0, %f1, %f2, %f3}}, [%rd1+16]; ret;");
+        run(&ok, 32, &[1024], &[]).result.as_ref().unwrap();
     }
 
     #[test]
