@@ -111,6 +111,33 @@ impl Lowerer<'_> {
         let mut scope = Scope::default();
         self.statements += (f.params.len() + f.rets.len()) as u64;
         for (decl, arg) in f.params.iter().chain(f.rets.iter()).zip(args.iter().chain(rets.iter())) {
+            if decl.vector > 1 {
+                // A vector parameter binds element by element: a vector
+                // register `r` or a braced list `{a, b}`.
+                let n = decl.vector as usize;
+                let elems: Vec<Operand> = match arg {
+                    Operand::Name(an, aspan) => match self.lookup(an) {
+                        Some(Sym::Vector(k)) if k as usize == n => {
+                            VECTOR_ELEMS[..n].iter().map(|e| Operand::Name(format!("{an}.{e}"), *aspan)).collect()
+                        }
+                        _ => return self.err(*aspan, format!("`{an}` is not a .v{n} vector register")),
+                    },
+                    Operand::Vector(items, _) if items.len() == n => items.clone(),
+                    _ => return self.err(arg.span(), format!("`{}` takes a .v{n} vector argument", decl.name)),
+                };
+                for (e, op) in VECTOR_ELEMS.iter().zip(&elems) {
+                    let Operand::Name(en, espan) = op else {
+                        return self.err(op.span(), "vector call arguments must be registers");
+                    };
+                    let Some(sym @ Sym::Reg(..)) = self.lookup(en) else {
+                        return self.err(*espan, format!("`{en}` is not a register"));
+                    };
+                    scope.names.insert(format!("{}.{e}", decl.name), sym);
+                }
+                scope.names.insert(decl.name.clone(), Sym::Vector(decl.vector));
+                self.has_vectors = true;
+                continue;
+            }
             let Operand::Name(an, aspan) = arg else {
                 return self.err(arg.span(), "call arguments must be named variables or registers");
             };

@@ -53,7 +53,35 @@ impl Lowerer<'_> {
                 nops(2)?;
                 let ty = ty.unwrap_or(ScalarType::B32);
                 match (&ops[0], &ops[1]) {
-                    (Operand::Vector(..), Operand::Vector(..)) => return unsupported(": vector to vector"),
+                    (Operand::Vector(ds, _), Operand::Vector(srcs, _)) => {
+                        // `mov.v4.u16 {a, b, c, d}, {b, c, d, a}`: element-wise, as
+                        // one parallel assignment (sources read before any write).
+                        if ds.len() != srcs.len() || !(ds.len() == 2 || ds.len() == 4) {
+                            return self.err(ops[1].span(), "a vector move takes 2 or 4 elements on both sides");
+                        }
+                        let ety = mods.types.last().copied().unwrap_or(ScalarType::B32);
+                        let mut pairs = Vec::with_capacity(ds.len());
+                        for (d, a) in ds.iter().zip(srcs) {
+                            let a = self.src(a, ety)?;
+                            let d = match d {
+                                Operand::Sink(_) => continue,
+                                d => self.dst(d)?,
+                            };
+                            pairs.push((d, a));
+                        }
+                        let clobbers = pairs.iter().enumerate().any(|(k, (d, _))| pairs[k + 1..].iter().any(|(_, a)| a == d));
+                        if clobbers {
+                            // Copy the sources aside first.
+                            for p in &mut pairs {
+                                let t = self.alloc_reg(if p.1.bank == Bank::R64 { ScalarType::B64 } else { ScalarType::B32 });
+                                emit!(Op::Mov { d: t, a: p.1 });
+                                p.1 = t;
+                            }
+                        }
+                        for (d, a) in pairs {
+                            emit!(self.move_between(d, a));
+                        }
+                    }
                     (d, Operand::Vector(parts, _)) => {
                         let d = self.dst(d)?;
                         let n = parts.len();

@@ -155,7 +155,13 @@ enum Sym {
     KParam(u32),
     Global(String),
     BranchTargets(Vec<String>),
+    /// A `.reg .v2`/`.v4` vector register of this many elements; element `k`
+    /// is the scalar register named `name.x`/`.y`/`.z`/`.w`.
+    Vector(u8),
 }
+
+/// Element names of a vector register (`r.x`, `r.y`, `r.z`, `r.w`).
+const VECTOR_ELEMS: [&str; 4] = ["x", "y", "z", "w"];
 
 #[derive(Default)]
 struct Scope {
@@ -246,6 +252,8 @@ struct Lowerer<'a> {
     prev_inst_end: u32,
     /// A `.pragma "nounroll"` was seen since the previous instruction.
     pending_nounroll: bool,
+    /// Some vector register was declared (operands are then checked for one).
+    has_vectors: bool,
 }
 
 /// `x` rounded up to a multiple of `a`; `None` past `u32::MAX`.
@@ -292,6 +300,7 @@ fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str, lines: &LineInd
         local_bytes: 0,
         cur_loc: None,
         cur_inlined: None,
+        has_vectors: false,
         cc: None,
         extern_patches: Vec::new(),
         prev_inst_end: f.span.start,

@@ -118,7 +118,9 @@ impl Lowerer<'_> {
                     Ok(d)
                 }
             }
-            Some(Sym::Reg(..)) | Some(Sym::BranchTargets(_)) | None => self.err(span, format!("`{name}` is not a variable")),
+            Some(Sym::Reg(..)) | Some(Sym::BranchTargets(_)) | Some(Sym::Vector(_)) | None => {
+                self.err(span, format!("`{name}` is not a variable"))
+            }
         }
     }
 
@@ -324,6 +326,7 @@ impl Lowerer<'_> {
                     Ok((sp, Addr { base: Some(r), offset: *offset }))
                 }
                 Some(Sym::BranchTargets(_)) => self.err(*span, "a branch-target list is not an address"),
+                Some(Sym::Vector(_)) => self.err(*span, "a vector register is not an address"),
                 None => self.err(*span, format!("unknown symbol `{name}` in address")),
             },
         }

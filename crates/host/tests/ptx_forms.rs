@@ -1,0 +1,72 @@
+//! PTX forms found missing by running ZLUDA's PTX test suite (issue 11), each
+//! run end to end on a small kernel of our own: one input buffer of bytes in,
+//! one output buffer of bytes out, one thread unless a test says otherwise.
+
+use warpsim_host::{launch, Args, Context, Dims, LaunchOptions, Module};
+
+const HEAD: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
+
+/// Runs kernel `k(.param .u64 in, .param .u64 out)` of `ptx` with `input`
+/// and an output of `out_len` zero bytes; returns the output.
+fn run_with(ptx: &str, input: &[u8], out_len: usize, threads: u32) -> Vec<u8> {
+    let mut module = Module::from_ptx("t.ptx", format!("{HEAD}{ptx}"));
+    let kernel = module.kernel("k").unwrap_or_else(|e| panic!("{e}"));
+    let mut ctx = Context::new();
+    let inp = ctx.alloc("in", input.len().max(1) as u64, None);
+    ctx.write(inp, input).unwrap();
+    let out = ctx.alloc("out", out_len as u64, None);
+    ctx.write(out, &vec![0; out_len]).unwrap();
+    let mut args = Args::new(&kernel);
+    args.set_ptr(0, inp).unwrap();
+    args.set_ptr(1, out).unwrap();
+    launch(&mut ctx, &kernel, &Dims::linear(1, threads), args.bytes(), &LaunchOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    ctx.read_vec(out, out_len as u64, "out").unwrap()
+}
+
+fn run(ptx: &str, input: &[u8], out_len: usize) -> Vec<u8> {
+    run_with(ptx, input, out_len, 1)
+}
+
+fn words(b: &[u8]) -> Vec<u32> {
+    b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+fn bytes(w: &[u32]) -> Vec<u8> {
+    w.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+// `.reg .v2`/`.v4` registers: loaded and stored whole, read and written by
+// element (`r.y`), moved whole, passed to and returned from a function.
+#[test]
+fn vector_registers() {
+    let ptx = "
+.func (.reg .v2 .b32 o) swap(.reg .v2 .b32 i)
+{
+    mov.v2.b32 o, {i.y, i.x};
+    ret;
+}
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .u64 a, b;
+    .reg .v4 .u32 v;
+    .reg .v2 .b32 p, q;
+    .reg .v4 .u16 h;
+    .reg .u32 s;
+    ld.param.u64 a, [in];
+    ld.param.u64 b, [out];
+    ld.global.v4.u32 v, [a];
+    add.u32 s, v.x, v.w;
+    mov.u32 v.z, s;
+    mov.v2.b32 p, {v.x, v.y};
+    call (q), swap, (p);
+    mov.v4.u32 {v.x, v.y, v.z, v.w}, {v.y, v.z, v.w, v.x};
+    st.global.v4.u32 [b], v;
+    st.global.v2.b32 [b+16], q;
+    mov.v4.u16 h, {1, 2, 3, 4};
+    mov.b64 a, h;
+    st.global.u64 [b+24], a;
+    ret;
+}";
+    let out = run(ptx, &bytes(&[1, 2, 3, 4]), 32);
+    assert_eq!(words(&out), [2, 5, 4, 1, 2, 1, 0x0002_0001, 0x0004_0003]);
+}
