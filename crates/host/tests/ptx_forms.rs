@@ -70,3 +70,26 @@ fn vector_registers() {
     let out = run(ptx, &bytes(&[1, 2, 3, 4]), 32);
     assert_eq!(words(&out), [2, 5, 4, 1, 2, 1, 0x0002_0001, 0x0004_0003]);
 }
+
+// `r + k` as a source operand (ptxas accepts it and adds).
+#[test]
+fn register_plus_constant_operand() {
+    let ptx = "
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .local .align 8 .b8 buf[8];
+    .reg .u64 a, b, v;
+    .reg .u32 w;
+    ld.param.u64 a, [in];
+    ld.param.u64 b, [out];
+    ld.global.u64 v, [a];
+    st.local.u64 [buf], v + 5;
+    ld.local.u64 v, [buf];
+    st.global.u64 [b], v;
+    ld.global.u32 w, [a+8];
+    st.global.u32 [b+8], w + 7;
+    ret;
+}";
+    let out = run(ptx, &bytes(&[40, 0, 100]), 12);
+    assert_eq!(words(&out), [45, 0, 107]);
+}

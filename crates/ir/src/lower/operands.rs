@@ -183,7 +183,21 @@ impl Lowerer<'_> {
                 };
                 Ok(self.const_reg(ty, bits))
             }
-            Operand::Addr { base: AddrBase::Name(n), offset, span } => self.symbol_value(n, *offset, ty, *span),
+            Operand::Addr { base: AddrBase::Name(n), offset, span } => match self.lookup(n) {
+                // `r + 1` as a source: ptxas folds it into an add.
+                Some(Sym::Reg(r, _)) if r.bank != Bank::Pred => {
+                    let d = self.alloc_reg(if r.bank == Bank::R64 { ScalarType::B64 } else { ScalarType::B32 });
+                    if r.bank == Bank::R64 {
+                        let k = self.const_reg(ScalarType::B64, *offset as u64);
+                        self.push(Op::Bin64 { f: Bin64::Add, d: d.slot, a: r.slot, b: k.slot }, None, *span, "add");
+                    } else {
+                        let k = self.const_reg(ScalarType::B32, *offset as u64);
+                        self.push(Op::Bin32 { f: Bin32::Add, d: d.slot, a: r.slot, b: k.slot }, None, *span, "add");
+                    }
+                    Ok(d)
+                }
+                _ => self.symbol_value(n, *offset, ty, *span),
+            },
             _ => self.err(op.span(), "expected a register or constant"),
         }
     }
