@@ -93,3 +93,36 @@ fn register_plus_constant_operand() {
     let out = run(ptx, &bytes(&[40, 0, 100]), 12);
     assert_eq!(words(&out), [45, 0, 107]);
 }
+
+// `.global`/`.const` variables declared inside a function, with initialisers:
+// program-wide like module variables, visible in their scope only.
+#[test]
+fn function_scoped_globals() {
+    let ptx = "
+.global .b32 t[2] = {100, 200};
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .global .b32 t[4] = {1, 2, 3, 4};
+    .shared .b32 s[4];
+    .reg .u64 b;
+    .reg .b32 x, y;
+    ld.param.u64 b, [out];
+    cp.async.ca.shared.global [s], [t], 16, 12;
+    cp.async.commit_group;
+    cp.async.wait_group 0;
+    ld.shared.b32 x, [s+8];
+    ld.shared.b32 y, [s+12];
+    st.global.b32 [b], x;
+    st.global.b32 [b+4], y;
+    {
+        .const .b32 t = 7;
+        ld.const.b32 x, [t];
+        st.global.b32 [b+8], x;
+    }
+    ld.global.b32 x, [t+4];
+    st.global.b32 [b+12], x;
+    ret;
+}";
+    let out = run(ptx, &[], 16);
+    assert_eq!(words(&out), [3, 0, 7, 2]);
+}

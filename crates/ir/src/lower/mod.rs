@@ -92,7 +92,11 @@ fn lower_globals(m: &Module, file: &str, src: &str) -> LResult<Program> {
     for (i, name) in &m.files {
         p.files.insert(*i, name.clone());
     }
-    for g in &m.globals {
+    let mut all: Vec<(&ast::VarDecl, String)> = m.globals.iter().map(|g| (g, g.name.clone())).collect();
+    for f in &m.functions {
+        scoped_globals(f.body.as_deref().unwrap_or(&[]), &mut all);
+    }
+    for (g, name) in all {
         let is_const = match g.space {
             StateSpace::Global => false,
             StateSpace::Const => true,
@@ -139,9 +143,30 @@ fn lower_globals(m: &Module, file: &str, src: &str) -> LResult<Program> {
                 init[off..off + elem].copy_from_slice(&bits.to_le_bytes()[..elem]);
             }
         }
-        p.globals.push(GlobalVar { name: g.name.clone(), is_const, size, align: g.alignment(), init, relocs });
+        p.globals.push(GlobalVar { name, is_const, size, align: g.alignment(), init, relocs });
     }
     Ok(p)
+}
+
+/// The program-wide name of a `.global`/`.const` variable declared inside a
+/// function: its name and byte offset (`@` cannot occur in a PTX name, so it
+/// clashes with no module variable nor with another scope's).
+fn scoped_global_name(d: &ast::VarDecl) -> String {
+    format!("{}@{}", d.name, d.span.start)
+}
+
+/// Function-scoped `.global`/`.const` variables (nested scopes included):
+/// they live for the whole program like module ones.
+fn scoped_globals<'m>(stmts: &'m [Statement], out: &mut Vec<(&'m ast::VarDecl, String)>) {
+    for s in stmts {
+        match s {
+            Statement::Decl(d) if matches!(d.space, StateSpace::Global | StateSpace::Const) && !d.is_extern => {
+                out.push((d, scoped_global_name(d)))
+            }
+            Statement::Scope(inner) => scoped_globals(inner, out),
+            _ => {}
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -194,7 +194,10 @@ impl Lowerer<'_> {
                 self.scopes.last_mut().unwrap().names.insert(d.name.clone(), Sym::Local(off));
             }
             StateSpace::Global | StateSpace::Const => {
-                return self.err(d.span, "function-scoped .global/.const variables are not supported; declare them at module level");
+                if d.is_extern {
+                    return self.err(d.span, "function-scoped .extern .global/.const variables are not supported");
+                }
+                self.scopes.last_mut().unwrap().names.insert(d.name.clone(), Sym::Global(scoped_global_name(d)));
             }
             _ => return self.err(d.span, "unsupported state space in a declaration"),
         }
