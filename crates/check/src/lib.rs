@@ -39,7 +39,10 @@ pub use diag::{render, DiagKind, Diagnostic, Site};
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use warpsim_engine::{launch_observed_partial, FaultKind, GlobalMemory, KernelFault, LaunchConfig, LaunchError, LaunchStats};
+use warpsim_engine::fault::FaultSpace;
+use warpsim_engine::{
+    launch_observed_partial, FaultKind, GlobalMemory, KernelFault, LaunchConfig, LaunchError, LaunchStats, MemAccessKind,
+};
 use warpsim_ir::{Kernel, Program};
 
 /// What a checked launch gave: the launch's result (a fault stops it) and
@@ -97,39 +100,39 @@ pub fn from_fault(f: &KernelFault, plan: &plan::Plan) -> Option<Diagnostic> {
     let (kind, message, space, address) = match &f.kind {
         FaultKind::OutOfBounds { space, access, size, addr } => {
             let mut m = format!("{space} {access} of {size} bytes at {addr:#x} is outside every allocation");
-            if *space == "global" {
+            if *space == FaultSpace::Global {
                 if let Some(near) = nearest(&plan.allocations, *addr) {
                     m = format!("{space} {access} of {size} bytes at {addr:#x}: {near}");
                 }
-            } else if *space == "shared" {
+            } else if *space == FaultSpace::Shared {
                 m = format!(
                     "{space} {access} of {size} bytes at offset {addr:#x}, beyond the block's {} bytes of shared memory",
                     plan.shared_bytes
                 );
-            } else if *space == "local" {
+            } else if *space == FaultSpace::Local {
                 m = format!(
                     "{space} {access} of {size} bytes at offset {addr:#x}, beyond the thread's {} bytes of local memory",
                     plan.local_bytes
                 );
             }
-            (DiagKind::OutOfBounds, m, Some(*space), Some(*addr))
+            (DiagKind::OutOfBounds, m, Some(space.name()), Some(*addr))
         }
         FaultKind::Misaligned { space, access, size, addr } => (
             DiagKind::Misaligned,
             format!(
                 "{space} {access} of {size} bytes at {addr:#x}, which is not a multiple of {size} (accesses must be naturally aligned)"
             ),
-            Some(*space),
+            Some(space.name()),
             Some(*addr),
         ),
         FaultKind::Deadlock { detail } => (DiagKind::Deadlock, format!("barrier can never complete: {detail}"), None, None),
         _ => return None,
     };
     let access = match &f.kind {
-        FaultKind::OutOfBounds { access, .. } | FaultKind::Misaligned { access, .. } => Some(match *access {
-            "load" => "read",
-            "store" => "write",
-            a => a,
+        FaultKind::OutOfBounds { access, .. } | FaultKind::Misaligned { access, .. } => Some(match access {
+            MemAccessKind::Load => "read",
+            MemAccessKind::Store => "write",
+            MemAccessKind::Atomic => "atomic",
         }),
         _ => None,
     };

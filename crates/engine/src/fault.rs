@@ -3,30 +3,58 @@
 
 use std::fmt;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+pub use crate::exec::MbarrierError;
+pub use crate::observer::MemAccessKind;
+
+/// The state space a faulting access resolved to (generic addresses resolved).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum FaultSpace {
+    Global,
+    Const,
+    Shared,
+    Local,
+    /// The kernel's parameter buffer.
+    Param,
+}
+
+impl FaultSpace {
+    /// The PTX name of the space (`global`, `const`, `shared`, `local`, `param`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultSpace::Global => "global",
+            FaultSpace::Const => "const",
+            FaultSpace::Shared => "shared",
+            FaultSpace::Local => "local",
+            FaultSpace::Param => "param",
+        }
+    }
+}
+
+impl fmt::Display for FaultSpace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum FaultKind {
-    OutOfBounds {
-        space: &'static str,
-        access: &'static str,
-        size: u32,
-        addr: u64,
-    },
-    Misaligned {
-        space: &'static str,
-        access: &'static str,
-        size: u32,
-        addr: u64,
-    },
+    #[error("out-of-bounds {space} {access} of {size} bytes at address {addr:#x}")]
+    OutOfBounds { space: FaultSpace, access: MemAccessKind, size: u32, addr: u64 },
+    #[error("misaligned {space} {access} of {size} bytes at address {addr:#x}")]
+    Misaligned { space: FaultSpace, access: MemAccessKind, size: u32, addr: u64 },
     /// A barrier that can never complete.
-    Deadlock {
-        detail: String,
-    },
+    #[error("barrier can never complete: {detail}")]
+    Deadlock { detail: String },
     /// The launch ran past its warp-instruction budget (a runaway loop?).
-    BudgetExceeded {
-        limit: u64,
-    },
+    #[error("instruction budget exceeded ({limit} warp instructions in one block): a runaway loop? raise it with --max-instructions")]
+    BudgetExceeded { limit: u64 },
+    #[error("trap instruction executed")]
     Trap,
+    /// An mbarrier operation the object's state does not allow.
+    #[error(transparent)]
+    Mbarrier(#[from] MbarrierError),
     /// Something the engine cannot do for this launch (bad configuration).
+    #[error("{0}")]
     Unsupported(String),
 }
 
@@ -50,28 +78,18 @@ impl KernelFault {
     pub fn address(&self) -> Option<u64> {
         match self.kind {
             FaultKind::OutOfBounds { addr, .. } | FaultKind::Misaligned { addr, .. } => Some(addr),
-            _ => None,
+            FaultKind::Deadlock { .. }
+            | FaultKind::BudgetExceeded { .. }
+            | FaultKind::Trap
+            | FaultKind::Mbarrier(_)
+            | FaultKind::Unsupported(_) => None,
         }
     }
 }
 
 impl fmt::Display for KernelFault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.kind {
-            FaultKind::OutOfBounds { space, access, size, addr } => {
-                write!(f, "out-of-bounds {space} {access} of {size} bytes at address {addr:#x}")?
-            }
-            FaultKind::Misaligned { space, access, size, addr } => {
-                write!(f, "misaligned {space} {access} of {size} bytes at address {addr:#x}")?
-            }
-            FaultKind::Deadlock { detail } => write!(f, "barrier can never complete: {detail}")?,
-            FaultKind::BudgetExceeded { limit } => write!(
-                f,
-                "instruction budget exceeded ({limit} warp instructions in one block): a runaway loop? raise it with --max-instructions"
-            )?,
-            FaultKind::Trap => write!(f, "trap instruction executed")?,
-            FaultKind::Unsupported(m) => write!(f, "{m}")?,
-        }
+        write!(f, "{}", self.kind)?;
         let [bx, by, bz] = self.block;
         write!(f, "\n  in block ({bx},{by},{bz})")?;
         if let Some([tx, ty, tz]) = self.thread {
@@ -90,3 +108,29 @@ impl fmt::Display for KernelFault {
 }
 
 impl std::error::Error for KernelFault {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn faults_read_as_before() {
+        let k = FaultKind::OutOfBounds { space: FaultSpace::Shared, access: MemAccessKind::Store, size: 4, addr: 0x40 };
+        assert_eq!(k.to_string(), "out-of-bounds shared store of 4 bytes at address 0x40");
+        let k = FaultKind::Misaligned { space: FaultSpace::Global, access: MemAccessKind::Atomic, size: 8, addr: 0x7 };
+        assert_eq!(k.to_string(), "misaligned global atomic of 8 bytes at address 0x7");
+        let f = KernelFault {
+            kind: FaultKind::Trap,
+            block: [1, 0, 0],
+            thread: Some([3, 0, 0]),
+            warp: 0,
+            lane: Some(3),
+            pc: 2,
+            ptx_line: 9,
+            opcode: "trap".into(),
+            source: None,
+        };
+        assert_eq!(f.to_string(), "trap instruction executed\n  in block (1,0,0), thread (3,0,0), warp 0 lane 3\n  at PTX line 9: `trap`");
+        assert_eq!(f.address(), None);
+    }
+}

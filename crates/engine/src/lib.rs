@@ -2,7 +2,10 @@
 //! warp by warp, with lane masks, a SIMT stack for divergence, block
 //! barriers, and shared, local, parameter and (lazily paged) global memory.
 //! Observers (metrics, timing, sanitizer) watch the instruction stream.
+//! [`block::Block`] owns a block's execution; the functional launcher and
+//! the timing model both drive it through its stepping API.
 
+pub mod block;
 pub mod exec;
 pub mod fault;
 pub mod launch;
@@ -10,14 +13,12 @@ pub mod memory;
 pub mod observer;
 pub mod schedule;
 
+pub use block::{Block, RegisterTemplate, Step};
 pub use fault::{FaultKind, KernelFault};
-pub use launch::{alloc_module_globals, launch, launch_observed, launch_observed_partial, LaunchConfig, LaunchError, LaunchStats};
-/// Block-level pieces for schedulers other than the functional one.
-pub mod block {
-    pub use crate::launch::{
-        arrive, block_coords, complete_barrier, deadlock, init_warp, live_threads, thread_coords, validate, BarrierState, RegisterTemplate,
-    };
-}
+pub use launch::{
+    alloc_module_globals, launch, launch_observed, launch_observed_partial, resolve_symbols, validate, with_source_file, LaunchConfig,
+    LaunchError, LaunchStats,
+};
 pub use memory::{Filler, GlobalMemory};
 pub use observer::{BarrierEvent, MemAccessKind, NoObserver, Observer, WarpSyncEvent, WarpSyncKind};
 pub use schedule::Schedule;

@@ -72,11 +72,15 @@ impl Allocation {
         })
     }
 
-    /// Loads `size` bytes at byte offset `off`, which the caller has checked to be
-    /// in bounds and aligned.
+    /// Loads `size` bytes at byte offset `off`, without checks (the engine's
+    /// fast path checks once for a whole warp).
+    ///
+    /// # Safety
+    /// `size` is 1, 2, 4 or 8, `off` is a multiple of `size`, and
+    /// `off + size <= self.size` (so the access lies within one page).
     #[inline]
-    pub fn load_at(&self, off: u64, size: u32) -> u64 {
-        debug_assert!(off + size as u64 <= self.size && off % size as u64 == 0);
+    pub unsafe fn load_at(&self, off: u64, size: u32) -> u64 {
+        debug_assert!(off + size as u64 <= self.size && off.is_multiple_of(size as u64));
         let in_page = (off & (PAGE_SIZE - 1)) as usize;
         let Some(page) = self.pages[(off >> PAGE_SHIFT) as usize].get() else {
             let mut b = [0u8; 8];
@@ -85,7 +89,8 @@ impl Allocation {
             }
             return u64::from_le_bytes(b);
         };
-        // SAFETY: in bounds and aligned (the caller's contract); see `GlobalMemory::load`.
+        // SAFETY: the caller guarantees a naturally aligned access of 1, 2, 4 or 8 bytes, so
+        // `in_page + size <= PAGE_SIZE` and the atomic's pointer is aligned; the page outlives `&self`.
         unsafe {
             let p = (page.as_ptr() as *const u8).add(in_page);
             match size {
@@ -97,14 +102,16 @@ impl Allocation {
         }
     }
 
-    /// Stores `size` bytes at byte offset `off`, which the caller has checked to be
-    /// in bounds and aligned.
+    /// Stores the low `size` bytes of `v` at byte offset `off`, without checks.
+    ///
+    /// # Safety
+    /// As for [`Allocation::load_at`].
     #[inline]
-    pub fn store_at(&self, off: u64, size: u32, v: u64) {
-        debug_assert!(off + size as u64 <= self.size && off % size as u64 == 0);
+    pub unsafe fn store_at(&self, off: u64, size: u32, v: u64) {
+        debug_assert!(off + size as u64 <= self.size && off.is_multiple_of(size as u64));
         let page = self.page((off >> PAGE_SHIFT) as usize);
         let in_page = (off & (PAGE_SIZE - 1)) as usize;
-        // SAFETY: in bounds and aligned (the caller's contract); see `GlobalMemory::load`.
+        // SAFETY: as in `load_at`.
         unsafe {
             let p = (page.as_ptr() as *const u8).add(in_page);
             match size {
@@ -190,14 +197,16 @@ impl GlobalMemory {
         if off + size as u64 > a.size {
             return Err(MemFault::OutOfBounds { addr, size });
         }
-        Ok(a.load_at(off, size))
+        // SAFETY: `addr` (so `off`, as `a.base` is page-aligned) is a multiple of `size` and
+        // `off + size <= a.size`, both checked above.
+        Ok(unsafe { a.load_at(off, size) })
     }
 
     /// Stores the low `size` (1, 2, 4 or 8) bytes of `v`.
     #[inline]
     pub fn store(&self, addr: u64, size: u32, v: u64) -> Result<(), MemFault> {
         let p = self.locate(addr, size)?;
-        // SAFETY: as in `load`.
+        // SAFETY: `locate` returned a pointer to a naturally aligned, in-bounds word of a live page.
         unsafe {
             match size {
                 1 => (*(p as *const AtomicU8)).store(v as u8, Relaxed),
@@ -213,7 +222,7 @@ impl GlobalMemory {
     #[inline]
     pub fn rmw32(&self, addr: u64, f: impl Fn(u32) -> u32) -> Result<u32, MemFault> {
         let p = self.locate(addr, 4)?;
-        // SAFETY: as in `load`.
+        // SAFETY: `locate` returned a pointer to a naturally aligned, in-bounds word of a live page.
         let a = unsafe { &*(p as *const AtomicU32) };
         Ok(a.fetch_update(Relaxed, Relaxed, |old| Some(f(old))).unwrap())
     }
@@ -222,7 +231,7 @@ impl GlobalMemory {
     #[inline]
     pub fn rmw64(&self, addr: u64, f: impl Fn(u64) -> u64) -> Result<u64, MemFault> {
         let p = self.locate(addr, 8)?;
-        // SAFETY: as in `load`.
+        // SAFETY: `locate` returned a pointer to a naturally aligned, in-bounds word of a live page.
         let a = unsafe { &*(p as *const AtomicU64) };
         Ok(a.fetch_update(Relaxed, Relaxed, |old| Some(f(old))).unwrap())
     }
@@ -231,7 +240,7 @@ impl GlobalMemory {
     #[inline]
     pub fn rmw16(&self, addr: u64, f: impl Fn(u16) -> u16) -> Result<u16, MemFault> {
         let p = self.locate(addr, 2)?;
-        // SAFETY: as in `load`.
+        // SAFETY: `locate` returned a pointer to a naturally aligned, in-bounds word of a live page.
         let a = unsafe { &*(p as *const AtomicU16) };
         Ok(a.fetch_update(Relaxed, Relaxed, |old| Some(f(old))).unwrap())
     }

@@ -2,7 +2,7 @@
 //! the observer, so with [`NoObserver`] every hook compiles away: metrics,
 //! the timing model and the sanitizer cost nothing when they are off.
 
-use crate::exec::StackEntry;
+use std::fmt;
 use warpsim_ir::Space;
 
 /// What a memory instruction did, per lane.
@@ -13,6 +13,26 @@ pub enum MemAccessKind {
     Atomic,
 }
 
+impl MemAccessKind {
+    /// `load`, `store` or `atomic`.
+    pub fn name(self) -> &'static str {
+        match self {
+            MemAccessKind::Load => "load",
+            MemAccessKind::Store => "store",
+            MemAccessKind::Atomic => "atomic",
+        }
+    }
+}
+
+impl fmt::Display for MemAccessKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Watches a launch. Every hook has an empty default; the lane-group order
+/// (independent thread scheduling) is not an observer's business but a
+/// [`crate::schedule::SchedulePolicy`]'s.
 pub trait Observer {
     /// Block `block` (linear index) starts, with `warps` warps; the hooks that
     /// follow, up to the next `block_begin`, are its instructions. (Blocks
@@ -27,6 +47,7 @@ pub trait Observer {
     /// A memory instruction: for each lane in `mask`, `bytes` bytes at `addrs[lane]`
     /// (the state-space address for shared and local, the global address otherwise).
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)] // one argument per fact; every observer implements it
     fn memory(&mut self, _warp: u32, _pc: u32, _space: Space, _kind: MemAccessKind, _bytes: u32, _addrs: &[u64], _mask: u64) {}
 
     /// A conditional branch: lanes that took it and lanes that fell through.
@@ -60,21 +81,6 @@ pub trait Observer {
     /// since its previous completion is released.
     #[inline(always)]
     fn barrier_complete(&mut self, _id: u32) {}
-
-    /// Whether the observer reorders lane groups (`schedule`, `diverged`).
-    const SCHEDULES: bool = false;
-
-    /// Before a warp issues the instruction at `pc` of its top stack entry:
-    /// an independent-thread-scheduling policy may reorder or split the
-    /// entries (see [`crate::schedule`]). Returns whether it changed the stack.
-    #[inline(always)]
-    fn schedule(&mut self, _warp: u32, _pc: u32, _stack: &mut Vec<StackEntry>) -> bool {
-        false
-    }
-
-    /// A divergent branch at `pc` just pushed one entry per path.
-    #[inline(always)]
-    fn diverged(&mut self, _warp: u32, _pc: u32, _stack: &mut Vec<StackEntry>) {}
 }
 
 /// Which warp-synchronous instruction.
@@ -128,12 +134,10 @@ impl Observer for NoObserver {}
 
 /// Two observers watching one launch: every hook goes to both, in order, so
 /// metrics, checker, timing and trace can share a single execution.
-/// Nest pairs for more (`(a, (b, c))`). At most one of them should reorder
-/// lane groups ([`Observer::SCHEDULES`]); if both do, the first goes first.
+/// Nest pairs for more (`(a, (b, c))`).
 impl<A: Observer, B: Observer> Observer for (A, B) {
     const WANTS_MEMORY: bool = A::WANTS_MEMORY || B::WANTS_MEMORY;
     const WANTS_SYNC: bool = A::WANTS_SYNC || B::WANTS_SYNC;
-    const SCHEDULES: bool = A::SCHEDULES || B::SCHEDULES;
 
     #[inline(always)]
     fn block_begin(&mut self, block: u64, warps: u32) {
@@ -183,20 +187,45 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
         self.0.barrier_complete(id);
         self.1.barrier_complete(id);
     }
+}
+
+/// A borrowed observer observes: a block's owner can lend its observer to a
+/// pair (the timing model pairs its capture with the user's observers).
+impl<O: Observer> Observer for &mut O {
+    const WANTS_MEMORY: bool = O::WANTS_MEMORY;
+    const WANTS_SYNC: bool = O::WANTS_SYNC;
+
     #[inline(always)]
-    fn schedule(&mut self, warp: u32, pc: u32, stack: &mut Vec<StackEntry>) -> bool {
-        let a = A::SCHEDULES && self.0.schedule(warp, pc, stack);
-        let b = B::SCHEDULES && self.1.schedule(warp, pc, stack);
-        a || b
+    fn block_begin(&mut self, block: u64, warps: u32) {
+        (**self).block_begin(block, warps)
     }
     #[inline(always)]
-    fn diverged(&mut self, warp: u32, pc: u32, stack: &mut Vec<StackEntry>) {
-        if A::SCHEDULES {
-            self.0.diverged(warp, pc, stack);
-        }
-        if B::SCHEDULES {
-            self.1.diverged(warp, pc, stack);
-        }
+    fn instruction(&mut self, warp: u32, pc: u32, active: u64, exec: u64) {
+        (**self).instruction(warp, pc, active, exec)
+    }
+    #[inline(always)]
+    fn memory(&mut self, warp: u32, pc: u32, space: Space, kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) {
+        (**self).memory(warp, pc, space, kind, bytes, addrs, mask)
+    }
+    #[inline(always)]
+    fn branch(&mut self, warp: u32, pc: u32, taken: u64, not_taken: u64) {
+        (**self).branch(warp, pc, taken, not_taken)
+    }
+    #[inline(always)]
+    fn fence(&mut self, warp: u32, pc: u32, exec: u64) {
+        (**self).fence(warp, pc, exec)
+    }
+    #[inline(always)]
+    fn warp_sync(&mut self, warp: u32, pc: u32, event: &WarpSyncEvent<'_>) {
+        (**self).warp_sync(warp, pc, event)
+    }
+    #[inline(always)]
+    fn barrier(&mut self, warp: u32, pc: u32, event: &BarrierEvent) {
+        (**self).barrier(warp, pc, event)
+    }
+    #[inline(always)]
+    fn barrier_complete(&mut self, id: u32) {
+        (**self).barrier_complete(id)
     }
 }
 

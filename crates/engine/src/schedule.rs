@@ -20,12 +20,47 @@
 //! ...) and barriers always see their whole group: splits end before them.
 //! The same seed gives the same run (each block seeds its own generator from
 //! the seed and its index, so parallel and serial runs agree).
+//!
+//! The policy is a [`SchedulePolicy`], a type parameter of the run loop beside
+//! the observer: observers only observe, and with [`Simt`] every scheduling
+//! hook compiles away.
 
 use crate::exec::StackEntry;
-use crate::observer::{BarrierEvent, MemAccessKind, Observer, WarpSyncEvent};
+use std::sync::Arc;
+use warpsim_ir::op_table::{Flow, LatencyClass};
 use warpsim_ir::{Kernel, Op, Space};
 
-/// The order in which the lane groups of a warp run.
+/// Decides the order in which the lane groups of a warp run: may reorder or
+/// split the entries of a warp's SIMT stack before it issues.
+pub trait SchedulePolicy {
+    /// Whether the policy ever changes a stack; when false the run loop never calls it.
+    const ACTIVE: bool;
+
+    /// Block `block` (linear index) starts; the calls that follow are its warps'.
+    #[inline(always)]
+    fn block_begin(&mut self, _block: u64) {}
+
+    /// Before a warp issues the instruction at `pc` of its top stack entry:
+    /// may reorder or split the entries. Returns whether it changed the stack.
+    #[inline(always)]
+    fn schedule(&mut self, _warp: u32, _pc: u32, _stack: &mut Vec<StackEntry>) -> bool {
+        false
+    }
+
+    /// A divergent branch at `pc` just pushed one entry per path.
+    #[inline(always)]
+    fn diverged(&mut self, _warp: u32, _pc: u32, _stack: &mut Vec<StackEntry>) {}
+}
+
+/// The SIMT stack as it is: fall-through path first, lockstep groups. Free.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Simt;
+
+impl SchedulePolicy for Simt {
+    const ACTIVE: bool = false;
+}
+
+/// The order in which the lane groups of a warp run (a launch's setting).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum Schedule {
     /// The SIMT stack: deterministic, lockstep within each group of lanes.
@@ -37,7 +72,38 @@ pub enum Schedule {
 
 const NONE: u32 = u32::MAX;
 
+/// What an instruction is to a split group of lanes.
+enum Point<'a> {
+    /// Control flow to these targets: the group must not run it, nor past a target, apart.
+    Branch(&'a [u32]),
+    /// Its result depends on which lanes run together (or it ends them): splits end before it.
+    Stop,
+    /// A memory access in this space: a place to switch or split groups.
+    Memory(Space),
+    Plain,
+}
+
+/// Derived from the op table: control flow, warp collectives, barriers and
+/// clock reads stop a split group; per-lane memory accesses (not the
+/// tensor-core family, which runs warp-wide) are switch points.
+fn point(op: &Op) -> Point<'_> {
+    let facts = op.facts();
+    match facts.flow {
+        Flow::Branch { targets, .. } => return Point::Branch(targets),
+        Flow::Exit => return Point::Stop,
+        Flow::Next => {}
+    }
+    if facts.collective.is_some() || matches!(facts.latency, LatencyClass::Barrier | LatencyClass::Clock) {
+        return Point::Stop;
+    }
+    match (facts.lane_address, op) {
+        (_, Op::Mma(_)) | (None, _) => Point::Plain,
+        (Some((space, _)), _) => Point::Memory(space),
+    }
+}
+
 /// Per instruction: where a group split at this memory instruction meets again.
+#[derive(Debug)]
 pub struct SchedulePlan {
     split_end: Vec<u32>,
     code_len: u32,
@@ -53,33 +119,17 @@ impl SchedulePlan {
         let mut stop = vec![false; n + 1];
         stop[n] = true;
         for (pc, inst) in code.iter().enumerate() {
-            match &inst.op {
-                Op::Bra { target, .. } => {
+            match point(&inst.op) {
+                Point::Branch(targets) => {
                     stop[pc] = true;
-                    if let Some(s) = stop.get_mut(*target as usize) {
-                        *s = true;
-                    }
-                }
-                Op::BrxIdx { targets, .. } => {
-                    stop[pc] = true;
-                    for &t in targets.iter() {
+                    for &t in targets {
                         if let Some(s) = stop.get_mut(t as usize) {
                             *s = true;
                         }
                     }
                 }
-                Op::Exit
-                | Op::Trap
-                | Op::Bar { .. }
-                | Op::BarWarpSync { .. }
-                | Op::Shfl { .. }
-                | Op::Vote { .. }
-                | Op::Match { .. }
-                | Op::Activemask { .. }
-                | Op::Redux { .. }
-                | Op::ElectSync { .. }
-                | Op::Clock { .. } => stop[pc] = true,
-                _ => {}
+                Point::Stop => stop[pc] = true,
+                Point::Memory(_) | Point::Plain => {}
             }
         }
         let mut next_stop = vec![n as u32; n + 1];
@@ -89,13 +139,9 @@ impl SchedulePlan {
         let split_end = code
             .iter()
             .enumerate()
-            .map(|(pc, inst)| match &inst.op {
-                Op::Ld { space, .. } | Op::St { space, .. } | Op::Atom { space, .. }
-                    if !matches!(space, Space::KernelParam | Space::Const) && !stop[pc] =>
-                {
-                    next_stop[pc + 1]
-                }
-                _ => NONE,
+            .map(|(pc, inst)| match point(&inst.op) {
+                Point::Memory(space) if !matches!(space, Space::KernelParam | Space::Const) && !stop[pc] => next_stop[pc + 1],
+                Point::Memory(_) | Point::Branch(_) | Point::Stop | Point::Plain => NONE,
             })
             .collect();
         SchedulePlan { split_end, code_len: n as u32 }
@@ -123,21 +169,20 @@ impl Rng {
     }
 }
 
-/// Wraps an observer and makes the random choices of [`Schedule::Random`]
-/// (through the observer's scheduling hooks); every other hook is passed on
-/// (a hook added to [`Observer`] must be forwarded here too).
-pub struct Scheduled<O> {
-    pub inner: O,
+/// The random choices of [`Schedule::Random`]. Clone one per block (cheap:
+/// the plan is shared); [`SchedulePolicy::block_begin`] seeds it.
+#[derive(Clone, Debug)]
+pub struct RandomSchedule {
     seed: u64,
-    plan: std::sync::Arc<SchedulePlan>,
+    plan: Arc<SchedulePlan>,
     rng: Rng,
     /// The warp whose stack was just changed: its next instruction issues as is.
     fresh: Option<u32>,
 }
 
-impl<O> Scheduled<O> {
-    pub fn new(inner: O, seed: u64, plan: std::sync::Arc<SchedulePlan>) -> Self {
-        Scheduled { inner, seed, plan, rng: Rng(seed), fresh: None }
+impl RandomSchedule {
+    pub fn new(seed: u64, plan: Arc<SchedulePlan>) -> Self {
+        RandomSchedule { seed, plan, rng: Rng(seed), fresh: None }
     }
 
     /// The contiguous entries at the top of `stack` that wait for the same
@@ -149,50 +194,12 @@ impl<O> Scheduled<O> {
     }
 }
 
-impl<O: Observer> Observer for Scheduled<O> {
-    const WANTS_MEMORY: bool = O::WANTS_MEMORY;
-    const WANTS_SYNC: bool = O::WANTS_SYNC;
-    const SCHEDULES: bool = true;
+impl SchedulePolicy for RandomSchedule {
+    const ACTIVE: bool = true;
 
-    fn block_begin(&mut self, block: u64, warps: u32) {
+    fn block_begin(&mut self, block: u64) {
         self.rng = Rng(self.seed ^ block.wrapping_mul(0xD1B5_4A32_D192_ED03));
         self.fresh = None;
-        self.inner.block_begin(block, warps)
-    }
-
-    #[inline(always)]
-    fn instruction(&mut self, warp: u32, pc: u32, active: u64, exec: u64) {
-        self.inner.instruction(warp, pc, active, exec)
-    }
-
-    #[inline(always)]
-    fn memory(&mut self, warp: u32, pc: u32, space: Space, kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) {
-        self.inner.memory(warp, pc, space, kind, bytes, addrs, mask)
-    }
-
-    #[inline(always)]
-    fn branch(&mut self, warp: u32, pc: u32, taken: u64, not_taken: u64) {
-        self.inner.branch(warp, pc, taken, not_taken)
-    }
-
-    #[inline(always)]
-    fn fence(&mut self, warp: u32, pc: u32, exec: u64) {
-        self.inner.fence(warp, pc, exec)
-    }
-
-    #[inline(always)]
-    fn warp_sync(&mut self, warp: u32, pc: u32, event: &WarpSyncEvent<'_>) {
-        self.inner.warp_sync(warp, pc, event)
-    }
-
-    #[inline(always)]
-    fn barrier(&mut self, warp: u32, pc: u32, event: &BarrierEvent) {
-        self.inner.barrier(warp, pc, event)
-    }
-
-    #[inline(always)]
-    fn barrier_complete(&mut self, id: u32) {
-        self.inner.barrier_complete(id)
     }
 
     fn schedule(&mut self, warp: u32, pc: u32, stack: &mut Vec<StackEntry>) -> bool {
@@ -246,5 +253,68 @@ impl<O: Observer> Observer for Scheduled<O> {
             let j = self.rng.below(i + 1);
             stack.swap(n - 1 - i, n - 1 - j);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan() -> Arc<SchedulePlan> {
+        let src = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n.reg .b32 %r<4>; .reg .b64 %rd<2>;\nld.param.u64 %rd1, [p];\nld.global.u32 %r1, [%rd1];\nst.global.u32 [%rd1], %r1;\nret;\n}\n";
+        let prog = warpsim_ir::compile_kernel("t.ptx", src, "k").unwrap();
+        Arc::new(SchedulePlan::new(prog.kernel("k").unwrap()))
+    }
+
+    /// Four sibling groups waiting for pc 3, each at a memory instruction.
+    fn siblings() -> Vec<StackEntry> {
+        let mut s = vec![StackEntry { pc: 3, mask: 0xF, rpc: u32::MAX }];
+        s.extend((0..4).map(|i| StackEntry { pc: 1, mask: 1 << i, rpc: 3 }));
+        s
+    }
+
+    #[test]
+    fn the_same_seed_and_block_give_the_same_order() {
+        const { assert!(!Simt::ACTIVE && RandomSchedule::ACTIVE) };
+        let p = plan();
+        let order = |seed: u64, block: u64| {
+            let mut r = RandomSchedule::new(seed, p.clone());
+            r.block_begin(block);
+            let mut s = siblings();
+            r.diverged(0, 0, &mut s);
+            s.iter().map(|e| e.mask).collect::<Vec<_>>()
+        };
+        assert_eq!(order(7, 2), order(7, 2));
+        let mut seen = std::collections::HashSet::new();
+        for seed in 0..16 {
+            let o = order(seed, 0);
+            let mut sorted = o.clone();
+            sorted.sort();
+            assert_eq!(sorted, [1, 2, 4, 8, 0xF], "a permutation of the groups");
+            seen.insert(o);
+        }
+        assert!(seen.len() > 1, "different seeds give different orders");
+    }
+
+    #[test]
+    fn splits_happen_only_at_memory_instructions() {
+        let p = plan();
+        assert!(p.is_switch_point(1) && !p.is_switch_point(0) && !p.is_switch_point(3));
+        let mut r = RandomSchedule::new(1, p);
+        r.block_begin(0);
+        let mut s = vec![StackEntry { pc: 3, mask: 0xF, rpc: u32::MAX }];
+        assert!(!r.schedule(0, 3, &mut s), "ret is no switch point");
+        assert_eq!(s.len(), 1);
+        let mut changed = false;
+        for _ in 0..8 {
+            let mut s = vec![StackEntry { pc: 1, mask: 0xF, rpc: u32::MAX }];
+            if r.schedule(0, 1, &mut s) {
+                changed = true;
+                let lanes: u64 = s.iter().filter(|e| e.pc == 1).map(|e| e.mask).fold(0, |a, m| a | m);
+                assert_eq!(lanes, 0xF, "a split keeps every lane");
+            }
+            r.fresh = None;
+        }
+        assert!(changed);
     }
 }

@@ -102,8 +102,8 @@ fn barrier_and_shared_memory_reverse() {
     let r = run(&src, "k", 1, 64, &[256], &[]);
     r.result.as_ref().unwrap();
     let out = read_u32(&r, 0, 64);
-    for t in 0..64 {
-        assert_eq!(out[t], 63 - t as u32);
+    for (t, &v) in out.iter().enumerate() {
+        assert_eq!(v, 63 - t as u32);
     }
 }
 

@@ -18,6 +18,7 @@
 //! * [`float`]: f16/bf16/f32/f64 (and x2) arithmetic, `.approx` functions,
 //!   `min`/`max`, `setp`, `testp`.
 //! * [`cvt`]: conversions between every pair of scalar types.
+//! * [`tensor`]: tensor-core operand reading and accumulation rounding.
 //! * [`fp`]: the shared float machinery (formats, NaN policy, flush-to-zero,
 //!   correctly rounded soft-float in every rounding mode).
 
@@ -27,6 +28,7 @@ pub mod cvt;
 pub mod float;
 pub mod fp;
 pub mod int;
+pub mod tensor;
 pub mod types;
 
 pub use types::*;

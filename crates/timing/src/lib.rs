@@ -14,10 +14,16 @@
 //! ```text
 //! launch --> block scheduler --> SM 0..N (simulated in turn, one quantum of cycles at a time)
 //!              sub-partition x4: pick a warp (GTO/LRR) whose sources are ready and whose pipe is free
-//!                 --> engine: Warp::run(ctx, obs, 1)   (clock64 reads the SM cycle)
+//!                 --> engine: Block::run_warp(w, region)   (clock64 reads the SM cycle)
 //!                 --> results ready at issue + latency (ALU), + bank wavefronts (shared),
 //!                     + L1 / L2 / DRAM path with bandwidth (global)
 //! ```
+//!
+//! Components (`sim/`): `place` (SM placement, block scheduler), `sched`
+//! (sub-partition warp scheduler), `issue` (scoreboard, pipes, stalls) and
+//! `lsu` (memory path), each with a spec from the preset, state and counters.
+//! User observers ([`simulate_observed`]) see the same events as in a
+//! functional launch, so metrics and the checker can share a timed run.
 //!
 //! Cycles are reported as Nsight Compute's `sm__cycles_elapsed.max` counts
 //! them: the kernel's span plus the preset's launch overhead.
@@ -36,4 +42,4 @@ pub mod sim;
 
 pub use preset::{SchedulerPolicy, TimingGpu, TimingParams};
 pub use report::{LineTiming, Reason, Span, TimingReport};
-pub use sim::{estimate_registers, simulate, LaunchShape, TimingOptions};
+pub use sim::{estimate_registers, simulate, simulate_observed, LaunchShape, TimedLaunch, TimingOptions};

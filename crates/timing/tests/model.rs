@@ -232,3 +232,87 @@ fn a_preset_file_may_carry_a_timing_section() {
         TimingGpu::resolve(n).unwrap();
     }
 }
+
+/// Counts what an observer sees of a launch.
+#[derive(Default, Clone, Debug, PartialEq, Eq)]
+struct Seen {
+    blocks: Vec<u64>,
+    insts: u64,
+    mem: u64,
+    barriers: u64,
+}
+
+impl warpsim_engine::Observer for Seen {
+    const WANTS_MEMORY: bool = true;
+    fn block_begin(&mut self, block: u64, _warps: u32) {
+        self.blocks.push(block);
+    }
+    fn instruction(&mut self, _: u32, _: u32, _: u64, _: u64) {
+        self.insts += 1;
+    }
+    fn memory(&mut self, _: u32, _: u32, _: warpsim_ir::Space, _: warpsim_engine::MemAccessKind, _: u32, _: &[u64], _: u64) {
+        self.mem += 1;
+    }
+    fn barrier_complete(&mut self, _: u32) {
+        self.barriers += 1;
+    }
+}
+
+#[test]
+fn a_user_observer_sees_in_timing_mode_what_it_sees_functionally() {
+    use std::collections::HashMap;
+    use warpsim_engine::{launch_observed, GlobalMemory, LaunchConfig};
+    let src = format!(
+        "{HEAD}.visible .entry k(.param .u64 out)
+{{
+    .reg .b32 %r<4>; .reg .b64 %rd<4>;
+    .shared .align 4 .b8 s[1024];
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    shl.b32 %r2, %r1, 2;
+    mov.u32 %r3, s;
+    add.s32 %r3, %r3, %r2;
+    st.shared.u32 [%r3], %r1;
+    bar.sync 0;
+    ld.shared.u32 %r1, [%r3];
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r1;
+    ret;
+}}"
+    );
+    let program = warpsim_ir::compile_module("t.ptx", &src).unwrap();
+    let k = program.kernel("k").unwrap();
+    let mut mem = GlobalMemory::new();
+    let out = mem.alloc("out", 256 * 4, None);
+    let params = out.to_le_bytes();
+    let merge = |a: &mut Seen, b: Seen| {
+        a.blocks.extend(b.blocks);
+        a.insts += b.insts;
+        a.mem += b.mem;
+        a.barriers += b.barriers;
+    };
+    let cfg = LaunchConfig { grid: [300, 1, 1], block: [256, 1, 1], ..Default::default() };
+    let (_, mut functional) = launch_observed(&program, k, &mem, &HashMap::new(), &params, &cfg, &Seen::default, &merge).unwrap();
+    let shape = warpsim_timing::LaunchShape { grid: [300, 1, 1], block: [256, 1, 1], dynamic_shared_bytes: 0 };
+    let (gpu, opts) = (h200(), TimingOptions::default());
+    let launch = warpsim_timing::TimedLaunch {
+        program: &program,
+        kernel: k,
+        mem: &mem,
+        globals: &HashMap::new(),
+        params: &params,
+        shape: &shape,
+        gpu: &gpu,
+        opts: &opts,
+        ptx_source: Some(&src),
+    };
+    let (r, mut timed) = warpsim_timing::simulate_observed(&launch, &Seen::default, &merge);
+    let (_, report) = r.unwrap();
+    let plain = warpsim_timing::simulate(&program, k, &mem, &HashMap::new(), &params, &shape, &gpu, &opts, Some(&src)).unwrap().1;
+    assert_eq!(report.cycles, plain.cycles, "an observer does not change the timing");
+    functional.blocks.sort_unstable();
+    timed.blocks.sort_unstable();
+    assert_eq!(timed, functional);
+    assert_eq!((timed.blocks.len(), timed.barriers), (300, 300));
+}

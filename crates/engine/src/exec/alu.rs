@@ -1,0 +1,738 @@
+//! Integer, float, comparison and conversion instructions: one lane loop per
+//! op over register columns. The plain 32/64-bit forms (`Bin32`, `Bin64`,
+//! `Tern32`, ...) are fast paths monomorphised per operation; everything else
+//! goes lane by lane through `warpsim-numerics`.
+
+// Handlers take the decoded op's fields as arguments.
+#![allow(clippy::too_many_arguments)]
+
+use super::*;
+use warpsim_numerics::{self as num, zext, ScalarType};
+
+#[inline(always)]
+fn canon_f32(x: f32) -> u32 {
+    if x.is_nan() {
+        0x7FFF_FFFF
+    } else {
+        x.to_bits()
+    }
+}
+
+/// The fast paths below compute what `warpsim-numerics` computes for the
+/// same operation with default modifiers (a test checks it); f64 NaN results
+/// carry operand payloads, so those lanes go to the general path.
+#[inline(always)]
+pub fn bin32_lane(f: Bin32, p: u32, q: u32) -> u32 {
+    match f {
+        Bin32::Add => p.wrapping_add(q),
+        Bin32::Sub => p.wrapping_sub(q),
+        Bin32::MulLo => p.wrapping_mul(q),
+        Bin32::And => p & q,
+        Bin32::Or => p | q,
+        Bin32::Xor => p ^ q,
+        Bin32::Shl => {
+            if q > 31 {
+                0
+            } else {
+                p << q
+            }
+        }
+        Bin32::ShrU => {
+            if q > 31 {
+                0
+            } else {
+                p >> q
+            }
+        }
+        Bin32::ShrS => ((p as i32) >> q.min(31)) as u32,
+        Bin32::MinS => (p as i32).min(q as i32) as u32,
+        Bin32::MinU => p.min(q),
+        Bin32::MaxS => (p as i32).max(q as i32) as u32,
+        Bin32::MaxU => p.max(q),
+        Bin32::AddF => canon_f32(f32::from_bits(p) + f32::from_bits(q)),
+        Bin32::SubF => canon_f32(f32::from_bits(p) - f32::from_bits(q)),
+        Bin32::MulF => canon_f32(f32::from_bits(p) * f32::from_bits(q)),
+        Bin32::MinF => min_f32(p, q),
+        Bin32::MaxF => max_f32(p, q),
+    }
+}
+
+#[inline(always)]
+pub fn bin64_lane(f: Bin64, p: u64, q: u64) -> u64 {
+    use num::float::FloatOp;
+    let float = |op: FloatOp, r: f64| {
+        if r.is_nan() {
+            num::float::eval_float(op, ScalarType::F64, num::FMode::RN, [p, q, 0])
+        } else {
+            r.to_bits()
+        }
+    };
+    match f {
+        Bin64::Add => p.wrapping_add(q),
+        Bin64::Sub => p.wrapping_sub(q),
+        Bin64::MulLo => p.wrapping_mul(q),
+        Bin64::And => p & q,
+        Bin64::Or => p | q,
+        Bin64::Xor => p ^ q,
+        Bin64::AddF => float(FloatOp::Add, f64::from_bits(p) + f64::from_bits(q)),
+        Bin64::SubF => float(FloatOp::Sub, f64::from_bits(p) - f64::from_bits(q)),
+        Bin64::MulF => float(FloatOp::Mul, f64::from_bits(p) * f64::from_bits(q)),
+    }
+}
+
+#[inline(always)]
+pub fn fma_f64_lane(a: u64, b: u64, c: u64) -> u64 {
+    let r = f64::from_bits(a).mul_add(f64::from_bits(b), f64::from_bits(c));
+    if r.is_nan() {
+        num::float::eval_float(num::float::FloatOp::Fma, ScalarType::F64, num::FMode::RN, [a, b, c])
+    } else {
+        r.to_bits()
+    }
+}
+
+/// `fma.rn.f32`, one lane (the column version is [`fma_f32_columns`]).
+#[inline(always)]
+pub fn fma_f32_lane(a: u32, b: u32, c: u32) -> u32 {
+    canon_f32(f32::from_bits(a).mul_add(f32::from_bits(b), f32::from_bits(c)))
+}
+
+#[inline(always)]
+fn min_f32(a: u32, b: u32) -> u32 {
+    let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+    if x.is_nan() && y.is_nan() {
+        0x7FFF_FFFF
+    } else if x.is_nan() {
+        b
+    } else if y.is_nan() || x < y {
+        a
+    } else if y < x {
+        b
+    } else {
+        a | b
+    }
+}
+
+#[inline(always)]
+fn max_f32(a: u32, b: u32) -> u32 {
+    let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+    if x.is_nan() && y.is_nan() {
+        0x7FFF_FFFF
+    } else if x.is_nan() {
+        b
+    } else if y.is_nan() || x > y {
+        a
+    } else if y > x {
+        b
+    } else {
+        a & b
+    }
+}
+
+#[inline(always)]
+fn fma_lanes<const W: usize>(a: &[u32; W], b: &[u32; W], c: &[u32; W], out: &mut [u32; W]) {
+    for l in 0..W {
+        out[l] = canon_f32(f32::from_bits(a[l]).mul_add(f32::from_bits(b[l]), f32::from_bits(c[l])));
+    }
+}
+
+/// [`fma_lanes`] compiled with hardware fma.
+///
+/// # Safety
+/// The CPU must support the `fma` and `avx2` features.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma,avx2")]
+unsafe fn fma_lanes_hw<const W: usize>(a: &[u32; W], b: &[u32; W], c: &[u32; W], out: &mut [u32; W]) {
+    fma_lanes::<W>(a, b, c, out)
+}
+
+#[inline(always)]
+fn fma_f32_columns<const W: usize>(a: &[u32; W], b: &[u32; W], c: &[u32; W], out: &mut [u32; W]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports the features the function is compiled for (checked just above).
+            unsafe { fma_lanes_hw::<W>(a, b, c, out) };
+            return;
+        }
+    }
+    fma_lanes::<W>(a, b, c, out)
+}
+
+#[inline]
+fn combine_bits(op: num::BoolOp, a: u64, b: u64) -> u64 {
+    match op {
+        num::BoolOp::And => a & b,
+        num::BoolOp::Or => a | b,
+        num::BoolOp::Xor => a ^ b,
+    }
+}
+
+impl<const W: usize> Warp<W> {
+    #[inline(always)]
+    pub(super) fn mov(&mut self, d: RegRef, a: RegRef, exec: u64) {
+        match (d.bank, a.bank) {
+            (Bank::R32, Bank::R32) => {
+                let v = *col32::<W>(&self.r32, a.slot);
+                write32::<W>(&mut self.r32, d.slot, &v, exec);
+            }
+            (Bank::R64, Bank::R64) => {
+                let v = *col64::<W>(&self.r64, a.slot);
+                write64::<W>(&mut self.r64, d.slot, &v, exec);
+            }
+            _ => {
+                let v = self.gather(a);
+                self.scatter(d, &v, exec);
+            }
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn bin32(&mut self, f: Bin32, d: u32, a: u32, b: u32, exec: u64) {
+        let x = *col32::<W>(&self.r32, a);
+        let y = *col32::<W>(&self.r32, b);
+        let mut o = [0u32; W];
+        macro_rules! lanes {
+            (|$p:ident, $q:ident| $e:expr) => {
+                for l in 0..W {
+                    let $p = x[l];
+                    let $q = y[l];
+                    o[l] = $e;
+                }
+            };
+        }
+        // One loop per operation, each with the operation a constant.
+        macro_rules! each {
+            ($($v:ident),*) => {
+                match f {
+                    $(Bin32::$v => lanes!(|p, q| bin32_lane(Bin32::$v, p, q)),)*
+                }
+            };
+        }
+        each!(Add, Sub, MulLo, And, Or, Xor, Shl, ShrU, ShrS, MinS, MinU, MaxS, MaxU, AddF, SubF, MulF, MinF, MaxF);
+        write32::<W>(&mut self.r32, d, &o, exec);
+    }
+
+    #[inline(always)]
+    pub(super) fn bin64(&mut self, f: Bin64, d: u32, a: u32, b: u32, exec: u64) {
+        let x = *col64::<W>(&self.r64, a);
+        let y = *col64::<W>(&self.r64, b);
+        let mut o = [0u64; W];
+        macro_rules! lanes {
+            (|$p:ident, $q:ident| $e:expr) => {
+                for l in 0..W {
+                    let $p = x[l];
+                    let $q = y[l];
+                    o[l] = $e;
+                }
+            };
+        }
+        macro_rules! each {
+            ($($v:ident),*) => {
+                match f {
+                    $(Bin64::$v => lanes!(|p, q| bin64_lane(Bin64::$v, p, q)),)*
+                }
+            };
+        }
+        each!(Add, Sub, MulLo, And, Or, Xor, AddF, SubF, MulF);
+        write64::<W>(&mut self.r64, d, &o, exec);
+    }
+
+    #[inline(always)]
+    pub(super) fn tern32(&mut self, f: Tern32, d: u32, a: u32, b: u32, c: u32, exec: u64) {
+        let x = col32::<W>(&self.r32, a);
+        let y = col32::<W>(&self.r32, b);
+        let z = col32::<W>(&self.r32, c);
+        let mut o = [0u32; W];
+        match f {
+            Tern32::MadLo => {
+                for l in 0..W {
+                    o[l] = x[l].wrapping_mul(y[l]).wrapping_add(z[l]);
+                }
+            }
+            Tern32::FmaF => fma_f32_columns::<W>(x, y, z, &mut o),
+        }
+        write32::<W>(&mut self.r32, d, &o, exec);
+    }
+
+    #[inline(always)]
+    pub(super) fn fma_f64(&mut self, d: u32, a: u32, b: u32, c: u32, exec: u64) {
+        let x = col64::<W>(&self.r64, a);
+        let y = col64::<W>(&self.r64, b);
+        let z = col64::<W>(&self.r64, c);
+        let mut o = [0u64; W];
+        for l in 0..W {
+            o[l] = fma_f64_lane(x[l], y[l], z[l]);
+        }
+        write64::<W>(&mut self.r64, d, &o, exec);
+    }
+
+    #[inline(always)]
+    pub(super) fn shift64(&mut self, shl: bool, signed: bool, d: u32, a: u32, b: u32, exec: u64) {
+        let x = col64::<W>(&self.r64, a);
+        let y = col32::<W>(&self.r32, b);
+        let mut o = [0u64; W];
+        for l in 0..W {
+            let s = y[l];
+            o[l] = if shl {
+                if s > 63 {
+                    0
+                } else {
+                    x[l] << s
+                }
+            } else if signed {
+                ((x[l] as i64) >> s.min(63)) as u64
+            } else if s > 63 {
+                0
+            } else {
+                x[l] >> s
+            };
+        }
+        write64::<W>(&mut self.r64, d, &o, exec);
+    }
+
+    #[inline(always)]
+    pub(super) fn mul_wide32(&mut self, signed: bool, d: u32, a: u32, b: u32, exec: u64) {
+        let x = col32::<W>(&self.r32, a);
+        let y = col32::<W>(&self.r32, b);
+        let mut o = [0u64; W];
+        if signed {
+            for l in 0..W {
+                o[l] = ((x[l] as i32 as i64) * (y[l] as i32 as i64)) as u64;
+            }
+        } else {
+            for l in 0..W {
+                o[l] = x[l] as u64 * y[l] as u64;
+            }
+        }
+        write64::<W>(&mut self.r64, d, &o, exec);
+    }
+
+    #[inline(always)]
+    pub(super) fn extend32(&mut self, signed: bool, d: u32, a: u32, exec: u64) {
+        let x = col32::<W>(&self.r32, a);
+        let mut o = [0u64; W];
+        for l in 0..W {
+            o[l] = if signed { x[l] as i32 as i64 as u64 } else { x[l] as u64 };
+        }
+        write64::<W>(&mut self.r64, d, &o, exec);
+    }
+
+    #[inline(always)]
+    pub(super) fn trunc64(&mut self, d: u32, a: u32, exec: u64) {
+        let x = col64::<W>(&self.r64, a);
+        let mut o = [0u32; W];
+        for l in 0..W {
+            o[l] = x[l] as u32;
+        }
+        write32::<W>(&mut self.r32, d, &o, exec);
+    }
+
+    #[inline(always)]
+    pub(super) fn int(&mut self, op: num::int::IntOp, ty: ScalarType, d: RegRef, s: &[RegRef; 4], exec: u64) {
+        let s0 = self.gather(s[0]);
+        let s1 = self.gather(s[1]);
+        let s2 = self.gather(s[2]);
+        let s3 = self.gather(s[3]);
+        let mut o = [0u64; W];
+        for l in 0..W {
+            if exec >> l & 1 != 0 {
+                o[l] = num::int::eval_int(op, ty, [s0[l], s1[l], s2[l], s3[l]]);
+            }
+        }
+        self.scatter(d, &o, exec);
+    }
+
+    #[inline(always)]
+    pub(super) fn int_carry(
+        &mut self,
+        kind: CarryKind,
+        ty: ScalarType,
+        d: RegRef,
+        s: &[RegRef; 3],
+        cc: u32,
+        carry_in: bool,
+        carry_out: bool,
+        exec: u64,
+    ) {
+        let s0 = self.gather(s[0]);
+        let s1 = self.gather(s[1]);
+        let s2 = self.gather(s[2]);
+        let ccv = self.preds[cc as usize];
+        let mut o = [0u64; W];
+        let mut carry = 0u64;
+        for l in 0..W {
+            if exec >> l & 1 == 0 {
+                continue;
+            }
+            let cin = carry_in && ccv >> l & 1 != 0;
+            // CC.CF is a carry for add and mad, and NOT borrow for sub (as the hardware keeps it).
+            let (v, c) = match kind {
+                CarryKind::Add => num::int::add_cc(ty, s0[l], s1[l], cin),
+                CarryKind::Sub => num::int::sub_cc_cf(ty, s0[l], s1[l], if carry_in { ccv >> l & 1 != 0 } else { true }),
+                CarryKind::MadLo => num::int::mad_cc(ty, false, s0[l], s1[l], s2[l], cin),
+                CarryKind::MadHi => num::int::mad_cc(ty, true, s0[l], s1[l], s2[l], cin),
+            };
+            o[l] = v;
+            carry |= (c as u64) << l;
+        }
+        self.scatter(d, &o, exec);
+        if carry_out {
+            set_pred(&mut self.preds, cc, carry, exec);
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn float(&mut self, op: num::float::FloatOp, ty: ScalarType, mode: num::FMode, d: RegRef, s: &[RegRef; 3], exec: u64) {
+        let s0 = self.gather(s[0]);
+        let s1 = self.gather(s[1]);
+        let s2 = self.gather(s[2]);
+        let mut o = [0u64; W];
+        for l in 0..W {
+            if exec >> l & 1 != 0 {
+                o[l] = num::float::eval_float(op, ty, mode, [s0[l], s1[l], s2[l]]);
+            }
+        }
+        self.scatter(d, &o, exec);
+    }
+
+    #[inline(always)]
+    pub(super) fn setp(
+        &mut self,
+        cmp: num::CmpOp,
+        ty: ScalarType,
+        ftz: bool,
+        p: u32,
+        q: Option<u32>,
+        a: RegRef,
+        b: RegRef,
+        combine: Option<(num::BoolOp, u32, bool)>,
+        exec: u64,
+    ) {
+        let bits = self.compare(cmp, ty, ftz, a, b, exec);
+        let (pv, qv) = match combine {
+            None => (bits, !bits),
+            Some((bop, c, neg)) => {
+                let cv = self.preds[c as usize] ^ if neg { u64::MAX } else { 0 };
+                (combine_bits(bop, bits, cv), combine_bits(bop, !bits, cv))
+            }
+        };
+        set_pred(&mut self.preds, p, pv, exec);
+        if let Some(q) = q {
+            set_pred(&mut self.preds, q, qv, exec);
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn set(
+        &mut self,
+        cmp: num::CmpOp,
+        ty: ScalarType,
+        dty: ScalarType,
+        ftz: bool,
+        d: RegRef,
+        a: RegRef,
+        b: RegRef,
+        combine: Option<(num::BoolOp, u32, bool)>,
+        exec: u64,
+    ) {
+        let bits = self.compare(cmp, ty, ftz, a, b, exec);
+        let bits = match combine {
+            None => bits,
+            Some((bop, c, neg)) => {
+                let cv = self.preds[c as usize] ^ if neg { u64::MAX } else { 0 };
+                combine_bits(bop, bits, cv)
+            }
+        };
+        let t = if dty == ScalarType::F32 { 0x3F80_0000u64 } else { u64::MAX };
+        let mut o = [0u64; W];
+        for (l, x) in o.iter_mut().enumerate() {
+            *x = if bits >> l & 1 != 0 { t } else { 0 };
+        }
+        self.scatter(d, &o, exec);
+    }
+
+    #[inline(always)]
+    pub(super) fn selp(&mut self, d: RegRef, a: RegRef, b: RegRef, c: u32, negate: bool, exec: u64) {
+        let pv = self.preds[c as usize] ^ if negate { u64::MAX } else { 0 };
+        match (d.bank, a.bank, b.bank) {
+            (Bank::R32, Bank::R32, Bank::R32) => {
+                let x = col32::<W>(&self.r32, a.slot);
+                let y = col32::<W>(&self.r32, b.slot);
+                let mut o = [0u32; W];
+                for l in 0..W {
+                    o[l] = if pv >> l & 1 != 0 { x[l] } else { y[l] };
+                }
+                write32::<W>(&mut self.r32, d.slot, &o, exec);
+            }
+            _ => {
+                let x = self.gather(a);
+                let y = self.gather(b);
+                let mut o = [0u64; W];
+                for l in 0..W {
+                    o[l] = if pv >> l & 1 != 0 { x[l] } else { y[l] };
+                }
+                self.scatter(d, &o, exec);
+            }
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn slct(&mut self, cty: ScalarType, ftz: bool, d: RegRef, a: RegRef, b: RegRef, c: RegRef, exec: u64) {
+        let x = self.gather(a);
+        let y = self.gather(b);
+        let z = self.gather(c);
+        let mut o = [0u64; W];
+        for l in 0..W {
+            let ge = if cty == ScalarType::F32 {
+                let mut f = f32::from_bits(z[l] as u32);
+                if ftz && f.is_subnormal() {
+                    f = 0.0;
+                }
+                f >= 0.0 || (f == 0.0)
+            } else {
+                (z[l] as u32 as i32) >= 0
+            };
+            o[l] = if ge { x[l] } else { y[l] };
+        }
+        self.scatter(d, &o, exec);
+    }
+
+    #[inline(always)]
+    pub(super) fn testp(&mut self, class: num::float::TestpClass, ty: ScalarType, p: u32, a: RegRef, exec: u64) {
+        let x = self.gather(a);
+        let mut bits = 0u64;
+        for (l, v) in x.iter().enumerate() {
+            bits |= (num::float::testp(class, ty, *v) as u64) << l;
+        }
+        set_pred(&mut self.preds, p, bits, exec);
+    }
+
+    #[inline(always)]
+    pub(super) fn pred_logic(&mut self, op: PredOp, d: u32, a: u32, b: u32, exec: u64) {
+        let (x, y) = (self.preds[a as usize], self.preds[b as usize]);
+        let v = match op {
+            PredOp::And => x & y,
+            PredOp::Or => x | y,
+            PredOp::Xor => x ^ y,
+            PredOp::Not => !x,
+            PredOp::Mov => x,
+            PredOp::AndNot => x & !y,
+        };
+        set_pred(&mut self.preds, d, v, exec);
+    }
+
+    #[inline(always)]
+    pub(super) fn cvt(&mut self, dty: ScalarType, sty: ScalarType, mode: num::FMode, d: RegRef, a: RegRef, exec: u64) {
+        let x = self.gather(a);
+        let mut o = [0u64; W];
+        for l in 0..W {
+            if exec >> l & 1 != 0 {
+                o[l] = num::cvt::cvt(dty, sty, mode, x[l]);
+            }
+        }
+        self.scatter(d, &o, exec);
+    }
+
+    #[inline(always)]
+    pub(super) fn cvt_pack(&mut self, dty: ScalarType, mode: num::FMode, d: u32, a: u32, b: u32, exec: u64) {
+        let x = *col32::<W>(&self.r32, a);
+        let y = *col32::<W>(&self.r32, b);
+        let mut o = [0u32; W];
+        for l in 0..W {
+            if exec >> l & 1 != 0 {
+                o[l] = num::cvt::cvt_pack_x2(dty, mode, f32::from_bits(x[l]), f32::from_bits(y[l]));
+            }
+        }
+        write32::<W>(&mut self.r32, d, &o, exec);
+    }
+
+    #[inline(always)]
+    pub(super) fn pack(&mut self, d: RegRef, parts: &[RegRef; 4], n: u8, elem_bits: u8, exec: u64) {
+        let mut o = [0u64; W];
+        for k in 0..n as usize {
+            let v = self.gather(parts[k]);
+            for l in 0..W {
+                o[l] |= zext(v[l], elem_bits as u32) << (k as u32 * elem_bits as u32);
+            }
+        }
+        self.scatter(d, &o, exec);
+    }
+
+    #[inline(always)]
+    pub(super) fn unpack(&mut self, ds: &[Option<RegRef>; 4], a: RegRef, n: u8, elem_bits: u8, exec: u64) {
+        let v = self.gather(a);
+        for k in 0..n as usize {
+            if let Some(dk) = ds[k] {
+                let mut o = [0u64; W];
+                for l in 0..W {
+                    o[l] = zext(v[l] >> (k as u32 * elem_bits as u32), elem_bits as u32);
+                }
+                self.scatter(dk, &o, exec);
+            }
+        }
+    }
+
+    /// `%clock`, `%clock64`, `%globaltimer`: the block's instruction counter `now`.
+    #[inline(always)]
+    pub(super) fn clock(&mut self, kind: ClockKind, d: RegRef, now: u64, exec: u64) {
+        let v = match kind {
+            ClockKind::Clock32 => now & 0xFFFF_FFFF,
+            ClockKind::Clock64 => now,
+            ClockKind::GlobalTimer => now,
+            ClockKind::GlobalTimerLo => now & 0xFFFF_FFFF,
+            ClockKind::GlobalTimerHi => now >> 32,
+        };
+        self.scatter(d, &[v; W], exec);
+    }
+
+    fn compare(&self, cmp: num::CmpOp, ty: ScalarType, ftz: bool, a: RegRef, b: RegRef, exec: u64) -> u64 {
+        use num::CmpOp::*;
+        let mut bits = 0u64;
+        macro_rules! fast {
+            ($col:ident, $reg:ident, $conv:expr) => {{
+                let x = $col::<W>(&self.$reg, a.slot);
+                let y = $col::<W>(&self.$reg, b.slot);
+                let f = $conv;
+                macro_rules! go {
+                    ($op:tt) => {
+                        for l in 0..W {
+                            bits |= ((f(x[l]) $op f(y[l])) as u64) << l;
+                        }
+                    };
+                }
+                match cmp {
+                    Eq => go!(==),
+                    Ne => go!(!=),
+                    Lt | Lo => go!(<),
+                    Le | Ls => go!(<=),
+                    Gt | Hi => go!(>),
+                    Ge | Hs => go!(>=),
+                    _ => unreachable!(),
+                }
+                return bits;
+            }};
+        }
+        let simple = matches!(cmp, Eq | Ne | Lt | Le | Gt | Ge | Lo | Ls | Hi | Hs);
+        if simple && a.bank == b.bank {
+            match (ty, a.bank) {
+                (ScalarType::S32, Bank::R32) => fast!(col32, r32, |v: u32| v as i32),
+                (ScalarType::U32 | ScalarType::B32, Bank::R32) => fast!(col32, r32, |v: u32| v),
+                (ScalarType::S64, Bank::R64) => fast!(col64, r64, |v: u64| v as i64),
+                (ScalarType::U64 | ScalarType::B64, Bank::R64) => fast!(col64, r64, |v: u64| v),
+                (ScalarType::F32, Bank::R32) if !ftz && cmp != Ne => fast!(col32, r32, f32::from_bits),
+                (ScalarType::F64, Bank::R64) if cmp != Ne => fast!(col64, r64, f64::from_bits),
+                _ => {}
+            }
+        }
+        let x = self.gather(a);
+        let y = self.gather(b);
+        for l in 0..W {
+            if exec >> l & 1 != 0 {
+                bits |= (num::compare(cmp, ty, ftz, x[l], y[l]) as u64) << l;
+            }
+        }
+        bits
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::*;
+    use super::*;
+
+    #[test]
+    fn bin32_writes_only_executing_lanes() {
+        let mut w = bare(3, 0, 0);
+        fill32(&mut w, 0, |l| l as u32);
+        fill32(&mut w, 1, |_| 10);
+        fill32(&mut w, 2, |_| 7);
+        w.bin32(Bin32::Add, 2, 0, 1, 0xFF);
+        let d = col(&w, 2);
+        assert_eq!(&d[..8], &[10, 11, 12, 13, 14, 15, 16, 17]);
+        assert!(d[8..].iter().all(|&v| v == 7), "lanes outside exec keep their value");
+        // Full mask: the plain copy path.
+        w.bin32(Bin32::Shl, 2, 0, 1, FULL);
+        assert_eq!(col(&w, 2)[3], 3 << 10);
+    }
+
+    #[test]
+    fn shifts_clamp_as_ptx_says() {
+        assert_eq!(bin32_lane(Bin32::Shl, 1, 32), 0);
+        assert_eq!(bin32_lane(Bin32::ShrU, 0x8000_0000, 40), 0);
+        assert_eq!(bin32_lane(Bin32::ShrS, -8i32 as u32, 40), u32::MAX);
+        let mut w = bare(1, 2, 0);
+        w.r64[..32].fill(u64::MAX);
+        fill32(&mut w, 0, |l| 60 + l as u32);
+        w.shift64(false, true, 1, 0, 0, FULL);
+        assert_eq!(w.r64[32 + 10], u64::MAX, "arithmetic shift by 70 keeps the sign");
+        w.shift64(true, false, 1, 0, 0, FULL);
+        assert_eq!((w.r64[32], w.r64[32 + 10]), (u64::MAX << 60, 0));
+    }
+
+    #[test]
+    fn setp_fast_and_general_paths_agree() {
+        let mut w = bare(2, 0, 2);
+        let vals = [1.0f32, -0.0, f32::NAN, 3.5, f32::MIN_POSITIVE / 4.0];
+        fill32(&mut w, 0, |l| vals[l % 5].to_bits());
+        fill32(&mut w, 1, |_| 0f32.to_bits());
+        let a = RegRef::r32(0);
+        let b = RegRef::r32(1);
+        // `lt` without ftz takes the column fast path; with ftz, the general one.
+        w.setp(num::CmpOp::Lt, ScalarType::F32, false, 0, None, b, a, None, FULL);
+        w.setp(num::CmpOp::Lt, ScalarType::F32, true, 1, None, b, a, None, FULL);
+        let lanes = |p: u64| (0..5).map(|l| p >> l & 1).collect::<Vec<_>>();
+        assert_eq!(lanes(w.preds[0]), [1, 0, 0, 1, 1]);
+        assert_eq!(lanes(w.preds[1]), [1, 0, 0, 1, 0], "ftz flushes the subnormal to zero");
+        // `ne` is ordered (false for NaN): the general path.
+        w.setp(num::CmpOp::Ne, ScalarType::F32, false, 0, Some(1), b, a, None, FULL);
+        assert_eq!(lanes(w.preds[0]), [1, 0, 0, 1, 1]);
+        assert_eq!(lanes(w.preds[1]), [0, 1, 1, 0, 0], "q is the complement");
+    }
+
+    #[test]
+    fn carry_chain_adds_across_registers() {
+        // {hi, lo} = {0, 0xFFFF_FFFF} + {0, 1}, as add.cc then addc.
+        let mut w = bare(6, 0, 1);
+        fill32(&mut w, 0, |_| u32::MAX);
+        fill32(&mut w, 1, |_| 1);
+        let r = RegRef::r32;
+        w.int_carry(CarryKind::Add, ScalarType::U32, r(4), &[r(0), r(1), r(1)], 0, false, true, FULL);
+        w.int_carry(CarryKind::Add, ScalarType::U32, r(5), &[r(2), r(3), r(3)], 0, true, false, FULL);
+        assert_eq!((col(&w, 4)[0], col(&w, 5)[0]), (0, 1));
+    }
+
+    #[test]
+    fn pack_unpack_and_selp() {
+        let mut w = bare(4, 1, 1);
+        fill32(&mut w, 0, |l| l as u32);
+        fill32(&mut w, 1, |_| 0xAB);
+        let r = RegRef::r32;
+        w.pack(RegRef::r64(0), &[r(0), r(1), r(0), r(0)], 2, 32, FULL);
+        assert_eq!(w.r64[5], 0xAB_0000_0005);
+        w.unpack(&[Some(r(2)), Some(r(3)), None, None], RegRef::r64(0), 2, 32, FULL);
+        assert_eq!((col(&w, 2)[5], col(&w, 3)[5]), (5, 0xAB));
+        w.preds[0] = 0b10;
+        w.selp(r(2), r(0), r(1), 0, false, FULL);
+        assert_eq!(&col(&w, 2)[..3], &[0xAB, 1, 0xAB]);
+        w.selp(r(2), r(0), r(1), 0, true, FULL);
+        assert_eq!(&col(&w, 2)[..3], &[0, 0xAB, 2]);
+    }
+
+    #[test]
+    fn cvt_and_clock() {
+        let mut w = bare(2, 1, 0);
+        fill32(&mut w, 0, |l| (l as f32 + 0.5).to_bits());
+        w.cvt(
+            ScalarType::S32,
+            ScalarType::F32,
+            num::FMode { rnd: Some(num::Rounding::Rni), ftz: false, sat: false },
+            RegRef::r32(1),
+            RegRef::r32(0),
+            FULL,
+        );
+        assert_eq!(&col(&w, 1)[..4], &[0, 2, 2, 4], "round to nearest even");
+        w.clock(ClockKind::Clock32, RegRef::r32(1), 0x1_0000_0005, FULL);
+        w.clock(ClockKind::GlobalTimerHi, RegRef::r64(0), 0x1_0000_0005, FULL);
+        assert_eq!((col(&w, 1)[0], w.r64[0]), (5, 1));
+    }
+}

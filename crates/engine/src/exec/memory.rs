@@ -1,0 +1,515 @@
+//! Loads, stores and atomics in every state space, and address generation.
+//! A global access whose active lanes are aligned and fall in one allocation
+//! (the common case, checked once per instruction) goes straight to that
+//! allocation; anything else goes lane by lane through the checked path,
+//! which reports the first faulting lane.
+
+// Handlers take the decoded op's fields as arguments.
+#![allow(clippy::too_many_arguments)]
+
+use super::*;
+use crate::fault::{FaultSpace, MemAccessKind};
+use crate::memory::{Allocation, MemFault, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
+use warpsim_ir::window::resolve as resolve_generic;
+use warpsim_numerics::{self as num, sext, zext, ScalarType};
+
+impl<const W: usize> Warp<W> {
+    /// Each lane's address `base register + offset`.
+    #[inline]
+    pub(super) fn addresses(&self, a: &Addr) -> [u64; W] {
+        let mut out = [a.offset as u64; W];
+        match a.base {
+            None => {}
+            Some(r) if r.bank == Bank::R64 => {
+                let c = col64::<W>(&self.r64, r.slot);
+                for l in 0..W {
+                    out[l] = c[l].wrapping_add(a.offset as u64);
+                }
+            }
+            Some(r) => {
+                // 32-bit addresses (shared, local) wrap at 32 bits: `[%r+512]` with %r = base - 512.
+                let c = col32::<W>(&self.r32, r.slot);
+                for l in 0..W {
+                    out[l] = c[l].wrapping_add(a.offset as u32) as u64;
+                }
+            }
+        }
+        out
+    }
+
+    #[inline(always)]
+    pub(super) fn cvta(&mut self, to_generic: bool, window: u64, d: RegRef, a: RegRef, exec: u64) {
+        let v = self.gather(a);
+        let mut o = [0u64; W];
+        for l in 0..W {
+            o[l] = if to_generic { v[l].wrapping_add(window) } else { v[l].wrapping_sub(window) };
+        }
+        self.scatter(d, &o, exec);
+    }
+
+    /// `ld.param` at a constant offset: kernel parameters are uniform, so one read is broadcast to every lane.
+    #[inline(always)]
+    pub(super) fn ld_param(
+        &mut self,
+        ctx: &WarpCtx<'_>,
+        pc: u32,
+        size: u8,
+        signed: bool,
+        n: u8,
+        d: &[Option<RegRef>; 4],
+        addr: &Addr,
+        exec: u64,
+    ) -> Result<(), WarpFault> {
+        for k in 0..n as usize {
+            let off = (addr.offset as u64).wrapping_add(k as u64 * size as u64);
+            let raw = self.load(ctx, Space::KernelParam, off, size as u32, 0, 0).map_err(|kind| WarpFault::warp(pc, kind))?;
+            if let Some(dk) = d[k] {
+                let v = if signed { sext(raw, size as u32 * 8) } else { raw };
+                self.scatter(dk, &[v; W], exec);
+            }
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    pub(super) fn ld<O: Observer>(
+        &mut self,
+        ctx: &WarpCtx<'_>,
+        obs: &mut O,
+        pc: u32,
+        space: Space,
+        size: u8,
+        signed: bool,
+        n: u8,
+        d: &[Option<RegRef>; 4],
+        addr: &Addr,
+        exec: u64,
+    ) -> Result<(), WarpFault> {
+        let base = self.addresses(addr);
+        let size = size as u32;
+        if O::WANTS_MEMORY {
+            obs.memory(self.index, pc, space, MemAccessKind::Load, size * n as u32, &base, exec);
+        }
+        if let Some(alloc) = self.one_allocation(ctx, space, &base, exec, size * n as u32, size) {
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                for k in 0..n as usize {
+                    // SAFETY: `one_allocation` checked that every active lane's `n * size` bytes lie
+                    // in `alloc` and that its address (so each element's) is a multiple of `size`.
+                    let raw = unsafe { alloc.load_at(base[l] - alloc.base + k as u64 * size as u64, size) };
+                    if let Some(dk) = d[k] {
+                        let v = if signed { sext(raw, size * 8) } else { raw };
+                        self.put_lane(dk, l, v)
+                    }
+                }
+            }
+            return Ok(());
+        }
+        let local_bytes = ctx.kernel.local_bytes;
+        let mut m = exec;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            for k in 0..n as usize {
+                let a = base[l].wrapping_add(k as u64 * size as u64);
+                let raw = self.load(ctx, space, a, size, l, local_bytes).map_err(|kind| WarpFault::lane(pc, l, kind))?;
+                if let Some(dk) = d[k] {
+                    let v = if signed { sext(raw, size * 8) } else { raw };
+                    self.put_lane(dk, l, v)
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    pub(super) fn st<O: Observer>(
+        &mut self,
+        ctx: &mut WarpCtx<'_>,
+        obs: &mut O,
+        pc: u32,
+        space: Space,
+        size: u8,
+        n: u8,
+        s: &[RegRef; 4],
+        addr: &Addr,
+        exec: u64,
+    ) -> Result<(), WarpFault> {
+        let base = self.addresses(addr);
+        let size = size as u32;
+        if O::WANTS_MEMORY {
+            obs.memory(self.index, pc, space, MemAccessKind::Store, size * n as u32, &base, exec);
+        }
+        if let Some(alloc) = self.one_allocation(ctx, space, &base, exec, size * n as u32, size) {
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                for k in 0..n as usize {
+                    let v = self.lane_value(s[k], l);
+                    // SAFETY: as for loads, `one_allocation` checked bounds and alignment for every active lane.
+                    unsafe { alloc.store_at(base[l] - alloc.base + k as u64 * size as u64, size, v) };
+                }
+            }
+            return Ok(());
+        }
+        let local_bytes = ctx.kernel.local_bytes;
+        let mut m = exec;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            for k in 0..n as usize {
+                let a = base[l].wrapping_add(k as u64 * size as u64);
+                let v = self.lane_value(s[k], l);
+                self.store(ctx, space, a, size, v, l, local_bytes).map_err(|kind| WarpFault::lane(pc, l, kind))?;
+            }
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    pub(super) fn atom<O: Observer>(
+        &mut self,
+        ctx: &mut WarpCtx<'_>,
+        obs: &mut O,
+        pc: u32,
+        space: Space,
+        op: AtomOp,
+        ty: ScalarType,
+        d: Option<RegRef>,
+        addr: &Addr,
+        b: RegRef,
+        c: RegRef,
+        exec: u64,
+    ) -> Result<(), WarpFault> {
+        let base = self.addresses(addr);
+        let size = ty.bytes();
+        if O::WANTS_MEMORY {
+            obs.memory(self.index, pc, space, MemAccessKind::Atomic, size, &base, exec);
+        }
+        let local_bytes = ctx.kernel.local_bytes;
+        let mut m = exec;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let bv = self.lane_value(b, l);
+            let cv = self.lane_value(c, l);
+            let old = self.atomic(ctx, space, base[l], op, ty, bv, cv, l, local_bytes).map_err(|kind| WarpFault::lane(pc, l, kind))?;
+            if let Some(dr) = d {
+                let v = if ty.is_signed() { sext(old, size * 8) } else { old };
+                self.put_lane(dr, l, v)
+            }
+        }
+        Ok(())
+    }
+
+    /// For a global access: the allocation holding every active lane's bytes when
+    /// all are aligned and in one allocation (the common case, checked once).
+    #[inline]
+    fn one_allocation<'m>(
+        &self,
+        ctx: &WarpCtx<'m>,
+        space: Space,
+        base: &[u64; W],
+        exec: u64,
+        bytes: u32,
+        size: u32,
+    ) -> Option<&'m Allocation> {
+        if !matches!(space, Space::Global | Space::Generic) {
+            return None;
+        }
+        let (mut lo, mut hi, mut misaligned) = (u64::MAX, 0u64, 0u64);
+        for l in 0..W {
+            let on = exec >> l & 1 != 0;
+            let a = base[l];
+            lo = if on { lo.min(a) } else { lo };
+            hi = if on { hi.max(a) } else { hi };
+            misaligned |= if on { a & (size as u64 - 1) } else { 0 };
+        }
+        if misaligned != 0 || lo.wrapping_sub(SHARED_WINDOW) < WINDOW_SIZE || lo.wrapping_sub(LOCAL_WINDOW) < WINDOW_SIZE {
+            return None;
+        }
+        ctx.gmem.find_range(lo, hi.checked_add(bytes as u64)?)
+    }
+
+    fn local_slot(&mut self, off: u64, size: u32, lane: usize, local_bytes: u32, access: MemAccessKind) -> Result<usize, FaultKind> {
+        if !off.is_multiple_of(size as u64) {
+            return Err(FaultKind::Misaligned { space: FaultSpace::Local, access, size, addr: off });
+        }
+        if off + size as u64 > local_bytes as u64 {
+            return Err(FaultKind::OutOfBounds { space: FaultSpace::Local, access, size, addr: off });
+        }
+        if self.local.is_empty() {
+            self.local.resize(local_bytes as usize * W, 0);
+        }
+        Ok(lane * local_bytes as usize + off as usize)
+    }
+
+    /// One lane's load of `size` bytes, checked.
+    pub(super) fn load(
+        &mut self,
+        ctx: &WarpCtx<'_>,
+        space: Space,
+        addr: u64,
+        size: u32,
+        lane: usize,
+        local_bytes: u32,
+    ) -> Result<u64, FaultKind> {
+        let (space, addr) = resolve_generic(space, addr);
+        let access = MemAccessKind::Load;
+        match space {
+            Space::Global | Space::Const | Space::Generic => {
+                let fs = if space == Space::Const { FaultSpace::Const } else { FaultSpace::Global };
+                ctx.gmem.load(addr, size).map_err(|f| mem_fault(f, fs, access))
+            }
+            Space::Shared => {
+                let i = shared_index(ctx.shared.len(), addr, size, access)?;
+                Ok(read_le(&ctx.shared[i..i + size as usize]))
+            }
+            Space::Local => {
+                let i = self.local_slot(addr, size, lane, local_bytes, access)?;
+                Ok(read_le(&self.local[i..i + size as usize]))
+            }
+            Space::KernelParam => {
+                if addr + size as u64 > ctx.params.len() as u64 {
+                    return Err(FaultKind::OutOfBounds { space: FaultSpace::Param, access, size, addr });
+                }
+                Ok(read_le(&ctx.params[addr as usize..addr as usize + size as usize]))
+            }
+        }
+    }
+
+    /// One lane's store of the low `size` bytes of `v`, checked.
+    pub(super) fn store(
+        &mut self,
+        ctx: &mut WarpCtx<'_>,
+        space: Space,
+        addr: u64,
+        size: u32,
+        v: u64,
+        lane: usize,
+        local_bytes: u32,
+    ) -> Result<(), FaultKind> {
+        let (space, addr) = resolve_generic(space, addr);
+        let access = MemAccessKind::Store;
+        match space {
+            Space::Global | Space::Generic => ctx.gmem.store(addr, size, v).map_err(|f| mem_fault(f, FaultSpace::Global, access)),
+            Space::Const | Space::KernelParam => Err(FaultKind::Unsupported("store to a read-only state space".into())),
+            Space::Shared => {
+                let i = shared_index(ctx.shared.len(), addr, size, access)?;
+                ctx.shared[i..i + size as usize].copy_from_slice(&v.to_le_bytes()[..size as usize]);
+                Ok(())
+            }
+            Space::Local => {
+                let i = self.local_slot(addr, size, lane, local_bytes, access)?;
+                self.local[i..i + size as usize].copy_from_slice(&v.to_le_bytes()[..size as usize]);
+                Ok(())
+            }
+        }
+    }
+
+    fn atomic(
+        &mut self,
+        ctx: &mut WarpCtx<'_>,
+        space: Space,
+        addr: u64,
+        op: AtomOp,
+        ty: ScalarType,
+        b: u64,
+        c: u64,
+        lane: usize,
+        local_bytes: u32,
+    ) -> Result<u64, FaultKind> {
+        let (space, addr) = resolve_generic(space, addr);
+        let size = ty.bytes();
+        let access = MemAccessKind::Atomic;
+        let f = |old: u64| atom_apply(op, ty, old, b, c);
+        match space {
+            Space::Global | Space::Generic => {
+                let r = match size {
+                    2 => ctx.gmem.rmw16(addr, |o| f(o as u64) as u16).map(|v| v as u64),
+                    4 => ctx.gmem.rmw32(addr, |o| f(o as u64) as u32).map(|v| v as u64),
+                    _ => ctx.gmem.rmw64(addr, f),
+                };
+                r.map_err(|e| mem_fault(e, FaultSpace::Global, access))
+            }
+            Space::Shared => {
+                let i = shared_index(ctx.shared.len(), addr, size, access)?;
+                let old = read_le(&ctx.shared[i..i + size as usize]);
+                let new = f(old);
+                ctx.shared[i..i + size as usize].copy_from_slice(&new.to_le_bytes()[..size as usize]);
+                Ok(old)
+            }
+            Space::Local => {
+                let i = self.local_slot(addr, size, lane, local_bytes, access)?;
+                let old = read_le(&self.local[i..i + size as usize]);
+                let new = f(old);
+                self.local[i..i + size as usize].copy_from_slice(&new.to_le_bytes()[..size as usize]);
+                Ok(old)
+            }
+            Space::Const | Space::KernelParam => Err(FaultKind::Unsupported("atomic on a read-only state space".into())),
+        }
+    }
+}
+
+#[inline]
+fn shared_index(len: usize, addr: u64, size: u32, access: MemAccessKind) -> Result<usize, FaultKind> {
+    if !addr.is_multiple_of(size as u64) {
+        return Err(FaultKind::Misaligned { space: FaultSpace::Shared, access, size, addr });
+    }
+    if addr + size as u64 > len as u64 {
+        return Err(FaultKind::OutOfBounds { space: FaultSpace::Shared, access, size, addr });
+    }
+    Ok(addr as usize)
+}
+
+#[inline]
+fn read_le(b: &[u8]) -> u64 {
+    let mut x = [0u8; 8];
+    x[..b.len()].copy_from_slice(b);
+    u64::from_le_bytes(x)
+}
+
+fn mem_fault(f: MemFault, space: FaultSpace, access: MemAccessKind) -> FaultKind {
+    match f {
+        MemFault::OutOfBounds { addr, size } => FaultKind::OutOfBounds { space, access, size, addr },
+        MemFault::Misaligned { addr, size } => FaultKind::Misaligned { space, access, size, addr },
+    }
+}
+
+/// The new value an atomic stores, given the old one.
+pub fn atom_apply(op: AtomOp, ty: ScalarType, old: u64, b: u64, c: u64) -> u64 {
+    let bits = ty.bits();
+    let signed = ty.is_signed();
+    let float = ty.is_float();
+    let mask = zext(u64::MAX, bits);
+    let v = match op {
+        AtomOp::Add if float => match ty {
+            ScalarType::F32 => (f32::from_bits(old as u32) + f32::from_bits(b as u32)).to_bits() as u64,
+            ScalarType::F64 => (f64::from_bits(old) + f64::from_bits(b)).to_bits(),
+            _ => num::float::eval_float(num::float::FloatOp::Add, ty, num::FMode::RN, [old, b, 0]),
+        },
+        AtomOp::Add => old.wrapping_add(b),
+        AtomOp::Min | AtomOp::Max if float => {
+            let fo = if op == AtomOp::Min { num::float::FloatOp::Min } else { num::float::FloatOp::Max };
+            num::float::eval_float(fo, ty, num::FMode::RN, [old, b, 0])
+        }
+        AtomOp::Min | AtomOp::Max => {
+            let (x, y) =
+                if signed { (sext(old, bits) as i64, sext(b, bits) as i64) } else { (zext(old, bits) as i64, zext(b, bits) as i64) };
+            let less = if signed { x < y } else { (x as u64) < (y as u64) };
+            let pick_old = if op == AtomOp::Min { less } else { !less };
+            if pick_old {
+                old
+            } else {
+                b
+            }
+        }
+        AtomOp::Inc => {
+            let (o, bb) = (zext(old, bits), zext(b, bits));
+            if o >= bb {
+                0
+            } else {
+                o + 1
+            }
+        }
+        AtomOp::Dec => {
+            let (o, bb) = (zext(old, bits), zext(b, bits));
+            if o == 0 || o > bb {
+                bb
+            } else {
+                o - 1
+            }
+        }
+        AtomOp::And => old & b,
+        AtomOp::Or => old | b,
+        AtomOp::Xor => old ^ b,
+        AtomOp::Exch => b,
+        AtomOp::Cas => {
+            if zext(old, bits) == zext(b, bits) {
+                c
+            } else {
+                old
+            }
+        }
+    };
+    v & mask
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::*;
+    use super::*;
+
+    const REGS: &str = ".reg .pred %p<4>; .reg .b32 %r<8>; .reg .b64 %rd<8>;\n";
+
+    #[test]
+    fn global_loads_and_stores_fast_and_checked() {
+        // out[t] = in[t] * 2, then out[32 + t] = in[t ^ 1] via per-lane (unsorted) addresses.
+        let body = format!(
+            "{REGS}ld.param.u64 %rd1, [p0]; ld.param.u64 %rd2, [p1];
+            mov.u32 %r1, %tid.x; mul.wide.u32 %rd3, %r1, 4;
+            add.s64 %rd4, %rd1, %rd3; ld.global.u32 %r2, [%rd4]; shl.b32 %r3, %r2, 1;
+            add.s64 %rd5, %rd2, %rd3; st.global.u32 [%rd5], %r3;
+            xor.b32 %r4, %r1, 1; mul.wide.u32 %rd6, %r4, 4; add.s64 %rd6, %rd1, %rd6;
+            ld.global.u32 %r5, [%rd6]; st.global.u32 [%rd5+128], %r5; ret;"
+        );
+        let init: Vec<u32> = (0..32).map(|i| i * 10).collect();
+        let r = run(&body, 32, &[128, 256], &init);
+        r.result.as_ref().unwrap();
+        let out = r.u32s(1, 64);
+        assert_eq!(out[..4], [0, 20, 40, 60]);
+        assert_eq!(out[32..36], [10, 0, 30, 20]);
+    }
+
+    #[test]
+    fn misaligned_and_out_of_bounds_faults_name_space_and_access() {
+        let body = format!("{REGS}ld.param.u64 %rd1, [p0]; ld.global.u32 %r1, [%rd1+2]; ret;");
+        let r = run(&body, 1, &[64], &[]);
+        let f = r.fault();
+        assert_eq!(f.kind, FaultKind::Misaligned { space: FaultSpace::Global, access: MemAccessKind::Load, size: 4, addr: r.bufs[0] + 2 });
+        assert_eq!(f.lane, Some(0));
+        let body = format!(
+            "{REGS}.shared .align 4 .b8 s[16];
+            mov.u32 %r1, %tid.x; shl.b32 %r2, %r1, 2; mov.u32 %r3, s; add.u32 %r3, %r3, %r2;
+            st.shared.u32 [%r3], %r1; ret;"
+        );
+        let r = run(&body, 8, &[], &[]);
+        let f = r.fault();
+        assert!(matches!(f.kind, FaultKind::OutOfBounds { space: FaultSpace::Shared, access: MemAccessKind::Store, size: 4, .. }), "{f}");
+        assert_eq!(f.lane, Some(4), "the first lane past the end");
+        assert!(f.to_string().starts_with("out-of-bounds shared store of 4 bytes at address 0x10"), "{f}");
+    }
+
+    #[test]
+    fn shared_atomics_and_local_memory() {
+        let body = format!(
+            "{REGS}.shared .align 4 .b32 c; .local .align 4 .b32 x[2];
+            ld.param.u64 %rd1, [p0]; mov.u32 %r1, %tid.x;
+            atom.shared.add.u32 %r2, [c], 1;
+            st.local.u32 [x+4], %r1; ld.local.u32 %r3, [x+4];
+            bar.sync 0;
+            ld.shared.u32 %r4, [c]; add.u32 %r4, %r4, %r3;
+            mul.wide.u32 %rd2, %r1, 4; add.s64 %rd2, %rd1, %rd2; st.global.u32 [%rd2], %r4; ret;"
+        );
+        let r = run(&body, 40, &[160], &[]);
+        r.result.as_ref().unwrap();
+        let out = r.u32s(0, 40);
+        assert_eq!((out[0], out[39]), (40, 79), "40 increments, then each thread's own local value");
+    }
+
+    #[test]
+    fn atomic_update_rules() {
+        use ScalarType as T;
+        assert_eq!(atom_apply(AtomOp::Inc, T::U32, 5, 5, 0), 0, "inc wraps at the bound");
+        assert_eq!(atom_apply(AtomOp::Inc, T::U32, 4, 5, 0), 5);
+        assert_eq!(atom_apply(AtomOp::Dec, T::U32, 0, 5, 0), 5, "dec of 0 reloads the bound");
+        assert_eq!(atom_apply(AtomOp::Cas, T::B32, 7, 7, 9), 9);
+        assert_eq!(atom_apply(AtomOp::Cas, T::B32, 7, 8, 9), 7);
+        assert_eq!(atom_apply(AtomOp::Min, T::S32, -1i32 as u32 as u64, 3, 0), 0xFFFF_FFFF);
+        assert_eq!(atom_apply(AtomOp::Max, T::U32, -1i32 as u32 as u64, 3, 0), 0xFFFF_FFFF);
+        assert_eq!(atom_apply(AtomOp::Add, T::F32, 1f32.to_bits() as u64, 2f32.to_bits() as u64, 0), 3f32.to_bits() as u64);
+    }
+}

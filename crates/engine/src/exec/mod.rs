@@ -1,0 +1,408 @@
+//! Executing warp instructions: the one place PTX semantics meet the machine.
+//!
+//! A warp's registers are lane columns (`W` values per register, `W` a const
+//! generic so each column is a fixed-size array the compiler vectorises).
+//! Divergence uses the classic SIMT stack: a divergent branch turns the top
+//! entry into the reconvergence entry and pushes one entry per path; an entry
+//! is popped when its pc reaches its reconvergence pc. Uniform branches leave
+//! the stack alone; exited lanes leave every mask.
+//!
+//! This module holds the warp, its register columns and the dispatch loop
+//! ([`Warp::run`]); each instruction family's handlers live in a child module
+//! (`alu`, `memory`, `control`, `warp`, `mma`), as `#[inline(always)]`
+//! methods called from the loop's one match, so the loop compiles as before.
+
+// Lane loops index several columns by lane (`o[l] = f(x[l], y[l])`): the form that vectorises.
+#![allow(clippy::needless_range_loop)]
+
+use crate::fault::FaultKind;
+use crate::memory::GlobalMemory;
+use crate::observer::Observer;
+use crate::schedule::{SchedulePolicy, Simt};
+use warpsim_ir::cfg::NO_RECONV;
+use warpsim_ir::*;
+
+mod alu;
+mod control;
+mod memory;
+mod mma;
+mod warp;
+
+pub use alu::{bin32_lane, bin64_lane, fma_f32_lane, fma_f64_lane};
+pub use memory::atom_apply;
+pub use mma::MbarrierError;
+
+#[cfg(test)]
+mod testkit;
+
+/// One SIMT stack entry.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct StackEntry {
+    pub pc: u32,
+    pub mask: u64,
+    /// Reconvergence pc: the entry is popped when `pc` reaches it.
+    pub rpc: u32,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum WarpState {
+    Ready,
+    AtBarrier,
+    Done,
+}
+
+pub struct Warp<const W: usize> {
+    /// Index of the warp within its block.
+    pub index: u32,
+    pub r32: Vec<u32>,
+    pub r64: Vec<u64>,
+    /// One lane mask per predicate register.
+    pub preds: Vec<u64>,
+    pub stack: Vec<StackEntry>,
+    /// Lanes that exist (a partial last warp has fewer).
+    pub present: u64,
+    pub exited: u64,
+    /// Per-lane local memory, `local_bytes` per lane, allocated on first use.
+    pub local: Vec<u8>,
+    pub state: WarpState,
+}
+
+/// Why a warp stopped running.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Stop {
+    Exited,
+    /// Waiting at (or arrived at) a block barrier.
+    Barrier(BarrierArrival),
+    /// Its time slice ran out.
+    Yield,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct BarrierArrival {
+    pub id: u32,
+    pub count: Option<u32>,
+    pub threads: u32,
+    pub wait: bool,
+    /// For `bar.red`: the reduction, the lanes' predicate values.
+    pub red: Option<(BarRed, u64)>,
+    pub exec: u64,
+}
+
+/// A fault inside a warp: which lane (if one is to blame) and what.
+#[derive(Clone, Debug)]
+pub struct WarpFault {
+    pub pc: u32,
+    pub lane: Option<u32>,
+    pub kind: FaultKind,
+}
+
+impl WarpFault {
+    /// A fault of the whole warp (no lane to blame).
+    fn warp(pc: u32, kind: FaultKind) -> Self {
+        WarpFault { pc, lane: None, kind }
+    }
+
+    /// A fault of lane `lane`.
+    fn lane(pc: u32, lane: usize, kind: FaultKind) -> Self {
+        WarpFault { pc, lane: Some(lane as u32), kind }
+    }
+}
+
+struct Counters {
+    clock: u64,
+    budget: u64,
+    warp_insts: u64,
+    thread_insts: u64,
+}
+
+/// Everything a warp needs from its block and launch while it runs.
+pub struct WarpCtx<'a> {
+    pub kernel: &'a Kernel,
+    pub gmem: &'a GlobalMemory,
+    pub shared: &'a mut [u8],
+    pub params: &'a [u8],
+    /// The block's deterministic cycle counter (one tick per warp instruction).
+    pub clock: &'a mut u64,
+    pub budget: &'a mut u64,
+    pub budget_limit: u64,
+    pub warp_instructions: &'a mut u64,
+    pub thread_instructions: &'a mut u64,
+}
+
+#[inline(always)]
+fn full_mask<const W: usize>() -> u64 {
+    if W >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << W) - 1
+    }
+}
+
+#[inline(always)]
+fn col32<const W: usize>(r: &[u32], s: u32) -> &[u32; W] {
+    r[s as usize * W..][..W].try_into().unwrap()
+}
+
+#[inline(always)]
+fn col64<const W: usize>(r: &[u64], s: u32) -> &[u64; W] {
+    r[s as usize * W..][..W].try_into().unwrap()
+}
+
+#[inline(always)]
+fn write32<const W: usize>(r: &mut [u32], d: u32, out: &[u32; W], mask: u64) {
+    let dst: &mut [u32; W] = (&mut r[d as usize * W..][..W]).try_into().unwrap();
+    if mask == full_mask::<W>() {
+        *dst = *out;
+    } else {
+        // Branch-free blend, which vectorises (a conditional store would not).
+        for l in 0..W {
+            let m = ((mask >> l) & 1).wrapping_neg() as u32;
+            dst[l] = (out[l] & m) | (dst[l] & !m);
+        }
+    }
+}
+
+#[inline(always)]
+fn write64<const W: usize>(r: &mut [u64], d: u32, out: &[u64; W], mask: u64) {
+    let dst: &mut [u64; W] = (&mut r[d as usize * W..][..W]).try_into().unwrap();
+    if mask == full_mask::<W>() {
+        *dst = *out;
+    } else {
+        for l in 0..W {
+            let m = ((mask >> l) & 1).wrapping_neg();
+            dst[l] = (out[l] & m) | (dst[l] & !m);
+        }
+    }
+}
+
+#[inline(always)]
+fn set_pred(preds: &mut [u64], p: u32, bits: u64, mask: u64) {
+    let v = &mut preds[p as usize];
+    *v = (*v & !mask) | (bits & mask);
+}
+
+/// Iterates over the lanes set in `mask`, lowest first.
+#[inline(always)]
+fn lanes(mut mask: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if mask == 0 {
+            return None;
+        }
+        let l = mask.trailing_zeros() as usize;
+        mask &= mask - 1;
+        Some(l)
+    })
+}
+
+impl<const W: usize> Warp<W> {
+    /// Reads a register as 64-bit values per lane (predicates as 0/1).
+    #[inline]
+    fn gather(&self, r: RegRef) -> [u64; W] {
+        let mut out = [0u64; W];
+        match r.bank {
+            Bank::R32 => {
+                let c = col32::<W>(&self.r32, r.slot);
+                for l in 0..W {
+                    out[l] = c[l] as u64;
+                }
+            }
+            Bank::R64 => out = *col64::<W>(&self.r64, r.slot),
+            Bank::Pred => {
+                let p = self.preds[r.slot as usize];
+                for (l, o) in out.iter_mut().enumerate() {
+                    *o = p >> l & 1;
+                }
+            }
+        }
+        out
+    }
+
+    /// Writes 64-bit values per lane into a register of any bank, for lanes in `mask`.
+    #[inline]
+    fn scatter(&mut self, d: RegRef, v: &[u64; W], mask: u64) {
+        match d.bank {
+            Bank::R32 => {
+                let mut o = [0u32; W];
+                for l in 0..W {
+                    o[l] = v[l] as u32;
+                }
+                write32::<W>(&mut self.r32, d.slot, &o, mask);
+            }
+            Bank::R64 => write64::<W>(&mut self.r64, d.slot, v, mask),
+            Bank::Pred => {
+                let mut bits = 0u64;
+                for (l, x) in v.iter().enumerate() {
+                    bits |= (x & 1) << l;
+                }
+                set_pred(&mut self.preds, d.slot, bits, mask);
+            }
+        }
+    }
+
+    /// Writes one lane of a register of any bank.
+    #[inline]
+    fn put_lane(&mut self, r: RegRef, lane: usize, v: u64) {
+        match r.bank {
+            Bank::R32 => self.r32[r.slot as usize * W + lane] = v as u32,
+            Bank::R64 => self.r64[r.slot as usize * W + lane] = v,
+            Bank::Pred => {
+                let p = &mut self.preds[r.slot as usize];
+                *p = (*p & !(1 << lane)) | ((v & 1) << lane);
+            }
+        }
+    }
+
+    #[inline]
+    fn lane_value(&self, r: RegRef, lane: usize) -> u64 {
+        match r.bank {
+            Bank::R32 => self.r32[r.slot as usize * W + lane] as u64,
+            Bank::R64 => self.r64[r.slot as usize * W + lane],
+            Bank::Pred => self.preds[r.slot as usize] >> lane & 1,
+        }
+    }
+
+    /// The first active lane's value (for operands that must be uniform).
+    #[inline]
+    fn uniform(&self, r: RegRef, mask: u64) -> u64 {
+        self.lane_value(r, if mask == 0 { 0 } else { mask.trailing_zeros() as usize })
+    }
+
+    /// Runs this warp until it exits, reaches a barrier, faults or uses up
+    /// `slice` instructions, with the SIMT stack's own order of lane groups.
+    pub fn run<O: Observer>(&mut self, ctx: &mut WarpCtx<'_>, obs: &mut O, slice: u32) -> Result<Stop, WarpFault> {
+        self.run_scheduled(ctx, obs, &mut Simt, slice)
+    }
+
+    /// [`Warp::run`] with the lane groups ordered by `sched`.
+    pub fn run_scheduled<O: Observer, S: SchedulePolicy>(
+        &mut self,
+        ctx: &mut WarpCtx<'_>,
+        obs: &mut O,
+        sched: &mut S,
+        slice: u32,
+    ) -> Result<Stop, WarpFault> {
+        // The counters live in locals (registers) while the warp runs.
+        let mut n = Counters { clock: *ctx.clock, budget: *ctx.budget, warp_insts: 0, thread_insts: 0 };
+        let r = self.run_loop(ctx, obs, sched, slice, &mut n);
+        *ctx.clock = n.clock;
+        *ctx.budget = n.budget;
+        *ctx.warp_instructions += n.warp_insts;
+        *ctx.thread_instructions += n.thread_insts;
+        r
+    }
+
+    #[inline(always)]
+    fn run_loop<O: Observer, S: SchedulePolicy>(
+        &mut self,
+        ctx: &mut WarpCtx<'_>,
+        obs: &mut O,
+        sched: &mut S,
+        slice: u32,
+        n: &mut Counters,
+    ) -> Result<Stop, WarpFault> {
+        let code = &ctx.kernel.code;
+        let mut left = slice;
+        loop {
+            if S::ACTIVE {
+                if let Some(&t) = self.stack.last() {
+                    if t.mask != 0 && t.pc != t.rpc && (t.pc as usize) < code.len() && sched.schedule(self.index, t.pc, &mut self.stack) {
+                        continue;
+                    }
+                }
+            }
+            let Some(top) = self.stack.last_mut() else {
+                self.state = WarpState::Done;
+                return Ok(Stop::Exited);
+            };
+            if top.mask == 0 || (top.pc == top.rpc && top.rpc != NO_RECONV) {
+                self.stack.pop();
+                continue;
+            }
+            let pc = top.pc;
+            if pc as usize >= code.len() {
+                // Ran off the end (or past a never-reconverging split): those lanes are done.
+                let m = top.mask;
+                self.exit_lanes(m);
+                continue;
+            }
+            if left == 0 {
+                return Ok(Stop::Yield);
+            }
+            left -= 1;
+            if n.budget == 0 {
+                return Err(WarpFault::warp(pc, FaultKind::BudgetExceeded { limit: ctx.budget_limit }));
+            }
+            n.budget -= 1;
+            let active = top.mask;
+            top.pc = pc + 1;
+            let inst = &code[pc as usize];
+            let exec = match inst.guard {
+                None => active,
+                Some(g) => {
+                    let p = self.preds[g.pred as usize];
+                    active & if g.negate { !p } else { p }
+                }
+            };
+            n.clock += 1;
+            n.warp_insts += 1;
+            n.thread_insts += active.count_ones() as u64;
+            obs.instruction(self.index, pc, active, exec);
+            if exec == 0 && !matches!(inst.op, Op::Bra { .. } | Op::BrxIdx { .. }) {
+                continue;
+            }
+            match &inst.op {
+                Op::Nop => {}
+                Op::Fence => obs.fence(self.index, pc, exec),
+                Op::Mma(m) => self.exec_mma(ctx, obs, pc, exec, m)?,
+                // Integer, float, comparison and conversion lane loops (alu.rs).
+                Op::Mov { d, a } => self.mov(*d, *a, exec),
+                Op::Bin32 { f, d, a, b } => self.bin32(*f, *d, *a, *b, exec),
+                Op::Bin64 { f, d, a, b } => self.bin64(*f, *d, *a, *b, exec),
+                Op::Tern32 { f, d, a, b, c } => self.tern32(*f, *d, *a, *b, *c, exec),
+                Op::FmaF64 { d, a, b, c } => self.fma_f64(*d, *a, *b, *c, exec),
+                Op::Shift64 { left: shl, signed, d, a, b } => self.shift64(*shl, *signed, *d, *a, *b, exec),
+                Op::MulWide32 { signed, d, a, b } => self.mul_wide32(*signed, *d, *a, *b, exec),
+                Op::Extend32To64 { signed, d, a } => self.extend32(*signed, *d, *a, exec),
+                Op::Trunc64To32 { d, a } => self.trunc64(*d, *a, exec),
+                Op::Int { op, ty, d, s } => self.int(*op, *ty, *d, s, exec),
+                Op::IntCarry { kind, ty, d, s, cc, carry_in, carry_out } => {
+                    self.int_carry(*kind, *ty, *d, s, *cc, *carry_in, *carry_out, exec)
+                }
+                Op::Float { op, ty, mode, d, s } => self.float(*op, *ty, *mode, *d, s, exec),
+                Op::Setp { cmp, ty, ftz, p, q, a, b, combine } => self.setp(*cmp, *ty, *ftz, *p, *q, *a, *b, *combine, exec),
+                Op::Set { cmp, ty, dty, ftz, d, a, b, combine } => self.set(*cmp, *ty, *dty, *ftz, *d, *a, *b, *combine, exec),
+                Op::Selp { d, a, b, c, negate } => self.selp(*d, *a, *b, *c, *negate, exec),
+                Op::Slct { cty, ftz, d, a, b, c } => self.slct(*cty, *ftz, *d, *a, *b, *c, exec),
+                Op::Testp { class, ty, p, a } => self.testp(*class, *ty, *p, *a, exec),
+                Op::PredLogic { op, d, a, b } => self.pred_logic(*op, *d, *a, *b, exec),
+                Op::Cvt { dty, sty, mode, d, a } => self.cvt(*dty, *sty, *mode, *d, *a, exec),
+                Op::CvtPack { dty, mode, d, a, b } => self.cvt_pack(*dty, *mode, *d, *a, *b, exec),
+                Op::Pack { d, parts, n, elem_bits } => self.pack(*d, parts, *n, *elem_bits, exec),
+                Op::Unpack { ds, a, n, elem_bits } => self.unpack(ds, *a, *n, *elem_bits, exec),
+                Op::Clock { kind, d } => self.clock(*kind, *d, n.clock, exec),
+                // Loads, stores, atomics and address conversion (memory.rs).
+                Op::Cvta { to_generic, window, d, a } => self.cvta(*to_generic, *window, *d, *a, exec),
+                Op::Ld { space: Space::KernelParam, size, signed, n, d, addr } if addr.base.is_none() => {
+                    self.ld_param(ctx, pc, *size, *signed, *n, d, addr, exec)?
+                }
+                Op::Ld { space, size, signed, n, d, addr } => self.ld(ctx, obs, pc, *space, *size, *signed, *n, d, addr, exec)?,
+                Op::St { space, size, n, s, addr } => self.st(ctx, obs, pc, *space, *size, *n, s, addr, exec)?,
+                Op::Atom { space, op, ty, d, addr, b, c } => self.atom(ctx, obs, pc, *space, *op, *ty, *d, addr, *b, *c, exec)?,
+                // Branches, exit, trap and block barriers (control.rs).
+                Op::Bra { target, reconv } => self.bra(obs, sched, pc, active, exec, *target, *reconv),
+                Op::BrxIdx { index, targets, reconv } => self.brx_idx(obs, sched, pc, active, exec, *index, targets, *reconv)?,
+                Op::Exit => self.exit_lanes(exec),
+                Op::Trap => return Err(WarpFault { pc, lane: Some(exec.trailing_zeros()), kind: FaultKind::Trap }),
+                Op::Bar { kind, id, count, pred, aligned } => return self.bar(obs, pc, exec, *kind, *id, *count, *pred, *aligned),
+                // Warp-synchronous instructions (warp.rs).
+                Op::BarWarpSync { mask } => self.bar_warp_sync(obs, pc, exec, *mask),
+                Op::Shfl { mode, d, p, a, b, c, mask } => self.shfl(obs, pc, exec, *mode, *d, *p, *a, *b, *c, *mask),
+                Op::Vote { mode, d, a, negate, mask } => self.vote(obs, pc, exec, *mode, *d, *a, *negate, *mask),
+                Op::Match { all, ty: _, d, p, a, mask } => self.match_sync(obs, pc, exec, *all, *d, *p, *a, *mask),
+                Op::Activemask { d } => self.activemask(*d, exec),
+                Op::Redux { op, ty, d, a, mask } => self.redux(obs, pc, exec, *op, *ty, *d, *a, *mask),
+                Op::ElectSync { d, p, mask } => self.elect(obs, pc, exec, *d, *p, *mask),
+            }
+        }
+    }
+}

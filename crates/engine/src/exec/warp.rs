@@ -1,0 +1,298 @@
+//! Warp-synchronous instructions: `bar.warp.sync`, `shfl.sync`, `vote.sync`,
+//! `match.sync`, `activemask`, `redux.sync`, `elect.sync`. Each runs over the
+//! lanes executing it together; a checker observer gets the lanes' member
+//! masks (and shuffle sources) only when it asks ([`Observer::WANTS_SYNC`]).
+
+// Handlers take the decoded op's fields as arguments.
+#![allow(clippy::too_many_arguments)]
+
+use super::*;
+use crate::observer::{WarpSyncEvent, WarpSyncKind};
+use warpsim_numerics::ScalarType;
+
+impl<const W: usize> Warp<W> {
+    /// Tells the observer about a warp-synchronous instruction, with each lane's mask.
+    #[inline(never)]
+    fn report_sync<O: Observer>(&self, obs: &mut O, pc: u32, kind: WarpSyncKind, exec: u64, mask: RegRef, sources: Option<&[u32]>) {
+        let mut masks = [0u32; W];
+        for (l, m) in masks.iter_mut().enumerate() {
+            *m = self.lane_value(mask, l) as u32;
+        }
+        obs.warp_sync(self.index, pc, &WarpSyncEvent { kind, exec, live: self.present & !self.exited, masks: &masks, sources });
+    }
+
+    #[inline(always)]
+    pub(super) fn bar_warp_sync<O: Observer>(&mut self, obs: &mut O, pc: u32, exec: u64, mask: RegRef) {
+        if O::WANTS_SYNC {
+            self.report_sync(obs, pc, WarpSyncKind::BarWarpSync, exec, mask, None);
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn shfl<O: Observer>(
+        &mut self,
+        obs: &mut O,
+        pc: u32,
+        exec: u64,
+        mode: ShflMode,
+        d: u32,
+        p: Option<u32>,
+        a: u32,
+        b: u32,
+        c: u32,
+        mask: u32,
+    ) {
+        let mut sources = [u32::MAX; W];
+        let av = *col32::<W>(&self.r32, a);
+        let bv = col32::<W>(&self.r32, b);
+        let cv = col32::<W>(&self.r32, c);
+        let mut o = [0u32; W];
+        let mut pbits = 0u64;
+        for l in 0..W {
+            let lane = (l & 31) as u32;
+            let half = l & !31;
+            let bval = bv[l] & 0x1f;
+            let clamp = cv[l] & 0x1f;
+            let seg = (cv[l] >> 8) & 0x1f;
+            let max_lane = (lane & seg) | (clamp & !seg);
+            let min_lane = lane & seg;
+            let (j, ok) = match mode {
+                ShflMode::Up => {
+                    let j = lane as i32 - bval as i32;
+                    (j, j >= max_lane as i32)
+                }
+                ShflMode::Down => {
+                    let j = (lane + bval) as i32;
+                    (j, j <= max_lane as i32)
+                }
+                ShflMode::Bfly => {
+                    let j = (lane ^ bval) as i32;
+                    (j, j <= max_lane as i32)
+                }
+                ShflMode::Idx => {
+                    let j = (min_lane | (bval & !seg)) as i32;
+                    (j, j <= max_lane as i32)
+                }
+            };
+            let src = if ok { half + j as usize } else { l };
+            o[l] = av[src.min(W - 1)];
+            pbits |= (ok as u64) << l;
+            if O::WANTS_SYNC && ok {
+                sources[l] = (half + j as usize) as u32;
+            }
+        }
+        if O::WANTS_SYNC {
+            self.report_sync(obs, pc, WarpSyncKind::Shfl, exec, RegRef::r32(mask), Some(&sources));
+        }
+        write32::<W>(&mut self.r32, d, &o, exec);
+        if let Some(p) = p {
+            set_pred(&mut self.preds, p, pbits, exec);
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn vote<O: Observer>(
+        &mut self,
+        obs: &mut O,
+        pc: u32,
+        exec: u64,
+        mode: VoteMode,
+        d: RegRef,
+        a: u32,
+        negate: bool,
+        mask: u32,
+    ) {
+        if O::WANTS_SYNC {
+            self.report_sync(obs, pc, WarpSyncKind::Vote, exec, RegRef::r32(mask), None);
+        }
+        let pv = (self.preds[a as usize] ^ if negate { u64::MAX } else { 0 }) & exec;
+        let r = match mode {
+            VoteMode::Ballot => {
+                let mut o = [0u64; W];
+                for (l, x) in o.iter_mut().enumerate() {
+                    *x = (pv >> (l & !31)) & 0xFFFF_FFFF;
+                }
+                self.scatter(d, &o, exec);
+                return;
+            }
+            VoteMode::All => pv == exec,
+            VoteMode::Any => pv != 0,
+            VoteMode::Uni => pv == exec || pv == 0,
+        };
+        let bits = if r { u64::MAX } else { 0 };
+        match d.bank {
+            Bank::Pred => set_pred(&mut self.preds, d.slot, bits, exec),
+            Bank::R32 | Bank::R64 => self.scatter(d, &[bits & 1; W], exec),
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn match_sync<O: Observer>(
+        &mut self,
+        obs: &mut O,
+        pc: u32,
+        exec: u64,
+        all: bool,
+        d: u32,
+        p: Option<u32>,
+        a: RegRef,
+        mask: u32,
+    ) {
+        if O::WANTS_SYNC {
+            self.report_sync(obs, pc, WarpSyncKind::Match, exec, RegRef::r32(mask), None);
+        }
+        let v = self.gather(a);
+        let mut o = [0u32; W];
+        let mut pbits = 0u64;
+        if all {
+            let first = v[exec.trailing_zeros() as usize];
+            let same = (0..W).all(|l| exec >> l & 1 == 0 || v[l] == first);
+            for (l, x) in o.iter_mut().enumerate() {
+                *x = if same { (exec >> (l & !31)) as u32 } else { 0 };
+            }
+            pbits = if same { u64::MAX } else { 0 };
+        } else {
+            for l in 0..W {
+                if exec >> l & 1 == 0 {
+                    continue;
+                }
+                let mut mm = 0u64;
+                for k in 0..W {
+                    if exec >> k & 1 != 0 && v[k] == v[l] {
+                        mm |= 1 << k;
+                    }
+                }
+                o[l] = (mm >> (l & !31)) as u32;
+            }
+        }
+        write32::<W>(&mut self.r32, d, &o, exec);
+        if let Some(p) = p {
+            set_pred(&mut self.preds, p, pbits, exec);
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn activemask(&mut self, d: u32, exec: u64) {
+        let mut o = [0u32; W];
+        for (l, x) in o.iter_mut().enumerate() {
+            *x = (exec >> (l & !31)) as u32;
+        }
+        write32::<W>(&mut self.r32, d, &o, exec);
+    }
+
+    #[inline(always)]
+    pub(super) fn redux<O: Observer>(&mut self, obs: &mut O, pc: u32, exec: u64, op: ReduxOp, ty: ScalarType, d: u32, a: u32, mask: u32) {
+        if O::WANTS_SYNC {
+            self.report_sync(obs, pc, WarpSyncKind::Redux, exec, RegRef::r32(mask), None);
+        }
+        let v = col32::<W>(&self.r32, a);
+        let signed = ty.is_signed();
+        let mut acc: Option<u32> = None;
+        for l in 0..W {
+            if exec >> l & 1 == 0 {
+                continue;
+            }
+            let x = v[l];
+            acc = Some(match acc {
+                None => x,
+                Some(y) => match op {
+                    ReduxOp::Add => y.wrapping_add(x),
+                    ReduxOp::And => y & x,
+                    ReduxOp::Or => y | x,
+                    ReduxOp::Xor => y ^ x,
+                    ReduxOp::Min if signed => (y as i32).min(x as i32) as u32,
+                    ReduxOp::Min => y.min(x),
+                    ReduxOp::Max if signed => (y as i32).max(x as i32) as u32,
+                    ReduxOp::Max => y.max(x),
+                },
+            });
+        }
+        let o = [acc.unwrap_or(0); W];
+        write32::<W>(&mut self.r32, d, &o, exec);
+    }
+
+    #[inline(always)]
+    pub(super) fn elect<O: Observer>(&mut self, obs: &mut O, pc: u32, exec: u64, d: Option<u32>, p: u32, mask: u32) {
+        if O::WANTS_SYNC {
+            self.report_sync(obs, pc, WarpSyncKind::Elect, exec, RegRef::r32(mask), None);
+        }
+        let mv = self.uniform(RegRef::r32(mask), exec);
+        let cand = exec & (mv | mv << 32);
+        let leader = if cand == 0 { exec.trailing_zeros() } else { cand.trailing_zeros() };
+        set_pred(&mut self.preds, p, 1u64 << leader, exec);
+        if let Some(d) = d {
+            write32::<W>(&mut self.r32, d, &[leader & 31; W], exec);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::*;
+    use super::*;
+    use crate::observer::NoObserver;
+
+    /// Records the warp-synchronous events it sees.
+    #[derive(Default)]
+    struct Syncs(Vec<(WarpSyncKind, u64, Option<Vec<u32>>)>);
+    impl Observer for Syncs {
+        const WANTS_SYNC: bool = true;
+        fn warp_sync(&mut self, _: u32, _: u32, e: &WarpSyncEvent<'_>) {
+            self.0.push((e.kind, e.exec, e.sources.map(|s| s.to_vec())));
+        }
+    }
+
+    #[test]
+    fn shuffles_move_values_between_lanes() {
+        // r0 = lane * 10, r1 = offset, r2 = clamp word, r3 = membermask.
+        let mut w = bare(5, 0, 1);
+        fill32(&mut w, 0, |l| l as u32 * 10);
+        fill32(&mut w, 1, |_| 1);
+        fill32(&mut w, 2, |_| 0x1f);
+        let mut obs = Syncs::default();
+        w.shfl(&mut obs, 0, FULL, ShflMode::Bfly, 4, Some(0), 0, 1, 2, 3);
+        assert_eq!(&col(&w, 4)[..4], &[10, 0, 30, 20]);
+        assert_eq!(w.preds[0], FULL);
+        let (kind, exec, sources) = &obs.0[0];
+        assert_eq!((*kind, *exec, sources.as_ref().unwrap()[0]), (WarpSyncKind::Shfl, FULL, 1));
+        // shfl.up by 1 with clamp 0: lane 0 has no source, keeps its value, and p says so.
+        fill32(&mut w, 2, |_| 0);
+        w.shfl(&mut NoObserver, 0, FULL, ShflMode::Up, 4, Some(0), 0, 1, 2, 3);
+        assert_eq!(&col(&w, 4)[..3], &[0, 0, 10]);
+        assert_eq!(w.preds[0], FULL & !1);
+    }
+
+    #[test]
+    fn votes_see_only_executing_lanes() {
+        let mut w = bare(2, 0, 2);
+        w.preds[0] = 0x0000_00FF;
+        w.vote(&mut NoObserver, 0, 0xFF, VoteMode::All, RegRef::pred(1), 0, false, 0);
+        assert_eq!(w.preds[1] & 0xFF, 0xFF);
+        w.vote(&mut NoObserver, 0, FULL, VoteMode::All, RegRef::pred(1), 0, false, 0);
+        assert_eq!(w.preds[1], 0);
+        w.vote(&mut NoObserver, 0, FULL, VoteMode::Uni, RegRef::pred(1), 0, true, 0);
+        assert_eq!(w.preds[1], 0, "not uniform");
+        w.vote(&mut NoObserver, 0, 0xFFFF, VoteMode::Ballot, RegRef::r32(1), 0, false, 0);
+        assert_eq!(col(&w, 1)[0], 0xFF);
+        w.activemask(0, 0xF0F0);
+        assert_eq!(col(&w, 0)[4], 0xF0F0);
+    }
+
+    #[test]
+    fn match_redux_and_elect() {
+        let mut w = bare(4, 0, 2);
+        fill32(&mut w, 0, |l| (l % 2) as u32);
+        w.match_sync(&mut NoObserver, 0, 0xF, false, 1, None, RegRef::r32(0), 3);
+        assert_eq!(&col(&w, 1)[..4], &[0b0101, 0b1010, 0b0101, 0b1010]);
+        w.match_sync(&mut NoObserver, 0, 0b101, true, 1, Some(0), RegRef::r32(0), 3);
+        assert_eq!((col(&w, 1)[0], w.preds[0] & 0b101), (0b101, 0b101), "all equal among lanes 0 and 2");
+        fill32(&mut w, 2, |l| (l as i32 - 3) as u32);
+        w.redux(&mut NoObserver, 0, 0xF0, ReduxOp::Min, ScalarType::S32, 1, 2, 3);
+        assert_eq!(col(&w, 1)[4], 1, "min over lanes 4..7 only");
+        w.redux(&mut NoObserver, 0, 0xF, ReduxOp::Min, ScalarType::U32, 1, 2, 3);
+        assert_eq!(col(&w, 1)[0], 0, "unsigned: -3 is large");
+        fill32(&mut w, 3, |_| 0b1100);
+        w.elect(&mut NoObserver, 0, 0b1110, Some(1), 1, 3);
+        assert_eq!((w.preds[1] & 0b1110, col(&w, 1)[1]), (0b0100, 2), "the lowest executing lane in the mask");
+    }
+}

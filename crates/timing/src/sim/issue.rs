@@ -1,0 +1,582 @@
+//! Issue of one warp instruction: the warp's scoreboard (when each register
+//! is ready, and whether a fixed-latency, short or long scoreboard holds
+//! it), the pipes it occupies, stall accounting by reason, and the warp's
+//! walk through the decoded regions. The engine executes a region when its
+//! first instruction issues; barrier arrivals and exits take effect when
+//! their own instruction issues.
+
+use super::sched::NONE16;
+use super::{Gpu, Sm};
+use crate::decode::{Class, Sb, PIPE_NONE};
+use crate::preset::TimingGpu;
+use crate::report::{Reason, Span, NREASONS};
+use warpsim_engine::block::{Stop, WarpState};
+use warpsim_engine::{LaunchError, MemAccessKind, Observer};
+use warpsim_ir::Space;
+
+/// Issue parameters from the preset.
+pub(super) struct IssueSpec {
+    /// Cycles a taken (or divergent) branch holds its warp.
+    pub(super) branch_cycles: u64,
+    /// From a barrier's completion to its warps issuing again.
+    pub(super) barrier_latency: u64,
+}
+
+impl IssueSpec {
+    pub(super) fn new(gpu: &TimingGpu) -> Self {
+        IssueSpec { branch_cycles: gpu.timing.branch_cycles as u64, barrier_latency: gpu.timing.barrier_latency as u64 }
+    }
+}
+
+/// Issue and stall counters of the launch.
+pub(super) struct IssueCounters {
+    pub(super) stall: [u64; NREASONS],
+    pub(super) pc_issue: Vec<u64>,
+    pub(super) pc_stall: Vec<[u64; NREASONS]>,
+    pub(super) sass_insts: u64,
+    pub(super) warp_insts: u64,
+    pub(super) thread_insts: u64,
+    pub(super) warps_launched: u64,
+    pub(super) spans: Vec<Span>,
+    pub(super) spans_dropped: bool,
+}
+
+impl IssueCounters {
+    /// Counters for a kernel of `n` instructions.
+    pub(super) fn new(n: usize) -> Self {
+        IssueCounters {
+            stall: [0; NREASONS],
+            pc_issue: vec![0; n],
+            pc_stall: vec![[0; NREASONS]; n],
+            sass_insts: 0,
+            warp_insts: 0,
+            thread_insts: 0,
+            warps_launched: 0,
+            spans: Vec::new(),
+            spans_dropped: false,
+        }
+    }
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub(super) enum WS {
+    Ready,
+    Barrier,
+    Done,
+}
+
+/// Timing state of a resident warp.
+pub(super) struct WarpT {
+    pub(super) live: bool,
+    pub(super) block: u16,
+    pub(super) widx: u16,
+    pub(super) smsp: u8,
+    pub(super) age: u64,
+    pub(super) state: WS,
+    /// Earliest issue of `next` as far as its own dependences go.
+    pub(super) ready_at: u64,
+    /// Why it waits until `ready_at`.
+    pub(super) reason: Reason,
+    /// What held it back the last time it was ready but did not issue.
+    pub(super) blocked: Reason,
+    pub(super) next: u32,
+    /// Stall cycles are accounted up to here.
+    pub(super) acct: u64,
+    pub(super) start: u64,
+    pub(super) store_ack: u64,
+    /// Results of an unknown instruction: nothing issues before this.
+    pub(super) fence_until: u64,
+    pub(super) loop_pc: u32,
+    pub(super) loop_iter: u32,
+    pub(super) ready: Vec<u64>,
+    pub(super) kind: Vec<Sb>,
+    /// The region being issued, the position in its order, and whether the
+    /// engine has executed it yet.
+    pub(super) region: u32,
+    pub(super) pos: u32,
+    pub(super) executed: bool,
+    /// The engine reported the warp exited / at a barrier while executing the region.
+    pub(super) stop: Stop,
+    /// Memory accesses and the branch outcome captured while executing the region.
+    pub(super) caps: Vec<MemRec>,
+    pub(super) branch: (u64, u64),
+}
+
+impl WarpT {
+    pub(super) fn empty() -> Self {
+        WarpT {
+            live: false,
+            block: 0,
+            widx: 0,
+            smsp: 0,
+            age: 0,
+            state: WS::Done,
+            ready_at: 0,
+            reason: Reason::NoInstruction,
+            blocked: Reason::NotSelected,
+            next: 0,
+            acct: 0,
+            start: 0,
+            store_ack: 0,
+            fence_until: 0,
+            loop_pc: u32::MAX,
+            loop_iter: 0,
+            ready: Vec::new(),
+            kind: Vec::new(),
+            region: 0,
+            pos: 0,
+            executed: false,
+            stop: Stop::Yield,
+            caps: Vec::new(),
+            branch: (0, 0),
+        }
+    }
+
+    /// Starts warp `widx` of the block in slot `block` on sub-partition `smsp` at `at`, in region `region`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn start(&mut self, block: u16, widx: u16, smsp: u8, age: u64, at: u64, nregs: usize, region: u32) {
+        let w = self;
+        w.live = true;
+        w.block = block;
+        w.widx = widx;
+        w.smsp = smsp;
+        w.age = age;
+        w.state = WS::Ready;
+        w.ready_at = at;
+        w.reason = Reason::NoInstruction;
+        w.blocked = Reason::NotSelected;
+        w.acct = at;
+        w.start = at;
+        w.store_ack = 0;
+        w.fence_until = 0;
+        w.loop_pc = u32::MAX;
+        w.loop_iter = 0;
+        w.ready.clear();
+        w.ready.resize(nregs, 0);
+        w.kind.clear();
+        w.kind.resize(nregs, Sb::Fixed);
+        w.region = region;
+        w.pos = 0;
+        w.executed = false;
+        w.stop = Stop::Yield;
+        w.caps.clear();
+    }
+
+    /// Not waiting at a barrier (nor retired).
+    #[inline]
+    pub(super) fn is_ready(&self) -> bool {
+        self.state == WS::Ready
+    }
+}
+
+/// One memory instruction's access, captured from the engine.
+#[derive(Clone)]
+pub(super) struct MemRec {
+    pub(super) pc: u32,
+    pub(super) space: Space,
+    pub(super) bytes: u32,
+    pub(super) mask: u64,
+    pub(super) n: u8,
+    pub(super) addrs: [u64; 64],
+}
+
+/// The observer the engine reports a region's memory accesses and branch to.
+struct Cap<'a> {
+    recs: &'a mut Vec<MemRec>,
+    branch: (u64, u64),
+}
+
+impl Observer for Cap<'_> {
+    const WANTS_MEMORY: bool = true;
+    #[inline]
+    fn memory(&mut self, _warp: u32, pc: u32, space: Space, _kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) {
+        let n = addrs.len().min(64);
+        let mut r = MemRec { pc, space, bytes, mask, n: n as u8, addrs: [0; 64] };
+        r.addrs[..n].copy_from_slice(&addrs[..n]);
+        self.recs.push(r);
+    }
+    #[inline]
+    fn branch(&mut self, _warp: u32, _pc: u32, taken: u64, not_taken: u64) {
+        self.branch = (taken, not_taken);
+    }
+}
+
+#[inline]
+fn reason_of(sb: Sb) -> Reason {
+    match sb {
+        Sb::Fixed => Reason::Wait,
+        Sb::Short => Reason::ShortScoreboard,
+        Sb::Long => Reason::LongScoreboard,
+    }
+}
+
+impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
+    /// Stall cycles of warp `ws` up to `t`, by reason, also per pc.
+    #[inline]
+    pub(super) fn account(&mut self, ws: usize, t: u64, gg: &mut Gpu<'a, W>) {
+        let w = &mut self.warps[ws];
+        if t <= w.acct {
+            return;
+        }
+        let pc = w.next as usize;
+        let split = w.ready_at.clamp(w.acct, t);
+        if split > w.acct {
+            let d = split - w.acct;
+            gg.st.stall[w.reason as usize] += d;
+            if let Some(p) = gg.st.pc_stall.get_mut(pc) {
+                p[w.reason as usize] += d;
+            }
+        }
+        if t > split {
+            let d = t - split;
+            gg.st.stall[w.blocked as usize] += d;
+            if let Some(p) = gg.st.pc_stall.get_mut(pc) {
+                p[w.blocked as usize] += d;
+            }
+        }
+        w.acct = t;
+    }
+
+    /// Issues warp `ws`'s next instruction at `t`.
+    pub(super) fn issue(&mut self, s: usize, ws: u16, t: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
+        let dec = gg.dec;
+        let wsu = ws as usize;
+        self.account(wsu, t, gg);
+        if !self.warps[wsu].executed {
+            self.execute_region(wsu, t, gg)?;
+        }
+        let pc = self.warps[wsu].next;
+        let ti = &dec.insts[pc as usize];
+        let class = ti.class;
+        let slots = ti.slots.max(1) as u64;
+        // Issue bookkeeping.
+        {
+            let sp = &mut self.smsp[s];
+            sp.issue_free = t + slots;
+            sp.issue_cycles += slots;
+            sp.last = ws;
+            if gg.opts.timeline {
+                let w = &self.warps[wsu];
+                let gw = self.blocks[w.block as usize].eng.id() * gg.nwarps as u64 + w.widx as u64;
+                match &mut sp.span {
+                    Some(cur) if cur.warp == gw && cur.end_cycle + 1 == t => {
+                        cur.end_cycle = t + slots - 1;
+                        cur.instructions += 1;
+                    }
+                    cur => {
+                        if let Some(old) = cur.take() {
+                            if gg.st.spans.len() < gg.opts.timeline_limit {
+                                gg.st.spans.push(old);
+                            } else {
+                                gg.st.spans_dropped = true;
+                            }
+                        }
+                        *cur = Some(Span {
+                            sm: self.id,
+                            subpartition: s as u32,
+                            warp: gw,
+                            block: self.blocks[w.block as usize].eng.id(),
+                            warp_in_block: w.widx as u32,
+                            start_cycle: t,
+                            end_cycle: t + slots - 1,
+                            pc,
+                            instructions: 1,
+                        });
+                    }
+                }
+            }
+        }
+        gg.st.sass_insts += slots;
+        gg.st.stall[Reason::Selected as usize] += slots;
+        gg.st.pc_issue[pc as usize] += slots;
+        if let Some(p) = gg.st.pc_stall.get_mut(pc as usize) {
+            p[Reason::Selected as usize] += slots;
+        }
+        self.warps[wsu].acct = t + slots;
+        // When results are ready.
+        let mut done = t + ti.latency as u64 + (slots - 1);
+        let mut sb = ti.sb;
+        let mut extra_ready = 0u64;
+        let mut extra_reason = Reason::Wait;
+        match class {
+            Class::Math => {
+                if ti.pipe != PIPE_NONE {
+                    let sp = &mut self.smsp[s];
+                    let p = if sp.pipe_free[ti.pipe as usize] > t && ti.alt_pipe != PIPE_NONE { ti.alt_pipe } else { ti.pipe };
+                    sp.pipe_free[p as usize] = t + ti.occupancy as u64 * slots;
+                }
+            }
+            Class::Mio => {}
+            Class::Shfl => {
+                let start = self.mem.shuffle(&mut self.smsp[s].q, &gg.memsys.spec, t);
+                done = start + ti.latency as u64;
+            }
+            Class::Mem => {
+                // Every access the instruction made (an async copy reads and writes).
+                done = t + 1;
+                let (l2_before, dram_before) = (gg.memsys.st.l2_sectors(), gg.memsys.st.dram_read_bytes);
+                let mut shared_only = true;
+                while let Some(i) = self.warps[wsu].caps.iter().position(|r| r.pc == pc) {
+                    let rec = self.warps[wsu].caps.swap_remove(i);
+                    shared_only &= rec.space == Space::Shared;
+                    done = done.max(self.memory(s, wsu, pc, t, &rec, gg));
+                }
+                if ti.is_store {
+                    sb = Sb::Fixed;
+                } else if shared_only {
+                    sb = Sb::Short;
+                }
+                if ti.is_async {
+                    let w = &mut self.warps[wsu];
+                    w.store_ack = w.store_ack.max(done);
+                }
+                let ms = &mut gg.memsys.st;
+                ms.pc_l2[pc as usize] += ms.l2_sectors() - l2_before;
+                ms.pc_dram[pc as usize] += ms.dram_read_bytes - dram_before;
+            }
+            Class::Branch => {
+                let (taken, not_taken) = self.warps[wsu].branch;
+                if taken != 0 && (not_taken != 0 || gg.issue.branch_cycles > 0) {
+                    extra_ready = t + gg.issue.branch_cycles;
+                    extra_reason = Reason::BranchResolving;
+                }
+            }
+            Class::Fence => {
+                extra_ready = self.warps[wsu].store_ack;
+                extra_reason = Reason::Membar;
+            }
+            Class::Unknown => {
+                self.smsp[s].pipe_free[crate::decode::PIPE_TENSOR as usize] = t + ti.occupancy as u64;
+                self.warps[wsu].fence_until = done;
+            }
+            Class::Barrier | Class::Exit | Class::Free => {}
+        }
+        {
+            let w = &mut self.warps[wsu];
+            for &d in &ti.dsts {
+                w.ready[d as usize] = done;
+                w.kind[d as usize] = sb;
+            }
+            if ti.back_edge {
+                w.loop_iter = w.loop_iter.wrapping_add(1);
+            }
+            w.pos += 1;
+        }
+        // A barrier or exit the engine reported takes effect when it issues.
+        let last = self.warps[wsu].pos >= dec.regions[self.warps[wsu].region as usize].len;
+        match (class, self.warps[wsu].stop) {
+            (Class::Barrier, Stop::Barrier(a)) => {
+                self.warps[wsu].stop = Stop::Yield;
+                let bslot = self.warps[wsu].block as usize;
+                let widx = self.warps[wsu].widx as usize;
+                if a.wait {
+                    self.warps[wsu].state = WS::Barrier;
+                    self.warps[wsu].reason = Reason::Barrier;
+                } else {
+                    self.advance(gg, wsu, t)?;
+                }
+                {
+                    let b = &mut self.blocks[bslot];
+                    b.eng.arrive(widx, a, &mut b.obs);
+                }
+                // Released warps (this one too, if it completed the barrier) move on.
+                return self.release(bslot, t, gg);
+            }
+            (_, Stop::Exited) if last => {
+                return self.retire(s, wsu, t, gg);
+            }
+            _ => {}
+        }
+        self.advance(gg, wsu, t)?;
+        let w = &mut self.warps[wsu];
+        if w.state == WS::Ready {
+            let floor = (t + slots).max(extra_ready);
+            if w.ready_at < floor {
+                w.ready_at = floor;
+                w.reason = if extra_ready > t + slots { extra_reason } else { Reason::Wait };
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the warp's current region in the engine at time `t` (in PTX
+    /// order), capturing its memory accesses and its branch.
+    fn execute_region(&mut self, wsu: usize, t: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
+        let dec = gg.dec;
+        let w = &mut self.warps[wsu];
+        let b = &mut self.blocks[w.block as usize];
+        let widx = w.widx as usize;
+        let len = dec.regions[w.region as usize].len;
+        w.caps.clear();
+        // clock64 reads the SM's cycle.
+        b.eng.set_clock(t);
+        let before = b.eng.stats().clone();
+        let mut obs = (Cap { recs: &mut w.caps, branch: (0, 0) }, &mut b.obs);
+        let r = b.eng.run_warp(widx, len, gg.mem, &mut obs);
+        w.branch = obs.0.branch;
+        gg.st.warp_insts += b.eng.stats().warp_instructions - before.warp_instructions;
+        gg.st.thread_insts += b.eng.stats().thread_instructions - before.thread_instructions;
+        w.executed = true;
+        w.stop = r.map_err(LaunchError::Fault)?;
+        Ok(())
+    }
+
+    /// Warps of block `bslot` that the engine released from a barrier.
+    fn release(&mut self, bslot: usize, t: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
+        let lat = gg.issue.barrier_latency;
+        let nw = self.blocks[bslot].slots.len();
+        for wi in 0..nw {
+            let ws = self.blocks[bslot].slots[wi] as usize;
+            if self.warps[ws].live && self.warps[ws].state == WS::Barrier && self.blocks[bslot].eng.state(wi) == WarpState::Ready {
+                let w = &mut self.warps[ws];
+                w.state = WS::Ready;
+                if w.ready_at < t + lat {
+                    w.ready_at = t + lat;
+                }
+                w.reason = Reason::Barrier;
+                self.advance(gg, ws, t)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A warp exited: it drains its stores, leaves its sub-partition, and
+    /// maybe completes barriers (fewer live threads) and its block.
+    fn retire(&mut self, s: usize, wsu: usize, t: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
+        let done = (t + 1).max(self.warps[wsu].store_ack);
+        {
+            let w = &mut self.warps[wsu];
+            w.state = WS::Done;
+            w.live = false;
+            if done > t + 1 {
+                gg.st.stall[Reason::Drain as usize] += done - t - 1;
+                if let Some(p) = gg.st.pc_stall.get_mut(w.next as usize) {
+                    p[Reason::Drain as usize] += done - t - 1;
+                }
+            }
+            self.warp_cycles += done - w.start;
+        }
+        let sp = &mut self.smsp[s];
+        if let Some(i) = sp.warps.iter().position(|&x| x as usize == wsu) {
+            sp.warps.remove(i);
+        }
+        if sp.last as usize == wsu {
+            sp.last = NONE16;
+        }
+        let bslot = self.warps[wsu].block as usize;
+        {
+            let b = &mut self.blocks[bslot];
+            b.end = b.end.max(done);
+            b.remaining -= 1;
+            b.eng.exited(&mut b.obs);
+        }
+        let b = &self.blocks[bslot];
+        if b.remaining == 0 {
+            self.frees.push((b.end, bslot as u16));
+        }
+        self.release(bslot, t, gg)
+    }
+
+    /// Moves the warp past the folded (and unrolled-away) instructions that
+    /// follow, into the next region when this one is done, and finds when the
+    /// next instruction that issues can.
+    pub(super) fn advance(&mut self, gg: &mut Gpu<'a, W>, wsu: usize, t: u64) -> Result<(), LaunchError> {
+        let dec = gg.dec;
+        loop {
+            let (region, pos) = (self.warps[wsu].region as usize, self.warps[wsu].pos);
+            if pos >= dec.regions[region].len {
+                // Region done: the engine must have run it; follow control flow.
+                if !self.warps[wsu].executed {
+                    self.execute_region(wsu, t, gg)?;
+                }
+                if let Stop::Exited = self.warps[wsu].stop {
+                    let s = self.warps[wsu].smsp as usize;
+                    return self.retire(s, wsu, t, gg);
+                }
+                match self.next_region(wsu, gg) {
+                    Some(r) => {
+                        let w = &mut self.warps[wsu];
+                        w.region = r;
+                        w.pos = 0;
+                        w.executed = false;
+                        w.stop = Stop::Yield;
+                        continue;
+                    }
+                    None => {
+                        let s = self.warps[wsu].smsp as usize;
+                        return self.retire(s, wsu, t, gg);
+                    }
+                }
+            }
+            let pc = dec.regions[region].order[pos as usize];
+            let ti = &dec.insts[pc as usize];
+            let w = &mut self.warps[wsu];
+            let free = match ti.class {
+                Class::Free => true,
+                _ => match ti.loop_ctl {
+                    Some(l) => {
+                        if w.loop_pc != l {
+                            w.loop_pc = l;
+                            w.loop_iter = 0;
+                        }
+                        #[allow(clippy::manual_is_multiple_of)]
+                        let skip = w.loop_iter % ti.unroll != 0;
+                        skip
+                    }
+                    None => false,
+                },
+            };
+            if !free {
+                // The next instruction to issue: when its sources are ready.
+                w.next = pc;
+                let mut at = w.fence_until;
+                let mut why = Reason::Wait;
+                for &r in &ti.srcs {
+                    let x = w.ready[r as usize];
+                    if x > at {
+                        at = x;
+                        why = reason_of(w.kind[r as usize]);
+                    }
+                }
+                if at > w.ready_at {
+                    w.ready_at = at;
+                    w.reason = why;
+                }
+                return Ok(());
+            }
+            // Folded: no issue slot, results ready with the sources.
+            let mut at = 0u64;
+            let mut kind = Sb::Fixed;
+            if let Some(src_pc) = ti.alias_of {
+                for &r in &dec.insts[src_pc as usize].dsts {
+                    if w.ready[r as usize] > at {
+                        at = w.ready[r as usize];
+                        kind = w.kind[r as usize];
+                    }
+                }
+            }
+            for &r in &ti.srcs {
+                if w.ready[r as usize] > at {
+                    at = w.ready[r as usize];
+                    kind = w.kind[r as usize];
+                }
+            }
+            for &d in &ti.dsts {
+                w.ready[d as usize] = at;
+                w.kind[d as usize] = kind;
+            }
+            if ti.back_edge {
+                w.loop_iter = w.loop_iter.wrapping_add(1);
+            }
+            w.pos += 1;
+        }
+    }
+
+    /// The region the warp continues with after the engine ran the current
+    /// one (`None` when every lane has exited).
+    fn next_region(&mut self, wsu: usize, gg: &mut Gpu<'a, W>) -> Option<u32> {
+        let w = &self.warps[wsu];
+        let pc = self.blocks[w.block as usize].eng.next_pc(w.widx as usize, gg.mem)?;
+        Some(gg.dec.region_at[pc as usize])
+    }
+}

@@ -1,0 +1,342 @@
+//! The memory path: the MIO pipe (shared memory wavefronts, shuffles) and
+//! the LSU pipe (L1 lines) with their queues, the sectored L1 per SM, the
+//! port to the L2, the L2 and DRAM with latency and bandwidth. A memory
+//! instruction's captured accesses go in, the cycle its data is back comes
+//! out; the cache and bandwidth primitives are in [`crate::mem`].
+
+use super::issue::MemRec;
+use super::{Gpu, Sm};
+use crate::mem::{Bandwidth, Cache, Lookup};
+use crate::preset::TimingGpu;
+use std::collections::VecDeque;
+use warpsim_engine::Observer;
+use warpsim_ir::window::{generic_space, LOCAL_WINDOW, SHARED_WINDOW};
+use warpsim_ir::Space;
+
+/// Memory-path parameters from the preset (latencies in cycles).
+pub(super) struct MemSpec {
+    pub(super) lat_l1: u64,
+    pub(super) lat_l2: u64,
+    pub(super) lat_dram: u64,
+    pub(super) lat_shared: u64,
+    pub(super) lat_shared_atomic: u64,
+    pub(super) shared_wavefronts_per_cycle: u64,
+    pub(super) l1_lines_per_cycle: u64,
+    pub(super) l1_bytes_per_cycle: u64,
+    /// Bytes one DRAM access brings into the L2.
+    pub(super) dram_fetch_bytes: u64,
+}
+
+impl MemSpec {
+    pub(super) fn new(gpu: &TimingGpu) -> Self {
+        let (p, t) = (&gpu.preset, &gpu.timing);
+        MemSpec {
+            lat_l1: p.latencies.l1_hit as u64,
+            lat_l2: p.latencies.l2_hit as u64,
+            lat_dram: gpu.dram_latency() as u64,
+            lat_shared: p.latencies.shared as u64,
+            lat_shared_atomic: p.latencies.shared_atomic as u64,
+            shared_wavefronts_per_cycle: t.shared_wavefronts_per_cycle as u64,
+            l1_lines_per_cycle: t.l1_lines_per_cycle as u64,
+            l1_bytes_per_cycle: p.l1_bytes_per_cycle.max(1) as u64,
+            dram_fetch_bytes: t.dram_fetch_bytes as u64,
+        }
+    }
+}
+
+/// Memory counters of the launch.
+pub(super) struct MemCounters {
+    pub(super) l2_read_sectors: u64,
+    pub(super) l2_write_sectors: u64,
+    pub(super) l2_read_hits: u64,
+    pub(super) l1_sectors: u64,
+    pub(super) l1_hits: u64,
+    pub(super) dram_read_bytes: u64,
+    pub(super) shared_wavefronts: u64,
+    /// L2 sectors (read and written) and DRAM bytes read per pc.
+    pub(super) pc_l2: Vec<u64>,
+    pub(super) pc_dram: Vec<u64>,
+}
+
+impl MemCounters {
+    /// L2 sectors read and written.
+    pub(super) fn l2_sectors(&self) -> u64 {
+        self.l2_read_sectors + self.l2_write_sectors
+    }
+}
+
+/// The memory system beyond the SMs: the L2, its bandwidth, DRAM.
+pub(super) struct MemSystem {
+    pub(super) spec: MemSpec,
+    pub(super) l2: Cache,
+    pub(super) l2_bw: Bandwidth,
+    pub(super) dram: Bandwidth,
+    pub(super) st: MemCounters,
+}
+
+impl MemSystem {
+    /// The memory system for a kernel of `n` instructions.
+    pub(super) fn new(spec: MemSpec, gpu: &TimingGpu, n: usize) -> Self {
+        MemSystem {
+            spec,
+            l2: Cache::new(gpu.preset.l2_bytes, gpu.timing.l2_ways),
+            l2_bw: Bandwidth::new(gpu.timing.l2_bytes_per_cycle),
+            dram: Bandwidth::new(gpu.dram_bytes_per_cycle()),
+            st: MemCounters {
+                l2_read_sectors: 0,
+                l2_write_sectors: 0,
+                l2_read_hits: 0,
+                l1_sectors: 0,
+                l1_hits: 0,
+                dram_read_bytes: 0,
+                shared_wavefronts: 0,
+                pc_l2: vec![0; n],
+                pc_dram: vec![0; n],
+            },
+        }
+    }
+
+    /// Forgets bandwidth bookings before `t`.
+    pub(super) fn retire(&mut self, t: u64) {
+        self.l2_bw.retire(t);
+        self.dram.retire(t);
+    }
+}
+
+/// One SM's memory pipes: when the MIO and L1 pipes are free, its L1 and its port to the L2.
+pub(super) struct SmMem {
+    pub(super) mio_free: u64,
+    pub(super) l1_free: u64,
+    pub(super) l1: Cache,
+    pub(super) port: Bandwidth,
+}
+
+impl SmMem {
+    pub(super) fn new(gpu: &TimingGpu) -> Self {
+        SmMem { mio_free: 0, l1_free: 0, l1: Cache::new(0, 1), port: Bandwidth::new(gpu.timing.l2_port_bytes_per_cycle) }
+    }
+
+    /// A shuffle takes one MIO wavefront from `t`; returns when it starts.
+    pub(super) fn shuffle(&mut self, q: &mut Queues, spec: &MemSpec, t: u64) -> u64 {
+        let start = self.mio_free.max(t);
+        self.mio_free = start + 1u64.div_ceil(spec.shared_wavefronts_per_cycle);
+        q.mio.push_back(start);
+        start
+    }
+}
+
+/// A sub-partition's MIO and LSU queues: start times of entries not yet started.
+#[derive(Default)]
+pub(super) struct Queues {
+    pub(super) mio: VecDeque<u64>,
+    pub(super) lsu: VecDeque<u64>,
+}
+
+impl Queues {
+    /// Drops the entries that have started by `t`.
+    pub(super) fn pop_started(&mut self, t: u64) {
+        while self.mio.front().is_some_and(|&x| x <= t) {
+            self.mio.pop_front();
+        }
+        while self.lsu.front().is_some_and(|&x| x <= t) {
+            self.lsu.pop_front();
+        }
+    }
+}
+
+impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
+    /// Timing of a memory instruction; returns when its results are ready.
+    pub(super) fn memory(&mut self, s: usize, wsu: usize, pc: u32, t: u64, cap: &MemRec, gg: &mut Gpu<'a, W>) -> u64 {
+        let dec = gg.dec;
+        let ti = &dec.insts[pc as usize];
+        let bytes = cap.bytes.max(1);
+        // Split lanes by state space.
+        let (mut shared, mut local, mut global) = (0u64, 0u64, 0u64);
+        match cap.space {
+            Space::Shared => shared = cap.mask,
+            Space::Local => local = cap.mask,
+            Space::KernelParam => return t + 1,
+            Space::Global | Space::Const => global = cap.mask,
+            Space::Generic => {
+                let mut m = cap.mask;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let a = cap.addrs[l];
+                    match generic_space(a) {
+                        Space::Shared => shared |= 1 << l,
+                        Space::Local => local |= 1 << l,
+                        _ => global |= 1 << l,
+                    }
+                }
+            }
+        }
+        let mut done = t + 1;
+        let n = cap.n as usize;
+        if shared != 0 {
+            let mut a = [0u64; 64];
+            for (i, x) in a.iter_mut().enumerate().take(n) {
+                *x = if cap.space == Space::Generic { cap.addrs[i].wrapping_sub(SHARED_WINDOW) } else { cap.addrs[i] };
+            }
+            let c = warpsim_metrics::coalesce::shared_cost(&a[..n], shared, bytes);
+            let mut wf = c.wavefronts.max(1) as u64;
+            if ti.is_atomic {
+                // Lanes on the same word serialise.
+                wf = wf.max(same_address_degree(&a[..n], shared));
+            }
+            gg.memsys.st.shared_wavefronts += wf;
+            let per = gg.memsys.spec.shared_wavefronts_per_cycle;
+            let start = self.mem.mio_free.max(t);
+            self.mem.mio_free = start + wf.div_ceil(per);
+            self.smsp[s].q.mio.push_back(start);
+            let lat = if ti.is_atomic { gg.memsys.spec.lat_shared_atomic + gg.memsys.spec.lat_shared } else { gg.memsys.spec.lat_shared };
+            done = done.max(self.mem.mio_free - 1 + lat);
+        }
+        if local != 0 || global != 0 {
+            let mut sectors: [u64; 160] = [0; 160];
+            let mut ns = 0usize;
+            let mut push = |sectors: &mut [u64; 160], a: u64| {
+                let last = a + bytes as u64 - 1;
+                let mut x = a >> 5;
+                while x <= last >> 5 && ns < 160 {
+                    sectors[ns] = x;
+                    ns += 1;
+                    x += 1;
+                }
+            };
+            let mut m = global;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                push(&mut sectors, cap.addrs[l]);
+            }
+            if local != 0 {
+                // Local memory: per-warp interleaved, in its own address range.
+                let w = &self.warps[wsu];
+                let gw = self.blocks[w.block as usize].eng.id() * gg.nwarps as u64 + w.widx as u64;
+                let base = (1u64 << 62) + gw * (gg.kernel.local_bytes as u64).max(4) * W as u64;
+                let mut m = local;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let off = if cap.space == Space::Generic { cap.addrs[l].wrapping_sub(LOCAL_WINDOW) } else { cap.addrs[l] };
+                    push(&mut sectors, base + (off / 4) * 4 * W as u64 + l as u64 * 4 + off % 4);
+                }
+            }
+            let secs = &mut sectors[..ns];
+            secs.sort_unstable();
+            let mut k = 0;
+            for i in 0..secs.len() {
+                if i == 0 || secs[i] != secs[k - 1] {
+                    secs[k] = secs[i];
+                    k += 1;
+                }
+            }
+            let secs = &secs[..k];
+            let lines = if secs.is_empty() { 0 } else { 1 + secs.windows(2).filter(|w| w[0] >> 2 != w[1] >> 2).count() as u64 };
+            let per = gg.memsys.spec.l1_lines_per_cycle;
+            let data_cycles = (k as u64 * 32).div_ceil(gg.memsys.spec.l1_bytes_per_cycle);
+            let t1 = self.mem.l1_free.max(t);
+            self.mem.l1_free = t1 + lines.div_ceil(per).max(data_cycles).max(1);
+            self.smsp[s].q.lsu.push_back(t1);
+            let half = gg.memsys.spec.lat_l2 / 2;
+            if ti.is_store {
+                let mut ack = t1;
+                for &sec in secs {
+                    self.mem.l1.invalidate(sec);
+                    let arrive = self.mem.port.book(t1, 32) + half;
+                    let served = gg.memsys.l2_bw.book(arrive, 32);
+                    gg.memsys.l2.write(sec, served);
+                    gg.memsys.st.l2_write_sectors += 1;
+                    ack = ack.max(served + half);
+                }
+                let w = &mut self.warps[wsu];
+                w.store_ack = w.store_ack.max(ack);
+                done = done.max(t + 1);
+            } else {
+                let mut ready = t1 + gg.memsys.spec.lat_l1;
+                let bypass = ti.bypass_l1 || ti.is_atomic;
+                for (i, &sec) in secs.iter().enumerate() {
+                    let issue = t1 + (i as u64) / 4;
+                    gg.memsys.st.l1_sectors += 1;
+                    let hit = if bypass {
+                        None
+                    } else {
+                        match self.mem.l1.access(sec) {
+                            Lookup::Hit(r) => Some(r),
+                            Lookup::Miss => None,
+                        }
+                    };
+                    let r = match hit {
+                        Some(r) => {
+                            gg.memsys.st.l1_hits += 1;
+                            r.max(issue + gg.memsys.spec.lat_l1)
+                        }
+                        None => {
+                            let r = self.l2_read(sec, issue, gg);
+                            if !bypass {
+                                self.mem.l1.fill(sec, r);
+                            }
+                            r
+                        }
+                    };
+                    ready = ready.max(r);
+                }
+                if ti.is_atomic {
+                    // Lanes on the same address serialise at the L2.
+                    let deg = same_address_degree(&cap.addrs[..n], global | local);
+                    ready += deg.saturating_sub(1) * 2;
+                    let w = &mut self.warps[wsu];
+                    w.store_ack = w.store_ack.max(ready);
+                    gg.memsys.st.l2_write_sectors += k as u64;
+                }
+                done = done.max(ready);
+            }
+        }
+        done
+    }
+
+    /// A sector read from the L2 leaving the L1 at `t`; returns when its data is back.
+    fn l2_read(&mut self, sec: u64, t: u64, gg: &mut Gpu<'a, W>) -> u64 {
+        let half = gg.memsys.spec.lat_l2 / 2;
+        let at_l2 = t + half;
+        gg.memsys.st.l2_read_sectors += 1;
+        let have = match gg.memsys.l2.access(sec) {
+            Lookup::Hit(r) => {
+                gg.memsys.st.l2_read_hits += 1;
+                r.max(at_l2)
+            }
+            Lookup::Miss => {
+                let fetch = gg.memsys.spec.dram_fetch_bytes;
+                let per = (fetch / 32).max(1);
+                let first = sec - sec % per;
+                let served = gg.memsys.dram.book(at_l2, fetch);
+                let r = served + gg.memsys.spec.lat_dram.saturating_sub(gg.memsys.spec.lat_l2);
+                gg.memsys.st.dram_read_bytes += fetch;
+                gg.memsys.l2.fill(sec, r);
+                for x in first..first + per {
+                    if x != sec {
+                        gg.memsys.l2.fill(x, r);
+                    }
+                }
+                r
+            }
+        };
+        let out = gg.memsys.l2_bw.book(have, 32);
+        let port = self.mem.port.book(out, 32);
+        port + half
+    }
+}
+
+/// The most active lanes addressing one location.
+fn same_address_degree(addrs: &[u64], mask: u64) -> u64 {
+    let mut v: Vec<u64> = (0..addrs.len()).filter(|&l| mask >> l & 1 != 0).map(|l| addrs[l]).collect();
+    v.sort_unstable();
+    let mut best = 0;
+    let mut run = 0;
+    for i in 0..v.len() {
+        run = if i > 0 && v[i] == v[i - 1] { run + 1 } else { 1 };
+        best = best.max(run);
+    }
+    best as u64
+}

@@ -1,0 +1,390 @@
+//! The cycle model: it places blocks on SMs and, per SM, runs four
+//! sub-partition schedulers, each issuing at most one warp instruction per
+//! cycle, over per-warp scoreboards, pipes and the memory path.
+//!
+//! Components, each with a spec (immutable, from the preset), its state and
+//! its counters:
+//! - [`place`]: SM placement and the block scheduler (first wave, refills);
+//! - [`sched`]: the sub-partition warp scheduler (GTO or LRR);
+//! - [`issue`]: issue of one warp instruction (scoreboard, pipes, stalls);
+//! - [`lsu`]: the memory path (MIO and LSU queues, L1, L2, DRAM over [`crate::mem`]).
+//!
+//! It drives the engine's blocks through their stepping API
+//! ([`warpsim_engine::Block`]): a warp's region runs functionally when its
+//! first instruction issues, with the block's clock set to the SM's cycle
+//! (so `clock64` reads simulated cycles); barrier arrivals and exits take
+//! effect when their instruction issues. Idle cycles are skipped: when no
+//! warp of an SM can issue, the SM jumps to the earliest time one can.
+//!
+//! SMs are simulated in turn, one quantum of cycles at a time, in index
+//! order, on one thread: the result depends only on the launch, never on the
+//! machine or the thread count.
+
+mod issue;
+mod lsu;
+mod place;
+mod sched;
+
+use crate::decode::{decode, Decoded};
+use crate::preset::TimingGpu;
+use crate::report::TimingReport;
+use issue::{IssueCounters, IssueSpec, WarpT};
+use lsu::{MemCounters, MemSpec, MemSystem, SmMem};
+use place::{BlockT, PlaceSpec, Placer};
+use sched::{SchedSpec, Smsp};
+use std::collections::HashMap;
+use warpsim_engine::block::RegisterTemplate;
+use warpsim_engine::{
+    resolve_symbols, validate, with_source_file, GlobalMemory, LaunchConfig, LaunchError, LaunchStats, NoObserver, Observer,
+};
+use warpsim_gpu::{occupancy, OccupancyInput};
+use warpsim_ir::{Kernel, Program};
+
+/// Grid, block and dynamic shared memory of a launch.
+#[derive(Clone, Debug)]
+pub struct LaunchShape {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub dynamic_shared_bytes: u32,
+}
+
+/// Settings of one timed launch.
+#[derive(Clone, Debug)]
+pub struct TimingOptions {
+    /// Registers per thread as ptxas allocated them (`cudaFuncAttributes::numRegs`);
+    /// `None`: estimated from the PTX.
+    pub regs_per_thread: Option<u32>,
+    /// Record which warp issued on each cycle of each sub-partition ([`Span`]s).
+    pub timeline: bool,
+    /// Most spans kept when `timeline` is on.
+    pub timeline_limit: usize,
+    /// Warp instructions one block may execute before it is stopped as runaway.
+    pub max_warp_instructions_per_block: u64,
+}
+
+impl Default for TimingOptions {
+    fn default() -> Self {
+        TimingOptions { regs_per_thread: None, timeline: false, timeline_limit: 4_000_000, max_warp_instructions_per_block: 1 << 28 }
+    }
+}
+
+/// Everything shared by all SMs: the launch, the specs, the block
+/// scheduler, the memory system beyond the SMs, the launch's counters.
+struct Gpu<'a, const W: usize> {
+    kernel: &'a Kernel,
+    dec: &'a Decoded,
+    mem: &'a GlobalMemory,
+    params: &'a [u8],
+    cfg: &'a LaunchConfig,
+    template: &'a RegisterTemplate<W>,
+    opts: &'a TimingOptions,
+    nwarps: u32,
+    place: Placer,
+    sched: SchedSpec,
+    issue: IssueSpec,
+    memsys: MemSystem,
+    st: IssueCounters,
+    /// When the last block finished.
+    end: u64,
+}
+
+/// One SM: its resident blocks and warps, sub-partitions, and memory pipes.
+struct Sm<'a, const W: usize, O> {
+    id: u32,
+    now: u64,
+    blocks: Vec<BlockT<'a, W, O>>,
+    warps: Vec<WarpT>,
+    smsp: Vec<Smsp>,
+    mem: SmMem,
+    resident: u32,
+    /// Blocks whose last warp has drained: (time, block slot).
+    frees: Vec<(u64, u16)>,
+    age: u64,
+    active_cycles: u64,
+    warp_cycles: u64,
+    /// Set when the SM has nothing left to do.
+    idle: bool,
+}
+
+/// Runs `kernel` on the timing model of `gpu`.
+#[allow(clippy::too_many_arguments)]
+pub fn simulate(
+    program: &Program,
+    kernel: &Kernel,
+    mem: &GlobalMemory,
+    globals: &HashMap<String, u64>,
+    params: &[u8],
+    shape: &LaunchShape,
+    gpu: &TimingGpu,
+    opts: &TimingOptions,
+    ptx_source: Option<&str>,
+) -> Result<(LaunchStats, TimingReport), LaunchError> {
+    let launch = TimedLaunch { program, kernel, mem, globals, params, shape, gpu, opts, ptx_source };
+    simulate_observed(&launch, &|| NoObserver, &|_, _| {}).0
+}
+
+/// What a timed launch runs, and on what.
+#[derive(Clone, Copy)]
+pub struct TimedLaunch<'a> {
+    pub program: &'a Program,
+    pub kernel: &'a Kernel,
+    pub mem: &'a GlobalMemory,
+    pub globals: &'a HashMap<String, u64>,
+    pub params: &'a [u8],
+    pub shape: &'a LaunchShape,
+    pub gpu: &'a TimingGpu,
+    pub opts: &'a TimingOptions,
+    /// The PTX text, for pragmas the decoder reads from it.
+    pub ptx_source: Option<&'a str>,
+}
+
+/// [`simulate`] with user observers that see the same events as in a
+/// functional launch: one observer per resident block slot, made by `make`
+/// (the blocks one observer sees run one after another) and folded into one
+/// by `merge`. The observer comes back also when the launch fails.
+pub fn simulate_observed<O: Observer>(
+    l: &TimedLaunch<'_>,
+    make: &dyn Fn() -> O,
+    merge: &dyn Fn(&mut O, O),
+) -> (Result<(LaunchStats, TimingReport), LaunchError>, O) {
+    let (r, obs) = match l.gpu.preset.warp_size {
+        32 => run::<32, O>(l, make, merge),
+        64 => run::<64, O>(l, make, merge),
+        w => (Err(LaunchError::Config(format!("warp size {w} is not supported (32 or 64)"))), make()),
+    };
+    let r = r
+        .map(|(s, mut rep)| {
+            rep.fill_lines(l.program, l.kernel);
+            (s, rep)
+        })
+        .map_err(|e| with_source_file(l.program, l.kernel, e));
+    (r, obs)
+}
+
+/// Registers per thread when ptxas' figure is not known: the estimate of
+/// `warpsim_ir::regs` (liveness and a simulated allocation).
+pub fn estimate_registers(k: &Kernel) -> u32 {
+    warpsim_ir::regs::estimate_registers(k).regs_per_thread
+}
+
+fn run<const W: usize, O: Observer>(
+    l: &TimedLaunch<'_>,
+    make: &dyn Fn() -> O,
+    merge: &dyn Fn(&mut O, O),
+) -> (Result<(LaunchStats, TimingReport), LaunchError>, O) {
+    let mut observers = Vec::new();
+    let r = timed::<W, O>(l, make, &mut observers);
+    let mut obs = make();
+    for o in observers {
+        merge(&mut obs, o);
+    }
+    (r, obs)
+}
+
+/// The timed launch; hands back the observers of every block slot in `observers`.
+fn timed<const W: usize, O: Observer>(
+    l: &TimedLaunch<'_>,
+    make: &dyn Fn() -> O,
+    observers: &mut Vec<O>,
+) -> Result<(LaunchStats, TimingReport), LaunchError> {
+    let TimedLaunch { kernel, mem, globals, params, shape, gpu, opts, ptx_source, .. } = *l;
+    let p = &gpu.preset;
+    let cfg = LaunchConfig {
+        grid: shape.grid,
+        block: shape.block,
+        dynamic_shared_bytes: shape.dynamic_shared_bytes,
+        warp_size: W as u32,
+        num_sms: p.sm_count,
+        max_warps_per_sm: p.max_warps_per_sm,
+        max_warp_instructions_per_block: opts.max_warp_instructions_per_block,
+        serial: true,
+        ..Default::default()
+    };
+    validate(kernel, params, &cfg)?;
+    let symbols = resolve_symbols(kernel, globals)?;
+    let template = RegisterTemplate::<W>::new(kernel, &symbols);
+    let nthreads: u32 = shape.block.iter().product();
+    let nwarps = nthreads.div_ceil(W as u32);
+    let regs = opts.regs_per_thread.unwrap_or_else(|| estimate_registers(kernel));
+    let static_shared = kernel.dynamic_shared_offset.max(kernel.shared_static_bytes);
+    let shared_total = static_shared + shape.dynamic_shared_bytes;
+    let input = OccupancyInput {
+        block_threads: nthreads,
+        regs_per_thread: regs,
+        static_shared_bytes: static_shared,
+        dynamic_shared_bytes: shape.dynamic_shared_bytes,
+        barriers_per_block: 1,
+        opt_in_shared: shared_total > p.shared_per_block_default,
+        shared_carveout_percent: None,
+    };
+    let occ = occupancy(p, &input).map_err(|e| LaunchError::Config(format!("occupancy: {e}")))?;
+    if occ.blocks_per_sm == 0 {
+        return Err(LaunchError::Config(format!(
+            "no block of this kernel fits on an SM of the {}: {}",
+            p.name,
+            occ.zero_reason.clone().unwrap_or_default()
+        )));
+    }
+    // The driver picks the smallest carve-out that keeps the occupancy; L1 gets the rest.
+    let need = occ.blocks_per_sm as u64 * occ.shared_per_block as u64;
+    let carve = p.shared_carveouts.iter().map(|&c| c as u64).find(|&c| c >= need).unwrap_or(p.shared_per_sm_max as u64);
+    let l1_bytes = p.l1_bytes.saturating_sub(carve).max(gpu.timing.l1_min_bytes);
+
+    let dec = decode(kernel, gpu, ptx_source);
+    let dec = &dec;
+    let nblocks = shape.grid.iter().map(|&d| d as u64).product::<u64>();
+    let n = kernel.code.len();
+    let mut gg = Gpu {
+        kernel,
+        dec,
+        mem,
+        params,
+        cfg: &cfg,
+        template: &template,
+        opts,
+        nwarps,
+        place: Placer::new(PlaceSpec::new(gpu, occ.blocks_per_sm, l1_bytes), nblocks),
+        sched: SchedSpec::new(gpu),
+        issue: IssueSpec::new(gpu),
+        memsys: MemSystem::new(MemSpec::new(gpu), gpu, n),
+        st: IssueCounters::new(n),
+        end: 0,
+    };
+    let nsmsp = p.schedulers_per_sm as usize;
+    let nsm = p.sm_count as usize;
+    let mut sms: Vec<Sm<W, O>> = (0..nsm)
+        .map(|i| Sm {
+            id: i as u32,
+            now: 0,
+            blocks: Vec::new(),
+            warps: (0..p.max_warps_per_sm).map(|_| WarpT::empty()).collect(),
+            smsp: (0..nsmsp).map(|_| Smsp::new()).collect(),
+            mem: SmMem::new(gpu),
+            resident: 0,
+            frees: Vec::new(),
+            age: 0,
+            active_cycles: 0,
+            warp_cycles: 0,
+            idle: true,
+        })
+        .collect();
+    let r = drive(&mut sms, &mut gg, make);
+    for sm in sms.iter_mut() {
+        observers.extend(sm.blocks.drain(..).map(|b| b.obs));
+    }
+    r?;
+    let mut rep = TimingReport::new(gpu, occ, l1_bytes);
+    let st = &mut gg.st;
+    let ms: &mut MemCounters = &mut gg.memsys.st;
+    rep.kernel_cycles = gg.end;
+    rep.cycles = gg.end + p.launch_overhead_cycles as u64;
+    rep.sm_active_cycles = sms.iter().map(|s| s.active_cycles).sum();
+    rep.warp_active_cycles = sms.iter().map(|s| s.warp_cycles).sum();
+    rep.issue_cycles = sms.iter().flat_map(|s| s.smsp.iter()).map(|x| x.issue_cycles).sum();
+    rep.stall = st.stall;
+    rep.sass_instructions = st.sass_insts;
+    rep.warp_instructions = st.warp_insts;
+    rep.thread_instructions = st.thread_insts;
+    rep.l2_read_sectors = ms.l2_read_sectors;
+    rep.l2_write_sectors = ms.l2_write_sectors;
+    rep.l2_read_hits = ms.l2_read_hits;
+    rep.l1_sectors = ms.l1_sectors;
+    rep.l1_hits = ms.l1_hits;
+    rep.dram_read_bytes = ms.dram_read_bytes;
+    rep.dram_write_bytes = gg.memsys.l2.evicted_dirty_sectors * 32;
+    rep.shared_wavefronts = ms.shared_wavefronts;
+    rep.warps = st.warps_launched;
+    rep.blocks = nblocks;
+    rep.pc_issue = std::mem::take(&mut st.pc_issue);
+    rep.pc_stall = std::mem::take(&mut st.pc_stall);
+    rep.pc_l2 = std::mem::take(&mut ms.pc_l2);
+    rep.pc_dram = std::mem::take(&mut ms.pc_dram);
+    if gg.opts.timeline {
+        for sm in sms.iter_mut() {
+            for sp in sm.smsp.iter_mut() {
+                if let Some(s) = sp.span.take() {
+                    st.spans.push(s);
+                }
+            }
+        }
+        st.spans.sort_by_key(|s| (s.sm, s.subpartition, s.start_cycle));
+        rep.timeline = Some(std::mem::take(&mut st.spans));
+        rep.timeline_truncated = st.spans_dropped;
+    }
+    let stats = LaunchStats {
+        blocks: nblocks,
+        warps: nblocks * nwarps as u64,
+        warp_instructions: st.warp_insts,
+        thread_instructions: st.thread_insts,
+    };
+    Ok((stats, rep))
+}
+
+/// The first wave of blocks, then every SM in turn, one quantum of cycles at a time, until all are idle.
+fn drive<'a, const W: usize, O: Observer>(sms: &mut [Sm<'a, W, O>], gg: &mut Gpu<'a, W>, make: &dyn Fn() -> O) -> Result<(), LaunchError> {
+    place::first_wave(sms, gg, make)?;
+    let q = gg.place.spec.quantum_cycles;
+    let mut t = 0u64;
+    loop {
+        let end = t + q;
+        let mut next = u64::MAX;
+        for sm in sms.iter_mut() {
+            if sm.idle {
+                continue;
+            }
+            sm.run_until(end, gg, make)?;
+            if !sm.idle {
+                next = next.min(sm.now);
+            }
+        }
+        if next == u64::MAX {
+            break;
+        }
+        // Skip quanta in which nothing happens anywhere.
+        t = end.max(next - next % q);
+        gg.memsys.retire(t);
+        for sm in sms.iter_mut() {
+            sm.mem.port.retire(t);
+        }
+    }
+    Ok(())
+}
+
+impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
+    /// Runs this SM up to (not including) cycle `end`.
+    fn run_until(&mut self, end: u64, gg: &mut Gpu<'a, W>, make: &dyn Fn() -> O) -> Result<(), LaunchError> {
+        while self.now < end {
+            let t = self.now;
+            // Blocks that finished: free their slots, start the next blocks.
+            self.free_finished(t, gg, make)?;
+            if self.resident == 0 {
+                self.idle = true;
+                self.now = u64::MAX;
+                return Ok(());
+            }
+            let mut issued = false;
+            let mut next = u64::MAX;
+            for s in 0..self.smsp.len() {
+                let (did, nxt) = self.schedule(s, t, gg)?;
+                issued |= did;
+                next = next.min(nxt);
+            }
+            for &(ft, _) in &self.frees {
+                next = next.min(ft);
+            }
+            if next == u64::MAX && !issued {
+                // Nothing can ever issue: every live warp waits at a barrier.
+                return Err(self.deadlock());
+            }
+            let to = if issued { t + 1 } else { next.max(t + 1) };
+            self.active_cycles += to - t;
+            self.now = to;
+        }
+        Ok(())
+    }
+
+    fn deadlock(&self) -> LaunchError {
+        let b = self.blocks.iter().find(|b| b.live).expect("a resident block");
+        LaunchError::Fault(Box::new(b.eng.deadlock()))
+    }
+}

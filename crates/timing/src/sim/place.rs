@@ -1,0 +1,172 @@
+//! SM placement and the block scheduler: the first wave goes round robin
+//! over the SMs, as many blocks per SM as occupancy allows; afterwards a
+//! block starts on an SM when one of its blocks has drained. Kept apart so
+//! the placement policy can change without touching issue or memory timing.
+
+use super::{Gpu, Sm};
+use crate::mem::Cache;
+use crate::preset::TimingGpu;
+use crate::report::Reason;
+use warpsim_engine::block::Block;
+use warpsim_engine::{LaunchError, Observer};
+
+/// Placement parameters of one launch (preset and occupancy).
+pub(super) struct PlaceSpec {
+    pub(super) blocks_per_sm: u32,
+    /// When the first wave's blocks start, and the gap between rounds of it.
+    pub(super) launch_cycles: u64,
+    pub(super) dispatch_cycles: u64,
+    /// From a block draining to the next one starting on its SM.
+    pub(super) replace_cycles: u64,
+    /// The L1 left by the shared-memory carve-out.
+    pub(super) l1_bytes: u64,
+    pub(super) l1_ways: u32,
+    /// SMs are simulated in turn, this many cycles at a time.
+    pub(super) quantum_cycles: u64,
+}
+
+impl PlaceSpec {
+    pub(super) fn new(gpu: &TimingGpu, blocks_per_sm: u32, l1_bytes: u64) -> Self {
+        let t = &gpu.timing;
+        PlaceSpec {
+            blocks_per_sm,
+            launch_cycles: t.block_launch_cycles as u64,
+            dispatch_cycles: t.block_dispatch_cycles as u64,
+            replace_cycles: t.block_replace_cycles as u64,
+            l1_bytes,
+            l1_ways: t.l1_ways,
+            quantum_cycles: t.quantum_cycles as u64,
+        }
+    }
+}
+
+/// The block scheduler: which block starts next.
+pub(super) struct Placer {
+    pub(super) spec: PlaceSpec,
+    pub(super) nblocks: u64,
+    pub(super) next_block: u64,
+}
+
+impl Placer {
+    pub(super) fn new(spec: PlaceSpec, nblocks: u64) -> Self {
+        Placer { spec, nblocks, next_block: 0 }
+    }
+
+    /// The next block to start, if any is left.
+    fn take(&mut self) -> Option<u64> {
+        (self.next_block < self.nblocks).then(|| {
+            self.next_block += 1;
+            self.next_block - 1
+        })
+    }
+}
+
+/// A resident block: the engine's block, the observer that sees it (one per
+/// slot, so the blocks an observer sees run one after another), its warps' slots.
+pub(super) struct BlockT<'a, const W: usize, O> {
+    pub(super) live: bool,
+    pub(super) eng: Block<'a, W>,
+    pub(super) obs: O,
+    pub(super) slots: Vec<u16>,
+    /// Warps not yet retired.
+    pub(super) remaining: u32,
+    /// When its last warp drains.
+    pub(super) end: u64,
+}
+
+/// First wave: round robin over SMs, as many blocks per SM as fit.
+pub(super) fn first_wave<'a, const W: usize, O: Observer>(
+    sms: &mut [Sm<'a, W, O>],
+    gg: &mut Gpu<'a, W>,
+    make: &dyn Fn() -> O,
+) -> Result<(), LaunchError> {
+    for round in 0..gg.place.spec.blocks_per_sm {
+        for sm in sms.iter_mut() {
+            if gg.place.next_block >= gg.place.nblocks {
+                break;
+            }
+            if sm.blocks.is_empty() {
+                sm.mem.l1 = Cache::new(gg.place.spec.l1_bytes, gg.place.spec.l1_ways);
+            }
+            let Some(id) = gg.place.take() else { break };
+            let at = gg.place.spec.launch_cycles + round as u64 * gg.place.spec.dispatch_cycles;
+            sm.launch_block(gg, make, id, at)?;
+        }
+    }
+    Ok(())
+}
+
+impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
+    /// Places block `id` on this SM; its warps may issue from `at`.
+    pub(super) fn launch_block(&mut self, gg: &mut Gpu<'a, W>, make: &dyn Fn() -> O, id: u64, at: u64) -> Result<(), LaunchError> {
+        let dec = gg.dec;
+        let bslot = match self.blocks.iter().position(|b| !b.live) {
+            Some(i) => i,
+            None => {
+                self.blocks.push(BlockT {
+                    live: false,
+                    eng: Block::new(gg.kernel, gg.cfg, gg.template, gg.params),
+                    obs: make(),
+                    slots: Vec::new(),
+                    remaining: 0,
+                    end: 0,
+                });
+                self.blocks.len() - 1
+            }
+        };
+        if self.resident == 0 {
+            // The SM becomes active now (its idle time before is not counted).
+            self.now = self.now.max(at.saturating_sub(gg.place.spec.replace_cycles));
+        }
+        self.idle = false;
+        self.resident += 1;
+        let nw = gg.nwarps as usize;
+        let nregs = dec.regs.total();
+        {
+            let b = &mut self.blocks[bslot];
+            b.live = true;
+            b.remaining = nw as u32;
+            b.end = at;
+            b.eng.begin(id, &mut b.obs);
+            b.slots.clear();
+        }
+        let nsmsp = self.smsp.len();
+        let mut slot = 0usize;
+        for wi in 0..nw {
+            while self.warps[slot].live {
+                slot += 1;
+            }
+            let region = dec.region_at.first().copied().unwrap_or(0);
+            self.warps[slot].start(bslot as u16, wi as u16, (slot % nsmsp) as u8, self.age, at, nregs, region);
+            self.age += 1;
+            self.blocks[bslot].slots.push(slot as u16);
+            self.smsp[slot % nsmsp].warps.push(slot as u16);
+            gg.st.warps_launched += 1;
+            self.advance(gg, slot, at)?;
+            if self.warps[slot].ready_at < at {
+                self.warps[slot].ready_at = at;
+            }
+            self.warps[slot].reason = Reason::NoInstruction;
+        }
+        Ok(())
+    }
+
+    /// Frees the slots of blocks that have drained by `t` and starts the next blocks in them.
+    pub(super) fn free_finished(&mut self, t: u64, gg: &mut Gpu<'a, W>, make: &dyn Fn() -> O) -> Result<(), LaunchError> {
+        let mut i = 0;
+        while i < self.frees.len() {
+            if self.frees[i].0 <= t {
+                let (ft, b) = self.frees.swap_remove(i);
+                self.blocks[b as usize].live = false;
+                self.resident -= 1;
+                gg.end = gg.end.max(ft);
+                if let Some(id) = gg.place.take() {
+                    self.launch_block(gg, make, id, ft + gg.place.spec.replace_cycles)?;
+                }
+            } else {
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,134 @@
+//! The sub-partition warp scheduler: each cycle it picks one warp whose next
+//! instruction can issue (sources ready, pipe free, queue not full), greedy
+//! then oldest (GTO) or loose round robin (LRR), and hands it to issue. Kept
+//! apart from issue so the policy is one small piece.
+
+use super::lsu::Queues;
+use super::{Gpu, Sm};
+use crate::decode::{NPIPES, PIPE_NONE, QUEUE_LSU, QUEUE_MIO};
+use crate::preset::{SchedulerPolicy, TimingGpu};
+use crate::report::{Reason, Span};
+use warpsim_engine::{LaunchError, Observer};
+
+/// No warp.
+pub(super) const NONE16: u16 = u16::MAX;
+
+/// Scheduler parameters from the preset.
+pub(super) struct SchedSpec {
+    pub(super) policy: SchedulerPolicy,
+    /// Entries the MIO (shared memory, shuffles) and LSU (L1) queues hold before issue throttles.
+    pub(super) mio_queue_depth: usize,
+    pub(super) lsu_queue_depth: usize,
+}
+
+impl SchedSpec {
+    pub(super) fn new(gpu: &TimingGpu) -> Self {
+        let t = &gpu.timing;
+        SchedSpec { policy: t.scheduler, mio_queue_depth: t.mio_queue_depth as usize, lsu_queue_depth: t.lsu_queue_depth as usize }
+    }
+}
+
+/// One sub-partition: its warps, scheduler state, pipes and queues, issue counters.
+pub(super) struct Smsp {
+    /// Warp slots of the SM assigned here, oldest first.
+    pub(super) warps: Vec<u16>,
+    /// The warp that issued last.
+    pub(super) last: u16,
+    /// When each pipe and the issue slot are free again.
+    pub(super) pipe_free: [u64; NPIPES],
+    pub(super) issue_free: u64,
+    pub(super) q: Queues,
+    /// Cycles with an issue, and the timeline span being extended.
+    pub(super) issue_cycles: u64,
+    pub(super) span: Option<Span>,
+}
+
+impl Smsp {
+    pub(super) fn new() -> Self {
+        Smsp { warps: Vec::new(), last: NONE16, pipe_free: [0; NPIPES], issue_free: 0, q: Queues::default(), issue_cycles: 0, span: None }
+    }
+}
+
+impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
+    /// Whether warp `ws` can issue at `t`; otherwise the earliest time it might, and why not.
+    #[inline]
+    fn check(&self, s: usize, ws: u16, t: u64, gg: &Gpu<'a, W>) -> Result<(), (u64, Reason)> {
+        let dec = gg.dec;
+        let w = &self.warps[ws as usize];
+        if !w.is_ready() {
+            return Err((u64::MAX, Reason::Barrier));
+        }
+        if w.ready_at > t {
+            return Err((w.ready_at, w.reason));
+        }
+        let ti = &dec.insts[w.next as usize];
+        let sp = &self.smsp[s];
+        if ti.pipe != PIPE_NONE && sp.pipe_free[ti.pipe as usize] > t {
+            let alt = if ti.alt_pipe != PIPE_NONE { sp.pipe_free[ti.alt_pipe as usize] } else { u64::MAX };
+            if alt > t {
+                return Err((sp.pipe_free[ti.pipe as usize].min(alt), Reason::MathPipeThrottle));
+            }
+        }
+        // Queues hold only entries that have not started (popped in `schedule`).
+        match ti.queue {
+            QUEUE_MIO if sp.q.mio.len() >= gg.sched.mio_queue_depth => {
+                Err((sp.q.mio.front().copied().unwrap_or(t + 1), Reason::MioThrottle))
+            }
+            QUEUE_LSU if sp.q.lsu.len() >= gg.sched.lsu_queue_depth => {
+                Err((sp.q.lsu.front().copied().unwrap_or(t + 1), Reason::LgThrottle))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Sub-partition `s` at cycle `t`: issues one warp instruction if a warp
+    /// can; returns whether it did and the earliest cycle it might next.
+    pub(super) fn schedule(&mut self, s: usize, t: u64, gg: &mut Gpu<'a, W>) -> Result<(bool, u64), LaunchError> {
+        {
+            let sp = &mut self.smsp[s];
+            if sp.warps.is_empty() {
+                return Ok((false, u64::MAX));
+            }
+            if sp.issue_free > t {
+                return Ok((false, sp.issue_free));
+            }
+            sp.q.pop_started(t);
+        }
+        let nw = self.smsp[s].warps.len();
+        let last = self.smsp[s].last;
+        let start = match gg.sched.policy {
+            SchedulerPolicy::Gto => {
+                if last != NONE16 && self.check(s, last, t, gg).is_ok() {
+                    return self.issue(s, last, t, gg).map(|_| (true, t + 1));
+                }
+                0
+            }
+            SchedulerPolicy::Lrr => self.smsp[s].warps.iter().position(|&x| x == last).map(|i| i + 1).unwrap_or(0),
+        };
+        let mut next = u64::MAX;
+        let mut pick = NONE16;
+        for k in 0..nw {
+            let ws = self.smsp[s].warps[(start + k) % nw];
+            match self.check(s, ws, t, gg) {
+                Ok(()) => {
+                    if pick == NONE16 {
+                        pick = ws;
+                    } else {
+                        self.warps[ws as usize].blocked = Reason::NotSelected;
+                    }
+                }
+                Err((at, why)) => {
+                    next = next.min(at);
+                    if self.warps[ws as usize].ready_at <= t {
+                        self.warps[ws as usize].blocked = why;
+                    }
+                }
+            }
+        }
+        if pick != NONE16 {
+            self.issue(s, pick, t, gg)?;
+            return Ok((true, t + 1));
+        }
+        Ok((false, next))
+    }
+}
