@@ -751,6 +751,7 @@ fn int_class(op: IntOp, wide: bool) -> LatencyClass {
         | IntOp::Max
         | IntOp::Bfe
         | IntOp::Bfi
+        | IntOp::Bmsk { .. }
         | IntOp::Prmt(_)
         | IntOp::Shl
         | IntOp::Shr

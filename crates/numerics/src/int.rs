@@ -54,6 +54,11 @@ pub enum IntOp {
     Brev,
     Bfe,
     Bfi,
+    /// `bmsk.clamp|wrap.b32 d, a, b`: `b` one bits from bit `a` (`.wrap`:
+    /// both taken mod 32; `.clamp`: clamped to 32, the mask cut at bit 31).
+    Bmsk {
+        wrap: bool,
+    },
     Prmt(PrmtMode),
     Shl,
     Shr,
@@ -241,6 +246,10 @@ pub fn eval_int(op: IntOp, ty: ScalarType, s: [u64; 4]) -> u64 {
         IntOp::Brev => nrm(zext(a, w).reverse_bits() >> (64 - w)),
         IntOp::Bfe => bfe(a, b, c, w, sg),
         IntOp::Bfi => nrm(bfi(a, b, c, d, w)),
+        IntOp::Bmsk { wrap } => {
+            let (p, n) = if wrap { (a & 31, b & 31) } else { ((a as u32).min(32) as u64, (b as u32).min(32) as u64) };
+            nrm((((1u64 << n) - 1) << p) & 0xFFFF_FFFF)
+        }
         IntOp::Prmt(mode) => norm(prmt(mode, a, b, c), 32, sg),
         IntOp::Shl => {
             let n = b as u32;
@@ -635,6 +644,13 @@ mod tests {
         assert_eq!(eval_int(IntOp::Bfi, B32, [0xFF, 0x1234, 0, 0]), 0x1234); // len 0
         assert_eq!(eval_int(IntOp::Bfi, B32, [0xFF, 0, 0x104, 0x204]), 0xF0); // low 8 bits
         assert_eq!(eval_int(IntOp::Bfi, B64, [0xFF, 0, 60, 8]), 0xF000_0000_0000_0000);
+        let (clamp, wrap) = (IntOp::Bmsk { wrap: false }, IntOp::Bmsk { wrap: true });
+        assert_eq!(eval_int(clamp, B32, [24, 12, 0, 0]), 0xFF00_0000);
+        assert_eq!(eval_int(clamp, B32, [0, 32, 0, 0]), 0xFFFF_FFFF);
+        assert_eq!(eval_int(clamp, B32, [40, 4, 0, 0]), 0);
+        assert_eq!(eval_int(clamp, B32, [4, 0xFFFF_FFFF, 0, 0]), 0xFFFF_FFF0);
+        assert_eq!(eval_int(wrap, B32, [33, 3, 0, 0]), 0b1110);
+        assert_eq!(eval_int(wrap, B32, [0, 32, 0, 0]), 0);
     }
 
     #[test]
@@ -820,6 +836,7 @@ mod tests {
             simple,
             prm.prop_map(Prmt),
             any::<bool>().prop_map(|wrap| ShfL { wrap }),
+            any::<bool>().prop_map(|wrap| Bmsk { wrap }),
             any::<bool>().prop_map(|wrap| ShfR { wrap }),
             any::<u8>().prop_map(Lop3),
             any::<bool>().prop_map(|b_signed| Dp4a { b_signed }),

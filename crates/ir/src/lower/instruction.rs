@@ -59,8 +59,8 @@ impl Lowerer<'_> {
                 let ty = self.need_ty(ty, span, &full)?;
                 return self.carry_op(i, &mods, ty, guard, &full);
             }
-            "mul24" | "mad24" | "sad" | "popc" | "clz" | "bfind" | "brev" | "bfe" | "bfi" | "prmt" | "shf" | "cnot" | "lop3" | "dp4a"
-            | "dp2a" => {
+            "mul24" | "mad24" | "sad" | "popc" | "clz" | "bfind" | "brev" | "bfe" | "bfi" | "bmsk" | "prmt" | "shf" | "cnot" | "lop3"
+            | "dp4a" | "dp2a" => {
                 let ty = self.need_ty(ty, span, &full)?;
                 self.int_misc(i, &mods, ty, guard, &full)?;
             }
