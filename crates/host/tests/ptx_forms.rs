@@ -126,3 +126,58 @@ fn function_scoped_globals() {
     let out = run(ptx, &[], 16);
     assert_eq!(words(&out), [3, 0, 7, 2]);
 }
+
+// `bmsk.clamp` and `bmsk.wrap`.
+#[test]
+fn bmsk() {
+    let ptx = "
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .u64 a, b;
+    .reg .u32 p, n, r;
+    ld.param.u64 a, [in];
+    ld.param.u64 b, [out];
+    ld.global.u32 p, [a];
+    ld.global.u32 n, [a+4];
+    bmsk.clamp.b32 r, p, n;
+    st.global.u32 [b], r;
+    bmsk.wrap.b32 r, p, n;
+    st.global.u32 [b+4], r;
+    bmsk.clamp.b32 r, 4, 40;
+    st.global.u32 [b+8], r;
+    ret;
+}";
+    let out = run(ptx, &bytes(&[36, 12]), 12);
+    assert_eq!(words(&out), [0, 0xFFF0, 0xFFFF_FFF0]);
+}
+
+// `.relu` and `.satfinite` on conversions to f16/bf16 (and the packed x2
+// forms): negative results become +0, out-of-range ones the largest finite.
+#[test]
+fn cvt_relu_and_satfinite() {
+    let ptx = "
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .u64 a, b;
+    .reg .f32 x, y;
+    .reg .b32 r;
+    .reg .b16 h;
+    ld.param.u64 a, [in];
+    ld.param.u64 b, [out];
+    ld.global.f32 x, [a];
+    ld.global.f32 y, [a+4];
+    cvt.rn.relu.f16x2.f32 r, x, y;
+    st.global.b32 [b], r;
+    cvt.rn.satfinite.f16x2.f32 r, y, x;
+    st.global.b32 [b+4], r;
+    cvt.rn.relu.bf16x2.f32 r, y, x;
+    st.global.b32 [b+8], r;
+    cvt.rn.relu.f16.f32 h, x;
+    st.global.b16 [b+12], h;
+    cvt.rn.satfinite.f16.f32 h, y;
+    st.global.b16 [b+14], h;
+    ret;
+}";
+    let out = run(ptx, &bytes(&[(-1.0f32).to_bits(), 1e6f32.to_bits()]), 16);
+    assert_eq!(words(&out), [0x0000_7C00, 0x7BFF_BC00, 0x4974_0000, 0x7BFF_0000]);
+}

@@ -315,17 +315,22 @@ pub enum Op {
         a: u32,
         b: u32,
     },
+    /// `cvt{.rnd}{.ftz}{.sat}{.relu}{.satfinite}.dty.sty d, a`.
     Cvt {
         dty: ScalarType,
         sty: ScalarType,
         mode: FMode,
+        relu: bool,
+        satfinite: bool,
         d: RegRef,
         a: RegRef,
     },
-    /// `cvt.rn.f16x2.f32 d, a, b` and the bf16x2 form.
+    /// `cvt.rn{.relu}{.satfinite}.f16x2.f32 d, a, b` and the bf16x2 form.
     CvtPack {
         dty: ScalarType,
         mode: FMode,
+        relu: bool,
+        satfinite: bool,
         d: u32,
         a: u32,
         b: u32,

@@ -522,25 +522,26 @@ impl<const W: usize> Warp<W> {
     }
 
     #[inline(always)]
-    pub(super) fn cvt(&mut self, dty: ScalarType, sty: ScalarType, mode: num::FMode, d: RegRef, a: RegRef, exec: u64) {
+    /// `flags`: `.relu`, `.satfinite`.
+    pub(super) fn cvt(&mut self, dty: ScalarType, sty: ScalarType, mode: num::FMode, flags: (bool, bool), d: RegRef, a: RegRef, exec: u64) {
         let x = self.gather(a);
         let mut o = [0u64; W];
         for l in 0..W {
             if exec >> l & 1 != 0 {
-                o[l] = num::cvt::cvt(dty, sty, mode, x[l]);
+                o[l] = num::cvt::cvt_with(dty, sty, mode, flags.0, flags.1, x[l]);
             }
         }
         self.scatter(d, &o, exec);
     }
 
     #[inline(always)]
-    pub(super) fn cvt_pack(&mut self, dty: ScalarType, mode: num::FMode, d: u32, a: u32, b: u32, exec: u64) {
+    pub(super) fn cvt_pack(&mut self, dty: ScalarType, mode: num::FMode, flags: (bool, bool), d: u32, a: u32, b: u32, exec: u64) {
         let x = *col32::<W>(&self.r32, a);
         let y = *col32::<W>(&self.r32, b);
         let mut o = [0u32; W];
         for l in 0..W {
             if exec >> l & 1 != 0 {
-                o[l] = num::cvt::cvt_pack_x2(dty, mode, f32::from_bits(x[l]), f32::from_bits(y[l]));
+                o[l] = num::cvt::cvt_pack_x2_with(dty, mode, flags.0, flags.1, f32::from_bits(x[l]), f32::from_bits(y[l]));
             }
         }
         write32::<W>(&mut self.r32, d, &o, exec);
@@ -726,6 +727,7 @@ mod tests {
             ScalarType::S32,
             ScalarType::F32,
             num::FMode { rnd: Some(num::Rounding::Rni), ftz: false, sat: false },
+            (false, false),
             RegRef::r32(1),
             RegRef::r32(0),
             FULL,
