@@ -181,3 +181,29 @@ fn cvt_relu_and_satfinite() {
     let out = run(ptx, &bytes(&[(-1.0f32).to_bits(), 1e6f32.to_bits()]), 16);
     assert_eq!(words(&out), [0x0000_7C00, 0x7BFF_BC00, 0x4974_0000, 0x7BFF_0000]);
 }
+
+// `cvt.pack.sat`: two s32 values saturated to 8 or 16 bits and packed, the
+// rest of the word from c.
+#[test]
+fn cvt_pack_saturating() {
+    let ptx = "
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .u64 a, b;
+    .reg .b32 x, y, z, r;
+    ld.param.u64 a, [in];
+    ld.param.u64 b, [out];
+    ld.global.b32 x, [a];
+    ld.global.b32 y, [a+4];
+    ld.global.b32 z, [a+8];
+    cvt.pack.sat.u8.s32.b32 r, x, y, z;
+    st.global.b32 [b], r;
+    cvt.pack.sat.s8.s32.b32 r, y, x, z;
+    st.global.b32 [b+4], r;
+    cvt.pack.sat.s16.s32 r, x, y;
+    st.global.b32 [b+8], r;
+    ret;
+}";
+    let out = run(ptx, &bytes(&[300, (-5i32) as u32, 0x1234_5678]), 12);
+    assert_eq!(words(&out), [0x5678_FF00, 0x5678_FB7F, 0x012C_FFFB]);
+}

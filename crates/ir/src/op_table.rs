@@ -752,6 +752,7 @@ fn int_class(op: IntOp, wide: bool) -> LatencyClass {
         | IntOp::Bfe
         | IntOp::Bfi
         | IntOp::Bmsk { .. }
+        | IntOp::CvtPack { .. }
         | IntOp::Prmt(_)
         | IntOp::Shl
         | IntOp::Shr

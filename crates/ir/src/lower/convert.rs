@@ -6,6 +6,9 @@ use super::*;
 impl Lowerer<'_> {
     pub(super) fn cvt(&mut self, i: &Instruction, mods: &Mods, guard: Option<Guard>, full: &str) -> LResult<()> {
         let ops = &i.operands;
+        if mods.has("pack") {
+            return self.cvt_pack_int(i, mods, guard, full);
+        }
         if ops.len() < 2 || mods.types.len() < 2 {
             return self.err(i.span, format!("`{full}` expects two types and two operands"));
         }
@@ -35,6 +38,30 @@ impl Lowerer<'_> {
             return Ok(());
         }
         self.push(Op::Cvt { dty, sty, mode, relu, satfinite, d, a }, guard, i.span, full);
+        Ok(())
+    }
+
+    /// `cvt.pack.sat.u8.s32.b32 d, a, b, c` (and `.u16`/`.s16` without c).
+    fn cvt_pack_int(&mut self, i: &Instruction, mods: &Mods, guard: Option<Guard>, full: &str) -> LResult<()> {
+        let ops = &i.operands;
+        let (Some(&cty), Some(&ScalarType::S32)) = (mods.types.first(), mods.types.get(1)) else {
+            return self.at(i, full).unsupported(": cvt.pack converts .s32 sources");
+        };
+        let bits = match cty {
+            ScalarType::U8 | ScalarType::S8 => 8,
+            ScalarType::U16 | ScalarType::S16 => 16,
+            _ => return self.at(i, full).unsupported(": cvt.pack to this type"),
+        };
+        let want = if bits == 16 { 3 } else { 4 };
+        if ops.len() != want || !mods.sat {
+            return self.err(i.span, format!("`{full}` expects .sat and {want} operands"));
+        }
+        let d = self.dst(&ops[0])?;
+        let mut s = [self.zero32(); 4];
+        for k in 1..want {
+            s[k - 1] = self.src(&ops[k], ScalarType::B32)?;
+        }
+        self.push(Op::Int { op: IntOp::CvtPack { bits, signed: cty.is_signed() }, ty: ScalarType::B32, d, s }, guard, i.span, full);
         Ok(())
     }
 
