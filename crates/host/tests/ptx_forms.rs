@@ -207,3 +207,36 @@ fn cvt_pack_saturating() {
     let out = run(ptx, &bytes(&[300, (-5i32) as u32, 0x1234_5678]), 12);
     assert_eq!(words(&out), [0x5678_FF00, 0x5678_FB7F, 0x012C_FFFB]);
 }
+
+// fp8 conversions: f32 pairs and f16x2 to e4m3x2/e5m2x2 (round to nearest
+// even, saturating), and back to f16x2 (exact).
+#[test]
+fn fp8_conversions() {
+    let ptx = "
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .u64 a, b;
+    .reg .f32 x, y;
+    .reg .b16 h;
+    .reg .b32 r;
+    ld.param.u64 a, [in];
+    ld.param.u64 b, [out];
+    ld.global.f32 x, [a];
+    ld.global.f32 y, [a+4];
+    cvt.rn.satfinite.e4m3x2.f32 h, x, y;
+    st.global.b16 [b], h;
+    cvt.rn.f16x2.e4m3x2 r, h;
+    st.global.b32 [b+4], r;
+    cvt.rn.satfinite.relu.e5m2x2.f32 h, y, x;
+    st.global.b16 [b+2], h;
+    cvt.rn.relu.f16x2.e5m2x2 r, 0x3CBC;
+    st.global.b32 [b+8], r;
+    mov.b32 r, 0x3C00C000;
+    cvt.rn.satfinite.e5m2x2.f16x2 h, r;
+    st.global.b16 [b+12], h;
+    ret;
+}";
+    // 1.1875 ties to 1.25 in e4m3 (0x3A); -600 saturates to -448 (0xFE).
+    let out = run(ptx, &bytes(&[1.1875f32.to_bits(), (-600f32).to_bits()]), 16);
+    assert_eq!(words(&out), [0x003D_3AFE, 0x3D00_DF00, 0x3C00_0000, 0x3CC0]);
+}

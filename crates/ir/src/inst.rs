@@ -6,6 +6,7 @@
 
 use crate::op_table::InstMeta;
 use warpsim_numerics::float::{FloatOp, TestpClass};
+use warpsim_numerics::fp8::F8;
 use warpsim_numerics::int::IntOp;
 use warpsim_numerics::{BoolOp, CmpOp, FMode, ScalarType};
 
@@ -334,6 +335,23 @@ pub enum Op {
         d: u32,
         a: u32,
         b: u32,
+    },
+    /// `cvt.rn.satfinite{.relu}.e4m3x2|e5m2x2.f32 d, a, b` (a in the upper
+    /// byte of the 16-bit `d`); `from_f16x2`: the `.f16x2 d, a` form (`b == a`).
+    CvtToF8x2 {
+        fmt: F8,
+        relu: bool,
+        from_f16x2: bool,
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    /// `cvt.rn{.relu}.f16x2.e4m3x2|e5m2x2 d, a`.
+    CvtF8x2ToF16x2 {
+        fmt: F8,
+        relu: bool,
+        d: u32,
+        a: u32,
     },
     /// `mov.bN d, {a, b, ...}`: packs `n` elements of `elem_bits` each.
     Pack {

@@ -158,9 +158,13 @@ impl Op {
                 f(R, *a);
                 f(W, *d);
             }
-            Op::CvtPack { d, a, b, .. } => {
+            Op::CvtPack { d, a, b, .. } | Op::CvtToF8x2 { d, a, b, .. } => {
                 f(R, r32(*a));
                 f(R, r32(*b));
+                f(W, r32(*d));
+            }
+            Op::CvtF8x2ToF16x2 { d, a, .. } => {
+                f(R, r32(*a));
                 f(W, r32(*d));
             }
             Op::Pack { d, parts, n, .. } => {
@@ -652,7 +656,8 @@ impl Op {
             }
             Op::Selp { .. } | Op::PredLogic { .. } => int(L::Alu),
             Op::Slct { cty, .. } => OpFacts { uniform_capable: is_int_ty(*cty), ..of(L::Alu) },
-            Op::Testp { .. } | Op::CvtPack { .. } => of(L::Alu),
+            // F2FP on sm_89+, as the f16x2 pack.
+            Op::Testp { .. } | Op::CvtPack { .. } | Op::CvtToF8x2 { .. } | Op::CvtF8x2ToF16x2 { .. } => of(L::Alu),
             Op::Cvt { dty, sty, .. } => OpFacts { uniform_capable: is_int_ty(*dty) && is_int_ty(*sty), ..of(cvt_class(*dty, *sty)) },
             Op::Pack { .. } | Op::Unpack { .. } => int(L::Free),
             Op::Cvta { window, .. } => int(if *window == 0 { L::Free } else { L::Alu }),

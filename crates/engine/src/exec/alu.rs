@@ -547,6 +547,36 @@ impl<const W: usize> Warp<W> {
         write32::<W>(&mut self.r32, d, &o, exec);
     }
 
+    /// `cvt.rn.satfinite.e4m3x2|e5m2x2.f32|f16x2`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn cvt_to_f8x2(&mut self, fmt: num::fp8::F8, relu: bool, from_f16x2: bool, d: u32, a: u32, b: u32, exec: u64) {
+        let x = *col32::<W>(&self.r32, a);
+        let y = *col32::<W>(&self.r32, b);
+        let mut o = [0u32; W];
+        for l in 0..W {
+            if exec >> l & 1 != 0 {
+                o[l] = if from_f16x2 {
+                    num::fp8::f8x2_from_f16x2(fmt, relu, x[l])
+                } else {
+                    num::fp8::f8x2_from_f32(fmt, relu, f32::from_bits(x[l]), f32::from_bits(y[l]))
+                } as u32;
+            }
+        }
+        write32::<W>(&mut self.r32, d, &o, exec);
+    }
+
+    /// `cvt.rn.f16x2.e4m3x2|e5m2x2`.
+    pub(super) fn cvt_f8x2_to_f16x2(&mut self, fmt: num::fp8::F8, relu: bool, d: u32, a: u32, exec: u64) {
+        let x = *col32::<W>(&self.r32, a);
+        let mut o = [0u32; W];
+        for l in 0..W {
+            if exec >> l & 1 != 0 {
+                o[l] = num::fp8::f16x2_from_f8x2(fmt, relu, x[l] as u16);
+            }
+        }
+        write32::<W>(&mut self.r32, d, &o, exec);
+    }
+
     #[inline(always)]
     pub(super) fn pack(&mut self, d: RegRef, parts: &[RegRef; 4], n: u8, elem_bits: u8, exec: u64) {
         let mut o = [0u64; W];

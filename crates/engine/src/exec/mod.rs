@@ -376,6 +376,8 @@ impl<const W: usize> Warp<W> {
                 Op::Testp { class, ty, p, a } => self.testp(*class, *ty, *p, *a, exec),
                 Op::PredLogic { op, d, a, b } => self.pred_logic(*op, *d, *a, *b, exec),
                 Op::Cvt { dty, sty, mode, relu, satfinite, d, a } => self.cvt(*dty, *sty, *mode, (*relu, *satfinite), *d, *a, exec),
+                Op::CvtToF8x2 { fmt, relu, from_f16x2, d, a, b } => self.cvt_to_f8x2(*fmt, *relu, *from_f16x2, *d, *a, *b, exec),
+                Op::CvtF8x2ToF16x2 { fmt, relu, d, a } => self.cvt_f8x2_to_f16x2(*fmt, *relu, *d, *a, exec),
                 Op::CvtPack { dty, mode, relu, satfinite, d, a, b } => self.cvt_pack(*dty, *mode, (*relu, *satfinite), *d, *a, *b, exec),
                 Op::Pack { d, parts, n, elem_bits } => self.pack(*d, parts, *n, *elem_bits, exec),
                 Op::Unpack { ds, a, n, elem_bits } => self.unpack(ds, *a, *n, *elem_bits, exec),

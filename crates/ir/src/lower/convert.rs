@@ -2,12 +2,48 @@
 //! conversions (`cvta`) and conversions between types (`cvt`).
 
 use super::*;
+use warpsim_numerics::fp8::F8;
 
 impl Lowerer<'_> {
     pub(super) fn cvt(&mut self, i: &Instruction, mods: &Mods, guard: Option<Guard>, full: &str) -> LResult<()> {
         let ops = &i.operands;
         if mods.has("pack") {
             return self.cvt_pack_int(i, mods, guard, full);
+        }
+        let f8 = |s: &str| match s {
+            "e4m3x2" => Some(F8::E4M3),
+            "e5m2x2" => Some(F8::E5M2),
+            _ => None,
+        };
+        let f8s: Vec<(usize, F8)> = mods.raw.iter().enumerate().filter_map(|(k, m)| f8(m).map(|f| (k, f))).collect();
+        if let Some(&(k, fmt)) = f8s.first() {
+            let relu = mods.has("relu");
+            let other = mods.raw[k + 1..].iter().chain(&mods.raw[..k]).find_map(|m| ScalarType::from_ptx(m));
+            let to_f8 = mods.raw[k + 1..].iter().any(|m| ScalarType::from_ptx(m).is_some());
+            if f8s.len() > 1 || mods.rnd != Some(warpsim_numerics::Rounding::Rn) {
+                return self.at(i, full).unsupported(": fp8 conversions are .rn between one fp8x2 type and f32 or f16x2");
+            }
+            if to_f8 && !mods.has("satfinite") {
+                return self.err(i.span, format!("`{full}` needs .satfinite"));
+            }
+            let d = self.d32(&ops[0])?;
+            match (to_f8, other) {
+                (true, Some(ScalarType::F32)) if ops.len() == 3 => {
+                    let a = self.r32(&ops[1], ScalarType::F32)?;
+                    let b = self.r32(&ops[2], ScalarType::F32)?;
+                    self.push(Op::CvtToF8x2 { fmt, relu, from_f16x2: false, d, a, b }, guard, i.span, full);
+                }
+                (true, Some(ScalarType::F16x2)) if ops.len() == 2 => {
+                    let a = self.r32(&ops[1], ScalarType::F16x2)?;
+                    self.push(Op::CvtToF8x2 { fmt, relu, from_f16x2: true, d, a, b: a }, guard, i.span, full);
+                }
+                (false, Some(ScalarType::F16x2)) if ops.len() == 2 => {
+                    let a = self.r32(&ops[1], ScalarType::B16)?;
+                    self.push(Op::CvtF8x2ToF16x2 { fmt, relu, d, a }, guard, i.span, full);
+                }
+                _ => return self.at(i, full).unsupported(": fp8 conversions are .rn between one fp8x2 type and f32 or f16x2"),
+            }
+            return Ok(());
         }
         if ops.len() < 2 || mods.types.len() < 2 {
             return self.err(i.span, format!("`{full}` expects two types and two operands"));
