@@ -80,6 +80,10 @@ pub fn check_launch(
             diagnostics.push(d);
         }
     }
+    // Accesses past an allocation's end that the engine served (as a GPU would).
+    if let Ok(s) = &result {
+        diagnostics.extend(s.past_end.iter().filter_map(|f| from_fault(f, &plan)));
+    }
     CheckReport { result, diagnostics }
 }
 

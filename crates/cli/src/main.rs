@@ -247,6 +247,12 @@ fn cmd_run(a: RunArgs) -> Result<()> {
         Err(e) => bail!("{e}"),
     };
     let secs = t0.elapsed().as_secs_f64();
+    for f in &s.stats.past_end {
+        eprintln!("warning: {f}\n  served: past the allocation's exact end but within its page, as a GPU serves it");
+    }
+    if s.stats.past_end_count > s.stats.past_end.len() as u64 {
+        eprintln!("warning: {} more accesses past an allocation's end were served", s.stats.past_end_count - s.stats.past_end.len() as u64);
+    }
     let mut written = prepared.save_outputs(&a.out).map_err(flat)?;
     written.extend(warpsim::reporting::write_run_reports(warpsim::reporting::RunReport {
         prepared: &prepared,

@@ -64,7 +64,15 @@ pub struct LaunchStats {
     pub warps: u64,
     pub warp_instructions: u64,
     pub thread_instructions: u64,
+    /// Global accesses past an allocation's exact end that a GPU would serve
+    /// (within the allocation's 64 KiB page granule; beyond it they fault):
+    /// each was served; the first [`MAX_PAST_END_KEPT`] are kept with their place.
+    pub past_end: Vec<KernelFault>,
+    pub past_end_count: u64,
 }
+
+/// Past-end accesses kept with their place in [`LaunchStats::past_end`].
+pub const MAX_PAST_END_KEPT: usize = 64;
 
 impl LaunchStats {
     fn add(&mut self, o: &LaunchStats) {
@@ -72,6 +80,9 @@ impl LaunchStats {
         self.warps += o.warps;
         self.warp_instructions += o.warp_instructions;
         self.thread_instructions += o.thread_instructions;
+        self.past_end_count += o.past_end_count;
+        let room = MAX_PAST_END_KEPT.saturating_sub(self.past_end.len());
+        self.past_end.extend(o.past_end.iter().take(room).cloned());
     }
 
     /// Threads per warp instruction (Nsight Compute's warp execution efficiency numerator).

@@ -240,3 +240,66 @@ fn fp8_conversions() {
     let out = run(ptx, &bytes(&[1.1875f32.to_bits(), (-600f32).to_bits()]), 16);
     assert_eq!(words(&out), [0x003D_3AFE, 0x3D00_DF00, 0x3C00_0000, 0x3CC0]);
 }
+
+// An access past an allocation's exact end but within its page is served (a
+// GPU's allocations are carved from larger pages) and reported with its
+// place; beyond the page it faults.
+#[test]
+fn past_the_end_within_the_page() {
+    let ptx = "
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .u64 a, b;
+    .reg .u32 x;
+    ld.param.u64 a, [in];
+    ld.param.u64 b, [out];
+    st.global.u32 [a+4], 77;
+    ld.global.u32 x, [a+4];
+    st.global.u32 [b], x;
+    ret;
+}";
+    let mut module = Module::from_ptx("t.ptx", format!("{HEAD}{ptx}"));
+    let kernel = module.kernel("k").unwrap();
+    let mut ctx = Context::new();
+    let inp = ctx.alloc("in", 4, None);
+    let out = ctx.alloc("out", 4, None);
+    let mut args = Args::new(&kernel);
+    args.set_ptr(0, inp).unwrap();
+    args.set_ptr(1, out).unwrap();
+    let s = launch(&mut ctx, &kernel, &Dims::linear(1, 1), args.bytes(), &LaunchOptions::default()).unwrap();
+    assert_eq!(ctx.read_vec(out, 4, "out").unwrap(), 77u32.to_le_bytes());
+    assert_eq!(s.stats.past_end_count, 2);
+    let w = s.stats.past_end[0].to_string();
+    assert!(w.contains("out-of-bounds global store of 4 bytes") && w.contains("PTX line 11"), "{w}");
+    // 64 KiB on: past the page, a fault.
+    let far = ptx.replace("[a+4]", "[a+65536]");
+    let mut module = Module::from_ptx("t.ptx", format!("{HEAD}{far}"));
+    let kernel = module.kernel("k").unwrap();
+    let e = launch(&mut ctx, &kernel, &Dims::linear(1, 1), args.bytes(), &LaunchOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("out-of-bounds global store"), "{e}");
+}
+
+// `check` still reports a served past-the-end access as out of bounds.
+#[test]
+fn past_the_end_is_reported_by_check() {
+    let ptx = "
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .u64 a;
+    .reg .u32 x;
+    ld.param.u64 a, [in];
+    ld.global.u32 x, [a+8];
+    ret;
+}";
+    let mut module = Module::from_ptx("t.ptx", format!("{HEAD}{ptx}"));
+    let kernel = module.kernel("k").unwrap();
+    let mut ctx = Context::new();
+    let inp = ctx.alloc("in", 8, None);
+    let mut args = Args::new(&kernel);
+    args.set_ptr(0, inp).unwrap();
+    args.set_ptr(1, inp).unwrap();
+    let opts = LaunchOptions { check: true, ..Default::default() };
+    let s = launch(&mut ctx, &kernel, &Dims::linear(1, 1), args.bytes(), &opts).unwrap();
+    let d = s.diagnostics.unwrap();
+    assert!(d.iter().any(|x| x.kind == warpsim_check::DiagKind::OutOfBounds), "{d:?}");
+}

@@ -65,6 +65,10 @@ pub struct Warp<const W: usize> {
     /// Per-lane local memory, `local_bytes` per lane, allocated on first use.
     pub local: Vec<u8>,
     pub state: WarpState,
+    /// Global accesses past an allocation's exact end that a GPU serves
+    /// (within its page granule): served, and kept here for the block to
+    /// report as warnings.
+    pub past_end: Vec<WarpFault>,
 }
 
 /// Why a warp stopped running.

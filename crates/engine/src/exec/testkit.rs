@@ -19,6 +19,7 @@ pub fn bare(n32: u32, n64: u32, npred: u32) -> Warp<32> {
         exited: 0,
         local: Vec::new(),
         state: WarpState::Ready,
+        past_end: Vec::new(),
     }
 }
 
