@@ -247,6 +247,12 @@ fn cmd_run(a: RunArgs) -> Result<()> {
         Err(e) => bail!("{e}"),
     };
     let secs = t0.elapsed().as_secs_f64();
+    // Device printf output, flushed at the end of the launch as the GPU does.
+    if a.json {
+        eprint!("{}", s.stats.printf);
+    } else {
+        print!("{}", s.stats.printf);
+    }
     for f in &s.stats.past_end {
         eprintln!("warning: {f}\n  served: past the allocation's exact end but within its page, as a GPU serves it");
     }

@@ -132,6 +132,7 @@ impl<'a, const W: usize> Block<'a, W> {
                 local: Vec::new(),
                 state: WarpState::Done,
                 past_end: Vec::new(),
+                printed: String::new(),
             });
         }
         for w in 0..nwarps {
@@ -217,6 +218,10 @@ impl<'a, const W: usize> Block<'a, W> {
         let r = self.warps[w].run_scheduled(&mut ctx, obs, sched, slice);
         if !self.warps[w].past_end.is_empty() {
             self.keep_past_end(w);
+        }
+        if !self.warps[w].printed.is_empty() {
+            let p = std::mem::take(&mut self.warps[w].printed);
+            self.stats.printf.push_str(&p);
         }
         match r {
             Ok(s) => Ok(s),

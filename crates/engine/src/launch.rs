@@ -69,6 +69,8 @@ pub struct LaunchStats {
     /// each was served; the first [`MAX_PAST_END_KEPT`] are kept with their place.
     pub past_end: Vec<KernelFault>,
     pub past_end_count: u64,
+    /// Device `printf` output, blocks in order (see `exec::printf`).
+    pub printf: String,
 }
 
 /// Past-end accesses kept with their place in [`LaunchStats::past_end`].
@@ -81,6 +83,7 @@ impl LaunchStats {
         self.warp_instructions += o.warp_instructions;
         self.thread_instructions += o.thread_instructions;
         self.past_end_count += o.past_end_count;
+        self.printf.push_str(&o.printf);
         let room = MAX_PAST_END_KEPT.saturating_sub(self.past_end.len());
         self.past_end.extend(o.past_end.iter().take(room).cloned());
     }

@@ -303,3 +303,114 @@ fn past_the_end_is_reported_by_check() {
     let d = s.diagnostics.unwrap();
     assert!(d.iter().any(|x| x.kind == warpsim_check::DiagKind::OutOfBounds), "{d:?}");
 }
+
+// Device printf as nvcc calls it: `vprintf(format, args)` with the arguments
+// in a local buffer, each at its alignment; output in lane order, flushed at
+// the end of the launch.
+#[test]
+fn device_printf() {
+    let ptx = r#"
+.extern .func (.param .b32 func_retval0) vprintf
+(
+    .param .b64 vprintf_param_0,
+    .param .b64 vprintf_param_1
+)
+;
+.global .align 1 .b8 $str[20] = {116, 37, 100, 32, 37, 46, 50, 102, 32, 37, 115, 32, 37, 120, 32, 37, 37, 10, 0, 0};
+.global .align 1 .b8 $name[3] = {111, 107, 0};
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .local .align 8 .b8 __local_depot0[32];
+    .reg .b64 %SP, %SPL, %rd<8>;
+    .reg .b32 %r<4>;
+    .reg .f64 %fd1;
+    mov.u64 %SPL, __local_depot0;
+    cvta.local.u64 %SP, %SPL;
+    add.u64 %rd1, %SP, 0;
+    add.u64 %rd2, %SPL, 0;
+    mov.u32 %r1, %tid.x;
+    st.local.u32 [%rd2], %r1;
+    cvt.rn.f64.u32 %fd1, %r1;
+    st.local.f64 [%rd2+8], %fd1;
+    mov.u64 %rd5, $name;
+    cvta.global.u64 %rd6, %rd5;
+    st.local.u64 [%rd2+16], %rd6;
+    st.local.u32 [%rd2+24], 255;
+    mov.u64 %rd3, $str;
+    cvta.global.u64 %rd4, %rd3;
+    {
+    .param .b64 param0;
+    st.param.b64 [param0], %rd4;
+    .param .b64 param1;
+    st.param.b64 [param1], %rd1;
+    .param .b32 retval0;
+    call.uni (retval0), vprintf, (param0, param1);
+    ld.param.b32 %r2, [retval0];
+    }
+    ret;
+}"#;
+    let mut module = Module::from_ptx("t.ptx", format!("{HEAD}{ptx}"));
+    let kernel = module.kernel("k").unwrap_or_else(|e| panic!("{e}"));
+    let mut ctx = Context::new();
+    let args = Args::new(&kernel);
+    let s = launch(&mut ctx, &kernel, &Dims::linear(1, 2), args.bytes(), &LaunchOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.stats.printf, "t0 0.00 ok ff %\nt1 1.00 ok ff %\n");
+}
+
+// Device assert: `__assertfail(message, file, line, function, 1)` ends the
+// launch with a fault naming the thread, file, line and expression.
+#[test]
+fn device_assert() {
+    let ptx = r#"
+.extern .func __assertfail
+(
+    .param .b64 __assertfail_param_0,
+    .param .b64 __assertfail_param_1,
+    .param .b32 __assertfail_param_2,
+    .param .b64 __assertfail_param_3,
+    .param .b64 __assertfail_param_4
+)
+;
+.global .align 1 .b8 $str[6] = {120, 32, 62, 32, 49, 0};
+.global .align 1 .b8 $str1[5] = {97, 46, 99, 117, 0};
+.global .align 1 .b8 __unnamed_1[2] = {107, 0};
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<8>;
+    mov.u32 %r1, %tid.x;
+    setp.gt.u32 %p1, %r1, 1;
+    @%p1 bra $L__BB0_2;
+    mov.u64 %rd1, $str;
+    cvta.global.u64 %rd2, %rd1;
+    mov.u64 %rd3, $str1;
+    cvta.global.u64 %rd4, %rd3;
+    mov.u64 %rd5, __unnamed_1;
+    cvta.global.u64 %rd6, %rd5;
+    mov.b32 %r2, 7;
+    mov.u64 %rd7, 1;
+    {
+    .param .b64 param0;
+    st.param.b64 [param0], %rd2;
+    .param .b64 param1;
+    st.param.b64 [param1], %rd4;
+    .param .b32 param2;
+    st.param.b32 [param2], %r2;
+    .param .b64 param3;
+    st.param.b64 [param3], %rd6;
+    .param .b64 param4;
+    st.param.b64 [param4], %rd7;
+    call.uni __assertfail, (param0, param1, param2, param3, param4);
+    }
+$L__BB0_2:
+    ret;
+}"#;
+    let mut module = Module::from_ptx("t.ptx", format!("{HEAD}{ptx}"));
+    let kernel = module.kernel("k").unwrap_or_else(|e| panic!("{e}"));
+    let mut ctx = Context::new();
+    let args = Args::new(&kernel);
+    let e = launch(&mut ctx, &kernel, &Dims::linear(1, 4), args.bytes(), &LaunchOptions::default()).unwrap_err().to_string();
+    assert!(e.starts_with("device assert failed: a.cu:7: k: Assertion `x > 1` failed."), "{e}");
+    assert!(e.contains("thread (0,0,0)"), "{e}");
+}

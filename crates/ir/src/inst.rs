@@ -409,6 +409,16 @@ pub enum Op {
     },
     Exit,
     Trap,
+    /// `call __assertfail, (message, file, line, function, charSize)`: the
+    /// local offsets of the first four `.param` arguments.
+    AssertFail {
+        params: [u32; 4],
+    },
+    /// `call (r), vprintf, (format, args)`: local offsets of the two arguments.
+    Printf {
+        format: u32,
+        args: u32,
+    },
     Bar {
         kind: BarKind,
         id: RegRef,
@@ -506,6 +516,6 @@ impl Inst {
 impl Op {
     /// Whether this instruction can change control flow.
     pub fn is_branch(&self) -> bool {
-        matches!(self, Op::Bra { .. } | Op::BrxIdx { .. } | Op::Exit | Op::Trap)
+        matches!(self, Op::Bra { .. } | Op::BrxIdx { .. } | Op::Exit | Op::Trap | Op::AssertFail { .. })
     }
 }

@@ -51,7 +51,7 @@ impl Op {
         let r64 = RegRef::r64;
         let pr = RegRef::pred;
         match self {
-            Op::Nop | Op::Fence | Op::Exit | Op::Trap | Op::Bra { .. } => {}
+            Op::Nop | Op::Fence | Op::Exit | Op::Trap | Op::Bra { .. } | Op::AssertFail { .. } | Op::Printf { .. } => {}
             Op::Mov { d, a } => {
                 f(R, *a);
                 f(W, *d);
@@ -668,7 +668,9 @@ impl Op {
                 OpFacts { flow: Flow::Branch { targets: std::slice::from_ref(target), reconv: *reconv }, ..of(L::Branch) }
             }
             Op::BrxIdx { targets, reconv, .. } => OpFacts { flow: Flow::Branch { targets, reconv: *reconv }, ..of(L::Branch) },
-            Op::Exit | Op::Trap => OpFacts { flow: Flow::Exit, ..of(L::Exit) },
+            Op::Exit | Op::Trap | Op::AssertFail { .. } => OpFacts { flow: Flow::Exit, ..of(L::Exit) },
+            // A system call on the GPU; its cost is not modelled.
+            Op::Printf { .. } => of(L::Alu),
             Op::Bar { .. } => of(L::Barrier),
             Op::BarWarpSync { .. } => OpFacts::collective(L::Alu, Collective::WarpSync),
             Op::Shfl { .. } => OpFacts::collective(L::Shfl, Collective::Shuffle),

@@ -26,6 +26,7 @@ mod alu;
 mod control;
 mod memory;
 mod mma;
+mod printf;
 mod warp;
 
 pub use alu::{bin32_lane, bin64_lane, fma_f32_lane, fma_f64_lane};
@@ -69,6 +70,8 @@ pub struct Warp<const W: usize> {
     /// (within its page granule): served, and kept here for the block to
     /// report as warnings.
     pub past_end: Vec<WarpFault>,
+    /// Device `printf` output of this warp not yet collected by its block.
+    pub printed: String,
 }
 
 /// Why a warp stopped running.
@@ -399,6 +402,9 @@ impl<const W: usize> Warp<W> {
                 Op::BrxIdx { index, targets, reconv } => self.brx_idx(obs, sched, pc, active, exec, *index, targets, *reconv)?,
                 Op::Exit => self.exit_lanes(exec),
                 Op::Trap => return Err(WarpFault { pc, lane: Some(exec.trailing_zeros()), kind: FaultKind::Trap }),
+                // Device assert and printf (printf.rs).
+                Op::AssertFail { params } => return Err(self.assert_fail(ctx, pc, exec, params)),
+                Op::Printf { format, args } => self.printf(ctx, pc, exec, *format, *args)?,
                 Op::Bar { kind, id, count, pred, aligned } => return self.bar(obs, pc, exec, *kind, *id, *count, *pred, *aligned),
                 // Warp-synchronous instructions (warp.rs).
                 Op::BarWarpSync { mask } => self.bar_warp_sync(obs, pc, exec, *mask),

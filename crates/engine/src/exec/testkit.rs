@@ -20,6 +20,7 @@ pub fn bare(n32: u32, n64: u32, npred: u32) -> Warp<32> {
         local: Vec::new(),
         state: WarpState::Ready,
         past_end: Vec::new(),
+        printed: String::new(),
     }
 }
 

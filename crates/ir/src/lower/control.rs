@@ -54,6 +54,33 @@ impl Lowerer<'_> {
         Ok(())
     }
 
+    /// `vprintf` and `__assertfail`, the external functions CUDA's device
+    /// `printf` and `assert` call: their `.param` arguments are read by the
+    /// engine from the lane's local memory.
+    fn known_extern(&mut self, i: &Instruction, callee: &str, args: &[Operand], guard: Option<Guard>, full: &str) -> LResult<()> {
+        let want = if callee == "vprintf" { 2 } else { 5 };
+        if args.len() != want {
+            return self.err(i.span, format!("`{callee}` takes {want} arguments"));
+        }
+        let mut offs = [0u32; 5];
+        for (k, a) in args.iter().enumerate() {
+            offs[k] = match a {
+                Operand::Name(n, s) => match self.lookup(n) {
+                    Some(Sym::Local(off)) => off,
+                    _ => return self.err(*s, format!("`{callee}` arguments must be .param variables")),
+                },
+                _ => return self.err(a.span(), format!("`{callee}` arguments must be .param variables")),
+            };
+        }
+        let op = if callee == "vprintf" {
+            Op::Printf { format: offs[0], args: offs[1] }
+        } else {
+            Op::AssertFail { params: [offs[0], offs[1], offs[2], offs[3]] }
+        };
+        self.push(op, guard, i.span, full);
+        Ok(())
+    }
+
     pub(super) fn call(&mut self, i: &Instruction, guard: Option<Guard>, full: &str) -> LResult<()> {
         // call{.uni} (rets), name, (args){, prototype};
         let ops = &i.operands;
@@ -76,6 +103,9 @@ impl Lowerer<'_> {
             return self.err(*cspan, "indirect calls through a function pointer are not supported");
         }
         let m = self.m;
+        if m.function(callee).is_none() && matches!(callee.as_str(), "vprintf" | "__assertfail") {
+            return self.known_extern(i, callee, args, guard, full);
+        }
         let Some(f) = m.function(callee) else {
             let known = m.functions.iter().any(|f| &f.name == callee);
             let msg = if known {

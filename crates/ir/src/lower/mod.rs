@@ -279,7 +279,13 @@ struct Lowerer<'a> {
     pending_nounroll: bool,
     /// Some vector register was declared (operands are then checked for one).
     has_vectors: bool,
+    /// Offset of the reserved shared memory (`%reserved_smem_offset_*`), once used.
+    reserved_smem: Option<u32>,
 }
+
+/// Bytes of shared memory `%reserved_smem_offset_*` name (the 1 KiB per
+/// block that sm_80 and later reserve for the system).
+const RESERVED_SMEM_BYTES: u32 = 1024;
 
 /// `x` rounded up to a multiple of `a`; `None` past `u32::MAX`.
 fn align_up(x: u32, a: u32) -> Option<u32> {
@@ -326,6 +332,7 @@ fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str, lines: &LineInd
         cur_loc: None,
         cur_inlined: None,
         has_vectors: false,
+        reserved_smem: None,
         cc: None,
         extern_patches: Vec::new(),
         prev_inst_end: f.span.start,

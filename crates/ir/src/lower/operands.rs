@@ -37,6 +37,9 @@ impl Lowerer<'_> {
             "z" => Some(2),
             _ => None,
         };
+        if let Some(which) = name.strip_prefix("%reserved_smem_offset_") {
+            return self.reserved_smem(which).map(|r| (r, ScalarType::U32));
+        }
         let sp = if let Some((base, c)) = name.split_once('.') {
             let d = dim(c)?;
             match base {
@@ -72,6 +75,29 @@ impl Lowerer<'_> {
         let r = self.alloc_reg(ty);
         self.specials.insert(sp, r);
         Some((r, ty))
+    }
+
+    /// `%reserved_smem_offset_{begin,end,cap,0,1}`: the shared memory the
+    /// system reserves for cooperative groups (`block_tile_memory`). Modelled
+    /// as [`RESERVED_SMEM_BYTES`] of the block's shared memory laid out on
+    /// first use, `_0` and `_1` its two halves.
+    fn reserved_smem(&mut self, which: &str) -> Option<RegRef> {
+        let base = match self.reserved_smem {
+            Some(b) => b,
+            None => {
+                let b = place(&mut self.shared_bytes, Some(RESERVED_SMEM_BYTES as u64), 16)?;
+                self.reserved_smem = Some(b);
+                b
+            }
+        };
+        let v = match which {
+            "begin" | "0" => base,
+            "1" => base + RESERVED_SMEM_BYTES / 2,
+            "end" => base + RESERVED_SMEM_BYTES,
+            "cap" => RESERVED_SMEM_BYTES,
+            _ => return None,
+        };
+        Some(self.const_reg(ScalarType::U32, v as u64))
     }
 
     pub(super) fn clock_kind(name: &str) -> Option<ClockKind> {
