@@ -63,32 +63,51 @@ pub fn check_launch(
     opts: &CheckOptions,
 ) -> CheckReport {
     let cfg = LaunchConfig { serial: true, ..cfg.clone() };
-    let plan = Arc::new(plan::Plan::new(program, kernel, &cfg, mem));
-    let (result, checker) = launch_observed_partial(
-        program,
-        kernel,
-        mem,
-        globals,
-        params,
-        &cfg,
-        &|| Checker::new(plan.clone(), *opts),
-        &|a: &mut Checker, b| a.merge(b),
-    );
-    let mut diagnostics = checker.finish();
-    if let Err(LaunchError::Fault(f)) = &result {
-        if let Some(d) = from_fault(f, &plan) {
-            diagnostics.push(d);
-        }
-    }
-    // Accesses past an allocation's end that the engine served (as a GPU would).
-    if let Ok(s) = &result {
-        diagnostics.extend(s.past_end.iter().filter_map(|f| from_fault(f, &plan)));
-    }
+    let session = CheckSession::new(program, kernel, &cfg, mem, *opts);
+    let (result, checker) =
+        launch_observed_partial(program, kernel, mem, globals, params, &cfg, &|| session.checker(), &|a: &mut Checker, b| a.merge(b));
+    let diagnostics = session.finish(checker, result.as_ref().err());
     CheckReport { result, diagnostics }
 }
 
-/// The diagnostic for a fault that is one of the checked bugs (out of
-/// bounds, misaligned, deadlock); `None` for others (trap, runaway loop).
+/// The checkers of one launch, for a caller that runs the launch itself
+/// (with other observers beside them, or on the timing model): make a
+/// [`Checker`] per block (or block slot) with [`CheckSession::checker`],
+/// fold them with [`Checker::merge`], then [`CheckSession::finish`].
+/// Races between blocks are found only among the blocks one checker sees,
+/// so the functional engine runs checked launches serially.
+pub struct CheckSession {
+    plan: Arc<plan::Plan>,
+    opts: CheckOptions,
+}
+
+impl CheckSession {
+    pub fn new(program: &Program, kernel: &Kernel, cfg: &LaunchConfig, mem: &GlobalMemory, opts: CheckOptions) -> CheckSession {
+        CheckSession { plan: Arc::new(plan::Plan::new(program, kernel, cfg, mem)), opts }
+    }
+
+    pub fn checker(&self) -> Checker {
+        Checker::new(self.plan.clone(), self.opts)
+    }
+
+    /// The diagnostics, with the launch's fault (if it ended in one) as the last.
+    /// Out-of-bounds diagnostics for the accesses past an allocation's end
+    /// the engine served (`LaunchConfig::serve_past_end`).
+    pub fn served_past_end(&self, faults: &[KernelFault]) -> Vec<Diagnostic> {
+        faults.iter().filter_map(|f| from_fault(f, &self.plan)).collect()
+    }
+
+    pub fn finish(&self, checker: Checker, error: Option<&LaunchError>) -> Vec<Diagnostic> {
+        let mut diagnostics = checker.finish();
+        if let Some(LaunchError::Fault(f)) = error {
+            if let Some(d) = from_fault(f, &self.plan) {
+                diagnostics.push(d);
+            }
+        }
+        diagnostics
+    }
+}
+
 pub fn from_fault(f: &KernelFault, plan: &plan::Plan) -> Option<Diagnostic> {
     let place = plan.place(f.pc);
     let site = Site {

@@ -84,6 +84,10 @@ struct EngineArgs {
     /// Skip the warp-level metrics (sectors, wavefronts, divergence) for speed.
     #[arg(long)]
     no_metrics: bool,
+    /// Serve global accesses past an allocation's exact end within its 64 KiB
+    /// page, as a GPU does, with a warning (default: they fault).
+    #[arg(long)]
+    serve_past_end: bool,
     #[command(flatten)]
     checking: warpsim::checking::CheckArgs,
     #[command(flatten)]
@@ -97,6 +101,7 @@ impl EngineArgs {
             serial: self.serial,
             max_warp_instructions_per_block: self.max_instructions,
             metrics: !self.no_metrics,
+            serve_past_end: self.serve_past_end,
             ..Default::default()
         };
         self.checking.apply(&mut o);
@@ -232,9 +237,9 @@ fn cmd_run(a: RunArgs) -> Result<()> {
     let reports = a.output.report.is_some() || a.output.trace.is_some();
     let mut run_opts = opts.clone();
     if reports {
-        // The report's metrics come from a functional run until the timing
-        // model takes extra observers; its timeline from `reporting::timed_run`.
-        run_opts.timing = None;
+        // One run feeds the report: the timing model drives the functional
+        // engine with the metrics (and checkers) watching.
+        run_opts.timing = Some(warpsim::reporting::report_timing(&opts).map_err(flat)?);
     }
     run_opts.metrics |= a.lines || a.output.needs_metrics();
     let t0 = Instant::now();
@@ -267,11 +272,12 @@ fn cmd_run(a: RunArgs) -> Result<()> {
         opts: &opts,
         stats: &s.stats,
         metrics: s.metrics.as_ref(),
+        timing: s.timing.as_ref(),
         html: a.output.report.as_deref(),
         trace: a.output.trace.as_deref(),
     })?);
     let shown = RunShown { a: &a, kernel: kernel.name(), dims, secs, written: &written };
-    match &s.timing {
+    match s.timing.as_ref().filter(|_| opts.timing.is_some()) {
         Some(t) => shown.timed(&s, t)?,
         None => {
             let occupancy = occupancy_cmd::launch_occupancy(&kernel, dims.block, dims.dynamic_shared_bytes, a.engine.warp_size);

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use warpsim_engine::LaunchStats;
 use warpsim_gpu::{occupancy, GpuPreset, OccupancyInput};
-use warpsim_host::{prepare, Dims, HostError, LaunchOptions, Prepared, TimingMode};
+use warpsim_host::{Dims, HostError, LaunchOptions, Prepared, TimingMode};
 use warpsim_ir::{Kernel, Program};
 use warpsim_launch::ParamSpec;
 use warpsim_metrics::LaunchMetrics;
@@ -26,14 +26,7 @@ pub fn preset_for_warp_size(warp_size: u32) -> GpuPreset {
 
 /// `file:line` of the instruction at `pc` (the CUDA line from `.loc`, else `ptx:N`).
 pub fn place(program: &Program, k: &Kernel, pc: usize) -> String {
-    let info = &k.info[pc];
-    match info.loc {
-        Some(l) if l.line > 0 => {
-            let name = program.files.get(&l.file).map(String::as_str).unwrap_or("?");
-            format!("{}:{}", name.rsplit(['/', '\\']).next().unwrap_or(name), l.line)
-        }
-        _ => format!("ptx:{}", info.ptx_line),
-    }
+    program.source_place(k, pc as u32).map(|p| p.to_string()).unwrap_or_default()
 }
 
 /// The occupancy stepper for blocks of `block_threads` on `preset`: as many
@@ -277,6 +270,8 @@ pub struct RunReport<'a> {
     pub opts: &'a LaunchOptions,
     pub stats: &'a LaunchStats,
     pub metrics: Option<&'a LaunchMetrics>,
+    /// The timing model's report of the same run, with its timeline.
+    pub timing: Option<&'a TimingReport>,
     pub html: Option<&'a Path>,
     pub trace: Option<&'a Path>,
 }
@@ -288,19 +283,19 @@ pub fn write_run_reports(r: RunReport<'_>) -> Result<Vec<PathBuf>> {
         return Ok(written);
     }
     let p = r.prepared;
-    let (timing, timeline, note) = match timed_run(p, r.params, &r.dims, r.opts) {
-        Ok(t) => {
-            let tl = timeline_of(&t, TIMELINE_SMS, TIMELINE_SPANS);
+    let (timing, timeline, note) = match r.timing {
+        Some(t) => {
+            let tl = timeline_of(t, TIMELINE_SMS, TIMELINE_SPANS);
             let note = format!(
-                "From the timing model ({} preset): each bar is a run of cycles in which one sub-partition issued for one warp; \
-                 gaps are cycles with no warp ready. {} cycles in all{}; hover a bar for its warp.",
+                "From the timing model ({} preset), in the same run as the rest of this report: each bar is a run of cycles in which \
+                 one sub-partition issued for one warp; gaps are cycles with no warp ready. {} cycles in all{}; hover a bar for its warp.",
                 t.gpu.to_uppercase(),
                 t.kernel_cycles,
                 if tl.truncated { format!(", the first {TIMELINE_SMS} SMs shown") } else { String::new() }
             );
             (Some(t), Some(tl), note)
         }
-        Err(e) => (None, None, format!("No timeline: the timing model could not run this launch: {e}")),
+        None => (None, None, "No timeline: this launch did not run on the timing model.".to_string()),
     };
     if let Some(path) = r.trace {
         let t = timeline.as_ref().context("no timeline to write as a trace")?;
@@ -320,7 +315,7 @@ pub fn write_run_reports(r: RunReport<'_>) -> Result<Vec<PathBuf>> {
             r.opts.warp_size,
             r.stats,
             m,
-            timing.as_ref(),
+            timing,
             timeline,
             note,
         );
@@ -330,19 +325,15 @@ pub fn write_run_reports(r: RunReport<'_>) -> Result<Vec<PathBuf>> {
     Ok(written)
 }
 
-/// The report's timeline: the launch again, on fresh buffers, on the timing
-/// model (the `--gpu` of `--mode timing` if given, else the H200, or the
-/// MI300X for 64-lane wavefronts) with the timeline recorded. Once the timing
-/// model takes extra observers, `--mode timing --report` gets its metrics
-/// from that one run instead (see `warpsim_host::launch`).
-pub fn timed_run(p: &Prepared, params: &[ParamSpec], dims: &Dims, opts: &LaunchOptions) -> Result<TimingReport, HostError> {
-    let mut fresh = prepare(&p.kernel, params)?;
-    let mode = match &opts.timing {
+/// The timing mode a launch with `--report` or `--trace` runs in: the
+/// user's `--mode timing --gpu`, else the default preset for the warp size,
+/// with the timeline recorded. The report's metrics, cycles and timeline all
+/// come from that one run.
+pub fn report_timing(opts: &LaunchOptions) -> Result<TimingMode, HostError> {
+    Ok(match &opts.timing {
         Some(m) => TimingMode { gpu: m.gpu.clone(), timeline: true },
         None => TimingMode::preset(&preset_for_warp_size(opts.warp_size).key, true)?,
-    };
-    let o = LaunchOptions { timing: Some(mode), ..opts.clone() };
-    Ok(fresh.launch(dims, &o)?.timing.expect("a timed launch has a timing report"))
+    })
 }
 
 /// The timing model's spans as a report timeline: SMs below `max_sms`, at

@@ -212,6 +212,7 @@ impl<'a, const W: usize> Block<'a, W> {
             clock: &mut self.clock,
             budget: &mut self.budget,
             budget_limit: self.cfg.max_warp_instructions_per_block,
+            serve_past_end: self.cfg.serve_past_end,
             warp_instructions: &mut self.stats.warp_instructions,
             thread_instructions: &mut self.stats.thread_instructions,
         };

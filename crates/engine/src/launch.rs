@@ -39,6 +39,10 @@ pub struct LaunchConfig {
     /// The order in which the lane groups of a warp run (the SIMT stack's,
     /// or a random independent-thread schedule).
     pub schedule: Schedule,
+    /// Serve global accesses past an allocation's exact end that stay within
+    /// its 64 KiB page, as a GPU does (its allocations are carved from larger
+    /// pages), keeping each in [`LaunchStats::past_end`]; off, they fault.
+    pub serve_past_end: bool,
 }
 
 impl Default for LaunchConfig {
@@ -53,6 +57,7 @@ impl Default for LaunchConfig {
             max_warp_instructions_per_block: 1 << 28,
             serial: false,
             schedule: Schedule::Simt,
+            serve_past_end: false,
         }
     }
 }
@@ -198,12 +203,8 @@ pub fn resolve_symbols(kernel: &Kernel, globals: &HashMap<String, u64>) -> Resul
 pub fn with_source_file(program: &Program, kernel: &Kernel, e: LaunchError) -> LaunchError {
     match e {
         LaunchError::Fault(mut f) => {
-            let info = &kernel.info[(f.pc as usize).min(kernel.info.len().saturating_sub(1))];
-            f.source = info.loc.map(|l| {
-                let name = program.files.get(&l.file).map(String::as_str).unwrap_or("?");
-                let short = name.rsplit('/').next().unwrap_or(name);
-                format!("{short}:{}", l.line)
-            });
+            let pc = f.pc.min(kernel.info.len().saturating_sub(1) as u32);
+            f.source = program.source_place(kernel, pc).and_then(|p| p.source());
             LaunchError::Fault(f)
         }
         e => e,
@@ -262,6 +263,7 @@ pub fn validate(kernel: &Kernel, params: &[u8], cfg: &LaunchConfig) -> Result<()
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_blocks<'a, const W: usize, O: Observer + Send, S: SchedulePolicy + Clone + Sync>(
     kernel: &'a Kernel,
     mem: &GlobalMemory,

@@ -4,8 +4,8 @@
 
 use crate::{Context, HostError, Kernel};
 use std::sync::Arc;
-use warpsim_check::{CheckOptions, Diagnostic};
-use warpsim_engine::{LaunchConfig, LaunchStats, Observer, Schedule};
+use warpsim_check::{CheckOptions, CheckSession, Checker, Diagnostic};
+use warpsim_engine::{LaunchConfig, LaunchError, LaunchStats, NoObserver, Observer, Schedule};
 use warpsim_metrics::{LaunchMetrics, MetricsObserver};
 use warpsim_timing::{TimingGpu, TimingReport};
 
@@ -45,6 +45,9 @@ pub struct LaunchOptions {
     pub lockstep: bool,
     /// Timing mode: run on the cycle model of this GPU instead of the functional scheduler.
     pub timing: Option<TimingMode>,
+    /// Serve accesses past an allocation's end within its page, as a GPU does
+    /// (`LaunchConfig::serve_past_end`).
+    pub serve_past_end: bool,
 }
 
 /// Timing mode settings.
@@ -75,6 +78,7 @@ impl Default for LaunchOptions {
             check: false,
             lockstep: false,
             timing: None,
+            serve_past_end: false,
         }
     }
 }
@@ -90,6 +94,7 @@ impl LaunchOptions {
             serial: self.serial,
             max_warp_instructions_per_block: self.max_warp_instructions_per_block,
             schedule: self.schedule,
+            serve_past_end: self.serve_past_end,
             ..Default::default()
         }
     }
@@ -99,7 +104,7 @@ impl LaunchOptions {
 #[derive(Clone, Debug, Default)]
 pub struct LaunchSummary {
     pub stats: LaunchStats,
-    /// With `metrics` (functional mode, checkers off).
+    /// With `metrics`.
     pub metrics: Option<LaunchMetrics>,
     /// With `check`: what the checkers found.
     pub diagnostics: Option<Vec<Diagnostic>>,
@@ -115,48 +120,104 @@ impl LaunchSummary {
 }
 
 /// Launches `kernel` over `ctx`'s memory (its program loaded there) with
-/// parameter block `params`. Observers, by `opts`: the timing model when
-/// `timing` is set; else the checkers when `check` is (a fault then comes back
-/// as [`HostError::CheckedFault`] with the findings); else metrics when
-/// `metrics` is; else none.
+/// parameter block `params`, once, with every observer `opts` switches on
+/// watching that one run: the metrics (`metrics`), the checkers (`check`; a
+/// fault then comes back as [`HostError::CheckedFault`] with the findings),
+/// on the functional engine or, with `timing` set, on the timing model.
 pub fn launch(ctx: &mut Context, kernel: &Kernel, dims: &Dims, params: &[u8], opts: &LaunchOptions) -> Result<LaunchSummary, HostError> {
     let k = kernel.ir();
     let program = kernel.program();
-    let globals = ctx.load(kernel).clone();
-    let mem = ctx.memory();
+    let n = k.code.len();
+    let metrics = |obs: MetricsObserver| LaunchMetrics::build(program, k, obs.per_pc, opts.warp_size, None);
+    let merge_metrics = |a: &mut MetricsObserver, b| a.merge(b);
     let mut out = LaunchSummary::default();
-    if let Some(mode) = &opts.timing {
-        // The timing model drives the engine itself and accepts no further
-        // observer yet; once it does, metrics (for `--report` in timing mode)
-        // and the checkers are attached here, in the same run.
-        let shape = warpsim_timing::LaunchShape { grid: dims.grid, block: dims.block, dynamic_shared_bytes: dims.dynamic_shared_bytes };
-        let topts = warpsim_timing::TimingOptions {
-            regs_per_thread: kernel.regs_per_thread(),
-            timeline: mode.timeline,
-            max_warp_instructions_per_block: opts.max_warp_instructions_per_block,
-            ..Default::default()
-        };
-        let (stats, t) = warpsim_timing::simulate(program, k, mem, &globals, params, &shape, &mode.gpu, &topts, kernel.source())?;
-        out.stats = stats;
-        out.timing = Some(t);
-    } else if opts.check {
+    if opts.check {
         let cfg = opts.config(dims);
-        let r = warpsim_check::check_launch(program, k, mem, &globals, params, &cfg, &CheckOptions { lockstep: opts.lockstep });
-        match r.result {
-            Ok(s) => out.stats = s,
-            Err(error) => return Err(HostError::CheckedFault { error, diagnostics: r.diagnostics }),
+        let session = CheckSession::new(program, k, &cfg, ctx.memory(), CheckOptions { lockstep: opts.lockstep });
+        let (r, checker) = if opts.metrics {
+            let (r, (checker, m)) = observe(
+                ctx,
+                kernel,
+                dims,
+                params,
+                opts,
+                &|| (session.checker(), MetricsObserver::new(n)),
+                &|a: &mut (Checker, MetricsObserver), b| {
+                    a.0.merge(b.0);
+                    a.1.merge(b.1);
+                },
+            );
+            out.metrics = Some(metrics(m));
+            (r, checker)
+        } else {
+            observe(ctx, kernel, dims, params, opts, &|| session.checker(), &|a: &mut Checker, b| a.merge(b))
+        };
+        let mut diagnostics = session.finish(checker, r.as_ref().err());
+        if let Ok((stats, _)) = &r {
+            diagnostics.extend(session.served_past_end(&stats.past_end));
         }
-        out.diagnostics = Some(r.diagnostics);
+        match r {
+            Ok((stats, timing)) => (out.stats, out.timing) = (stats, timing),
+            Err(error) => return Err(HostError::CheckedFault { error, diagnostics }),
+        }
+        out.diagnostics = Some(diagnostics);
     } else if opts.metrics {
-        let n = k.code.len();
-        let (stats, obs) =
-            launch_observed(ctx, kernel, dims, params, opts, &|| MetricsObserver::new(n), &|a: &mut MetricsObserver, b| a.merge(b))?;
-        out.stats = stats;
-        out.metrics = Some(LaunchMetrics::build(program, k, obs.per_pc, opts.warp_size, None));
+        let (r, m) = observe(ctx, kernel, dims, params, opts, &|| MetricsObserver::new(n), &merge_metrics);
+        (out.stats, out.timing) = r?;
+        out.metrics = Some(metrics(m));
+    } else if opts.timing.is_some() {
+        (out.stats, out.timing) = observe(ctx, kernel, dims, params, opts, &|| NoObserver, &|_, _| {}).0?;
     } else {
-        out.stats = warpsim_engine::launch(program, k, mem, &globals, params, &opts.config(dims))?;
+        let globals = ctx.load(kernel).clone();
+        out.stats = warpsim_engine::launch(program, k, ctx.memory(), &globals, params, &opts.config(dims))?;
     }
     Ok(out)
+}
+
+/// One run with observer `O` (one per block, or per resident block slot on
+/// the timing model, from `make`, folded by `merge`), functional or timed
+/// by `opts.timing`. The observer comes back also when the launch fails.
+/// Checked functional launches run their blocks one after another.
+fn observe<O: Observer + Send>(
+    ctx: &mut Context,
+    kernel: &Kernel,
+    dims: &Dims,
+    params: &[u8],
+    opts: &LaunchOptions,
+    make: &(dyn Fn() -> O + Sync),
+    merge: &(dyn Fn(&mut O, O) + Sync),
+) -> (Result<(LaunchStats, Option<TimingReport>), LaunchError>, O) {
+    let globals = ctx.load(kernel).clone();
+    let (program, k, mem) = (kernel.program(), kernel.ir(), ctx.memory());
+    match &opts.timing {
+        Some(mode) => {
+            let shape = warpsim_timing::LaunchShape { grid: dims.grid, block: dims.block, dynamic_shared_bytes: dims.dynamic_shared_bytes };
+            let topts = warpsim_timing::TimingOptions {
+                regs_per_thread: kernel.regs_per_thread(),
+                timeline: mode.timeline,
+                max_warp_instructions_per_block: opts.max_warp_instructions_per_block,
+                ..Default::default()
+            };
+            let l = warpsim_timing::TimedLaunch {
+                program,
+                kernel: k,
+                mem,
+                globals: &globals,
+                params,
+                shape: &shape,
+                gpu: &mode.gpu,
+                opts: &topts,
+                ptx_source: kernel.source(),
+            };
+            let (r, o) = warpsim_timing::simulate_observed(&l, make, merge);
+            (r.map(|(s, t)| (s, Some(t))), o)
+        }
+        None => {
+            let cfg = LaunchConfig { serial: opts.serial || opts.check, ..opts.config(dims) };
+            let (r, o) = warpsim_engine::launch_observed_partial(program, k, mem, &globals, params, &cfg, make, merge);
+            (r.map(|s| (s, None)), o)
+        }
+    }
 }
 
 /// A functional launch with any observer (a pair of observers is one): one

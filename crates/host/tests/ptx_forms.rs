@@ -266,7 +266,11 @@ fn past_the_end_within_the_page() {
     let mut args = Args::new(&kernel);
     args.set_ptr(0, inp).unwrap();
     args.set_ptr(1, out).unwrap();
-    let s = launch(&mut ctx, &kernel, &Dims::linear(1, 1), args.bytes(), &LaunchOptions::default()).unwrap();
+    // By default (strict bounds) it faults; served as a GPU would with `serve_past_end`.
+    let e = launch(&mut ctx, &kernel, &Dims::linear(1, 1), args.bytes(), &LaunchOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("out-of-bounds global store"), "{e}");
+    let serve = LaunchOptions { serve_past_end: true, ..Default::default() };
+    let s = launch(&mut ctx, &kernel, &Dims::linear(1, 1), args.bytes(), &serve).unwrap();
     assert_eq!(ctx.read_vec(out, 4, "out").unwrap(), 77u32.to_le_bytes());
     assert_eq!(s.stats.past_end_count, 2);
     let w = s.stats.past_end[0].to_string();
@@ -275,7 +279,7 @@ fn past_the_end_within_the_page() {
     let far = ptx.replace("[a+4]", "[a+65536]");
     let mut module = Module::from_ptx("t.ptx", format!("{HEAD}{far}"));
     let kernel = module.kernel("k").unwrap();
-    let e = launch(&mut ctx, &kernel, &Dims::linear(1, 1), args.bytes(), &LaunchOptions::default()).unwrap_err();
+    let e = launch(&mut ctx, &kernel, &Dims::linear(1, 1), args.bytes(), &serve).unwrap_err();
     assert!(e.to_string().contains("out-of-bounds global store"), "{e}");
 }
 
@@ -298,7 +302,7 @@ fn past_the_end_is_reported_by_check() {
     let mut args = Args::new(&kernel);
     args.set_ptr(0, inp).unwrap();
     args.set_ptr(1, inp).unwrap();
-    let opts = LaunchOptions { check: true, ..Default::default() };
+    let opts = LaunchOptions { check: true, serve_past_end: true, ..Default::default() };
     let s = launch(&mut ctx, &kernel, &Dims::linear(1, 1), args.bytes(), &opts).unwrap();
     let d = s.diagnostics.unwrap();
     assert!(d.iter().any(|x| x.kind == warpsim_check::DiagKind::OutOfBounds), "{d:?}");

@@ -29,17 +29,29 @@ fn ulps(a: u64, b: u64, f64s: bool) -> u64 {
     let key = |x: u64| -> i64 {
         if f64s {
             let v = x as i64;
-            if v < 0 { i64::MIN - v } else { v }
+            if v < 0 {
+                i64::MIN - v
+            } else {
+                v
+            }
         } else {
             let v = x as u32 as i32 as i64;
-            if v < 0 { i32::MIN as i64 - v } else { v }
+            if v < 0 {
+                i32::MIN as i64 - v
+            } else {
+                v
+            }
         }
     };
     key(a).abs_diff(key(b))
 }
 
 fn is_nan(x: u64, f64s: bool) -> bool {
-    if f64s { f64::from_bits(x).is_nan() } else { f32::from_bits(x as u32).is_nan() }
+    if f64s {
+        f64::from_bits(x).is_nan()
+    } else {
+        f32::from_bits(x as u32).is_nan()
+    }
 }
 
 /// (op name in the index, operation, rounding, ftz, allowed ulps or None for exact).

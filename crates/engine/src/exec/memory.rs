@@ -272,7 +272,8 @@ impl<const W: usize> Warp<W> {
                 let fs = if space == Space::Const { FaultSpace::Const } else { FaultSpace::Global };
                 ctx.gmem.load(addr, size).or_else(|f| {
                     let kind = mem_fault(f, fs, access);
-                    match ctx.gmem.load_past_end(addr, size).filter(|_| matches!(f, MemFault::OutOfBounds { .. })) {
+                    let served = ctx.serve_past_end && matches!(f, MemFault::OutOfBounds { .. });
+                    match ctx.gmem.load_past_end(addr, size).filter(|_| served) {
                         Some(v) => {
                             self.note_past_end(lane, kind);
                             Ok(v)
@@ -314,7 +315,7 @@ impl<const W: usize> Warp<W> {
         match space {
             Space::Global | Space::Generic => ctx.gmem.store(addr, size, v).or_else(|f| {
                 let kind = mem_fault(f, FaultSpace::Global, access);
-                if matches!(f, MemFault::OutOfBounds { .. }) && ctx.gmem.store_past_end(addr, size, v) {
+                if ctx.serve_past_end && matches!(f, MemFault::OutOfBounds { .. }) && ctx.gmem.store_past_end(addr, size, v) {
                     self.note_past_end(lane, kind);
                     Ok(())
                 } else {

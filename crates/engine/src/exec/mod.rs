@@ -132,6 +132,8 @@ pub struct WarpCtx<'a> {
     pub clock: &'a mut u64,
     pub budget: &'a mut u64,
     pub budget_limit: u64,
+    /// [`LaunchConfig::serve_past_end`](crate::launch::LaunchConfig::serve_past_end).
+    pub serve_past_end: bool,
     pub warp_instructions: &'a mut u64,
     pub thread_instructions: &'a mut u64,
 }

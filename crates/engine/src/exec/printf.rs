@@ -237,7 +237,11 @@ impl Spec {
                     let p = p.max(1);
                     let x = if a == 0.0 { 0 } else { c_exp(a, p - 1).rsplit('e').next().unwrap().parse::<i32>().unwrap() };
                     let s = if (x as i64) < p as i64 && x >= -4 { format!("{a:.*}", (p as i32 - 1 - x) as usize) } else { c_exp(a, p - 1) };
-                    if self.alt { s } else { trim_zeros(&s) }
+                    if self.alt {
+                        s
+                    } else {
+                        trim_zeros(&s)
+                    }
                 }
             }
         };

@@ -73,6 +73,7 @@ impl Block {
             clock: &mut self.clock,
             budget: &mut self.budget,
             budget_limit: 1 << 20,
+            serve_past_end: true,
             warp_instructions: &mut self.warp_insts,
             thread_instructions: &mut self.thread_insts,
         }

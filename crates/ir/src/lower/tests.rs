@@ -163,7 +163,10 @@ fn newer_targets_parse() {
 
 #[test]
 fn vector_register_forms() {
-    let p = compile(&kernel(".reg .v4 .b32 v;\n.reg .v2 .b64 w;\nmov.b32 v.z, 1;\nmov.v4.b32 {v.w, v.x, v.y, v.z}, v;\nmov.v2.b64 w, {%rd0, %rd1};\nret;")).unwrap();
+    let p = compile(&kernel(
+        ".reg .v4 .b32 v;\n.reg .v2 .b64 w;\nmov.b32 v.z, 1;\nmov.v4.b32 {v.w, v.x, v.y, v.z}, v;\nmov.v2.b64 w, {%rd0, %rd1};\nret;",
+    ))
+    .unwrap();
     // The rotation goes through copies: sources are read before any write.
     assert!(p.kernels[0].code.len() >= 9);
     let e = compile(&kernel(".reg .v2 .b32 v<2>;\nret;")).unwrap_err();
