@@ -283,7 +283,7 @@ mod tests {
         assert_eq!(s.float(100.0, b'g'), "100");
         assert_eq!(s.float(f64::NEG_INFINITY, b'f'), "-inf");
         let w = Spec { width: 8, zero: true, prec: Some(2), ..Default::default() };
-        assert_eq!(w.float(-3.14159, b'f'), "-0003.14");
+        assert_eq!(w.float(-2.25625, b'f'), "-0002.26");
         let i = Spec { width: 5, zero: true, ..Default::default() };
         assert_eq!(i.int(true, "42".into(), ""), "-0042");
         let l = Spec { width: 4, left: true, ..Default::default() };
