@@ -91,6 +91,12 @@ impl CheckSession {
     }
 
     /// The diagnostics, with the launch's fault (if it ended in one) as the last.
+    /// Out-of-bounds diagnostics for the accesses past an allocation's end
+    /// the engine served (`LaunchConfig::serve_past_end`).
+    pub fn served_past_end(&self, faults: &[KernelFault]) -> Vec<Diagnostic> {
+        faults.iter().filter_map(|f| from_fault(f, &self.plan)).collect()
+    }
+
     pub fn finish(&self, checker: Checker, error: Option<&LaunchError>) -> Vec<Diagnostic> {
         let mut diagnostics = checker.finish();
         if let Some(LaunchError::Fault(f)) = error {

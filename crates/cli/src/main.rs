@@ -88,6 +88,10 @@ struct EngineArgs {
     /// Skip the warp-level metrics (sectors, wavefronts, divergence) for speed.
     #[arg(long)]
     no_metrics: bool,
+    /// Serve global accesses past an allocation's exact end within its 64 KiB
+    /// page, as a GPU does, with a warning (default: they fault).
+    #[arg(long)]
+    serve_past_end: bool,
     /// The kernel opted in to more than the default 48 KB of shared memory per
     /// block (cudaFuncAttributeMaxDynamicSharedMemorySize), up to the GPU's maximum.
     #[arg(long)]
@@ -128,6 +132,7 @@ impl EngineArgs {
             serial: self.serial,
             max_warp_instructions_per_block: self.max_instructions,
             metrics: !self.no_metrics,
+            serve_past_end: self.serve_past_end,
             shared_opt_in: self.opt_in,
             ..Default::default()
         };
@@ -287,6 +292,18 @@ fn cmd_run(a: RunArgs) -> Result<()> {
         Err(e) => bail!("{e}"),
     };
     let secs = t0.elapsed().as_secs_f64();
+    // Device printf output, flushed at the end of the launch as the GPU does.
+    if a.json {
+        eprint!("{}", s.stats.printf);
+    } else {
+        print!("{}", s.stats.printf);
+    }
+    for f in &s.stats.past_end {
+        eprintln!("warning: {f}\n  served: past the allocation's exact end but within its page, as a GPU serves it");
+    }
+    if s.stats.past_end_count > s.stats.past_end.len() as u64 {
+        eprintln!("warning: {} more accesses past an allocation's end were served", s.stats.past_end_count - s.stats.past_end.len() as u64);
+    }
     let mut written = prepared.save_outputs(&a.out).map_err(flat)?;
     written.extend(warpsim::reporting::write_run_reports(warpsim::reporting::RunReport {
         prepared: &prepared,

@@ -131,6 +131,8 @@ impl<'a, const W: usize> Block<'a, W> {
                 exited: 0,
                 local: Vec::new(),
                 state: WarpState::Done,
+                past_end: Vec::new(),
+                printed: String::new(),
             });
         }
         for w in 0..nwarps {
@@ -210,12 +212,33 @@ impl<'a, const W: usize> Block<'a, W> {
             clock: &mut self.clock,
             budget: &mut self.budget,
             budget_limit: self.cfg.max_warp_instructions_per_block,
+            serve_past_end: self.cfg.serve_past_end,
             warp_instructions: &mut self.stats.warp_instructions,
             thread_instructions: &mut self.stats.thread_instructions,
         };
-        match self.warps[w].run_scheduled(&mut ctx, obs, sched, slice) {
+        let r = self.warps[w].run_scheduled(&mut ctx, obs, sched, slice);
+        if !self.warps[w].past_end.is_empty() {
+            self.keep_past_end(w);
+        }
+        if !self.warps[w].printed.is_empty() {
+            let p = std::mem::take(&mut self.warps[w].printed);
+            self.stats.printf.push_str(&p);
+        }
+        match r {
             Ok(s) => Ok(s),
             Err(f) => Err(Box::new(self.fault(w, f))),
+        }
+    }
+
+    /// Moves warp `w`'s served past-end accesses into the block's stats, placed.
+    #[cold]
+    fn keep_past_end(&mut self, w: usize) {
+        let list = std::mem::take(&mut self.warps[w].past_end);
+        self.stats.past_end_count += list.len() as u64;
+        let room = crate::launch::MAX_PAST_END_KEPT.saturating_sub(self.stats.past_end.len());
+        for f in list.into_iter().take(room) {
+            let placed = self.fault(w, f);
+            self.stats.past_end.push(placed);
         }
     }
 

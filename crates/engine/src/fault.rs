@@ -46,6 +46,9 @@ pub enum FaultKind {
     BudgetExceeded { limit: u64 },
     #[error("trap instruction executed")]
     Trap,
+    /// A device `assert` failed (`__assertfail`), as CUDA reports it.
+    #[error("device assert failed: {file}:{line}: {function}: Assertion `{message}` failed.")]
+    AssertFailed { message: String, file: String, line: u32, function: String },
     /// An mbarrier operation the object's state does not allow.
     #[error(transparent)]
     Mbarrier(#[from] MbarrierError),
@@ -77,6 +80,7 @@ impl KernelFault {
             FaultKind::Deadlock { .. }
             | FaultKind::BudgetExceeded { .. }
             | FaultKind::Trap
+            | FaultKind::AssertFailed { .. }
             | FaultKind::Mbarrier(_)
             | FaultKind::Unsupported(_) => None,
         }

@@ -39,6 +39,10 @@ pub struct LaunchConfig {
     /// The order in which the lane groups of a warp run (the SIMT stack's,
     /// or a random independent-thread schedule).
     pub schedule: Schedule,
+    /// Serve global accesses past an allocation's exact end that stay within
+    /// its 64 KiB page, as a GPU does (its allocations are carved from larger
+    /// pages), keeping each in [`LaunchStats::past_end`]; off, they fault.
+    pub serve_past_end: bool,
     /// Counters a progress display reads while the launch runs (updated once per block).
     pub progress: Option<Arc<Progress>>,
 }
@@ -62,6 +66,7 @@ impl Default for LaunchConfig {
             max_warp_instructions_per_block: 1 << 28,
             serial: false,
             schedule: Schedule::Simt,
+            serve_past_end: false,
             progress: None,
         }
     }
@@ -74,7 +79,17 @@ pub struct LaunchStats {
     pub warps: u64,
     pub warp_instructions: u64,
     pub thread_instructions: u64,
+    /// Global accesses past an allocation's exact end that a GPU would serve
+    /// (within the allocation's 64 KiB page granule; beyond it they fault):
+    /// each was served; the first [`MAX_PAST_END_KEPT`] are kept with their place.
+    pub past_end: Vec<KernelFault>,
+    pub past_end_count: u64,
+    /// Device `printf` output, blocks in order (see `exec::printf`).
+    pub printf: String,
 }
+
+/// Past-end accesses kept with their place in [`LaunchStats::past_end`].
+pub const MAX_PAST_END_KEPT: usize = 64;
 
 impl LaunchStats {
     fn add(&mut self, o: &LaunchStats) {
@@ -82,6 +97,10 @@ impl LaunchStats {
         self.warps += o.warps;
         self.warp_instructions += o.warp_instructions;
         self.thread_instructions += o.thread_instructions;
+        self.past_end_count += o.past_end_count;
+        self.printf.push_str(&o.printf);
+        let room = MAX_PAST_END_KEPT.saturating_sub(self.past_end.len());
+        self.past_end.extend(o.past_end.iter().take(room).cloned());
     }
 
     /// Threads per warp instruction (Nsight Compute's warp execution efficiency numerator).

@@ -245,6 +245,44 @@ impl GlobalMemory {
         Ok(a.fetch_update(Relaxed, Relaxed, |old| Some(f(old))).unwrap())
     }
 
+    /// The allocation whose page-rounded extent (its size rounded up to
+    /// [`PAGE_SIZE`]) holds all of `[addr, addr + size)`, with the offset.
+    /// A GPU serves such an access past the exact end (allocations are carved
+    /// from larger pages); beyond the granule it faults.
+    fn in_granule(&self, addr: u64, size: u32) -> Option<(&Allocation, u64)> {
+        if addr & (size as u64 - 1) != 0 {
+            return None;
+        }
+        let i = self.allocs.partition_point(|a| a.base <= addr);
+        let a = self.allocs.get(i.checked_sub(1)?)?;
+        let off = addr - a.base;
+        (off + size as u64 <= a.pages.len() as u64 * PAGE_SIZE).then_some((a, off))
+    }
+
+    /// [`load`](Self::load) of an access past the exact end of an allocation
+    /// but within its granule; `None` beyond it.
+    pub fn load_past_end(&self, addr: u64, size: u32) -> Option<u64> {
+        let (a, off) = self.in_granule(addr, size)?;
+        let page = a.page((off >> PAGE_SHIFT) as usize);
+        let in_page = (off & (PAGE_SIZE - 1)) as usize;
+        let w = page[in_page / 8].load(Relaxed);
+        Some((w >> ((in_page % 8) * 8)) & (u64::MAX >> (64 - size * 8)))
+    }
+
+    /// [`store`](Self::store) past the exact end, within the granule;
+    /// `false` beyond it.
+    pub fn store_past_end(&self, addr: u64, size: u32, v: u64) -> bool {
+        let Some((a, off)) = self.in_granule(addr, size) else {
+            return false;
+        };
+        let page = a.page((off >> PAGE_SHIFT) as usize);
+        let in_page = (off & (PAGE_SIZE - 1)) as usize;
+        let shift = (in_page % 8) * 8;
+        let m = (u64::MAX >> (64 - size * 8)) << shift;
+        let _ = page[in_page / 8].fetch_update(Relaxed, Relaxed, |w| Some((w & !m) | ((v << shift) & m)));
+        true
+    }
+
     /// Copies `[addr, addr + out.len())` out without materialising untouched pages.
     pub fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), MemFault> {
         let a = self.find(addr).ok_or(MemFault::OutOfBounds { addr, size: 1 })?;
@@ -310,6 +348,11 @@ mod tests {
         assert!(m.store(a + 252, 4, 7).is_ok());
         assert_eq!(m.load(a + 252, 4), Ok(7));
         assert_eq!(m.store(a + 256, 4, 1), Err(MemFault::OutOfBounds { addr: a + 256, size: 4 }));
+        // Past the exact end but within the page: served by the *_past_end forms.
+        assert!(m.store_past_end(a + 256, 2, 0xBEEF));
+        assert_eq!(m.load_past_end(a + 256, 4), Some(0xBEEF));
+        assert_eq!(m.load_past_end(a + PAGE_SIZE, 4), None);
+        assert!(!m.store_past_end(a + PAGE_SIZE - 2, 4, 0));
         assert_eq!(m.load(a + 2, 4), Err(MemFault::Misaligned { addr: a + 2, size: 4 }));
         assert!(m.load(a - 4, 4).is_err());
     }

@@ -46,6 +46,9 @@ pub struct LaunchOptions {
     pub lockstep: bool,
     /// Timing mode: run on the cycle model of this GPU instead of the functional scheduler.
     pub timing: Option<TimingMode>,
+    /// Serve accesses past an allocation's end within its page, as a GPU does
+    /// (`LaunchConfig::serve_past_end`).
+    pub serve_past_end: bool,
     /// The GPU whose driver limits a launch must meet: the timing model's in
     /// timing mode; else this one; else the H200 (the MI300X for 64-lane warps).
     pub limits: Option<Arc<GpuPreset>>,
@@ -84,6 +87,7 @@ impl Default for LaunchOptions {
             check: false,
             lockstep: false,
             timing: None,
+            serve_past_end: false,
             limits: None,
             shared_opt_in: false,
             progress: None,
@@ -124,6 +128,7 @@ impl LaunchOptions {
             serial: self.serial,
             max_warp_instructions_per_block: self.max_warp_instructions_per_block,
             schedule: self.schedule,
+            serve_past_end: self.serve_past_end,
             progress: self.progress.clone(),
             ..Default::default()
         }
@@ -183,7 +188,10 @@ pub fn launch(ctx: &mut Context, kernel: &Kernel, dims: &Dims, params: &[u8], op
         } else {
             observe(ctx, kernel, dims, params, opts, &|| session.checker(), &|a: &mut Checker, b| a.merge(b))
         };
-        let diagnostics = session.finish(checker, r.as_ref().err());
+        let mut diagnostics = session.finish(checker, r.as_ref().err());
+        if let Ok((stats, _)) = &r {
+            diagnostics.extend(session.served_past_end(&stats.past_end));
+        }
         match r {
             Ok((stats, timing)) => (out.stats, out.timing) = (stats, timing),
             Err(error) => return Err(HostError::CheckedFault { error, diagnostics }),

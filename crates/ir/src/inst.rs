@@ -6,6 +6,7 @@
 
 use crate::op_table::InstMeta;
 use warpsim_numerics::float::{FloatOp, TestpClass};
+use warpsim_numerics::fp8::F8;
 use warpsim_numerics::int::IntOp;
 use warpsim_numerics::{BoolOp, CmpOp, FMode, ScalarType};
 
@@ -315,20 +316,42 @@ pub enum Op {
         a: u32,
         b: u32,
     },
+    /// `cvt{.rnd}{.ftz}{.sat}{.relu}{.satfinite}.dty.sty d, a`.
     Cvt {
         dty: ScalarType,
         sty: ScalarType,
         mode: FMode,
+        relu: bool,
+        satfinite: bool,
         d: RegRef,
         a: RegRef,
     },
-    /// `cvt.rn.f16x2.f32 d, a, b` and the bf16x2 form.
+    /// `cvt.rn{.relu}{.satfinite}.f16x2.f32 d, a, b` and the bf16x2 form.
     CvtPack {
         dty: ScalarType,
         mode: FMode,
+        relu: bool,
+        satfinite: bool,
         d: u32,
         a: u32,
         b: u32,
+    },
+    /// `cvt.rn.satfinite{.relu}.e4m3x2|e5m2x2.f32 d, a, b` (a in the upper
+    /// byte of the 16-bit `d`); `from_f16x2`: the `.f16x2 d, a` form (`b == a`).
+    CvtToF8x2 {
+        fmt: F8,
+        relu: bool,
+        from_f16x2: bool,
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    /// `cvt.rn{.relu}.f16x2.e4m3x2|e5m2x2 d, a`.
+    CvtF8x2ToF16x2 {
+        fmt: F8,
+        relu: bool,
+        d: u32,
+        a: u32,
     },
     /// `mov.bN d, {a, b, ...}`: packs `n` elements of `elem_bits` each.
     Pack {
@@ -386,6 +409,16 @@ pub enum Op {
     },
     Exit,
     Trap,
+    /// `call __assertfail, (message, file, line, function, charSize)`: the
+    /// local offsets of the first four `.param` arguments.
+    AssertFail {
+        params: [u32; 4],
+    },
+    /// `call (r), vprintf, (format, args)`: local offsets of the two arguments.
+    Printf {
+        format: u32,
+        args: u32,
+    },
     Bar {
         kind: BarKind,
         id: RegRef,
@@ -483,6 +516,6 @@ impl Inst {
 impl Op {
     /// Whether this instruction can change control flow.
     pub fn is_branch(&self) -> bool {
-        matches!(self, Op::Bra { .. } | Op::BrxIdx { .. } | Op::Exit | Op::Trap)
+        matches!(self, Op::Bra { .. } | Op::BrxIdx { .. } | Op::Exit | Op::Trap | Op::AssertFail { .. })
     }
 }

@@ -51,7 +51,7 @@ impl Op {
         let r64 = RegRef::r64;
         let pr = RegRef::pred;
         match self {
-            Op::Nop | Op::Fence | Op::Exit | Op::Trap | Op::Bra { .. } => {}
+            Op::Nop | Op::Fence | Op::Exit | Op::Trap | Op::Bra { .. } | Op::AssertFail { .. } | Op::Printf { .. } => {}
             Op::Mov { d, a } => {
                 f(R, *a);
                 f(W, *d);
@@ -158,9 +158,13 @@ impl Op {
                 f(R, *a);
                 f(W, *d);
             }
-            Op::CvtPack { d, a, b, .. } => {
+            Op::CvtPack { d, a, b, .. } | Op::CvtToF8x2 { d, a, b, .. } => {
                 f(R, r32(*a));
                 f(R, r32(*b));
+                f(W, r32(*d));
+            }
+            Op::CvtF8x2ToF16x2 { d, a, .. } => {
+                f(R, r32(*a));
                 f(W, r32(*d));
             }
             Op::Pack { d, parts, n, .. } => {
@@ -652,7 +656,8 @@ impl Op {
             }
             Op::Selp { .. } | Op::PredLogic { .. } => int(L::Alu),
             Op::Slct { cty, .. } => OpFacts { uniform_capable: is_int_ty(*cty), ..of(L::Alu) },
-            Op::Testp { .. } | Op::CvtPack { .. } => of(L::Alu),
+            // F2FP on sm_89+, as the f16x2 pack.
+            Op::Testp { .. } | Op::CvtPack { .. } | Op::CvtToF8x2 { .. } | Op::CvtF8x2ToF16x2 { .. } => of(L::Alu),
             Op::Cvt { dty, sty, .. } => OpFacts { uniform_capable: is_int_ty(*dty) && is_int_ty(*sty), ..of(cvt_class(*dty, *sty)) },
             Op::Pack { .. } | Op::Unpack { .. } => int(L::Free),
             Op::Cvta { window, .. } => int(if *window == 0 { L::Free } else { L::Alu }),
@@ -663,7 +668,9 @@ impl Op {
                 OpFacts { flow: Flow::Branch { targets: std::slice::from_ref(target), reconv: *reconv }, ..of(L::Branch) }
             }
             Op::BrxIdx { targets, reconv, .. } => OpFacts { flow: Flow::Branch { targets, reconv: *reconv }, ..of(L::Branch) },
-            Op::Exit | Op::Trap => OpFacts { flow: Flow::Exit, ..of(L::Exit) },
+            Op::Exit | Op::Trap | Op::AssertFail { .. } => OpFacts { flow: Flow::Exit, ..of(L::Exit) },
+            // A system call on the GPU; its cost is not modelled.
+            Op::Printf { .. } => of(L::Alu),
             Op::Bar { .. } => of(L::Barrier),
             Op::BarWarpSync { .. } => OpFacts::collective(L::Alu, Collective::WarpSync),
             Op::Shfl { .. } => OpFacts::collective(L::Shfl, Collective::Shuffle),
@@ -751,6 +758,8 @@ fn int_class(op: IntOp, wide: bool) -> LatencyClass {
         | IntOp::Max
         | IntOp::Bfe
         | IntOp::Bfi
+        | IntOp::Bmsk { .. }
+        | IntOp::CvtPack { .. }
         | IntOp::Prmt(_)
         | IntOp::Shl
         | IntOp::Shr

@@ -54,6 +54,18 @@ pub enum IntOp {
     Brev,
     Bfe,
     Bfi,
+    /// `bmsk.clamp|wrap.b32 d, a, b`: `b` one bits from bit `a` (`.wrap`:
+    /// both taken mod 32; `.clamp`: clamped to 32, the mask cut at bit 31).
+    Bmsk {
+        wrap: bool,
+    },
+    /// `cvt.pack.sat.{u,s}{8,16}.s32{.b32} d, a, b{, c}`: a and b
+    /// saturated to `bits`, b in the low bits, a above it, then c's low
+    /// bits above both (none for 16-bit elements).
+    CvtPack {
+        bits: u8,
+        signed: bool,
+    },
     Prmt(PrmtMode),
     Shl,
     Shr,
@@ -241,6 +253,18 @@ pub fn eval_int(op: IntOp, ty: ScalarType, s: [u64; 4]) -> u64 {
         IntOp::Brev => nrm(zext(a, w).reverse_bits() >> (64 - w)),
         IntOp::Bfe => bfe(a, b, c, w, sg),
         IntOp::Bfi => nrm(bfi(a, b, c, d, w)),
+        IntOp::CvtPack { bits, signed } => {
+            let n = (bits as u32).clamp(1, 16);
+            let (lo, hi) = if signed { (-(1i64 << (n - 1)), (1i64 << (n - 1)) - 1) } else { (0, (1i64 << n) - 1) };
+            let m = (1u64 << n) - 1;
+            let sat = |x: u64| ((x as u32 as i32 as i64).clamp(lo, hi) as u64) & m;
+            let c = if n >= 16 { 0 } else { (c << (2 * n)) & 0xFFFF_FFFF };
+            nrm(c | sat(a) << n | sat(b))
+        }
+        IntOp::Bmsk { wrap } => {
+            let (p, n) = if wrap { (a & 31, b & 31) } else { ((a as u32).min(32) as u64, (b as u32).min(32) as u64) };
+            nrm((((1u64 << n) - 1) << p) & 0xFFFF_FFFF)
+        }
         IntOp::Prmt(mode) => norm(prmt(mode, a, b, c), 32, sg),
         IntOp::Shl => {
             let n = b as u32;
@@ -635,6 +659,21 @@ mod tests {
         assert_eq!(eval_int(IntOp::Bfi, B32, [0xFF, 0x1234, 0, 0]), 0x1234); // len 0
         assert_eq!(eval_int(IntOp::Bfi, B32, [0xFF, 0, 0x104, 0x204]), 0xF0); // low 8 bits
         assert_eq!(eval_int(IntOp::Bfi, B64, [0xFF, 0, 60, 8]), 0xF000_0000_0000_0000);
+        let (clamp, wrap) = (IntOp::Bmsk { wrap: false }, IntOp::Bmsk { wrap: true });
+        assert_eq!(eval_int(clamp, B32, [24, 12, 0, 0]), 0xFF00_0000);
+        assert_eq!(eval_int(clamp, B32, [0, 32, 0, 0]), 0xFFFF_FFFF);
+        assert_eq!(eval_int(clamp, B32, [40, 4, 0, 0]), 0);
+        assert_eq!(eval_int(clamp, B32, [4, 0xFFFF_FFFF, 0, 0]), 0xFFFF_FFF0);
+        assert_eq!(eval_int(wrap, B32, [33, 3, 0, 0]), 0b1110);
+        assert_eq!(eval_int(wrap, B32, [0, 32, 0, 0]), 0);
+        let pack = |bits, signed, a: i32, b: i32, c: u32| {
+            eval_int(IntOp::CvtPack { bits, signed }, B32, [a as u32 as u64, b as u32 as u64, c as u64, 0])
+        };
+        assert_eq!(pack(8, false, -257, 257, 0xF839_B0ED), 0xB0ED_00FF);
+        assert_eq!(pack(8, true, -257, 257, 0xF839_B0ED), 0xB0ED_807F);
+        assert_eq!(pack(16, true, 40000, -3, 0xFFFF_FFFF), 0x7FFF_FFFD);
+        assert_eq!(pack(4, true, -9, 5, 0xABCD_EF12), 0xCDEF_1285);
+        assert_eq!(pack(2, false, 7, 1, 1), 0x1D);
     }
 
     #[test]
@@ -820,6 +859,8 @@ mod tests {
             simple,
             prm.prop_map(Prmt),
             any::<bool>().prop_map(|wrap| ShfL { wrap }),
+            any::<bool>().prop_map(|wrap| Bmsk { wrap }),
+            (prop::sample::select(vec![2u8, 4, 8, 16]), any::<bool>()).prop_map(|(bits, signed)| CvtPack { bits, signed }),
             any::<bool>().prop_map(|wrap| ShfR { wrap }),
             any::<u8>().prop_map(Lop3),
             any::<bool>().prop_map(|b_signed| Dp4a { b_signed }),

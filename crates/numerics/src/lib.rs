@@ -17,7 +17,8 @@
 //!   integers.
 //! * [`float`]: f16/bf16/f32/f64 (and x2) arithmetic, `.approx` functions,
 //!   `min`/`max`, `setp`, `testp`.
-//! * [`cvt`]: conversions between every pair of scalar types.
+//! * [`cvt`]: conversions between every pair of scalar types ([`fp8`]: the
+//!   packed 8-bit float forms).
 //! * [`tensor`]: tensor-core operand reading and accumulation rounding.
 //! * [`fp`]: the shared float machinery (formats, NaN policy, flush-to-zero,
 //!   correctly rounded soft-float in every rounding mode).
@@ -27,6 +28,7 @@
 pub mod cvt;
 pub mod float;
 pub mod fp;
+pub mod fp8;
 pub mod int;
 pub mod tensor;
 pub mod types;

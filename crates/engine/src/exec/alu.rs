@@ -508,25 +508,56 @@ impl<const W: usize> Warp<W> {
     }
 
     #[inline(always)]
-    pub(super) fn cvt(&mut self, dty: ScalarType, sty: ScalarType, mode: num::FMode, d: RegRef, a: RegRef, exec: u64) {
+    /// `flags`: `.relu`, `.satfinite`.
+    pub(super) fn cvt(&mut self, dty: ScalarType, sty: ScalarType, mode: num::FMode, flags: (bool, bool), d: RegRef, a: RegRef, exec: u64) {
         let x = self.gather(a);
         let mut o = [0u64; W];
         for l in 0..W {
             if exec >> l & 1 != 0 {
-                o[l] = num::cvt::cvt(dty, sty, mode, x[l]);
+                o[l] = num::cvt::cvt_with(dty, sty, mode, flags.0, flags.1, x[l]);
             }
         }
         self.scatter(d, &o, exec);
     }
 
     #[inline(always)]
-    pub(super) fn cvt_pack(&mut self, dty: ScalarType, mode: num::FMode, d: u32, a: u32, b: u32, exec: u64) {
+    pub(super) fn cvt_pack(&mut self, dty: ScalarType, mode: num::FMode, flags: (bool, bool), d: u32, a: u32, b: u32, exec: u64) {
         let x = *col32::<W>(&self.r32, a);
         let y = *col32::<W>(&self.r32, b);
         let mut o = [0u32; W];
         for l in 0..W {
             if exec >> l & 1 != 0 {
-                o[l] = num::cvt::cvt_pack_x2(dty, mode, f32::from_bits(x[l]), f32::from_bits(y[l]));
+                o[l] = num::cvt::cvt_pack_x2_with(dty, mode, flags.0, flags.1, f32::from_bits(x[l]), f32::from_bits(y[l]));
+            }
+        }
+        write32::<W>(&mut self.r32, d, &o, exec);
+    }
+
+    /// `cvt.rn.satfinite.e4m3x2|e5m2x2.f32|f16x2`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn cvt_to_f8x2(&mut self, fmt: num::fp8::F8, relu: bool, from_f16x2: bool, d: u32, a: u32, b: u32, exec: u64) {
+        let x = *col32::<W>(&self.r32, a);
+        let y = *col32::<W>(&self.r32, b);
+        let mut o = [0u32; W];
+        for l in 0..W {
+            if exec >> l & 1 != 0 {
+                o[l] = if from_f16x2 {
+                    num::fp8::f8x2_from_f16x2(fmt, relu, x[l])
+                } else {
+                    num::fp8::f8x2_from_f32(fmt, relu, f32::from_bits(x[l]), f32::from_bits(y[l]))
+                } as u32;
+            }
+        }
+        write32::<W>(&mut self.r32, d, &o, exec);
+    }
+
+    /// `cvt.rn.f16x2.e4m3x2|e5m2x2`.
+    pub(super) fn cvt_f8x2_to_f16x2(&mut self, fmt: num::fp8::F8, relu: bool, d: u32, a: u32, exec: u64) {
+        let x = *col32::<W>(&self.r32, a);
+        let mut o = [0u32; W];
+        for l in 0..W {
+            if exec >> l & 1 != 0 {
+                o[l] = num::fp8::f16x2_from_f8x2(fmt, relu, x[l] as u16);
             }
         }
         write32::<W>(&mut self.r32, d, &o, exec);
@@ -712,6 +743,7 @@ mod tests {
             ScalarType::S32,
             ScalarType::F32,
             num::FMode { rnd: Some(num::Rounding::Rni), ftz: false, sat: false },
+            (false, false),
             RegRef::r32(1),
             RegRef::r32(0),
             FULL,

@@ -249,6 +249,14 @@ impl<const W: usize> Warp<W> {
         Ok(lane * local_bytes as usize + off as usize)
     }
 
+    /// Records a served access past an allocation's end, at the instruction
+    /// being executed (the stack top was advanced past it).
+    #[cold]
+    fn note_past_end(&mut self, lane: usize, kind: FaultKind) {
+        let pc = self.stack.last().map_or(0, |t| t.pc.saturating_sub(1));
+        self.past_end.push(WarpFault { pc, lane: Some(lane as u32), kind });
+    }
+
     /// One lane's load of `size` bytes, checked.
     pub(super) fn load(
         &mut self,
@@ -264,7 +272,17 @@ impl<const W: usize> Warp<W> {
         match space {
             Space::Global | Space::Const | Space::Generic => {
                 let fs = if space == Space::Const { FaultSpace::Const } else { FaultSpace::Global };
-                ctx.gmem.load(addr, size).map_err(|f| mem_fault(f, fs, access))
+                ctx.gmem.load(addr, size).or_else(|f| {
+                    let kind = mem_fault(f, fs, access);
+                    let served = ctx.serve_past_end && matches!(f, MemFault::OutOfBounds { .. });
+                    match ctx.gmem.load_past_end(addr, size).filter(|_| served) {
+                        Some(v) => {
+                            self.note_past_end(lane, kind);
+                            Ok(v)
+                        }
+                        None => Err(kind),
+                    }
+                })
             }
             Space::Shared => {
                 let i = shared_index(ctx.shared.len(), addr, size, access)?;
@@ -297,7 +315,15 @@ impl<const W: usize> Warp<W> {
         let (space, addr) = resolve_generic(space, addr);
         let access = MemAccessKind::Store;
         match space {
-            Space::Global | Space::Generic => ctx.gmem.store(addr, size, v).map_err(|f| mem_fault(f, FaultSpace::Global, access)),
+            Space::Global | Space::Generic => ctx.gmem.store(addr, size, v).or_else(|f| {
+                let kind = mem_fault(f, FaultSpace::Global, access);
+                if ctx.serve_past_end && matches!(f, MemFault::OutOfBounds { .. }) && ctx.gmem.store_past_end(addr, size, v) {
+                    self.note_past_end(lane, kind);
+                    Ok(())
+                } else {
+                    Err(kind)
+                }
+            }),
             Space::Const | Space::KernelParam => Err(FaultKind::Unsupported("store to a read-only state space".into())),
             Space::Shared => {
                 let i = shared_index(ctx.shared.len(), addr, size, access)?;

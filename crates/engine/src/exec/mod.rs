@@ -26,6 +26,7 @@ mod alu;
 mod control;
 mod memory;
 mod mma;
+mod printf;
 mod warp;
 
 pub use alu::{bin32_lane, bin64_lane, fma_f32_lane, fma_f64_lane};
@@ -65,6 +66,12 @@ pub struct Warp<const W: usize> {
     /// Per-lane local memory, `local_bytes` per lane, allocated on first use.
     pub local: Vec<u8>,
     pub state: WarpState,
+    /// Global accesses past an allocation's exact end that a GPU serves
+    /// (within its page granule): served, and kept here for the block to
+    /// report as warnings.
+    pub past_end: Vec<WarpFault>,
+    /// Device `printf` output of this warp not yet collected by its block.
+    pub printed: String,
 }
 
 /// Why a warp stopped running.
@@ -125,6 +132,8 @@ pub struct WarpCtx<'a> {
     pub clock: &'a mut u64,
     pub budget: &'a mut u64,
     pub budget_limit: u64,
+    /// [`LaunchConfig::serve_past_end`](crate::launch::LaunchConfig::serve_past_end).
+    pub serve_past_end: bool,
     pub warp_instructions: &'a mut u64,
     pub thread_instructions: &'a mut u64,
 }
@@ -393,8 +402,10 @@ impl<const W: usize> Warp<W> {
                 Op::Slct { cty, ftz, d, a, b, c } => self.slct(*cty, *ftz, *d, *a, *b, *c, exec),
                 Op::Testp { class, ty, p, a } => self.testp(*class, *ty, *p, *a, exec),
                 Op::PredLogic { op, d, a, b } => self.pred_logic(*op, *d, *a, *b, exec),
-                Op::Cvt { dty, sty, mode, d, a } => self.cvt(*dty, *sty, *mode, *d, *a, exec),
-                Op::CvtPack { dty, mode, d, a, b } => self.cvt_pack(*dty, *mode, *d, *a, *b, exec),
+                Op::Cvt { dty, sty, mode, relu, satfinite, d, a } => self.cvt(*dty, *sty, *mode, (*relu, *satfinite), *d, *a, exec),
+                Op::CvtToF8x2 { fmt, relu, from_f16x2, d, a, b } => self.cvt_to_f8x2(*fmt, *relu, *from_f16x2, *d, *a, *b, exec),
+                Op::CvtF8x2ToF16x2 { fmt, relu, d, a } => self.cvt_f8x2_to_f16x2(*fmt, *relu, *d, *a, exec),
+                Op::CvtPack { dty, mode, relu, satfinite, d, a, b } => self.cvt_pack(*dty, *mode, (*relu, *satfinite), *d, *a, *b, exec),
                 Op::Pack { d, parts, n, elem_bits } => self.pack(*d, parts, *n, *elem_bits, exec),
                 Op::Unpack { ds, a, n, elem_bits } => self.unpack(ds, *a, *n, *elem_bits, exec),
                 Op::Clock { kind, d } => self.clock(*kind, *d, n.clock, exec),
@@ -411,6 +422,9 @@ impl<const W: usize> Warp<W> {
                 Op::BrxIdx { index, targets, reconv } => self.brx_idx(obs, sched, pc, active, exec, *index, targets, *reconv)?,
                 Op::Exit => self.exit_lanes(exec),
                 Op::Trap => return Err(WarpFault { pc, lane: Some(exec.trailing_zeros()), kind: FaultKind::Trap }),
+                // Device assert and printf (printf.rs).
+                Op::AssertFail { params } => return Err(self.assert_fail(ctx, pc, exec, params)),
+                Op::Printf { format, args } => self.printf(ctx, pc, exec, *format, *args)?,
                 Op::Bar { kind, id, count, pred, aligned } => return self.bar(obs, pc, exec, *kind, *id, *count, *pred, *aligned),
                 // Warp-synchronous instructions (warp.rs).
                 Op::BarWarpSync { mask } => self.bar_warp_sync(obs, pc, exec, *mask),

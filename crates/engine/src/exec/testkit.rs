@@ -19,6 +19,8 @@ pub fn bare(n32: u32, n64: u32, npred: u32) -> Warp<32> {
         exited: 0,
         local: Vec::new(),
         state: WarpState::Ready,
+        past_end: Vec::new(),
+        printed: String::new(),
     }
 }
 
@@ -71,6 +73,7 @@ impl Block {
             clock: &mut self.clock,
             budget: &mut self.budget,
             budget_limit: 1 << 20,
+            serve_past_end: true,
             warp_instructions: &mut self.warp_insts,
             thread_instructions: &mut self.thread_insts,
         }

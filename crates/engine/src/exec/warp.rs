@@ -185,29 +185,51 @@ impl<const W: usize> Warp<W> {
         if O::WANTS_SYNC {
             self.report_sync(obs, pc, WarpSyncKind::Redux, exec, RegRef::r32(mask), None);
         }
-        let v = col32::<W>(&self.r32, a);
+        let v = *col32::<W>(&self.r32, a);
+        let masks = *col32::<W>(&self.r32, mask);
         let signed = ty.is_signed();
-        let mut acc: Option<u32> = None;
+        let reduce = |group: u64| -> u32 {
+            let mut acc: Option<u32> = None;
+            for l in 0..W {
+                if group >> l & 1 == 0 {
+                    continue;
+                }
+                let x = v[l];
+                acc = Some(match acc {
+                    None => x,
+                    Some(y) => match op {
+                        ReduxOp::Add => y.wrapping_add(x),
+                        ReduxOp::And => y & x,
+                        ReduxOp::Or => y | x,
+                        ReduxOp::Xor => y ^ x,
+                        ReduxOp::Min if signed => (y as i32).min(x as i32) as u32,
+                        ReduxOp::Min => y.min(x),
+                        ReduxOp::Max if signed => (y as i32).max(x as i32) as u32,
+                        ReduxOp::Max => y.max(x),
+                    },
+                });
+            }
+            acc.unwrap_or(0)
+        };
+        // Each lane reduces over the executing lanes its member mask names
+        // (a converged warp may hold several groups, as `labeled_partition`
+        // makes); lanes 32..63 of a 64-lane machine read the mask's upper half.
+        let mut o = [0u32; W];
+        let mut done = 0u64;
         for l in 0..W {
-            if exec >> l & 1 == 0 {
+            if (exec & !done) >> l & 1 == 0 {
                 continue;
             }
-            let x = v[l];
-            acc = Some(match acc {
-                None => x,
-                Some(y) => match op {
-                    ReduxOp::Add => y.wrapping_add(x),
-                    ReduxOp::And => y & x,
-                    ReduxOp::Or => y | x,
-                    ReduxOp::Xor => y ^ x,
-                    ReduxOp::Min if signed => (y as i32).min(x as i32) as u32,
-                    ReduxOp::Min => y.min(x),
-                    ReduxOp::Max if signed => (y as i32).max(x as i32) as u32,
-                    ReduxOp::Max => y.max(x),
-                },
-            });
+            let half = l & !31;
+            let group = (exec & ((masks[l] as u64) << half)) | (1 << l);
+            let r = reduce(group);
+            for k in l..W {
+                if group >> k & 1 != 0 && masks[k] == masks[l] && k & !31 == half {
+                    o[k] = r;
+                    done |= 1 << k;
+                }
+            }
         }
-        let o = [acc.unwrap_or(0); W];
         write32::<W>(&mut self.r32, d, &o, exec);
     }
 
@@ -287,10 +309,16 @@ mod tests {
         w.match_sync(&mut NoObserver, 0, 0b101, true, 1, Some(0), RegRef::r32(0), 3);
         assert_eq!((col(&w, 1)[0], w.preds[0] & 0b101), (0b101, 0b101), "all equal among lanes 0 and 2");
         fill32(&mut w, 2, |l| (l as i32 - 3) as u32);
+        fill32(&mut w, 3, |_| u32::MAX);
         w.redux(&mut NoObserver, 0, 0xF0, ReduxOp::Min, ScalarType::S32, 1, 2, 3);
         assert_eq!(col(&w, 1)[4], 1, "min over lanes 4..7 only");
         w.redux(&mut NoObserver, 0, 0xF, ReduxOp::Min, ScalarType::U32, 1, 2, 3);
         assert_eq!(col(&w, 1)[0], 0, "unsigned: -3 is large");
+        // Two groups in one converged warp (labeled_partition): each reduces over its mask.
+        fill32(&mut w, 3, |l| if l % 2 == 0 { 0x5555_5555 } else { 0xAAAA_AAAA });
+        fill32(&mut w, 2, |l| l as u32);
+        w.redux(&mut NoObserver, 0, FULL, ReduxOp::Add, ScalarType::U32, 1, 2, 3);
+        assert_eq!((col(&w, 1)[0], col(&w, 1)[7]), ((0..32).step_by(2).sum(), (1..32).step_by(2).sum()));
         fill32(&mut w, 3, |_| 0b1100);
         w.elect(&mut NoObserver, 0, 0b1110, Some(1), 1, 3);
         assert_eq!((w.preds[1] & 0b1110, col(&w, 1)[1]), (0b0100, 2), "the lowest executing lane in the mask");

@@ -158,6 +158,7 @@ impl Lowerer<'_> {
             "brev" => (IntOp::Brev, 2),
             "bfe" => (IntOp::Bfe, 4),
             "bfi" => (IntOp::Bfi, 5),
+            "bmsk" => (IntOp::Bmsk { wrap: mods.has("wrap") }, 3),
             "prmt" => {
                 let m = if mods.has("f4e") {
                     PrmtMode::F4e
@@ -238,7 +239,9 @@ impl Lowerer<'_> {
         for k in 1..arity {
             // Operand types: shift/position/length operands are u32.
             let t = match (op, k) {
-                (IntOp::Bfe, 2 | 3) | (IntOp::Bfi, 3 | 4) | (IntOp::ShfL { .. } | IntOp::ShfR { .. }, 3) => ScalarType::U32,
+                (IntOp::Bfe, 2 | 3) | (IntOp::Bfi, 3 | 4) | (IntOp::Bmsk { .. }, _) | (IntOp::ShfL { .. } | IntOp::ShfR { .. }, 3) => {
+                    ScalarType::U32
+                }
                 (IntOp::Prmt(_), _) => ScalarType::B32,
                 (IntOp::Dp4a { .. } | IntOp::Dp2a { .. }, _) => ScalarType::B32,
                 (IntOp::Sad, 3) => ty,

@@ -54,6 +54,33 @@ impl Lowerer<'_> {
         Ok(())
     }
 
+    /// `vprintf` and `__assertfail`, the external functions CUDA's device
+    /// `printf` and `assert` call: their `.param` arguments are read by the
+    /// engine from the lane's local memory.
+    fn known_extern(&mut self, i: &Instruction, callee: &str, args: &[Operand], guard: Option<Guard>, full: &str) -> LResult<()> {
+        let want = if callee == "vprintf" { 2 } else { 5 };
+        if args.len() != want {
+            return self.err(i.span, format!("`{callee}` takes {want} arguments"));
+        }
+        let mut offs = [0u32; 5];
+        for (k, a) in args.iter().enumerate() {
+            offs[k] = match a {
+                Operand::Name(n, s) => match self.lookup(n) {
+                    Some(Sym::Local(off)) => off,
+                    _ => return self.err(*s, format!("`{callee}` arguments must be .param variables")),
+                },
+                _ => return self.err(a.span(), format!("`{callee}` arguments must be .param variables")),
+            };
+        }
+        let op = if callee == "vprintf" {
+            Op::Printf { format: offs[0], args: offs[1] }
+        } else {
+            Op::AssertFail { params: [offs[0], offs[1], offs[2], offs[3]] }
+        };
+        self.push(op, guard, i.span, full);
+        Ok(())
+    }
+
     pub(super) fn call(&mut self, i: &Instruction, guard: Option<Guard>, full: &str) -> LResult<()> {
         // call{.uni} (rets), name, (args){, prototype};
         let ops = &i.operands;
@@ -76,6 +103,9 @@ impl Lowerer<'_> {
             return self.err(*cspan, "indirect calls through a function pointer are not supported");
         }
         let m = self.m;
+        if m.function(callee).is_none() && matches!(callee.as_str(), "vprintf" | "__assertfail") {
+            return self.known_extern(i, callee, args, guard, full);
+        }
         let Some(f) = m.function(callee) else {
             let known = m.functions.iter().any(|f| &f.name == callee);
             let msg = if known {
@@ -111,6 +141,33 @@ impl Lowerer<'_> {
         let mut scope = Scope::default();
         self.statements += (f.params.len() + f.rets.len()) as u64;
         for (decl, arg) in f.params.iter().chain(f.rets.iter()).zip(args.iter().chain(rets.iter())) {
+            if decl.vector > 1 {
+                // A vector parameter binds element by element: a vector
+                // register `r` or a braced list `{a, b}`.
+                let n = decl.vector as usize;
+                let elems: Vec<Operand> = match arg {
+                    Operand::Name(an, aspan) => match self.lookup(an) {
+                        Some(Sym::Vector(k)) if k as usize == n => {
+                            VECTOR_ELEMS[..n].iter().map(|e| Operand::Name(format!("{an}.{e}"), *aspan)).collect()
+                        }
+                        _ => return self.err(*aspan, format!("`{an}` is not a .v{n} vector register")),
+                    },
+                    Operand::Vector(items, _) if items.len() == n => items.clone(),
+                    _ => return self.err(arg.span(), format!("`{}` takes a .v{n} vector argument", decl.name)),
+                };
+                for (e, op) in VECTOR_ELEMS.iter().zip(&elems) {
+                    let Operand::Name(en, espan) = op else {
+                        return self.err(op.span(), "vector call arguments must be registers");
+                    };
+                    let Some(sym @ Sym::Reg(..)) = self.lookup(en) else {
+                        return self.err(*espan, format!("`{en}` is not a register"));
+                    };
+                    scope.names.insert(format!("{}.{e}", decl.name), sym);
+                }
+                scope.names.insert(decl.name.clone(), Sym::Vector(decl.vector));
+                self.has_vectors = true;
+                continue;
+            }
             let Operand::Name(an, aspan) = arg else {
                 return self.err(arg.span(), "call arguments must be named variables or registers");
             };

@@ -9,6 +9,19 @@ impl Lowerer<'_> {
     // `call` -> `scope_statements` recursion.
     #[inline(never)]
     pub(super) fn instruction(&mut self, i: &Instruction) -> LResult<()> {
+        // Vector registers: `r` stands for `{r.x, r.y, ...}` (calls bind them whole).
+        if self.has_vectors && i.opcode != "call" {
+            let new: Vec<Option<Operand>> = i.operands.iter().map(|o| self.expand_vectors(o)).collect();
+            if new.iter().any(Option::is_some) {
+                let operands = new.into_iter().zip(&i.operands).map(|(n, o)| n.unwrap_or_else(|| o.clone())).collect();
+                return self.instruction_of(&Instruction { operands, ..i.clone() });
+            }
+        }
+        self.instruction_of(i)
+    }
+
+    #[inline(never)]
+    fn instruction_of(&mut self, i: &Instruction) -> LResult<()> {
         let guard = match &i.guard {
             None => None,
             Some(g) => match self.lookup(&g.pred) {
@@ -46,8 +59,8 @@ impl Lowerer<'_> {
                 let ty = self.need_ty(ty, span, &full)?;
                 return self.carry_op(i, &mods, ty, guard, &full);
             }
-            "mul24" | "mad24" | "sad" | "popc" | "clz" | "bfind" | "brev" | "bfe" | "bfi" | "prmt" | "shf" | "cnot" | "lop3" | "dp4a"
-            | "dp2a" => {
+            "mul24" | "mad24" | "sad" | "popc" | "clz" | "bfind" | "brev" | "bfe" | "bfi" | "bmsk" | "prmt" | "shf" | "cnot" | "lop3"
+            | "dp4a" | "dp2a" => {
                 let ty = self.need_ty(ty, span, &full)?;
                 self.int_misc(i, &mods, ty, guard, &full)?;
             }

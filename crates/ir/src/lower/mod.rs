@@ -92,7 +92,11 @@ fn lower_globals(m: &Module, file: &str, src: &str) -> LResult<Program> {
     for (i, name) in &m.files {
         p.files.insert(*i, name.clone());
     }
-    for g in &m.globals {
+    let mut all: Vec<(&ast::VarDecl, String)> = m.globals.iter().map(|g| (g, g.name.clone())).collect();
+    for f in &m.functions {
+        scoped_globals(f.body.as_deref().unwrap_or(&[]), &mut all);
+    }
+    for (g, name) in all {
         let is_const = match g.space {
             StateSpace::Global => false,
             StateSpace::Const => true,
@@ -139,9 +143,30 @@ fn lower_globals(m: &Module, file: &str, src: &str) -> LResult<Program> {
                 init[off..off + elem].copy_from_slice(&bits.to_le_bytes()[..elem]);
             }
         }
-        p.globals.push(GlobalVar { name: g.name.clone(), is_const, size, align: g.alignment(), init, relocs });
+        p.globals.push(GlobalVar { name, is_const, size, align: g.alignment(), init, relocs });
     }
     Ok(p)
+}
+
+/// The program-wide name of a `.global`/`.const` variable declared inside a
+/// function: its name and byte offset (`@` cannot occur in a PTX name, so it
+/// clashes with no module variable nor with another scope's).
+fn scoped_global_name(d: &ast::VarDecl) -> String {
+    format!("{}@{}", d.name, d.span.start)
+}
+
+/// Function-scoped `.global`/`.const` variables (nested scopes included):
+/// they live for the whole program like module ones.
+fn scoped_globals<'m>(stmts: &'m [Statement], out: &mut Vec<(&'m ast::VarDecl, String)>) {
+    for s in stmts {
+        match s {
+            Statement::Decl(d) if matches!(d.space, StateSpace::Global | StateSpace::Const) && !d.is_extern => {
+                out.push((d, scoped_global_name(d)))
+            }
+            Statement::Scope(inner) => scoped_globals(inner, out),
+            _ => {}
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -155,7 +180,13 @@ enum Sym {
     KParam(u32),
     Global(String),
     BranchTargets(Vec<String>),
+    /// A `.reg .v2`/`.v4` vector register of this many elements; element `k`
+    /// is the scalar register named `name.x`/`.y`/`.z`/`.w`.
+    Vector(u8),
 }
+
+/// Element names of a vector register (`r.x`, `r.y`, `r.z`, `r.w`).
+const VECTOR_ELEMS: [&str; 4] = ["x", "y", "z", "w"];
 
 #[derive(Default)]
 struct Scope {
@@ -246,7 +277,15 @@ struct Lowerer<'a> {
     prev_inst_end: u32,
     /// A `.pragma "nounroll"` was seen since the previous instruction.
     pending_nounroll: bool,
+    /// Some vector register was declared (operands are then checked for one).
+    has_vectors: bool,
+    /// Offset of the reserved shared memory (`%reserved_smem_offset_*`), once used.
+    reserved_smem: Option<u32>,
 }
+
+/// Bytes of shared memory `%reserved_smem_offset_*` name (the 1 KiB per
+/// block that sm_80 and later reserve for the system).
+const RESERVED_SMEM_BYTES: u32 = 1024;
 
 /// `x` rounded up to a multiple of `a`; `None` past `u32::MAX`.
 fn align_up(x: u32, a: u32) -> Option<u32> {
@@ -292,6 +331,8 @@ fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str, lines: &LineInd
         local_bytes: 0,
         cur_loc: None,
         cur_inlined: None,
+        has_vectors: false,
+        reserved_smem: None,
         cc: None,
         extern_patches: Vec::new(),
         prev_inst_end: f.span.start,

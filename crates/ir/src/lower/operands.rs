@@ -37,6 +37,9 @@ impl Lowerer<'_> {
             "z" => Some(2),
             _ => None,
         };
+        if let Some(which) = name.strip_prefix("%reserved_smem_offset_") {
+            return self.reserved_smem(which).map(|r| (r, ScalarType::U32));
+        }
         let sp = if let Some((base, c)) = name.split_once('.') {
             let d = dim(c)?;
             match base {
@@ -72,6 +75,29 @@ impl Lowerer<'_> {
         let r = self.alloc_reg(ty);
         self.specials.insert(sp, r);
         Some((r, ty))
+    }
+
+    /// `%reserved_smem_offset_{begin,end,cap,0,1}`: the shared memory the
+    /// system reserves for cooperative groups (`block_tile_memory`). Modelled
+    /// as [`RESERVED_SMEM_BYTES`] of the block's shared memory laid out on
+    /// first use, `_0` and `_1` its two halves.
+    fn reserved_smem(&mut self, which: &str) -> Option<RegRef> {
+        let base = match self.reserved_smem {
+            Some(b) => b,
+            None => {
+                let b = place(&mut self.shared_bytes, Some(RESERVED_SMEM_BYTES as u64), 16)?;
+                self.reserved_smem = Some(b);
+                b
+            }
+        };
+        let v = match which {
+            "begin" | "0" => base,
+            "1" => base + RESERVED_SMEM_BYTES / 2,
+            "end" => base + RESERVED_SMEM_BYTES,
+            "cap" => RESERVED_SMEM_BYTES,
+            _ => return None,
+        };
+        Some(self.const_reg(ScalarType::U32, v as u64))
     }
 
     pub(super) fn clock_kind(name: &str) -> Option<ClockKind> {
@@ -118,7 +144,9 @@ impl Lowerer<'_> {
                     Ok(d)
                 }
             }
-            Some(Sym::Reg(..)) | Some(Sym::BranchTargets(_)) | None => self.err(span, format!("`{name}` is not a variable")),
+            Some(Sym::Reg(..)) | Some(Sym::BranchTargets(_)) | Some(Sym::Vector(_)) | None => {
+                self.err(span, format!("`{name}` is not a variable"))
+            }
         }
     }
 
@@ -181,7 +209,21 @@ impl Lowerer<'_> {
                 };
                 Ok(self.const_reg(ty, bits))
             }
-            Operand::Addr { base: AddrBase::Name(n), offset, span } => self.symbol_value(n, *offset, ty, *span),
+            Operand::Addr { base: AddrBase::Name(n), offset, span } => match self.lookup(n) {
+                // `r + 1` as a source: ptxas folds it into an add.
+                Some(Sym::Reg(r, _)) if r.bank != Bank::Pred => {
+                    let d = self.alloc_reg(if r.bank == Bank::R64 { ScalarType::B64 } else { ScalarType::B32 });
+                    if r.bank == Bank::R64 {
+                        let k = self.const_reg(ScalarType::B64, *offset as u64);
+                        self.push(Op::Bin64 { f: Bin64::Add, d: d.slot, a: r.slot, b: k.slot }, None, *span, "add");
+                    } else {
+                        let k = self.const_reg(ScalarType::B32, *offset as u64);
+                        self.push(Op::Bin32 { f: Bin32::Add, d: d.slot, a: r.slot, b: k.slot }, None, *span, "add");
+                    }
+                    Ok(d)
+                }
+                _ => self.symbol_value(n, *offset, ty, *span),
+            },
             _ => self.err(op.span(), "expected a register or constant"),
         }
     }
@@ -324,6 +366,7 @@ impl Lowerer<'_> {
                     Ok((sp, Addr { base: Some(r), offset: *offset }))
                 }
                 Some(Sym::BranchTargets(_)) => self.err(*span, "a branch-target list is not an address"),
+                Some(Sym::Vector(_)) => self.err(*span, "a vector register is not an address"),
                 None => self.err(*span, format!("unknown symbol `{name}` in address")),
             },
         }

@@ -121,11 +121,52 @@ impl Lowerer<'_> {
         }
     }
 
+    /// `.reg .v2 .u32 r;`: one scalar register per element, named `r.x`,
+    /// `r.y`, ..., and `r` itself, which operands expand into `{r.x, r.y}`.
+    fn declare_vector(&mut self, d: &ast::VarDecl) -> LResult<()> {
+        if d.range.is_some() || !d.dims.is_empty() || !(d.vector == 2 || d.vector == 4) {
+            return self.err(d.span, "vector registers are .v2 or .v4 scalars (no ranges or arrays)");
+        }
+        if d.ty == ScalarType::B128 || d.ty == ScalarType::Pred {
+            return self.err(d.span, "vector registers of .b128 or .pred are not supported");
+        }
+        for e in &VECTOR_ELEMS[..d.vector as usize] {
+            let r = self.alloc_reg(d.ty);
+            self.declared32 += if r.bank == Bank::R64 { 2 } else { 1 };
+            self.scopes.last_mut().unwrap().names.insert(format!("{}.{e}", d.name), Sym::Reg(r, d.ty));
+        }
+        self.scopes.last_mut().unwrap().names.insert(d.name.clone(), Sym::Vector(d.vector));
+        self.has_vectors = true;
+        Ok(())
+    }
+
+    /// `op` with every name of a vector register replaced by the braced list
+    /// of its elements (`r` -> `{r.x, r.y}`), or `None` if it names none.
+    pub(super) fn expand_vectors(&mut self, op: &Operand) -> Option<Operand> {
+        match op {
+            Operand::Name(n, span) => match self.lookup(n) {
+                Some(Sym::Vector(k)) => Some(Operand::Vector(
+                    VECTOR_ELEMS[..k as usize].iter().map(|e| Operand::Name(format!("{n}.{e}"), *span)).collect(),
+                    *span,
+                )),
+                _ => None,
+            },
+            Operand::Vector(items, span) => {
+                let new: Vec<Option<Operand>> = items.iter().map(|o| self.expand_vectors(o)).collect();
+                if new.iter().all(Option::is_none) {
+                    return None;
+                }
+                Some(Operand::Vector(new.into_iter().zip(items).map(|(n, o)| n.unwrap_or_else(|| o.clone())).collect(), *span))
+            }
+            _ => None,
+        }
+    }
+
     pub(super) fn declare(&mut self, d: &ast::VarDecl) -> LResult<()> {
         match d.space {
             StateSpace::Reg => {
                 if d.vector != 1 {
-                    return self.err(d.span, "vector registers are not supported");
+                    return self.declare_vector(d);
                 }
                 if d.ty == ScalarType::B128 {
                     return self.err(d.span, "128-bit registers are not supported");
@@ -153,7 +194,10 @@ impl Lowerer<'_> {
                 self.scopes.last_mut().unwrap().names.insert(d.name.clone(), Sym::Local(off));
             }
             StateSpace::Global | StateSpace::Const => {
-                return self.err(d.span, "function-scoped .global/.const variables are not supported; declare them at module level");
+                if d.is_extern {
+                    return self.err(d.span, "function-scoped .extern .global/.const variables are not supported");
+                }
+                self.scopes.last_mut().unwrap().names.insert(d.name.clone(), Sym::Global(scoped_global_name(d)));
             }
             _ => return self.err(d.span, "unsupported state space in a declaration"),
         }

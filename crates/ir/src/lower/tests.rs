@@ -141,3 +141,34 @@ fn inlining_budget() {
     let p = compile(&small).unwrap();
     assert!(p.kernels[0].code.len() > 1024);
 }
+
+#[test]
+fn reserved_smem_offsets_name_a_region_of_their_own() {
+    let p = compile(&kernel(
+        ".shared .b32 s[4];\nmov.u32 %r0, %reserved_smem_offset_begin;\nmov.u32 %r1, %reserved_smem_offset_end;\nmov.u32 %r2, %reserved_smem_offset_1;\nret;",
+    ))
+    .unwrap();
+    assert_eq!(p.kernels[0].shared_static_bytes, 16 + 1024);
+    let e = compile(&kernel("mov.u32 %r0, %reserved_smem_offset_9;\nret;")).unwrap_err();
+    assert!(e.contains("%reserved_smem_offset_9"), "{e}");
+}
+
+#[test]
+fn newer_targets_parse() {
+    for t in ["sm_90a", "sm_100a", "sm_120", "sm_120a", "sm_101f"] {
+        let src = format!(".version 8.8\n.target {t}\n.address_size 64\n.visible .entry k()\n{{\nret;\n}}\n");
+        compile(&src).unwrap_or_else(|e| panic!("{t}: {e}"));
+    }
+}
+
+#[test]
+fn vector_register_forms() {
+    let p = compile(&kernel(
+        ".reg .v4 .b32 v;\n.reg .v2 .b64 w;\nmov.b32 v.z, 1;\nmov.v4.b32 {v.w, v.x, v.y, v.z}, v;\nmov.v2.b64 w, {%rd0, %rd1};\nret;",
+    ))
+    .unwrap();
+    // The rotation goes through copies: sources are read before any write.
+    assert!(p.kernels[0].code.len() >= 9);
+    let e = compile(&kernel(".reg .v2 .b32 v<2>;\nret;")).unwrap_err();
+    assert!(e.contains("vector registers"), "{e}");
+}

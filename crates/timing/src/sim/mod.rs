@@ -316,6 +316,7 @@ fn timed<const W: usize, O: Observer>(
         warps: nblocks * nwarps as u64,
         warp_instructions: st.warp_insts,
         thread_instructions: st.thread_insts,
+        ..Default::default()
     };
     Ok((stats, rep))
 }

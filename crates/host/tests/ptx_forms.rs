@@ -1,0 +1,420 @@
+//! PTX forms found missing by running ZLUDA's PTX test suite (issue 11), each
+//! run end to end on a small kernel of our own: one input buffer of bytes in,
+//! one output buffer of bytes out, one thread unless a test says otherwise.
+
+use warpsim_host::{launch, Args, Context, Dims, LaunchOptions, Module};
+
+const HEAD: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
+
+/// Runs kernel `k(.param .u64 in, .param .u64 out)` of `ptx` with `input`
+/// and an output of `out_len` zero bytes; returns the output.
+fn run_with(ptx: &str, input: &[u8], out_len: usize, threads: u32) -> Vec<u8> {
+    let mut module = Module::from_ptx("t.ptx", format!("{HEAD}{ptx}"));
+    let kernel = module.kernel("k").unwrap_or_else(|e| panic!("{e}"));
+    let mut ctx = Context::new();
+    let inp = ctx.alloc("in", input.len().max(1) as u64, None);
+    ctx.write(inp, input).unwrap();
+    let out = ctx.alloc("out", out_len as u64, None);
+    ctx.write(out, &vec![0; out_len]).unwrap();
+    let mut args = Args::new(&kernel);
+    args.set_ptr(0, inp).unwrap();
+    args.set_ptr(1, out).unwrap();
+    launch(&mut ctx, &kernel, &Dims::linear(1, threads), args.bytes(), &LaunchOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    ctx.read_vec(out, out_len as u64, "out").unwrap()
+}
+
+fn run(ptx: &str, input: &[u8], out_len: usize) -> Vec<u8> {
+    run_with(ptx, input, out_len, 1)
+}
+
+fn words(b: &[u8]) -> Vec<u32> {
+    b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+fn bytes(w: &[u32]) -> Vec<u8> {
+    w.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+// `.reg .v2`/`.v4` registers: loaded and stored whole, read and written by
+// element (`r.y`), moved whole, passed to and returned from a function.
+#[test]
+fn vector_registers() {
+    let ptx = "
+.func (.reg .v2 .b32 o) swap(.reg .v2 .b32 i)
+{
+    mov.v2.b32 o, {i.y, i.x};
+    ret;
+}
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .u64 a, b;
+    .reg .v4 .u32 v;
+    .reg .v2 .b32 p, q;
+    .reg .v4 .u16 h;
+    .reg .u32 s;
+    ld.param.u64 a, [in];
+    ld.param.u64 b, [out];
+    ld.global.v4.u32 v, [a];
+    add.u32 s, v.x, v.w;
+    mov.u32 v.z, s;
+    mov.v2.b32 p, {v.x, v.y};
+    call (q), swap, (p);
+    mov.v4.u32 {v.x, v.y, v.z, v.w}, {v.y, v.z, v.w, v.x};
+    st.global.v4.u32 [b], v;
+    st.global.v2.b32 [b+16], q;
+    mov.v4.u16 h, {1, 2, 3, 4};
+    mov.b64 a, h;
+    st.global.u64 [b+24], a;
+    ret;
+}";
+    let out = run(ptx, &bytes(&[1, 2, 3, 4]), 32);
+    assert_eq!(words(&out), [2, 5, 4, 1, 2, 1, 0x0002_0001, 0x0004_0003]);
+}
+
+// `r + k` as a source operand (ptxas accepts it and adds).
+#[test]
+fn register_plus_constant_operand() {
+    let ptx = "
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .local .align 8 .b8 buf[8];
+    .reg .u64 a, b, v;
+    .reg .u32 w;
+    ld.param.u64 a, [in];
+    ld.param.u64 b, [out];
+    ld.global.u64 v, [a];
+    st.local.u64 [buf], v + 5;
+    ld.local.u64 v, [buf];
+    st.global.u64 [b], v;
+    ld.global.u32 w, [a+8];
+    st.global.u32 [b+8], w + 7;
+    ret;
+}";
+    let out = run(ptx, &bytes(&[40, 0, 100]), 12);
+    assert_eq!(words(&out), [45, 0, 107]);
+}
+
+// `.global`/`.const` variables declared inside a function, with initialisers:
+// program-wide like module variables, visible in their scope only.
+#[test]
+fn function_scoped_globals() {
+    let ptx = "
+.global .b32 t[2] = {100, 200};
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .global .b32 t[4] = {1, 2, 3, 4};
+    .shared .b32 s[4];
+    .reg .u64 b;
+    .reg .b32 x, y;
+    ld.param.u64 b, [out];
+    cp.async.ca.shared.global [s], [t], 16, 12;
+    cp.async.commit_group;
+    cp.async.wait_group 0;
+    ld.shared.b32 x, [s+8];
+    ld.shared.b32 y, [s+12];
+    st.global.b32 [b], x;
+    st.global.b32 [b+4], y;
+    {
+        .const .b32 t = 7;
+        ld.const.b32 x, [t];
+        st.global.b32 [b+8], x;
+    }
+    ld.global.b32 x, [t+4];
+    st.global.b32 [b+12], x;
+    ret;
+}";
+    let out = run(ptx, &[], 16);
+    assert_eq!(words(&out), [3, 0, 7, 2]);
+}
+
+// `bmsk.clamp` and `bmsk.wrap`.
+#[test]
+fn bmsk() {
+    let ptx = "
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .u64 a, b;
+    .reg .u32 p, n, r;
+    ld.param.u64 a, [in];
+    ld.param.u64 b, [out];
+    ld.global.u32 p, [a];
+    ld.global.u32 n, [a+4];
+    bmsk.clamp.b32 r, p, n;
+    st.global.u32 [b], r;
+    bmsk.wrap.b32 r, p, n;
+    st.global.u32 [b+4], r;
+    bmsk.clamp.b32 r, 4, 40;
+    st.global.u32 [b+8], r;
+    ret;
+}";
+    let out = run(ptx, &bytes(&[36, 12]), 12);
+    assert_eq!(words(&out), [0, 0xFFF0, 0xFFFF_FFF0]);
+}
+
+// `.relu` and `.satfinite` on conversions to f16/bf16 (and the packed x2
+// forms): negative results become +0, out-of-range ones the largest finite.
+#[test]
+fn cvt_relu_and_satfinite() {
+    let ptx = "
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .u64 a, b;
+    .reg .f32 x, y;
+    .reg .b32 r;
+    .reg .b16 h;
+    ld.param.u64 a, [in];
+    ld.param.u64 b, [out];
+    ld.global.f32 x, [a];
+    ld.global.f32 y, [a+4];
+    cvt.rn.relu.f16x2.f32 r, x, y;
+    st.global.b32 [b], r;
+    cvt.rn.satfinite.f16x2.f32 r, y, x;
+    st.global.b32 [b+4], r;
+    cvt.rn.relu.bf16x2.f32 r, y, x;
+    st.global.b32 [b+8], r;
+    cvt.rn.relu.f16.f32 h, x;
+    st.global.b16 [b+12], h;
+    cvt.rn.satfinite.f16.f32 h, y;
+    st.global.b16 [b+14], h;
+    ret;
+}";
+    let out = run(ptx, &bytes(&[(-1.0f32).to_bits(), 1e6f32.to_bits()]), 16);
+    assert_eq!(words(&out), [0x0000_7C00, 0x7BFF_BC00, 0x4974_0000, 0x7BFF_0000]);
+}
+
+// `cvt.pack.sat`: two s32 values saturated to 8 or 16 bits and packed, the
+// rest of the word from c.
+#[test]
+fn cvt_pack_saturating() {
+    let ptx = "
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .u64 a, b;
+    .reg .b32 x, y, z, r;
+    ld.param.u64 a, [in];
+    ld.param.u64 b, [out];
+    ld.global.b32 x, [a];
+    ld.global.b32 y, [a+4];
+    ld.global.b32 z, [a+8];
+    cvt.pack.sat.u8.s32.b32 r, x, y, z;
+    st.global.b32 [b], r;
+    cvt.pack.sat.s8.s32.b32 r, y, x, z;
+    st.global.b32 [b+4], r;
+    cvt.pack.sat.s16.s32 r, x, y;
+    st.global.b32 [b+8], r;
+    ret;
+}";
+    let out = run(ptx, &bytes(&[300, (-5i32) as u32, 0x1234_5678]), 12);
+    assert_eq!(words(&out), [0x5678_FF00, 0x5678_FB7F, 0x012C_FFFB]);
+}
+
+// fp8 conversions: f32 pairs and f16x2 to e4m3x2/e5m2x2 (round to nearest
+// even, saturating), and back to f16x2 (exact).
+#[test]
+fn fp8_conversions() {
+    let ptx = "
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .u64 a, b;
+    .reg .f32 x, y;
+    .reg .b16 h;
+    .reg .b32 r;
+    ld.param.u64 a, [in];
+    ld.param.u64 b, [out];
+    ld.global.f32 x, [a];
+    ld.global.f32 y, [a+4];
+    cvt.rn.satfinite.e4m3x2.f32 h, x, y;
+    st.global.b16 [b], h;
+    cvt.rn.f16x2.e4m3x2 r, h;
+    st.global.b32 [b+4], r;
+    cvt.rn.satfinite.relu.e5m2x2.f32 h, y, x;
+    st.global.b16 [b+2], h;
+    cvt.rn.relu.f16x2.e5m2x2 r, 0x3CBC;
+    st.global.b32 [b+8], r;
+    mov.b32 r, 0x3C00C000;
+    cvt.rn.satfinite.e5m2x2.f16x2 h, r;
+    st.global.b16 [b+12], h;
+    ret;
+}";
+    // 1.1875 ties to 1.25 in e4m3 (0x3A); -600 saturates to -448 (0xFE).
+    let out = run(ptx, &bytes(&[1.1875f32.to_bits(), (-600f32).to_bits()]), 16);
+    assert_eq!(words(&out), [0x003D_3AFE, 0x3D00_DF00, 0x3C00_0000, 0x3CC0]);
+}
+
+// An access past an allocation's exact end but within its page is served (a
+// GPU's allocations are carved from larger pages) and reported with its
+// place; beyond the page it faults.
+#[test]
+fn past_the_end_within_the_page() {
+    let ptx = "
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .u64 a, b;
+    .reg .u32 x;
+    ld.param.u64 a, [in];
+    ld.param.u64 b, [out];
+    st.global.u32 [a+4], 77;
+    ld.global.u32 x, [a+4];
+    st.global.u32 [b], x;
+    ret;
+}";
+    let mut module = Module::from_ptx("t.ptx", format!("{HEAD}{ptx}"));
+    let kernel = module.kernel("k").unwrap();
+    let mut ctx = Context::new();
+    let inp = ctx.alloc("in", 4, None);
+    let out = ctx.alloc("out", 4, None);
+    let mut args = Args::new(&kernel);
+    args.set_ptr(0, inp).unwrap();
+    args.set_ptr(1, out).unwrap();
+    // By default (strict bounds) it faults; served as a GPU would with `serve_past_end`.
+    let e = launch(&mut ctx, &kernel, &Dims::linear(1, 1), args.bytes(), &LaunchOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("out-of-bounds global store"), "{e}");
+    let serve = LaunchOptions { serve_past_end: true, ..Default::default() };
+    let s = launch(&mut ctx, &kernel, &Dims::linear(1, 1), args.bytes(), &serve).unwrap();
+    assert_eq!(ctx.read_vec(out, 4, "out").unwrap(), 77u32.to_le_bytes());
+    assert_eq!(s.stats.past_end_count, 2);
+    let w = s.stats.past_end[0].to_string();
+    assert!(w.contains("out-of-bounds global store of 4 bytes") && w.contains("PTX line 11"), "{w}");
+    // 64 KiB on: past the page, a fault.
+    let far = ptx.replace("[a+4]", "[a+65536]");
+    let mut module = Module::from_ptx("t.ptx", format!("{HEAD}{far}"));
+    let kernel = module.kernel("k").unwrap();
+    let e = launch(&mut ctx, &kernel, &Dims::linear(1, 1), args.bytes(), &serve).unwrap_err();
+    assert!(e.to_string().contains("out-of-bounds global store"), "{e}");
+}
+
+// `check` still reports a served past-the-end access as out of bounds.
+#[test]
+fn past_the_end_is_reported_by_check() {
+    let ptx = "
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .u64 a;
+    .reg .u32 x;
+    ld.param.u64 a, [in];
+    ld.global.u32 x, [a+8];
+    ret;
+}";
+    let mut module = Module::from_ptx("t.ptx", format!("{HEAD}{ptx}"));
+    let kernel = module.kernel("k").unwrap();
+    let mut ctx = Context::new();
+    let inp = ctx.alloc("in", 8, None);
+    let mut args = Args::new(&kernel);
+    args.set_ptr(0, inp).unwrap();
+    args.set_ptr(1, inp).unwrap();
+    let opts = LaunchOptions { check: true, serve_past_end: true, ..Default::default() };
+    let s = launch(&mut ctx, &kernel, &Dims::linear(1, 1), args.bytes(), &opts).unwrap();
+    let d = s.diagnostics.unwrap();
+    assert!(d.iter().any(|x| x.kind == warpsim_check::DiagKind::OutOfBounds), "{d:?}");
+}
+
+// Device printf as nvcc calls it: `vprintf(format, args)` with the arguments
+// in a local buffer, each at its alignment; output in lane order, flushed at
+// the end of the launch.
+#[test]
+fn device_printf() {
+    let ptx = r#"
+.extern .func (.param .b32 func_retval0) vprintf
+(
+    .param .b64 vprintf_param_0,
+    .param .b64 vprintf_param_1
+)
+;
+.global .align 1 .b8 $str[20] = {116, 37, 100, 32, 37, 46, 50, 102, 32, 37, 115, 32, 37, 120, 32, 37, 37, 10, 0, 0};
+.global .align 1 .b8 $name[3] = {111, 107, 0};
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .local .align 8 .b8 __local_depot0[32];
+    .reg .b64 %SP, %SPL, %rd<8>;
+    .reg .b32 %r<4>;
+    .reg .f64 %fd1;
+    mov.u64 %SPL, __local_depot0;
+    cvta.local.u64 %SP, %SPL;
+    add.u64 %rd1, %SP, 0;
+    add.u64 %rd2, %SPL, 0;
+    mov.u32 %r1, %tid.x;
+    st.local.u32 [%rd2], %r1;
+    cvt.rn.f64.u32 %fd1, %r1;
+    st.local.f64 [%rd2+8], %fd1;
+    mov.u64 %rd5, $name;
+    cvta.global.u64 %rd6, %rd5;
+    st.local.u64 [%rd2+16], %rd6;
+    st.local.u32 [%rd2+24], 255;
+    mov.u64 %rd3, $str;
+    cvta.global.u64 %rd4, %rd3;
+    {
+    .param .b64 param0;
+    st.param.b64 [param0], %rd4;
+    .param .b64 param1;
+    st.param.b64 [param1], %rd1;
+    .param .b32 retval0;
+    call.uni (retval0), vprintf, (param0, param1);
+    ld.param.b32 %r2, [retval0];
+    }
+    ret;
+}"#;
+    let mut module = Module::from_ptx("t.ptx", format!("{HEAD}{ptx}"));
+    let kernel = module.kernel("k").unwrap_or_else(|e| panic!("{e}"));
+    let mut ctx = Context::new();
+    let args = Args::new(&kernel);
+    let s = launch(&mut ctx, &kernel, &Dims::linear(1, 2), args.bytes(), &LaunchOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.stats.printf, "t0 0.00 ok ff %\nt1 1.00 ok ff %\n");
+}
+
+// Device assert: `__assertfail(message, file, line, function, 1)` ends the
+// launch with a fault naming the thread, file, line and expression.
+#[test]
+fn device_assert() {
+    let ptx = r#"
+.extern .func __assertfail
+(
+    .param .b64 __assertfail_param_0,
+    .param .b64 __assertfail_param_1,
+    .param .b32 __assertfail_param_2,
+    .param .b64 __assertfail_param_3,
+    .param .b64 __assertfail_param_4
+)
+;
+.global .align 1 .b8 $str[6] = {120, 32, 62, 32, 49, 0};
+.global .align 1 .b8 $str1[5] = {97, 46, 99, 117, 0};
+.global .align 1 .b8 __unnamed_1[2] = {107, 0};
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<8>;
+    mov.u32 %r1, %tid.x;
+    setp.gt.u32 %p1, %r1, 1;
+    @%p1 bra $L__BB0_2;
+    mov.u64 %rd1, $str;
+    cvta.global.u64 %rd2, %rd1;
+    mov.u64 %rd3, $str1;
+    cvta.global.u64 %rd4, %rd3;
+    mov.u64 %rd5, __unnamed_1;
+    cvta.global.u64 %rd6, %rd5;
+    mov.b32 %r2, 7;
+    mov.u64 %rd7, 1;
+    {
+    .param .b64 param0;
+    st.param.b64 [param0], %rd2;
+    .param .b64 param1;
+    st.param.b64 [param1], %rd4;
+    .param .b32 param2;
+    st.param.b32 [param2], %r2;
+    .param .b64 param3;
+    st.param.b64 [param3], %rd6;
+    .param .b64 param4;
+    st.param.b64 [param4], %rd7;
+    call.uni __assertfail, (param0, param1, param2, param3, param4);
+    }
+$L__BB0_2:
+    ret;
+}"#;
+    let mut module = Module::from_ptx("t.ptx", format!("{HEAD}{ptx}"));
+    let kernel = module.kernel("k").unwrap_or_else(|e| panic!("{e}"));
+    let mut ctx = Context::new();
+    let args = Args::new(&kernel);
+    let e = launch(&mut ctx, &kernel, &Dims::linear(1, 4), args.bytes(), &LaunchOptions::default()).unwrap_err().to_string();
+    assert!(e.starts_with("device assert failed: a.cu:7: k: Assertion `x > 1` failed."), "{e}");
+    assert!(e.contains("thread (0,0,0)"), "{e}");
+}
