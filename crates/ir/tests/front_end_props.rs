@@ -47,12 +47,21 @@ fn check_rendered(msg: &str, src: &str) {
     assert!(col >= 1 && col <= text.chars().count() + 1, "column {col} outside line {line} ({text:?}): {msg:?}");
     let shown: Vec<&str> = msg.split('\n').collect();
     assert!(shown.len() >= 4, "{msg:?}");
+    // A long line is shown as a window of SHOWN_COLUMNS characters around the caret, marked with `…`.
+    let chars: Vec<char> = text.chars().collect();
+    let n = warpsim_ptx::error::SHOWN_COLUMNS;
+    let at = (col - 1).min(chars.len());
+    let (from, to) = if chars.len() <= n { (0, chars.len()) } else { (at.saturating_sub(n / 2).min(chars.len() - n), 0) };
+    let to = if chars.len() <= n { to } else { from + n };
+    let (open, close) = (if from > 0 { "…" } else { "" }, if to < chars.len() { "…" } else { "" });
+    let window: String = chars[from..to].iter().collect();
     let quoted = shown[shown.len() - 2];
-    assert_eq!(quoted, format!("{line} | {text}"), "{msg:?}");
+    assert_eq!(quoted, format!("{line} | {open}{window}{close}"), "{msg:?}");
     let caret = shown[shown.len() - 1];
     let (_, marks) = caret.split_once(" | ").unwrap_or_else(|| panic!("no caret line in {msg:?}"));
     assert!(marks.trim_start().starts_with('^') && marks.trim_end().ends_with('^'), "{msg:?}");
-    assert_eq!(marks.trim_end().chars().position(|c| c == '^'), Some(col - 1), "caret not under column {col}: {msg:?}");
+    let caret_at = col - 1 - from + open.chars().count();
+    assert_eq!(marks.trim_end().chars().position(|c| c == '^'), Some(caret_at), "caret not under column {col}: {msg:?}");
 }
 
 fn floor_boundary(s: &str, i: usize) -> usize {
