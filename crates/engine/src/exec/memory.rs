@@ -391,11 +391,12 @@ fn vector_align(size: u32, n: u8) -> u32 {
 
 /// A vector access (`n` > 1) faults unless its address is a multiple of the
 /// whole vector's size; element alignment is checked per element after this.
+#[inline(always)]
 fn vector_aligned(space: Space, addr: u64, size: u32, n: u8, access: MemAccessKind) -> Result<(), FaultKind> {
-    let align = vector_align(size, n);
     if n <= 1 {
         return Ok(());
     }
+    let align = vector_align(size, n);
     let (sp, a) = resolve_generic(space, addr);
     let space = match sp {
         Space::Global | Space::Generic => FaultSpace::Global,
