@@ -260,7 +260,11 @@ fn cmd_run(a: RunArgs) -> Result<()> {
         None => match module.entries().map_err(flat)?.as_slice() {
             [one] => one.clone(),
             [] => bail!("{} has no .entry", module.name()),
-            many => bail!("{} has several kernels; choose one with --kernel: {}", module.name(), many.join(", ")),
+            many => bail!(
+                "{} has several kernels; choose one with --kernel (its C++ name or a unique prefix will do): {}",
+                module.name(),
+                warpsim_ir::entry_names::describe(&many.iter().map(String::as_str).collect::<Vec<_>>())
+            ),
         },
     };
     let kernel = module.kernel(&kernel).map_err(flat)?;

@@ -74,8 +74,8 @@ pub fn cmd_occupancy(a: OccupancyArgs) -> Result<()> {
                 many => bail!("{name} has {} kernels; choose one with --kernel", many.len()),
             },
         };
-        let prog = warpsim_ir::compile_kernel(&name, &src, &kernel).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let k = prog.kernel(&kernel).expect("compiled kernel");
+        let (prog, mangled) = warpsim_ir::compile_kernel_resolved(&name, &src, &kernel).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let k = prog.kernel(&mangled).ok_or_else(|| anyhow::anyhow!("kernel {mangled} missing after compiling it"))?;
         if a.static_shared.is_none() {
             static_shared = k.shared_static_bytes;
         }

@@ -39,13 +39,14 @@ impl Module {
         Ok(m.entries().map(|f| f.name.clone()).collect())
     }
 
-    /// Kernel `name`, compiled on first use.
+    /// Kernel `name` (its mangled name or its C++ name: `map_reduce<float>`, a unique
+    /// prefix), compiled on first use.
     pub fn kernel(&mut self, name: &str) -> Result<Kernel, HostError> {
         if let Some(k) = self.kernels.get(name) {
             return Ok(k.clone());
         }
-        let program = warpsim_ir::compile_kernel(&self.name, &self.source, name)?;
-        let k = Kernel { program: Arc::new(program), name: name.to_string(), source: Some(self.source.clone()), regs_per_thread: None };
+        let (program, mangled) = warpsim_ir::compile_kernel_resolved(&self.name, &self.source, name)?;
+        let k = Kernel { program: Arc::new(program), name: mangled, source: Some(self.source.clone()), regs_per_thread: None };
         self.kernels.insert(name.to_string(), k.clone());
         Ok(k)
     }
@@ -117,5 +118,23 @@ impl ProgramCache {
             self.modules.insert(path.to_path_buf(), Module::from_file(path)?);
         }
         self.modules.get_mut(path).expect("inserted above").kernel(kernel)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `template <class T> __global__ void fill(T*)` at float, as nvcc names it.
+    const PTX: &str = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry _Z4fillIfEvPT_(.param .u64 p)\n{\n  ret;\n}\n";
+
+    #[test]
+    fn a_template_kernel_is_found_by_its_cpp_name() {
+        let mut m = Module::from_ptx("t.ptx", PTX);
+        let k = m.kernel("fill<float>").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(k.name(), "_Z4fillIfEvPT_");
+        assert!(k.program().kernel(k.name()).is_some());
+        let e = m.kernel("fill<double>").err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("_Z4fillIfEvPT_ (fill<float>(float*))"), "{e}");
     }
 }

@@ -28,4 +28,6 @@ pub enum FrontEndError {
     Lower(#[from] LowerError),
     #[error("no kernel named `{name}` in {file}; entries: {available}")]
     NoSuchKernel { name: String, file: String, available: String },
+    #[error("kernel name `{name}` matches several entries in {file}: {candidates}; give more of the name (or the mangled name)")]
+    AmbiguousKernel { name: String, file: String, candidates: String },
 }

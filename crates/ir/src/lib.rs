@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cfg;
+pub mod entry_names;
 pub mod error;
 pub mod inst;
 pub mod kernel;
@@ -25,18 +26,32 @@ pub fn compile_module(file: &str, src: &str) -> Result<Program, FrontEndError> {
 }
 
 /// Parses `src` and lowers only the kernel `name` (other kernels may use
-/// instructions warpsim does not support).
+/// instructions warpsim does not support). `name` may be the mangled entry name
+/// or its C++ name, as [`entry_names::resolve`] accepts it.
 pub fn compile_kernel(file: &str, src: &str, name: &str) -> Result<Program, FrontEndError> {
+    compile_kernel_resolved(file, src, name).map(|(p, _)| p)
+}
+
+/// [`compile_kernel`], also returning the entry's mangled name.
+pub fn compile_kernel_resolved(file: &str, src: &str, name: &str) -> Result<(Program, String), FrontEndError> {
     let m = warpsim_ptx::parse_module(file, src)?;
-    match lower::lower_program_kernel(&m, file, src, name)? {
-        Some(p) => Ok(p),
+    let entries: Vec<&str> = m.entries().map(|f| f.name.as_str()).collect();
+    let mangled = entry_names::resolve(&entries, name).map_err(|e| match e {
+        entry_names::Unresolved::Missing => FrontEndError::NoSuchKernel {
+            name: name.to_string(),
+            file: file.to_string(),
+            available: if entries.is_empty() { "none".into() } else { entry_names::describe(&entries) },
+        },
+        entry_names::Unresolved::Ambiguous(candidates) => FrontEndError::AmbiguousKernel {
+            name: name.to_string(),
+            file: file.to_string(),
+            candidates: entry_names::describe(&candidates),
+        },
+    })?;
+    match lower::lower_program_kernel(&m, file, src, &mangled)? {
+        Some(p) => Ok((p, mangled)),
         None => {
-            let available: Vec<_> = m.entries().map(|f| f.name.as_str()).collect();
-            Err(FrontEndError::NoSuchKernel {
-                name: name.to_string(),
-                file: file.to_string(),
-                available: if available.is_empty() { "none".into() } else { available.join(", ") },
-            })
+            Err(FrontEndError::NoSuchKernel { name: name.to_string(), file: file.to_string(), available: entry_names::describe(&entries) })
         }
     }
 }
