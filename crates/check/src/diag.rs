@@ -222,6 +222,56 @@ pub fn advice(kind: DiagKind, one_address: bool) -> &'static str {
     }
 }
 
+/// Diagnostics of one kind on one source line.
+pub struct DiagGroup<'a> {
+    pub kind: DiagKind,
+    /// `kernel.cu:42`, or `PTX line 118` where the PTX has no line info.
+    pub line: String,
+    pub diags: Vec<&'a Diagnostic>,
+}
+
+impl DiagGroup<'_> {
+    /// How many times the group's places were found, in all.
+    pub fn times(&self) -> u64 {
+        self.diags.iter().map(|d| d.count).sum()
+    }
+
+    /// `Data race at kernel.cu:42: 3 places, 96 times`.
+    pub fn heading(&self) -> String {
+        let times = self.times();
+        let places = if self.diags.len() == 1 { "1 place".to_string() } else { format!("{} places", self.diags.len()) };
+        format!("{} at {}: {places}, {times} time{}", self.kind.title(), self.line, if times == 1 { "" } else { "s" })
+    }
+
+    /// One instruction racing with itself: many threads store to one address (a read-modify-write).
+    fn one_address(&self) -> bool {
+        self.diags.iter().any(|d| d.other.as_ref().is_some_and(|o| o.ptx_line == d.site.ptx_line))
+    }
+}
+
+/// Groups diagnostics by kind and source line, in order of first appearance,
+/// with one paragraph of advice per kind found.
+pub fn group_diagnostics(diags: &[Diagnostic]) -> (Vec<DiagGroup<'_>>, Vec<(DiagKind, &'static str)>) {
+    let mut groups: Vec<DiagGroup<'_>> = Vec::new();
+    for d in diags {
+        let line = d.site.source_line.clone().unwrap_or_else(|| format!("PTX line {}", d.site.ptx_line));
+        match groups.iter_mut().find(|g| g.kind == d.kind && g.line == line) {
+            Some(g) => g.diags.push(d),
+            None => groups.push(DiagGroup { kind: d.kind, line, diags: vec![d] }),
+        }
+    }
+    let mut kinds: Vec<(DiagKind, bool)> = Vec::new();
+    for g in &groups {
+        let one = g.one_address();
+        match kinds.iter_mut().find(|k| k.0 == g.kind) {
+            Some(k) => k.1 |= one,
+            None => kinds.push((g.kind, one)),
+        }
+    }
+    let advice = kinds.iter().map(|&(k, one)| (k, advice(k, one))).collect();
+    (groups, advice)
+}
+
 /// Renders diagnostics grouped by kind and source line: for each group its
 /// count and a few examples, then one paragraph of advice per kind. With
 /// `verbose`, every diagnostic as [`render`] shows it.
@@ -230,41 +280,25 @@ pub fn render_grouped(diags: &[Diagnostic], verbose: bool) -> String {
     if verbose || diags.is_empty() {
         return render(diags);
     }
-    let mut groups: Vec<((DiagKind, String), Vec<&Diagnostic>)> = Vec::new();
-    for d in diags {
-        let line = d.site.source_line.clone().unwrap_or_else(|| format!("PTX line {}", d.site.ptx_line));
-        match groups.iter_mut().find(|g| g.0 .0 == d.kind && g.0 .1 == line) {
-            Some(g) => g.1.push(d),
-            None => groups.push(((d.kind, line), vec![d])),
-        }
-    }
+    let (groups, advice) = group_diagnostics(diags);
     let mut s = String::new();
-    let mut kinds: Vec<(DiagKind, bool)> = Vec::new();
-    for ((kind, line), ds) in &groups {
-        let times: u64 = ds.iter().map(|d| d.count).sum();
-        let places = if ds.len() == 1 { "1 place".to_string() } else { format!("{} places", ds.len()) };
-        s += &format!("{} at {line}: {places}, {times} time{}\n", kind.title(), if times == 1 { "" } else { "s" });
-        for d in ds.iter().take(EXAMPLES) {
+    for g in &groups {
+        s += &format!("{}\n", g.heading());
+        for d in g.diags.iter().take(EXAMPLES) {
             for l in d.to_string().lines() {
                 s += &format!("  {l}\n");
             }
         }
-        if ds.len() > EXAMPLES {
-            s += &format!("  ... and {} more places on this line (--verbose shows all)\n", ds.len() - EXAMPLES);
+        if g.diags.len() > EXAMPLES {
+            s += &format!("  ... and {} more places on this line (--verbose shows all)\n", g.diags.len() - EXAMPLES);
         }
         s += "\n";
-        // One instruction racing with itself: many threads store to one address (a read-modify-write).
-        let one = ds.iter().any(|d| d.other.as_ref().is_some_and(|o| o.ptx_line == d.site.ptx_line));
-        match kinds.iter_mut().find(|k| k.0 == *kind) {
-            Some(k) => k.1 |= one,
-            None => kinds.push((*kind, one)),
-        }
     }
-    for (k, one) in &kinds {
-        s += &format!("{}: {}\n", k.title(), advice(*k, *one));
+    for (k, a) in &advice {
+        s += &format!("{}: {a}\n", k.title());
     }
     let parts: Vec<String> =
-        kinds.iter().map(|(k, _)| format!("{} {}", groups.iter().filter(|g| g.0 .0 == *k).count(), k.name())).collect();
+        advice.iter().map(|(k, _)| format!("{} {}", groups.iter().filter(|g| g.kind == *k).count(), k.name())).collect();
     s += &format!("\nwarpsim check: {} problem place(s) on {} line(s): {}\n", diags.len(), groups.len(), parts.join(", "));
     s
 }

@@ -35,7 +35,7 @@ pub mod plan;
 mod shadow;
 
 pub use checker::{CheckOptions, Checker};
-pub use diag::{render, render_grouped, DiagKind, Diagnostic, Site};
+pub use diag::{group_diagnostics, render, render_grouped, DiagGroup, DiagKind, Diagnostic, Site};
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -284,15 +284,46 @@ fn cmd_run(a: RunArgs) -> Result<()> {
     let nblocks = dims.grid.iter().map(|&d| d as u64).product();
     let watch = warpsim::progress::watch(progress, nblocks, a.engine.timeout, a.json);
     let t0 = Instant::now();
-    let launched = prepared.launch(&dims, &run_opts);
+    let (launched, partial) = prepared.launch_keeping_partial(&dims, &run_opts);
     drop(watch);
+    // A report even when the launch faults: up to the fault, with the fault shown.
+    let report_fault = |fault: &str, diagnostics: Option<&[warpsim_check::Diagnostic]>| -> Result<()> {
+        let (Some(html), Some(m)) = (a.output.report.as_deref(), partial.as_ref()) else { return Ok(()) };
+        let wpb = dims.block.iter().product::<u32>().div_ceil(a.engine.warp_size) as u64;
+        let blocks: u64 = dims.grid.iter().map(|&g| g as u64).product();
+        let stats = warpsim_engine::LaunchStats { blocks, warps: blocks * wpb, ..Default::default() };
+        warpsim::reporting::write_run_reports(warpsim::reporting::RunReport {
+            prepared: &prepared,
+            params: &params,
+            dims,
+            opts: &opts,
+            stats: &stats,
+            metrics: Some(m),
+            timing: None,
+            html: Some(html),
+            trace: None,
+            checked: warpsim::reporting::Checked { diagnostics, fault: Some(fault) },
+        })?;
+        eprintln!("wrote {} (up to the fault)", html.display());
+        Ok(())
+    };
     let s = match launched {
         Ok(s) => s,
         Err(HostError::CheckedFault { error, diagnostics }) => {
             warpsim::checking::show_fault(&error, &diagnostics, a.json, a.engine.checking.verbose)?;
-            bail!("{error}")
+            let hint = match &error {
+                warpsim_engine::LaunchError::Fault(f) => fault_hint(f, &prepared, &dims),
+                _ => String::new(),
+            };
+            let msg = format!("{error}{hint}");
+            report_fault(&msg, Some(&diagnostics))?;
+            bail!("{msg}")
         }
-        Err(HostError::Engine(warpsim_engine::LaunchError::Fault(f))) => bail!("{f}{}", fault_hint(&f, &prepared, &dims)),
+        Err(HostError::Engine(warpsim_engine::LaunchError::Fault(f))) => {
+            let msg = format!("{f}{}", fault_hint(&f, &prepared, &dims));
+            report_fault(&msg, None)?;
+            bail!("{msg}")
+        }
         Err(e) => bail!("{e}"),
     };
     let secs = t0.elapsed().as_secs_f64();
@@ -319,6 +350,7 @@ fn cmd_run(a: RunArgs) -> Result<()> {
         timing: s.timing.as_ref(),
         html: a.output.report.as_deref(),
         trace: a.output.trace.as_deref(),
+        checked: warpsim::reporting::Checked { diagnostics: s.diagnostics.as_deref(), fault: None },
     })?);
     let shown = RunShown { a: &a, kernel: kernel.name(), dims, secs, written: &written };
     match s.timing.as_ref().filter(|_| opts.timing.is_some()) {
@@ -403,8 +435,23 @@ impl RunShown<'_> {
             });
             return Self::print_json(j, extra);
         }
-        println!("  threads per warp instruction {:>6.2}", s.stats.threads_per_instruction());
+        // The same metrics rows as functional mode (one run fed both), then the timing model's.
+        match s.metrics.as_ref() {
+            Some(m) => {
+                println!("  as SASS, about       {:>14} (moves and parameter loads folded)", m.totals.warp_insts);
+                print!("{}", m.render_summary());
+            }
+            None => println!("  threads per warp instruction {:>6.2} (PTX instructions)", s.stats.threads_per_instruction()),
+        }
         print!("{}", t.render_text());
+        if let Some(m) = s.metrics.as_ref().filter(|m| m.totals.warp_insts != t.sass_instructions) {
+            println!(
+                "  (the timing model issues {} SASS-like instructions where the metrics estimate {}: its compiler model also \
+                 splits 64-bit integer arithmetic and IEEE division into several instructions and unrolls short loops, \
+                 as ptxas does; see crates/timing/src/decode.rs)",
+                t.sass_instructions, m.totals.warp_insts
+            );
+        }
         if self.a.lines {
             println!();
             print!("{}", t.render_lines(self.a.top));

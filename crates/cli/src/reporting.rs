@@ -4,18 +4,18 @@
 
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
+use warpsim_check::Diagnostic;
 use warpsim_engine::LaunchStats;
 use warpsim_gpu::{occupancy, GpuPreset, OccupancyInput};
 use warpsim_host::{Dims, HostError, LaunchOptions, Prepared, TimingMode};
 use warpsim_ir::{Kernel, Program};
 use warpsim_launch::ParamSpec;
 use warpsim_metrics::LaunchMetrics;
-use warpsim_report::{BranchRow, IssueSpan, LineRow, MemRow, OccupancyView, Report, SlotView, SummaryItem, Timeline};
+use warpsim_report::{BranchRow, DiagnosticGroupView, IssueSpan, LineRow, MemRow, OccupancyView, Report, SlotView, SummaryItem, Timeline};
 use warpsim_timing::TimingReport;
 
-/// SMs whose spans a report or trace keeps, and the most spans kept.
-const TIMELINE_SMS: u32 = 4;
-const TIMELINE_SPANS: usize = 200_000;
+/// The most issue spans a report or trace keeps (every SM's, in time order).
+const TIMELINE_SPANS: usize = 400_000;
 
 /// The GPU preset pictures are drawn for: the H200 for 32-lane warps, the
 /// MI300X for 64-lane wavefronts.
@@ -89,6 +89,29 @@ pub fn occupancy_view(
     })
 }
 
+/// What the report says of checking and faults.
+#[derive(Default, Clone, Copy)]
+pub struct Checked<'a> {
+    /// With `--check`: the findings (empty: none).
+    pub diagnostics: Option<&'a [Diagnostic]>,
+    /// The fault that ended the launch, if it did not finish.
+    pub fault: Option<&'a str>,
+}
+
+/// Whether `file` is a CUDA toolkit or compiler header rather than the user's
+/// code: its rows fold away in the report.
+pub fn is_toolkit_header(file: &str) -> bool {
+    let base = file.rsplit('/').next().unwrap_or(file);
+    let in_toolkit = ["/cuda/include/", "/nvidia/cu", "/targets/x86_64-linux/include/", "/lib/clang/", "/crt/", "/cub/", "/cuda/std/"]
+        .iter()
+        .any(|d| file.contains(d));
+    in_toolkit
+        || base.starts_with("__clang_cuda")
+        || base == "warpsim_cuda.h"
+        || (base.ends_with(".h") || base.ends_with(".hpp"))
+            && ["cuda_", "sm_", "device_", "cooperative_groups", "math_functions"].iter().any(|p| base.starts_with(p))
+}
+
 /// Builds the report of one launch.
 #[allow(clippy::too_many_arguments)]
 pub fn build_report(
@@ -103,6 +126,7 @@ pub fn build_report(
     timing: Option<&TimingReport>,
     timeline: Option<Timeline>,
     timeline_note: String,
+    checked: Checked<'_>,
 ) -> Report {
     let k = program.kernel(kernel).expect("kernel");
     let t = &m.totals;
@@ -124,53 +148,8 @@ pub fn build_report(
             t.ptx_warp_insts.to_string(),
             format!("PTX; about {} as SASS (moves and parameter loads folded)", t.warp_insts),
         ),
-        SummaryItem::new(
-            "threads per warp instruction",
-            format!("{:.2} of {warp_size}", t.threads_per_inst()),
-            format!(
-                "{:.1}% of lanes busy (smsp__thread_inst_executed_per_inst_executed.ratio)",
-                100.0 * t.threads_per_inst() / warp_size as f64
-            ),
-        ),
     ];
-    if t.branch_targets > 0 {
-        summary.push(SummaryItem::new(
-            "branches",
-            format!("{} executed, {} divergent", t.branches, t.divergent_branches),
-            format!("{:.1}% of branch targets uniform", t.branch_uniform_pct()),
-        ));
-    }
-    // Global accesses cost sectors; shared ones wavefronts, above the ideal by the bank conflicts.
-    for (what, n, cost, ideal, global) in [
-        ("global loads", t.global_ld_requests, t.global_ld_sectors, t.global_ld_ideal_sectors, true),
-        ("global stores", t.global_st_requests, t.global_st_sectors, t.global_st_ideal_sectors, true),
-        ("shared loads", t.shared_ld_insts, t.shared_ld_wavefronts, t.shared_ld_ideal, false),
-        ("shared stores", t.shared_st_insts, t.shared_st_wavefronts, t.shared_st_ideal, false),
-    ] {
-        if n == 0 {
-            continue;
-        }
-        let (value, note) = if global {
-            (
-                format!("{:.2} sectors/request", ratio(cost, n)),
-                format!("{n} requests, {cost} sectors (ideal {:.2} per request)", ratio(ideal, n)),
-            )
-        } else {
-            (
-                format!("{} bank conflicts", cost - ideal),
-                format!("{n} instructions, {cost} wavefronts ({:.2}-way on average)", ratio(cost, ideal)),
-            )
-        };
-        summary.push(SummaryItem::new(what, value, note));
-    }
-    let extras: Vec<String> = [("atomics", t.atomics), ("barriers", t.barriers), ("shuffles", t.shuffles), ("votes", t.votes)]
-        .iter()
-        .filter(|(_, n)| *n > 0)
-        .map(|(w, n)| format!("{n} {w}"))
-        .collect();
-    if !extras.is_empty() {
-        summary.push(SummaryItem::new("warp-level", extras.join(", "), "warp instructions"));
-    }
+    summary.extend(t.summary_rows().into_iter().map(|r| SummaryItem::new(r.label, r.value, r.detail)));
     if let Some(tr) = timing {
         summary.push(SummaryItem::new(
             "cycles",
@@ -210,6 +189,7 @@ pub fn build_report(
                 bank_conflicts: (c.shared_requests > 0)
                     .then(|| (l.bank_conflicts(), ratio(c.shared_wavefronts, c.shared_ideal_wavefronts))),
                 stall_cycles: if timing.is_some() { Some(stalls.get(l.place.as_str()).copied().unwrap_or(0)) } else { None },
+                in_header: l.file.as_deref().is_some_and(is_toolkit_header),
             }
         })
         .collect();
@@ -256,6 +236,18 @@ pub fn build_report(
         occupancy: occupancy_view(&preset, threads, k.shared_static_bytes, dynamic_shared, None),
         timeline,
         timeline_note,
+        fault: checked.fault.map(str::to_string),
+        diagnostics: checked.diagnostics.map(|d| {
+            warpsim_check::group_diagnostics(d)
+                .0
+                .iter()
+                .map(|g| DiagnosticGroupView { heading: g.heading(), places: g.diags.iter().map(|d| d.to_string()).collect() })
+                .collect()
+        }),
+        advice: checked
+            .diagnostics
+            .map(|d| warpsim_check::group_diagnostics(d).1.into_iter().map(|(k, a)| (k.title().to_string(), a.to_string())).collect())
+            .unwrap_or_default(),
         notes: vec!["Counts follow from lane masks and addresses alone and match Nsight Compute's on the corpus (requests, sectors, \
              wavefronts, bank conflicts); instruction counts are PTX instructions, which ptxas turns into somewhat fewer SASS ones."
             .into()],
@@ -274,6 +266,7 @@ pub struct RunReport<'a> {
     pub timing: Option<&'a TimingReport>,
     pub html: Option<&'a Path>,
     pub trace: Option<&'a Path>,
+    pub checked: Checked<'a>,
 }
 
 /// Writes the HTML report and/or the trace; returns the paths written.
@@ -285,14 +278,22 @@ pub fn write_run_reports(r: RunReport<'_>) -> Result<Vec<PathBuf>> {
     let p = r.prepared;
     let (timing, timeline, note) = match r.timing {
         Some(t) => {
-            let tl = timeline_of(t, TIMELINE_SMS, TIMELINE_SPANS);
+            let tl = timeline_of(t, TIMELINE_SPANS);
             let note = format!(
                 "From the timing model ({} preset), in the same run as the rest of this report: each bar is a run of cycles in which \
-                 one sub-partition issued for one warp; gaps are cycles with no warp ready. {} cycles in all{}; hover a bar for its warp.",
+                 one sub-partition issued for one warp; gaps are cycles with no warp ready. {} cycles in all, every SM{}; scroll \
+                 the picture, hover a bar for its warp.",
                 t.gpu.to_uppercase(),
                 t.kernel_cycles,
-                if tl.truncated { format!(", the first {TIMELINE_SMS} SMs shown") } else { String::new() }
+                if tl.truncated { format!(" (only the first {} issue spans were kept)", tl.spans.len()) } else { String::new() }
             );
+            if tl.truncated && r.trace.is_some() {
+                eprintln!(
+                    "warning: the trace and the report's timeline keep the first {} issue spans of the launch (every SM, in time \
+                     order); later cycles are left out",
+                    tl.spans.len()
+                );
+            }
             (Some(t), Some(tl), note)
         }
         None => (None, None, "No timeline: this launch did not run on the timing model.".to_string()),
@@ -318,6 +319,7 @@ pub fn write_run_reports(r: RunReport<'_>) -> Result<Vec<PathBuf>> {
             timing,
             timeline,
             note,
+            r.checked,
         );
         std::fs::write(path, warpsim_report::html(&rep)).with_context(|| format!("writing {}", path.display()))?;
         written.push(path.to_path_buf());
@@ -336,17 +338,14 @@ pub fn report_timing(opts: &LaunchOptions) -> Result<TimingMode, HostError> {
     })
 }
 
-/// The timing model's spans as a report timeline: SMs below `max_sms`, at
-/// most `max_spans` spans (`truncated` says whether any were left out).
-pub fn timeline_of(t: &TimingReport, max_sms: u32, max_spans: usize) -> Timeline {
-    let spans = t.timeline.as_deref().unwrap_or(&[]);
+/// The timing model's spans as a report timeline, every SM's: the first
+/// `max_spans` in time order (`truncated` says whether any were left out).
+pub fn timeline_of(t: &TimingReport, max_spans: usize) -> Timeline {
+    let mut spans: Vec<_> = t.timeline.as_deref().unwrap_or(&[]).iter().collect();
+    spans.sort_by_key(|s| (s.start_cycle, s.sm, s.subpartition));
     let mut out = Vec::new();
     let mut truncated = t.timeline_truncated;
     for s in spans {
-        if s.sm >= max_sms {
-            truncated = true;
-            continue;
-        }
         if out.len() >= max_spans {
             truncated = true;
             break;

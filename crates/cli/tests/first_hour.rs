@@ -167,3 +167,107 @@ fn the_mi300x_has_compute_units() {
     let o = d.warpsim(&["run", &k, "--param", "out:u32[64]=zeros:out", "--block", "64", "--mode", "timing", "--gpu", "mi300x"]);
     assert!(o.status.success() && text(&o).contains("304 CUs") && !text(&o).contains("SMs"), "{}", text(&o));
 }
+
+/// `out[0] += tid`: a read-modify-write race among every thread.
+const RACE: &str = ".visible .entry k(.param .u64 out)\n{\n.reg .b32 %r<4>; .reg .b64 %rd<4>;\n\
+    mov.u32 %r1, %tid.x; ld.param.u64 %rd1, [out]; ld.global.u32 %r2, [%rd1]; add.u32 %r2, %r2, %r1;\n\
+    st.global.u32 [%rd1], %r2;\nret;\n}\n";
+
+#[test]
+fn a_report_is_written_when_the_launch_faults_and_shows_the_fault_and_the_findings() {
+    let d = Dir::new("report-fault");
+    let k = d.ptx(STORE);
+    for check in [false, true] {
+        let html = d.0.join(format!("r{check}.html"));
+        let mut args = vec!["run", &k, "--param", "out:u32[32]=zeros:out", "--block", "64", "--report", html.to_str().unwrap()];
+        if check {
+            args.push("--check");
+        }
+        let o = d.warpsim(&args);
+        assert!(!o.status.success() && text(&o).contains("up to the fault"), "{}", text(&o));
+        let page = std::fs::read_to_string(&html).unwrap_or_else(|e| panic!("no report after a fault ({e}): {}", text(&o)));
+        assert!(page.contains("<section id=\"fault\"") && page.contains("element 32 of `out`"), "the fault is not in the report");
+        assert!(page.contains("<section id=\"lines\""), "the report lost the part that ran");
+        assert_eq!(page.contains("<section id=\"diagnostics\""), check, "findings section only for a checked launch");
+    }
+    // A checked launch that finishes: its findings, grouped by line, with advice, in the report.
+    let k = d.ptx(RACE);
+    let html = d.0.join("race.html");
+    let o = d.warpsim(&["run", &k, "--param", "out:u32[1]=zeros:out", "--block", "64", "--check", "--report", html.to_str().unwrap()]);
+    assert!(!o.status.success(), "the race was not found: {}", text(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<section id=\"diagnostics\"") && page.contains("data race at"), "no findings in the report");
+    assert!(page.contains("atomic"), "the advice for a read-modify-write race is missing");
+}
+
+#[test]
+fn the_terminal_and_the_report_say_the_same_numbers_in_the_same_words() {
+    let d = Dir::new("vocabulary");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let html = d.0.join("tour.html");
+    let o = d.warpsim(&[
+        "run",
+        root.join("demo/kernels.ptx").to_str().unwrap(),
+        "--kernel",
+        "tour",
+        "--grid",
+        "8",
+        "--block",
+        "256",
+        "--param",
+        "in:f32[8192]=unit_f32:in",
+        "--param",
+        "out:f32[2048]=zeros:out",
+        "--param",
+        "i32=4",
+        "--report",
+        html.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let page = std::fs::read_to_string(&html).unwrap().replace("&#39;", "'").replace("&amp;", "&");
+    let mut rows = 0;
+    for label in ["threads per warp instruction", "branches", "global loads", "global stores", "shared loads", "other warp instructions"] {
+        let line = out.lines().find(|l| l.trim_start().starts_with(label)).unwrap_or_else(|| panic!("no {label:?} row:\n{out}"));
+        // `  label   value  (detail)`: the value and the detail, word for word, in the report.
+        let rest = line.trim_start()[label.len()..].trim();
+        let (value, detail) = rest.split_once("  (").unwrap_or_else(|| panic!("row {line:?} has no detail"));
+        let detail = detail.strip_suffix(')').unwrap_or(detail);
+        assert!(page.contains(&format!("<td>{label}</td><td>{value}</td>")), "the report does not show {label} = {value:?}");
+        assert!(page.contains(detail), "the report does not explain {label} as the terminal does: {detail:?}");
+        rows += 1;
+    }
+    assert_eq!(rows, 6);
+    assert!(!out.contains("% used") && !out.contains("warp-level"), "the old words are back:\n{out}");
+}
+
+#[test]
+fn template_kernels_run_by_their_cpp_name() {
+    let d = Dir::new("demangled");
+    let k = d.ptx(&STORE.replace("entry k(", "entry _Z4fillIjEvPT_("));
+    let o = d.warpsim(&["run", &k, "--kernel", "fill<unsigned int>", "--param", "out:u32[32]=zeros:out"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = d.warpsim(&["run", &k, "--kernel", "fil", "--param", "out:u32[32]=zeros:out"]);
+    assert!(o.status.success(), "a unique prefix: {}", text(&o));
+    let o = d.warpsim(&["run", &k, "--kernel", "fill<float>", "--param", "out:u32[32]=zeros:out"]);
+    assert!(!o.status.success() && text(&o).contains("_Z4fillIjEvPT_ (fill<unsigned int>(unsigned int*))"), "{}", text(&o));
+}
+
+#[test]
+fn struct_parameters_pass_by_value() {
+    // struct { float scale; unsigned n; double bias; }: out = {bits(scale), n, high word of bias}.
+    let d = Dir::new("struct");
+    let k = d.ptx(
+        ".visible .entry k(.param .u64 out, .param .align 8 .b8 cfg[16])\n{\n.reg .b32 %r<4>; .reg .b64 %rd<4>;\n\
+         ld.param.u64 %rd1, [out]; ld.param.u32 %r1, [cfg]; ld.param.u32 %r2, [cfg+4]; ld.param.u32 %r3, [cfg+12];\n\
+         st.global.u32 [%rd1], %r1; st.global.u32 [%rd1+4], %r2; st.global.u32 [%rd1+8], %r3;\nret;\n}\n",
+    );
+    let o = d.warpsim(&["run", &k, "--param", "out:u32[3]=zeros:out", "--param", "cfg:{f32=1.5,u32=7,f64=2}"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let npy = std::fs::read(d.0.join("warpsim-out/out.npy")).unwrap();
+    let words: Vec<u32> = npy[npy.len() - 12..].chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(words, [1.5f32.to_bits(), 7, (2.0f64.to_bits() >> 32) as u32]);
+    // A struct that lays out to another size is refused, naming both sizes.
+    let o = d.warpsim(&["run", &k, "--param", "out:u32[3]=zeros:out", "--param", "{f32=1.5,u32=7}"]);
+    assert!(!o.status.success() && text(&o).contains("16 bytes in the PTX") && text(&o).contains("8 bytes"), "{}", text(&o));
+}

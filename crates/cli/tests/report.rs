@@ -195,3 +195,23 @@ fn run_json_lists_the_report_and_the_trace() {
     let outs: Vec<&str> = run["outputs"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
     assert!(outs.contains(&html.to_str().unwrap()) && outs.contains(&trace.to_str().unwrap()), "{outs:?}");
 }
+
+#[test]
+fn the_timeline_and_the_trace_cover_every_sm() {
+    // 264 blocks of 256 threads on the H200's 132 SMs: two blocks on each.
+    let (html, trace, _) = outputs();
+    let page = std::fs::read_to_string(html).unwrap();
+    for sm in [0, 4, 131] {
+        assert!(page.contains(&format!(">SM {sm} sub-partition 0<")), "the timeline has no row for SM {sm}");
+    }
+    assert!(page.contains("stalled (warp-cycles)"), "the stall column has no unit");
+    let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(trace).unwrap()).unwrap();
+    let sms: std::collections::BTreeSet<String> = j["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "process_name")
+        .filter_map(|e| e["args"]["name"].as_str().map(str::to_string))
+        .collect();
+    assert!(sms.contains("SM 131") && sms.len() >= 132, "the trace covers {} SMs", sms.len());
+}

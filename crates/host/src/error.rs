@@ -23,6 +23,12 @@ pub enum HostError {
     /// A buffer passed where the kernel's parameter is not 64 bits wide.
     #[error("parameter {index} (`{name}`) is {size} bytes, but a buffer is passed as a 64-bit address")]
     NotAnAddress { index: usize, name: String, size: u32 },
+    /// A struct whose C layout is not the parameter's size.
+    #[error(
+        "parameter {index} (`{name}`) is {size} bytes in the PTX, but the struct given lays out as {given} bytes \
+         (fields at their natural alignment, padded to the largest); check the fields' types and order"
+    )]
+    StructSize { index: usize, name: String, size: u32, given: usize },
     /// A scalar whose value the parameter's PTX type cannot hold exactly.
     #[error("parameter {index} (`{name}`) is .{param} in the PTX, but {given} was given: {why}; pass it as {param_hint}", param_hint = hint(param))]
     ParamType { index: usize, name: String, param: &'static str, given: &'static str, why: String },

@@ -160,6 +160,31 @@ impl LaunchSummary {
 /// fault then comes back as [`HostError::CheckedFault`] with the findings),
 /// on the functional engine or, with `timing` set, on the timing model.
 pub fn launch(ctx: &mut Context, kernel: &Kernel, dims: &Dims, params: &[u8], opts: &LaunchOptions) -> Result<LaunchSummary, HostError> {
+    launch_keeping_partial(ctx, kernel, dims, params, opts).0
+}
+
+/// [`launch`], and when it faults, the metrics of the part that ran (with
+/// `metrics`), for a report up to the fault.
+pub fn launch_keeping_partial(
+    ctx: &mut Context,
+    kernel: &Kernel,
+    dims: &Dims,
+    params: &[u8],
+    opts: &LaunchOptions,
+) -> (Result<LaunchSummary, HostError>, Option<LaunchMetrics>) {
+    let mut partial = None;
+    let r = launch_inner(ctx, kernel, dims, params, opts, &mut partial);
+    (r, partial)
+}
+
+fn launch_inner(
+    ctx: &mut Context,
+    kernel: &Kernel,
+    dims: &Dims,
+    params: &[u8],
+    opts: &LaunchOptions,
+    partial: &mut Option<LaunchMetrics>,
+) -> Result<LaunchSummary, HostError> {
     opts.check_limits(kernel, dims)?;
     let k = kernel.ir();
     let program = kernel.program();
@@ -194,12 +219,21 @@ pub fn launch(ctx: &mut Context, kernel: &Kernel, dims: &Dims, params: &[u8], op
         }
         match r {
             Ok((stats, timing)) => (out.stats, out.timing) = (stats, timing),
-            Err(error) => return Err(HostError::CheckedFault { error, diagnostics }),
+            Err(error) => {
+                *partial = out.metrics.take();
+                return Err(HostError::CheckedFault { error, diagnostics });
+            }
         }
         out.diagnostics = Some(diagnostics);
     } else if opts.metrics {
         let (r, m) = observe(ctx, kernel, dims, params, opts, &|| MetricsObserver::new(n), &merge_metrics);
-        (out.stats, out.timing) = r?;
+        match r {
+            Ok(st) => (out.stats, out.timing) = st,
+            Err(e) => {
+                *partial = Some(metrics(m));
+                return Err(e.into());
+            }
+        }
         out.metrics = Some(metrics(m));
     } else if opts.timing.is_some() {
         (out.stats, out.timing) = observe(ctx, kernel, dims, params, opts, &|| NoObserver, &|_, _| {}).0?;

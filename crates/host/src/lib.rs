@@ -24,7 +24,7 @@ mod prepared;
 
 pub use device::{Context, DevicePtr};
 pub use error::HostError;
-pub use launch::{launch, launch_observed, Dims, LaunchOptions, LaunchSummary, TimingMode};
+pub use launch::{launch, launch_keeping_partial, launch_observed, Dims, LaunchOptions, LaunchSummary, TimingMode};
 pub use module::{Kernel, Module, ProgramCache};
 pub use params::Args;
 pub use prepared::{prepare, BoundBuffer, Prepared};

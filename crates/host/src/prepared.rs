@@ -6,6 +6,7 @@ use crate::{launch, Args, Context, DevicePtr, Dims, HostError, Kernel, LaunchOpt
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use warpsim_launch::{BufferSpec, ParamSpec, Role};
+use warpsim_metrics::LaunchMetrics;
 
 /// One buffer parameter as allocated.
 #[derive(Clone, Debug)]
@@ -49,6 +50,14 @@ pub fn prepare(kernel: &Kernel, params: &[ParamSpec]) -> Result<Prepared, HostEr
                 })?;
                 args.set_scalar(i, &bytes)?
             }
+            ParamSpec::Struct(st) => {
+                let p = &k.params[i];
+                let (bytes, _) = st.layout();
+                if bytes.len() != p.size as usize {
+                    return Err(HostError::StructSize { index: i, name: p.name.clone(), size: p.size, given: bytes.len() });
+                }
+                args.set_scalar(i, &bytes)?
+            }
             ParamSpec::Buffer(b) => {
                 if let Some(why) = warpsim_launch::bad_buffer_name(&b.name) {
                     return Err(HostError::BufferName { name: b.name.clone(), why });
@@ -72,6 +81,15 @@ impl Prepared {
     /// Launches with the observers `opts` switches on.
     pub fn launch(&mut self, dims: &Dims, opts: &LaunchOptions) -> Result<LaunchSummary, HostError> {
         launch(&mut self.ctx, &self.kernel, dims, self.args.bytes(), opts)
+    }
+
+    /// [`Prepared::launch`], with the metrics of the part that ran when it faults.
+    pub fn launch_keeping_partial(
+        &mut self,
+        dims: &Dims,
+        opts: &LaunchOptions,
+    ) -> (Result<LaunchSummary, HostError>, Option<LaunchMetrics>) {
+        crate::launch::launch_keeping_partial(&mut self.ctx, &self.kernel, dims, self.args.bytes(), opts)
     }
 
     /// A global address in the user's terms, by the nearest buffer:

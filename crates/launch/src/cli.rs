@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use crate::init::{Init, NamedInit};
-use crate::manifest::{BufferSpec, ParamSpec, Role, ScalarParam, MAX_DEVICE_BYTES};
+use crate::manifest::{BufferSpec, ParamSpec, Role, ScalarParam, StructParam, MAX_DEVICE_BYTES};
 use crate::value::{check_fits, parse_scalar_text, Value, ValueError};
 use crate::{Dtype, LaunchError};
 
@@ -19,6 +19,10 @@ use crate::{Dtype, LaunchError};
 ///   values), and ROLE is `in`, `out` or `inout` (the default). Examples:
 ///   `in:f32[1048576]=unit_f32:in`, `out:f32[1024]=zeros:out`,
 ///   `w:f16[4096]=file:w.npy:in`.
+///
+/// * a struct passed by value, `{TYPE=VALUE,TYPE=VALUE,...}`, optionally named
+///   (`cfg:{f32=0.5,i32=3,u8=1}`): any element type, each field at its natural
+///   alignment and the whole padded, as C lays out a plain struct;
 ///
 /// The result is the same [`ParamSpec`] a manifest yields. Files are not
 /// opened here; [`crate::BufferInit::from_spec`] checks them.
@@ -80,6 +84,27 @@ pub fn parse_param_arg(s: &str) -> Result<ParamSpec, LaunchError> {
             Init::Named(n)
         };
         return Ok(ParamSpec::Buffer(BufferSpec { name: name.to_string(), dtype, count, init, role }));
+    }
+    // Struct by value, optionally named: `[NAME:]{TYPE=VALUE,...}` (no `=` before the brace).
+    if let Some(open) = s.find('{').filter(|&o| !s[..o].contains('=')) {
+        let prefix = s[..open].trim();
+        if !prefix.is_empty() && !prefix.ends_with(':') {
+            return Err(err("expected NAME:{TYPE=VALUE,...} for a struct".into()));
+        }
+        let name = prefix.strip_suffix(':').map(str::trim);
+        let Some(body) = s[open + 1..].trim_end().strip_suffix('}') else {
+            return Err(err("a struct is {TYPE=VALUE,TYPE=VALUE,...}: missing the closing '}'".into()));
+        };
+        let mut fields = Vec::new();
+        for (k, f) in body.split(',').enumerate() {
+            let Some((ts, vs)) = f.split_once('=') else {
+                return Err(err(format!("field {k}: expected TYPE=VALUE, found {:?}", f.trim())));
+            };
+            let ty = Dtype::parse(ts.trim()).ok_or_else(|| err(format!("field {k}: unknown type {:?}", ts.trim())))?;
+            let bits = parse_scalar_text(ty, vs).map_err(|e| err(format!("field {k}: {e}")))?;
+            fields.push(ScalarParam { name: None, ty, bits });
+        }
+        return Ok(ParamSpec::Struct(StructParam { name: name.filter(|n| !n.is_empty()).map(str::to_string), fields }));
     }
     // Scalar, optionally named.
     let (name, ts) = match lhs.rsplit_once(':') {
@@ -202,6 +227,24 @@ mod tests {
         #[test]
         fn never_panics(s in "[a-z0-9:\\[\\]=,._x-]{0,40}") {
             let _ = parse_param_arg(&s);
+        }
+    }
+
+    #[test]
+    fn structs_by_value_are_laid_out_as_c_does() {
+        let ParamSpec::Struct(st) = parse_param_arg("cfg:{f32=0.5, u8=7, f64=2, i16=-1}").unwrap() else { panic!("not a struct") };
+        assert_eq!(st.name.as_deref(), Some("cfg"));
+        let (bytes, align) = st.layout();
+        // f32 at 0, u8 at 4, f64 at 8, i16 at 16, padded to 24.
+        let mut want = vec![0u8; 24];
+        want[..4].copy_from_slice(&0.5f32.to_le_bytes());
+        want[4] = 7;
+        want[8..16].copy_from_slice(&2.0f64.to_le_bytes());
+        want[16..18].copy_from_slice(&(-1i16).to_le_bytes());
+        assert_eq!((bytes, align), (want, 8));
+        assert!(matches!(parse_param_arg("{u32=1,u32=2}"), Ok(ParamSpec::Struct(StructParam { name: None, .. }))));
+        for bad in ["{u32=1", "{u32}", "{x32=1}", "{u8=300}", "a b{u32=1}"] {
+            assert!(matches!(parse_param_arg(bad), Err(LaunchError::ParamArg { .. })), "{bad}");
         }
     }
 }

@@ -40,7 +40,9 @@ pub use check::{
 pub use cli::parse_param_arg;
 pub use error::LaunchError;
 pub use init::{fmix32, hash_u32, sym_f16, unit_f32, unit_f64, BufferInit, Init, NamedInit};
-pub use manifest::{bad_buffer_name, load_manifest, BufferSpec, Case, Expectation, Manifest, ParamSpec, Property, Role, ScalarParam};
+pub use manifest::{
+    bad_buffer_name, load_manifest, BufferSpec, Case, Expectation, Manifest, ParamSpec, Property, Role, ScalarParam, StructParam,
+};
 pub use value::Value;
 
 use std::fmt;

@@ -70,6 +70,33 @@ pub struct Case {
 pub enum ParamSpec {
     Scalar(ScalarParam),
     Buffer(BufferSpec),
+    /// A C struct passed by value: its fields in order, laid out as C does.
+    Struct(StructParam),
+}
+
+/// A struct parameter: scalar fields, each at its natural alignment, the whole
+/// padded to the largest alignment (the layout nvcc and clang give a plain C struct).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StructParam {
+    pub name: Option<String>,
+    /// Fields of any element type (`u8` ... `f64`, `f16`); their names are not kept.
+    pub fields: Vec<ScalarParam>,
+}
+
+impl StructParam {
+    /// The struct's bytes as the kernel reads them, and its alignment.
+    pub fn layout(&self) -> (Vec<u8>, usize) {
+        let mut bytes = Vec::new();
+        let mut align = 1;
+        for f in &self.fields {
+            let n = f.ty.size_bytes();
+            align = align.max(n);
+            bytes.resize(bytes.len().next_multiple_of(n), 0);
+            bytes.extend_from_slice(&f.bits.to_le_bytes()[..n]);
+        }
+        bytes.resize(bytes.len().next_multiple_of(align), 0);
+        (bytes, align)
+    }
 }
 
 /// A scalar parameter, held as the exact bits passed to the kernel.
@@ -363,6 +390,7 @@ impl Case {
                     Some(b.name.as_str())
                 }
                 ParamSpec::Scalar(s) => s.name.as_deref(),
+                ParamSpec::Struct(s) => s.name.as_deref(),
             };
             if let Some(n) = pname {
                 if let Some(j) = names.insert(n, k) {
@@ -602,6 +630,7 @@ impl ParamSpec {
             Some(k) => as_str(k).map_err(|x| e("kind", x.to_string()))?,
             None if m.contains_key("type") => "scalar",
             None if m.contains_key("dtype") => "buffer",
+            None if m.contains_key("fields") => "struct",
             None => return Err(e("kind", "missing".into())),
         };
         let name = field(m, "name").map(|n| as_str(n).map(str::to_string).map_err(|x| e("name", x.to_string()))).transpose()?;
@@ -655,7 +684,27 @@ impl ParamSpec {
                 };
                 Ok(ParamSpec::Buffer(BufferSpec { name, dtype, count, init, role }))
             }
-            other => Err(e("kind", format!("unknown kind {other:?} (expected scalar or buffer)"))),
+            "struct" => {
+                let fv = field(m, "fields").ok_or_else(|| e("fields", "missing".into()))?;
+                let list = fv.as_array().ok_or_else(|| e("fields", "expected an array of {\"type\": ..., \"value\": ...}".into()))?;
+                if list.is_empty() {
+                    return Err(e("fields", "a struct needs at least one field".into()));
+                }
+                let mut fields = Vec::new();
+                for (k, f) in list.iter().enumerate() {
+                    let at = |sub: &str, msg: String| (format!("fields[{k}]{sub}"), msg);
+                    let fm = as_object(f).map_err(|x| at("", x.to_string()))?;
+                    let ts = field(fm, "type").ok_or_else(|| at(".type", "missing".into()))?;
+                    let ts = as_str(ts).map_err(|x| at(".type", x.to_string()))?;
+                    let ty = Dtype::parse(ts).ok_or_else(|| at(".type", format!("unknown type {ts:?}")))?;
+                    let vv = field(fm, "value").ok_or_else(|| at(".value", "missing".into()))?;
+                    let val = Value::from_json(vv).map_err(|x| at(".value", x.to_string()))?;
+                    let bits = scalar_bits(ty, val).map_err(|x| at(".value", x.to_string()))?;
+                    fields.push(ScalarParam { name: None, ty, bits });
+                }
+                Ok(ParamSpec::Struct(StructParam { name, fields }))
+            }
+            other => Err(e("kind", format!("unknown kind {other:?} (expected scalar, buffer or struct)"))),
         }
     }
 
@@ -678,6 +727,23 @@ impl ParamSpec {
                 m.insert("init".into(), b.init.to_json());
                 m.insert("role".into(), b.role.name().into());
             }
+            ParamSpec::Struct(st) => {
+                m.insert("kind".into(), "struct".into());
+                if let Some(n) = &st.name {
+                    m.insert("name".into(), n.clone().into());
+                }
+                let fields = st
+                    .fields
+                    .iter()
+                    .map(|f| {
+                        let mut fm = Map::new();
+                        fm.insert("type".into(), f.ty.name().into());
+                        fm.insert("value".into(), f.value_json());
+                        J::Object(fm)
+                    })
+                    .collect();
+                m.insert("fields".into(), J::Array(fields));
+            }
         }
         J::Object(m)
     }
@@ -685,14 +751,14 @@ impl ParamSpec {
     pub fn as_buffer(&self) -> Option<&BufferSpec> {
         match self {
             ParamSpec::Buffer(b) => Some(b),
-            ParamSpec::Scalar(_) => None,
+            ParamSpec::Scalar(_) | ParamSpec::Struct(_) => None,
         }
     }
 
     pub fn as_scalar(&self) -> Option<&ScalarParam> {
         match self {
             ParamSpec::Scalar(s) => Some(s),
-            ParamSpec::Buffer(_) => None,
+            ParamSpec::Buffer(_) | ParamSpec::Struct(_) => None,
         }
     }
 
@@ -701,6 +767,7 @@ impl ParamSpec {
         match self {
             ParamSpec::Scalar(s) => s.ty.size_bytes(),
             ParamSpec::Buffer(_) => 8,
+            ParamSpec::Struct(s) => s.layout().0.len(),
         }
     }
 
@@ -709,6 +776,7 @@ impl ParamSpec {
         match self {
             ParamSpec::Scalar(s) => s.name.as_deref(),
             ParamSpec::Buffer(b) => Some(&b.name),
+            ParamSpec::Struct(s) => s.name.as_deref(),
         }
     }
 }

@@ -12,4 +12,4 @@ pub mod report;
 pub mod sass;
 
 pub use observer::{MetricsObserver, PcCounters};
-pub use report::{LaunchMetrics, LineReport, Totals};
+pub use report::{LaunchMetrics, LineReport, SummaryRow, Totals};

@@ -91,6 +91,20 @@ pub struct Totals {
     pub votes: u64,
 }
 
+/// One row of a launch summary: what, how much, and what it means.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct SummaryRow {
+    pub label: String,
+    pub value: String,
+    pub detail: String,
+}
+
+impl SummaryRow {
+    fn new(label: impl Into<String>, value: impl Into<String>, detail: impl Into<String>) -> SummaryRow {
+        SummaryRow { label: label.into(), value: value.into(), detail: detail.into() }
+    }
+}
+
 impl Totals {
     fn add_pc(&mut self, kind: InstKind, folded: Folded, c: &PcCounters) {
         self.ptx_warp_insts += c.warp_insts;
@@ -144,13 +158,75 @@ impl Totals {
 
     /// The warp-level instructions that ran, as `3 atomics, 1 barriers`; `None` if none did.
     pub fn warp_level(&self) -> Option<String> {
-        let counts = [("atomics", self.atomics), ("barriers", self.barriers), ("shuffles", self.shuffles), ("votes", self.votes)];
+        let counts = [
+            ("atomics", self.atomics),
+            ("barriers (bar.sync, __syncthreads)", self.barriers),
+            ("shuffles", self.shuffles),
+            ("votes", self.votes),
+        ];
         let extras: Vec<String> = counts.iter().filter(|(_, n)| *n > 0).map(|(k, n)| format!("{n} {k}")).collect();
         (!extras.is_empty()).then(|| extras.join(", "))
     }
 
     pub fn threads_per_inst(&self) -> f64 {
         ratio(self.thread_insts, self.warp_insts)
+    }
+
+    /// The launch's metrics in words, one vocabulary (Nsight Compute's) for the
+    /// terminal and the HTML report alike.
+    pub fn summary_rows(&self) -> Vec<SummaryRow> {
+        let w = self.warp_size;
+        let mut rows = vec![SummaryRow::new(
+            "threads per warp instruction",
+            format!("{:.2} of {w}", self.threads_per_inst()),
+            format!("{:.1}% of lanes busy", 100.0 * self.threads_per_inst() / w.max(1) as f64),
+        )];
+        if self.branch_targets > 0 {
+            rows.push(SummaryRow::new(
+                "branches",
+                format!("{} executed, {} divergent", self.branches, self.divergent_branches),
+                format!("branch efficiency {:.1}%: the share of branch targets all active lanes agreed on", self.branch_uniform_pct()),
+            ));
+        }
+        for (what, req, sec, ideal) in [
+            ("global loads", self.global_ld_requests, self.global_ld_sectors, self.global_ld_ideal_sectors),
+            ("global stores", self.global_st_requests, self.global_st_sectors, self.global_st_ideal_sectors),
+        ] {
+            if req > 0 {
+                rows.push(SummaryRow::new(
+                    what,
+                    format!("{:.2} sectors/request", ratio(sec, req)),
+                    format!(
+                        "{req} requests, {sec} sectors; ideal {:.2} sectors/request, {:.0}% of the sectors' bytes used",
+                        ratio(ideal, req),
+                        100.0 * ratio(ideal, sec).min(1.0)
+                    ),
+                ));
+            }
+        }
+        for (what, n, wf, ideal) in [
+            ("shared loads", self.shared_ld_insts, self.shared_ld_wavefronts, self.shared_ld_ideal),
+            ("shared stores", self.shared_st_insts, self.shared_st_wavefronts, self.shared_st_ideal),
+        ] {
+            if n > 0 {
+                rows.push(SummaryRow::new(
+                    what,
+                    format!("{} bank conflicts", wf.saturating_sub(ideal)),
+                    format!("{n} requests, {wf} wavefronts, ideal {ideal}: {:.2}-way on average", ratio(wf, ideal)),
+                ));
+            }
+        }
+        if self.local_ld_requests + self.local_st_requests > 0 {
+            rows.push(SummaryRow::new(
+                "local memory",
+                format!("{} requests", self.local_ld_requests + self.local_st_requests),
+                format!("{} sectors", self.local_ld_sectors + self.local_st_sectors),
+            ));
+        }
+        if let Some(wl) = self.warp_level() {
+            rows.push(SummaryRow::new("other warp instructions", wl, "counted per warp, as Nsight Compute counts instructions"));
+        }
+        rows
     }
 
     pub fn branch_uniform_pct(&self) -> f64 {
@@ -319,64 +395,9 @@ impl LaunchMetrics {
         LaunchMetrics { totals, lines: by_line.into_values().collect(), per_pc }
     }
 
-    /// Plain-words summary for the terminal.
+    /// Plain-words summary for the terminal: the rows of [`Totals::summary_rows`].
     pub fn render_summary(&self) -> String {
-        let t = &self.totals;
-        let mut s = String::new();
-        let w = t.warp_size;
-        s += &format!(
-            "  threads per warp instruction   {:>8.2} of {w} ({:.1}% of lanes busy)\n",
-            t.threads_per_inst(),
-            100.0 * t.threads_per_inst() / w as f64
-        );
-        if t.branch_targets > 0 {
-            s += &format!(
-                "  branches                       {:>8} executed, {} divergent ({:.1}% uniform)\n",
-                t.branches,
-                t.divergent_branches,
-                t.branch_uniform_pct()
-            );
-        }
-        for (what, req, sec, bytes) in [
-            ("global loads ", t.global_ld_requests, t.global_ld_sectors, t.global_ld_bytes),
-            ("global stores", t.global_st_requests, t.global_st_sectors, t.global_st_bytes),
-        ] {
-            if req > 0 {
-                let moved = sec * 32;
-                s += &format!(
-                    "  {what}                  {:>8} requests, {:.2} sectors/req, ideal {:.2}, {:.0}% used\n",
-                    req,
-                    ratio(sec, req),
-                    ratio(bytes.div_ceil(32), req),
-                    100.0 * ratio(bytes, moved)
-                );
-            }
-        }
-        for (what, n, wf, ideal) in [
-            ("shared loads ", t.shared_ld_insts, t.shared_ld_wavefronts, t.shared_ld_ideal),
-            ("shared stores", t.shared_st_insts, t.shared_st_wavefronts, t.shared_st_ideal),
-        ] {
-            if n > 0 {
-                s += &format!(
-                    "  {what}                  {:>8} insts, {} wavefronts, {} conflicts, {:.2}-way\n",
-                    n,
-                    wf,
-                    wf - ideal,
-                    ratio(wf, ideal)
-                );
-            }
-        }
-        if t.local_ld_requests + t.local_st_requests > 0 {
-            s += &format!(
-                "  local memory                   {:>8} requests, {} sectors\n",
-                t.local_ld_requests + t.local_st_requests,
-                t.local_ld_sectors + t.local_st_sectors
-            );
-        }
-        if let Some(w) = t.warp_level() {
-            s += &format!("  warp-level                     {w}\n");
-        }
-        s
+        self.totals.summary_rows().iter().map(|r| format!("  {:<29} {}  ({})\n", r.label, r.value, r.detail)).collect()
     }
 
     /// The source lines that cost most: divergence, excess sectors, bank conflicts.

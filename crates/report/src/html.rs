@@ -25,6 +25,9 @@ td.src{font-family:ui-monospace,Menlo,Consolas,monospace;text-align:left;white-s
 .caption{color:#555;font-size:13px;max-width:1000px}
 .legend span{display:inline-block;padding:1px 8px;margin-right:6px;border-radius:3px;font-size:12px}
 figure{margin:8px 0 18px 0;overflow-x:auto}
+.fault{background:#fde8e8;border:1px solid #e0a0a0;padding:8px 12px;border-radius:4px;white-space:pre-wrap;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13px}
+.diag summary{font-weight:600;cursor:pointer;margin:6px 0}.diag pre{background:#f6f6f6;padding:6px 10px;font-size:12px;overflow-x:auto;margin:2px 0 2px 16px}
+.tl{max-height:640px;overflow:auto;border:1px solid #eee}
 ";
 
 /// Renders `r` as one HTML page with everything inline.
@@ -35,6 +38,13 @@ pub fn html(r: &Report) -> String {
     s.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">");
     let _ = write!(s, "<title>{}</title><style>{CSS}</style></head><body>", esc(&r.title));
     let _ = write!(s, "<h1>{}</h1><p class=\"sub\">{}</p>", esc(&r.title), esc(&r.subtitle));
+    if let Some(f) = &r.fault {
+        let _ = write!(
+            s,
+            "<section id=\"fault\"><h2>The launch faulted</h2><div class=\"fault\">{}</div><p class=\"caption\">Everything below covers the part of the launch that ran before the fault.</p></section>",
+            esc(f)
+        );
+    }
 
     s.push_str("<section id=\"summary\"><h2>Launch</h2><table class=\"summary\">");
     for it in &r.summary {
@@ -42,6 +52,7 @@ pub fn html(r: &Report) -> String {
     }
     s.push_str("</table></section>");
 
+    diagnostics(&mut s, r);
     lines_table(&mut s, r);
 
     s.push_str("<section id=\"occupancy\"><h2>Occupancy: one SM's warp slots</h2>");
@@ -56,7 +67,7 @@ pub fn html(r: &Report) -> String {
     s.push_str("<section id=\"timeline\"><h2>Warp timeline: which warp issued on each sub-partition</h2>");
     let _ = write!(s, "<p class=\"caption\">{}</p>", esc(&r.timeline_note));
     if let Some(t) = &r.timeline {
-        let _ = write!(s, "<figure>{}</figure>", svg::timeline(t, 4000, 16));
+        let _ = write!(s, "<div class=\"tl\">{}</div>", svg::timeline(t));
     }
     s.push_str("</section>");
 
@@ -79,16 +90,54 @@ pub fn html(r: &Report) -> String {
     s
 }
 
+/// The checkers' findings, grouped by source line and kind, with the advice.
+fn diagnostics(s: &mut String, r: &Report) {
+    let Some(groups) = &r.diagnostics else { return };
+    s.push_str("<section id=\"diagnostics\"><h2>Checker findings</h2>");
+    if groups.is_empty() {
+        s.push_str("<p class=\"caption\">The checkers found no problems in the part of the launch that ran.</p></section>");
+        return;
+    }
+    for (i, g) in groups.iter().enumerate() {
+        let _ = write!(s, "<details class=\"diag\"{}><summary>{}</summary>", if i < 3 { " open" } else { "" }, esc(&g.heading));
+        for p in &g.places {
+            let _ = write!(s, "<pre>{}</pre>", esc(p));
+        }
+        s.push_str("</details>");
+    }
+    s.push_str("<ul>");
+    for (kind, advice) in &r.advice {
+        let _ = write!(s, "<li><b>{}</b>: {}</li>", esc(kind), esc(advice));
+    }
+    s.push_str("</ul></section>");
+}
+
 fn lines_table(s: &mut String, r: &Report) {
     let ws = r.warp_size.max(1) as f64;
     s.push_str("<section id=\"lines\"><h2>Per source line</h2>");
     s.push_str("<p class=\"legend\"><span style=\"background:hsl(120,70%,92%)\">as good as it gets</span><span style=\"background:hsl(60,70%,86%)\">some waste</span><span style=\"background:hsl(0,70%,80%)\">most of the work wasted</span></p>");
     let total_stalls: u64 = r.lines.iter().filter_map(|l| l.stall_cycles).sum();
-    s.push_str("<div class=\"scroll\"><table class=\"lines\"><tr><th class=\"l\">line</th><th class=\"l\">source</th><th>warp insts</th><th>threads/inst</th><th>divergent branches</th><th>sectors/request (ideal)</th><th>bank conflicts (way)</th><th>stall cycles</th><th class=\"l\">PTX lines</th></tr>");
-    for l in &r.lines {
+    let head = "<div class=\"scroll\"><table class=\"lines\"><tr><th class=\"l\">line</th><th class=\"l\">source</th><th>warp insts</th><th>threads/inst</th><th>divergent branches</th><th>sectors/request (ideal)</th><th>bank conflicts (way)</th><th>stalled (warp-cycles)</th><th class=\"l\">PTX lines</th></tr>";
+    let (headers, own): (Vec<&LineRow>, Vec<&LineRow>) = r.lines.iter().partition(|l| l.in_header);
+    s.push_str(head);
+    for l in &own {
         row(s, l, ws, total_stalls);
     }
-    s.push_str("</table></div></section>");
+    s.push_str("</table></div>");
+    if !headers.is_empty() {
+        let insts: u64 = headers.iter().map(|l| l.warp_insts).sum();
+        let _ = write!(
+            s,
+            "<details><summary>{} line{} in CUDA headers ({insts} warp instructions), folded</summary>{head}",
+            headers.len(),
+            if headers.len() == 1 { "" } else { "s" }
+        );
+        for l in &headers {
+            row(s, l, ws, total_stalls);
+        }
+        s.push_str("</table></div></details>");
+    }
+    s.push_str("</section>");
 }
 
 fn row(s: &mut String, l: &LineRow, ws: f64, total_stalls: u64) {

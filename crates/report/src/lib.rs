@@ -71,4 +71,44 @@ mod tests {
         assert!(named("SM 0") && named("sub-partition 1") && named("block 0 warp 3"));
         assert_eq!(j["displayTimeUnit"], "ns");
     }
+
+    #[test]
+    fn header_rows_fold_away_and_findings_show_grouped() {
+        let row = |place: &str, in_header: bool| LineRow { place: place.into(), warp_insts: 7, in_header, ..Default::default() };
+        let r = Report {
+            lines: vec![row("k.cu:3", false), row("__clang_cuda_builtin_vars.h:53", true)],
+            diagnostics: Some(vec![DiagnosticGroupView {
+                heading: "Data race at k.cu:3: 1 place, 2 times".into(),
+                places: vec!["a".into()],
+            }]),
+            advice: vec![("Data race".into(), "use an atomic".into())],
+            fault: Some("out-of-bounds store".into()),
+            ..Default::default()
+        };
+        let h = html(&r);
+        let fold =
+            h.find("<details><summary>1 line in CUDA headers (7 warp instructions), folded</summary>").expect("no folded header rows");
+        assert!(h.find("k.cu:3").unwrap() < fold && h[fold..].contains("__clang_cuda_builtin_vars.h:53"));
+        assert!(h.contains("<section id=\"fault\"") && h.contains("Data race at k.cu:3") && h.contains("use an atomic"));
+        assert!(!html(&Report::default()).contains("id=\"diagnostics\""), "an unchecked launch has no findings section");
+    }
+
+    #[test]
+    fn the_timeline_draws_every_sm_over_every_cycle() {
+        let spans = (0..132u32)
+            .map(|sm| IssueSpan {
+                sm,
+                subpartition: 0,
+                block: sm as u64,
+                warp: 0,
+                start: sm as u64 * 100,
+                end: sm as u64 * 100 + 50,
+                label: "x".into(),
+            })
+            .collect();
+        let t = Timeline { source: "t".into(), cycles: 13_250, subpartitions_per_sm: 4, spans, truncated: false };
+        let svg = svg::timeline(&t);
+        assert_eq!(svg.matches("<rect").count(), 132);
+        assert!(svg.contains(">SM 131 sub-partition 0<") && svg.contains("all 13250 cycles"));
+    }
 }

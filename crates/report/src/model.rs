@@ -24,6 +24,22 @@ pub struct Report {
     pub timeline_note: String,
     /// Free-standing remarks shown at the end.
     pub notes: Vec<String>,
+    /// The fault that ended the launch; the rest of the report covers the part that ran.
+    pub fault: Option<String>,
+    /// With `--check`: the checkers' findings grouped by source line and kind
+    /// (`None`: the launch was not checked).
+    pub diagnostics: Option<Vec<DiagnosticGroupView>>,
+    /// One paragraph of advice per kind of finding.
+    pub advice: Vec<(String, String)>,
+}
+
+/// The checkers' findings of one kind on one source line.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DiagnosticGroupView {
+    /// `Data race at kernel.cu:42: 3 places, 96 times`.
+    pub heading: String,
+    /// Each place in full (threads, instructions, addresses).
+    pub places: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -58,6 +74,8 @@ pub struct LineRow {
     pub bank_conflicts: Option<(u64, f64)>,
     /// Warp-cycles stalled on this line, from the timing model.
     pub stall_cycles: Option<u64>,
+    /// The line is in a CUDA toolkit header (folded away under the user's lines).
+    pub in_header: bool,
 }
 
 /// One branch instruction.

@@ -96,70 +96,87 @@ pub fn occupancy(v: &OccupancyView) -> String {
     s
 }
 
-/// The warp timeline: one row per (SM, sub-partition), a coloured bar for
-/// each run of cycles in which that sub-partition issued for one warp. Shows
-/// at most `max_cycles` cycles and `max_rows` rows.
-pub fn timeline(t: &Timeline, max_cycles: u64, max_rows: usize) -> String {
+/// Most bars one timeline draws; past it the picture says what it left out.
+const MAX_TIMELINE_RECTS: usize = 150_000;
+
+/// The warp timeline: one row per (SM, sub-partition) that issued, a coloured
+/// bar for each run of cycles in which that sub-partition issued for one warp,
+/// over every cycle of the launch. Long launches get a wide picture (about 4
+/// cycles a pixel, at most 24000 pixels) to scroll; bars thinner than a pixel
+/// merge into the bar before them.
+pub fn timeline(t: &Timeline) -> String {
     let mut rows: Vec<(u32, u32)> = t.spans.iter().map(|s| (s.sm, s.subpartition)).collect();
     rows.sort_unstable();
     rows.dedup();
-    rows.truncate(max_rows);
-    let shown = t.cycles.min(max_cycles).max(1);
-    let plot_w = 1000.0f64;
-    let label_w = 130.0f64;
-    let row_h = 18.0f64;
+    let cycles = t.cycles.max(1);
+    let plot_w = (cycles as f64 / 4.0).clamp(1000.0, 24000.0);
+    let label_w = 150.0f64;
+    let row_h = 14.0f64;
+    let top = 24.0f64;
     let width = label_w + plot_w + 20.0;
-    let height = 30.0 + rows.len() as f64 * row_h + 20.0;
-    let x_of = |c: u64| label_w + plot_w * (c.min(shown) as f64 / shown as f64);
+    let height = top + rows.len() as f64 * row_h + 24.0;
+    let x_of = |c: u64| label_w + plot_w * (c.min(cycles) as f64 / cycles as f64);
     let mut s = String::new();
     let _ = write!(
         s,
         "<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" viewBox=\"0 0 {width:.0} {height:.0}\" role=\"img\" aria-label=\"warp timeline\">"
     );
-    // Axis with ticks.
-    let step = nice_step(shown);
+    // A tick about every 120 pixels, labelled in cycles.
+    let step = nice_step((cycles as f64 * 1200.0 / plot_w) as u64);
     let mut c = 0;
-    while c <= shown {
+    while c <= cycles {
         let x = x_of(c);
         let _ = write!(
             s,
-            "<line x1=\"{x:.1}\" y1=\"20\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#eee\"/><text x=\"{x:.1}\" y=\"14\" {FONT} text-anchor=\"middle\" fill=\"#666\">{c}</text>",
-            height - 20.0
+            "<line x1=\"{x:.1}\" y1=\"18\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#eee\"/><text x=\"{x:.1}\" y=\"13\" {FONT} text-anchor=\"middle\" fill=\"#666\">{c}</text>",
+            height - 22.0
         );
         c += step;
     }
     for (i, (sm, sp)) in rows.iter().enumerate() {
-        let y = 24.0 + i as f64 * row_h;
-        let _ = write!(s, "<text x=\"0\" y=\"{:.1}\" {FONT}>SM {sm} sub-partition {sp}</text>", y + 11.0);
+        let y = top + i as f64 * row_h;
+        let _ = write!(s, "<text x=\"0\" y=\"{:.1}\" {FONT}>SM {sm} sub-partition {sp}</text>", y + 10.0);
     }
-    let mut drawn = 0usize;
-    for sp in &t.spans {
-        if sp.start >= shown {
+    let mut order: Vec<usize> = (0..t.spans.len()).collect();
+    order.sort_by_key(|&i| (t.spans[i].sm, t.spans[i].subpartition, t.spans[i].start));
+    let (mut drawn, mut left_out) = (0usize, 0usize);
+    let mut row = 0usize;
+    let mut last_x1 = f64::MIN;
+    for &i in &order {
+        let sp = &t.spans[i];
+        if rows[row] != (sp.sm, sp.subpartition) {
+            row = rows.partition_point(|&k| k < (sp.sm, sp.subpartition));
+            last_x1 = f64::MIN;
+        }
+        let x0 = x_of(sp.start).max(last_x1);
+        let x1 = x_of(sp.end).max(x0 + 0.6);
+        if x_of(sp.end) <= last_x1 {
+            continue; // within pixels already drawn
+        }
+        if drawn >= MAX_TIMELINE_RECTS {
+            left_out += 1;
             continue;
         }
-        let Some(r) = rows.iter().position(|&k| k == (sp.sm, sp.subpartition)) else { continue };
-        if drawn >= 20_000 {
-            break;
-        }
         drawn += 1;
-        let y = 24.0 + r as f64 * row_h;
-        let x0 = x_of(sp.start);
-        let x1 = x_of(sp.end).max(x0 + 0.6);
+        last_x1 = x1;
+        let y = top + row as f64 * row_h;
         let _ = write!(
             s,
             "<rect class=\"issue\" x=\"{x0:.2}\" y=\"{y:.1}\" width=\"{:.2}\" height=\"{:.1}\" fill=\"{}\"><title>{}</title></rect>",
             x1 - x0,
-            row_h - 4.0,
+            row_h - 3.0,
             warp_colour(sp.block, sp.warp),
             esc(&format!("cycles {}..{}: block {} warp {} ({})", sp.start, sp.end, sp.block, sp.warp, sp.label))
         );
     }
-    let _ = write!(
-        s,
-        "<text x=\"{label_w}\" y=\"{:.1}\" {FONT} fill=\"#666\">cycle &#8594; (showing {shown} of {} cycles; colour = warp)</text>",
-        height - 4.0,
-        t.cycles
-    );
+    let mut caption = format!("cycle &#8594; (all {cycles} cycles of {} SM sub-partitions; colour = warp)", rows.len());
+    if left_out > 0 {
+        caption += &format!("; {left_out} later bars left out to keep the page small");
+    }
+    if t.truncated {
+        caption += "; the timing model kept only part of the launch's issue spans";
+    }
+    let _ = write!(s, "<text x=\"{label_w}\" y=\"{:.1}\" {FONT} fill=\"#666\">{caption}</text>", height - 6.0);
     s.push_str("</svg>");
     s
 }
