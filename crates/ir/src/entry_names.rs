@@ -22,6 +22,9 @@ fn demangle_no_params(mangled: &str) -> Option<String> {
     sym.demangle(&DemangleOptions::new().no_params().no_return_type()).ok()
 }
 
+/// An entry's mangled name, its C++ name and that without parameters (white space removed).
+type Names<'a> = (&'a str, Option<String>, Option<String>);
+
 fn squash(s: &str) -> String {
     s.chars().filter(|c| !c.is_whitespace()).collect()
 }
@@ -38,9 +41,9 @@ pub fn resolve<'a>(entries: &[&'a str], wanted: &str) -> Result<String, Unresolv
     if want.is_empty() {
         return Err(Unresolved::Missing);
     }
-    let names: Vec<(&str, Option<String>, Option<String>)> =
+    let names: Vec<Names<'_>> =
         entries.iter().map(|e| (*e, demangle(e).map(|d| squash(&d)), demangle_no_params(e).map(|d| squash(&d)))).collect();
-    let rules: [&dyn Fn(&(&str, Option<String>, Option<String>)) -> bool; 3] =
+    let rules: [&dyn Fn(&Names<'_>) -> bool; 3] =
         [&|(_, full, _)| full.as_deref() == Some(&want), &|(_, _, bare)| bare.as_deref() == Some(&want), &|(m, full, _)| {
             m.starts_with(&want) || full.as_deref().is_some_and(|f| f.starts_with(&want))
         }];

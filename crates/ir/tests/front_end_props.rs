@@ -27,7 +27,7 @@ fn compile_checked(src: &str) -> Result<Program, String> {
             let msg = e.to_string();
             match e {
                 FrontEndError::Parse(_) | FrontEndError::Lower(_) => check_rendered(&msg, src),
-                FrontEndError::NoSuchKernel { .. } => {}
+                FrontEndError::NoSuchKernel { .. } | FrontEndError::AmbiguousKernel { .. } => {}
             }
             Err(msg)
         }
