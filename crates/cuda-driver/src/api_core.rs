@@ -50,6 +50,10 @@ pub const STATIC_RUNTIME_ADVICE: &str =
     "warpsim: this program carries NVIDIA's CUDA runtime inside it (nvcc links it statically by default), \
 which needs undocumented driver tables warpsim does not provide; rebuild it with `nvcc -cudart shared` so that it uses warpsim's runtime";
 
+extern "C" fn advise_at_exit() {
+    eprintln!("{STATIC_RUNTIME_ADVICE}");
+}
+
 api! {
     fn cuInit(_flags: c_uint) { init() }
     fn cuDriverGetVersion(version: *mut c_int) {
@@ -85,7 +89,13 @@ api! {
     /// NVIDIA's undocumented tables: not provided. The static runtime asks for
     /// them first, so this is where the rebuild advice is given.
     fn cuGetExportTable(table: *mut *const c_void, _id: *const c_void) {
-        EXPORT_TABLE_ADVICE.call_once(|| eprintln!("{STATIC_RUNTIME_ADVICE}"));
+        // Said at exit, so that it is the last thing the program prints (after its own error report).
+        EXPORT_TABLE_ADVICE.call_once(|| {
+            // SAFETY: registering a plain `extern "C"` function with no arguments.
+            if unsafe { libc::atexit(advise_at_exit) } != 0 {
+                eprintln!("{STATIC_RUNTIME_ADVICE}");
+            }
+        });
         // SAFETY: optional out-pointer from the caller.
         unsafe { put_opt(table, std::ptr::null()) };
         Err(CUDA_ERROR_NOT_SUPPORTED)

@@ -151,18 +151,82 @@ impl Driver {
         }
     }
 
-    /// Keeps the launch's timeline for `WARPSIM_TRACE` (written at exit).
+    /// Keeps the launch's timeline for `WARPSIM_TRACE` (written at exit, the
+    /// launches one after another on one time axis) and writes its page of
+    /// `WARPSIM_REPORT` (FILE-N.html, the first [`MAX_REPORTED`] launches,
+    /// listed in FILE.html).
     fn trace(&mut self, kernel: &Kernel, dims: &Dims, s: &LaunchSummary) {
-        if self.settings.trace.is_none() && self.settings.report.is_none() {
-            return;
-        }
         let Some(t) = &s.timing else { return };
-        self.traces.push(serde_json::json!({
-            "kernel": kernel.name(), "grid": dims.grid, "block": dims.block, "launch": self.launches,
-            "cycles": t.cycles, "timing": t.to_json(),
-        }));
+        let tl = || warpsim::reporting::timeline_of(t, 4, 200_000);
+        if self.settings.trace.is_some() {
+            let mut j = warpsim_report::trace::chrome_trace(&tl(), kernel.name());
+            let shift = self.trace_cycles as f64 / 1000.0;
+            if let Some(ev) = j.get_mut("traceEvents").and_then(|e| e.as_array_mut()) {
+                for e in ev.iter_mut() {
+                    if let Some(ts) = e.get("ts").and_then(|v| v.as_f64()) {
+                        e["ts"] = (ts + shift).into();
+                    }
+                    // Metadata events repeat per launch; keep the first launch's.
+                    if self.launches == 1 || e.get("ph").and_then(|p| p.as_str()) != Some("M") {
+                        self.traces.push(e.take());
+                    }
+                }
+            }
+            self.trace_cycles += t.cycles;
+        }
+        if let (Some(path), Some(m)) = (self.settings.report.clone(), &s.metrics) {
+            if self.reported.len() >= MAX_REPORTED {
+                return;
+            }
+            let rep = warpsim::reporting::build_report(
+                kernel.program(),
+                kernel.name(),
+                dims.grid,
+                dims.block,
+                dims.dynamic_shared_bytes,
+                self.opts.warp_size,
+                &s.stats,
+                m,
+                Some(t),
+                Some(tl()),
+                format!("From the timing model ({} preset): launch {} of the program.", t.gpu.to_uppercase(), self.launches),
+            );
+            let page = path.strip_suffix(".html").unwrap_or(&path).to_string() + &format!("-{}.html", self.launches);
+            if let Err(e) = std::fs::write(&page, warpsim_report::html(&rep)) {
+                eprintln!("warpsim: writing {page}: {e}");
+                return;
+            }
+            self.reported.push((kernel.name().to_string(), page));
+            let items: String = self
+                .reported
+                .iter()
+                .map(|(k, p)| {
+                    let file = std::path::Path::new(p).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+                    format!("<li><a href=\"{}\">{}</a></li>\n", warpsim_report::svg::esc(&file), warpsim_report::svg::esc(k))
+                })
+                .collect();
+            let index = format!(
+                "<!doctype html><meta charset=\"utf-8\"><title>warpsim exec report</title><h1>warpsim exec: launches</h1><ol>\n{items}</ol>\n"
+            );
+            if let Err(e) = std::fs::write(&path, index) {
+                eprintln!("warpsim: writing {path}: {e}");
+            }
+        }
+    }
+
+    /// Writes `WARPSIM_TRACE` (at exit).
+    pub fn write_trace(&self) {
+        let Some(path) = &self.settings.trace else { return };
+        let j = serde_json::json!({"traceEvents": self.traces, "displayTimeUnit": "ns",
+            "otherData": {"producer": "warpsim exec", "note": "one cycle drawn as one nanosecond; launches one after another"}});
+        if let Err(e) = std::fs::write(path, j.to_string()) {
+            eprintln!("warpsim: writing {path}: {e}");
+        }
     }
 }
+
+/// Launches with a page in `WARPSIM_REPORT`.
+pub const MAX_REPORTED: usize = 20;
 
 /// One launch's summary line: what `warpsim exec`'s table and JSON add up.
 pub fn summary_json(name: &str, dims: &Dims, secs: f64, s: Option<&LaunchSummary>, fault: Option<String>) -> serde_json::Value {

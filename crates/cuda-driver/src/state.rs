@@ -108,7 +108,11 @@ pub struct Driver {
     pub t0: Instant,
     last_ms: f64,
     pub primary_active: bool,
+    /// `WARPSIM_TRACE`: the events of all launches so far, and the cycles they span.
     pub traces: Vec<serde_json::Value>,
+    pub trace_cycles: u64,
+    /// `WARPSIM_REPORT`: (kernel, page) per launch reported.
+    pub reported: Vec<(String, String)>,
 }
 
 /// The primary context's handle (there is one device and one context).
@@ -149,6 +153,10 @@ impl Driver {
             // The checkers run on the functional engine.
             opts.timing = None;
         }
+        if settings.trace.is_some() {
+            // SAFETY: registering a plain `extern "C"` function with no arguments.
+            unsafe { libc::atexit(write_trace_at_exit) };
+        }
         let reserved = reserve::reserve();
         let ctx = match reserved {
             Some(r) => Context::with_base(r.base),
@@ -174,6 +182,8 @@ impl Driver {
             last_ms: 0.0,
             primary_active: false,
             traces: Vec::new(),
+            trace_cycles: 0,
+            reported: Vec::new(),
         })
     }
 
@@ -358,6 +368,15 @@ fn alloc_globals(ctx: &mut Context, kernel: &Kernel) -> HashMap<String, (u64, u6
 }
 
 static DRIVER: Mutex<Option<Driver>> = Mutex::new(None);
+
+/// Writes `WARPSIM_TRACE` when the program exits (unless a launch is still running).
+extern "C" fn write_trace_at_exit() {
+    if let Ok(g) = DRIVER.try_lock() {
+        if let Some(d) = g.as_ref() {
+            d.write_trace();
+        }
+    }
+}
 
 /// The driver's state, made on first use (by `cuInit`).
 pub fn lock() -> MutexGuard<'static, Option<Driver>> {
