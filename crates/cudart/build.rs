@@ -35,10 +35,10 @@ fn main() {
     let mut script = String::from("libcudart.so.13 {\n  global:\n");
     for n in &names {
         let _ = writeln!(script, "    {n};");
-        println!("cargo:rustc-cdylib-link-arg=-Wl,--defsym={n}={PREFIX}{n}");
+        println!("cargo:rustc-link-arg-cdylib=-Wl,--defsym={n}={PREFIX}{n}");
     }
     script.push_str("  local:\n    *;\n};\n");
     std::fs::write(&map, script).expect("writing the version script");
-    println!("cargo:rustc-cdylib-link-arg=-Wl,--version-script={}", map.display());
-    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libcudart.so.13");
+    println!("cargo:rustc-link-arg-cdylib=-Wl,--version-script={}", map.display());
+    println!("cargo:rustc-link-arg-cdylib=-Wl,-soname,libcudart.so.13");
 }

@@ -40,23 +40,29 @@ fn nvcc() -> PathBuf {
     })
 }
 
-/// warpsim's runtime library, built beside the binary.
-fn cudart() -> PathBuf {
+/// One of warpsim's libraries, built beside the binary (or among its dependencies).
+fn library(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_BIN_EXE_warpsim")).parent().unwrap();
-    let lib = [dir.join("libwarpsim_cudart.so"), dir.join("deps/libwarpsim_cudart.so")].into_iter().find(|p| p.is_file());
-    lib.unwrap_or_else(|| panic!("no libwarpsim_cudart.so in {} (cargo build -p warpsim-cudart)", dir.display()))
+    let found = [dir.join(name), dir.join("deps").join(name)].into_iter().find(|p| p.is_file());
+    found.unwrap_or_else(|| panic!("no {name} in {} (cargo build --workspace builds it)", dir.display()))
 }
 
-/// A folder holding `libcudart.so`, a link to warpsim's, for `-cudart shared` links (the
-/// wheel ships only `libcudart.so.13`).
-fn link_dir() -> &'static Path {
+/// A folder holding warpsim's two libraries for `warpsim exec` (`WARPSIM_LIB_DIR`), and
+/// `libcudart.so` for `-cudart shared` links (the wheel ships only `libcudart.so.13`).
+fn lib_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let d = tmp().join("lib");
         std::fs::create_dir_all(&d).unwrap();
-        let link = d.join("libcudart.so");
-        let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink(cudart(), &link).unwrap();
+        for (target, name) in [
+            ("libwarpsim_cuda.so", "libwarpsim_cuda.so"),
+            ("libwarpsim_cudart.so", "libwarpsim_cudart.so"),
+            ("libwarpsim_cudart.so", "libcudart.so"),
+        ] {
+            let link = d.join(name);
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(library(target), &link).unwrap();
+        }
         d
     })
 }
@@ -68,7 +74,7 @@ fn build(name: &str, out: &str, shared: bool) -> PathBuf {
     let mut c = Command::new(nvcc());
     c.arg("-arch=sm_90");
     if shared {
-        c.args(["-cudart", "shared"]).arg("-L").arg(link_dir());
+        c.args(["-cudart", "shared"]).arg("-L").arg(lib_dir());
     }
     let o = c.arg(programs().join(format!("{name}.cu"))).arg("-o").arg(&exe).output().expect("running nvcc");
     assert!(o.status.success(), "nvcc {name}.cu:\n{}", String::from_utf8_lossy(&o.stderr));
@@ -77,7 +83,14 @@ fn build(name: &str, out: &str, shared: bool) -> PathBuf {
 
 /// Runs `exe ARGS` under `warpsim exec`.
 fn exec(exe: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_warpsim")).arg("exec").arg("--").arg(exe).args(args).output().expect("running warpsim exec")
+    Command::new(env!("CARGO_BIN_EXE_warpsim"))
+        .env("WARPSIM_LIB_DIR", lib_dir())
+        .arg("exec")
+        .arg("--")
+        .arg(exe)
+        .args(args)
+        .output()
+        .expect("running warpsim exec")
 }
 
 fn h200(recording: &str, what: &str) -> String {
@@ -180,4 +193,71 @@ fn a_static_cudart_build_gets_one_rebuild_message() {
     assert_eq!(err.matches("nvcc -cudart shared").count(), 1, "{err}");
     assert!(!text(&o.stdout).contains("PASSED"), "{}", text(&o.stdout));
     assert!(h200("vector_add_static", "stdout").contains("PASSED"));
+}
+
+/// `warpsim run --json` of one launch of `kernel` from `ptx`.
+fn run_json(ptx: &Path, kernel: &str, grid: &str, block: &str, params: &[&str]) -> serde_json::Value {
+    let out = tmp().join(format!("run-{kernel}"));
+    let mut c = Command::new(env!("CARGO_BIN_EXE_warpsim"));
+    c.arg("run").arg(ptx).args(["--kernel", kernel, "--grid", grid, "--block", block, "--json", "--out"]).arg(&out);
+    for p in params {
+        c.args(["--param", p]);
+    }
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "warpsim run {kernel}: {}", text(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn metric(run: &serde_json::Value, names: &[&str]) -> u64 {
+    names.iter().map(|n| run["metrics"][*n].as_u64().unwrap_or_else(|| panic!("no metric {n}"))).sum()
+}
+
+/// The per-kernel totals `warpsim exec` reports for runtime_features (`scale` twice, one
+/// launch per stream; `count` once, whose last warp diverges) are what `warpsim run` gives for
+/// the same launches of the same PTX (nvcc's, as the program carries it).
+#[test]
+fn the_exec_table_agrees_with_warpsim_run_on_the_same_launches() {
+    let json = tmp().join("runtime_features.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_warpsim"))
+        .env("WARPSIM_LIB_DIR", lib_dir())
+        .arg("exec")
+        .arg("--json")
+        .arg(&json)
+        .arg("--")
+        .arg(runtime_features())
+        .output()
+        .unwrap();
+    same_as_h200("runtime_features", &o);
+    let table = text(&o.stderr);
+    let exec: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let ptx = tmp().join("runtime_features.ptx");
+    let c = Command::new(nvcc())
+        .args(["-ptx", "-arch=sm_90"])
+        .arg(programs().join("runtime_features.cu"))
+        .arg("-o")
+        .arg(&ptx)
+        .output()
+        .unwrap();
+    assert!(c.status.success(), "{}", text(&c.stderr));
+    let half = "32768";
+    let scale =
+        run_json(&ptx, "_Z5scalePKfPfi", "128", "256", &["in:f32[32768]=unit_f32:in", "out:f32[32768]=zeros:out", &format!("i32={half}")]);
+    let count = run_json(&ptx, "_Z5countPii", "4", "256", &["m:i32[1024]=zeros:out", "i32=1000"]);
+    for (kernel, run, launches) in [("_Z5scalePKfPfi", &scale, 2u64), ("_Z5countPii", &count, 1)] {
+        let k =
+            exec["kernels"].as_array().unwrap().iter().find(|k| k["kernel"] == kernel).unwrap_or_else(|| panic!("{kernel} not in {exec}"));
+        let n = |v: &serde_json::Value| v.as_u64().unwrap();
+        assert_eq!(n(&k["launches"]), launches, "{kernel}");
+        assert_eq!(n(&k["warp_instructions"]), launches * n(&run["warp_instructions"]), "{kernel}");
+        assert_eq!(n(&k["thread_instructions"]), launches * n(&run["thread_instructions"]), "{kernel}");
+        let divergent = metric(run, &["smsp__sass_branch_targets_threads_divergent.sum"]);
+        assert_eq!(n(&k["divergent_branches"]), launches * divergent, "{kernel}");
+        let requests = metric(run, &["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"]);
+        let sectors = metric(run, &["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"]);
+        assert_eq!((n(&k["global_requests"]), n(&k["global_sectors"])), (launches * requests, launches * sectors), "{kernel}");
+        let row = table.lines().find(|l| l.trim_start().starts_with(kernel)).unwrap_or_else(|| panic!("no {kernel} row in:\n{table}"));
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cols[1..3], [launches.to_string(), n(&k["warp_instructions"]).to_string()], "{row}");
+    }
+    assert_eq!(metric(&count, &["smsp__sass_branch_targets_threads_divergent.sum"]), 1, "count's last warp splits at i = 1000");
 }
