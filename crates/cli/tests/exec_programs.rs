@@ -70,14 +70,18 @@ fn lib_dir() -> &'static Path {
 /// Builds `tests/programs/NAME.cu` into the temporary folder as `out`; `shared` links
 /// warpsim's runtime, else nvcc's default (NVIDIA's runtime, static).
 fn build(name: &str, out: &str, shared: bool) -> PathBuf {
+    build_file(&programs().join(format!("{name}.cu")), out, shared)
+}
+
+fn build_file(cu: &Path, out: &str, shared: bool) -> PathBuf {
     let exe = tmp().join(out);
     let mut c = Command::new(nvcc());
     c.arg("-arch=sm_90");
     if shared {
         c.args(["-cudart", "shared"]).arg("-L").arg(lib_dir());
     }
-    let o = c.arg(programs().join(format!("{name}.cu"))).arg("-o").arg(&exe).output().expect("running nvcc");
-    assert!(o.status.success(), "nvcc {name}.cu:\n{}", String::from_utf8_lossy(&o.stderr));
+    let o = c.arg(cu).arg("-o").arg(&exe).output().expect("running nvcc");
+    assert!(o.status.success(), "nvcc {}:\n{}", cu.display(), String::from_utf8_lossy(&o.stderr));
     exe
 }
 
@@ -193,6 +197,20 @@ fn a_static_cudart_build_gets_one_rebuild_message() {
     assert_eq!(err.matches("nvcc -cudart shared").count(), 1, "{err}");
     assert!(!text(&o.stdout).contains("PASSED"), "{}", text(&o.stdout));
     assert!(h200("vector_add_static", "stdout").contains("PASSED"));
+}
+
+/// The runtime API beyond the recorded programs (device properties against attributes,
+/// symbols, launch errors, function attributes, occupancy, pointer kinds, streams, events,
+/// error names, reset): the program checks each answer against another way to it.
+#[test]
+fn the_runtime_api_answers_agree_with_each_other() {
+    let exe = build_file(&repo().join("crates/cli/tests/cu/runtime_api.cu"), "runtime_api", true);
+    let o = exec(&exe, &[]);
+    let out = text(&o.stdout);
+    let fails: Vec<&str> = out.lines().filter(|l| !l.starts_with("ok ")).collect();
+    assert_eq!(fails, ["0 failed"], "stdout:\n{out}\nstderr:\n{}", text(&o.stderr));
+    assert!(out.lines().count() > 70, "{out}");
+    assert_eq!(o.status.code(), Some(0));
 }
 
 /// `warpsim run --json` of one launch of `kernel` from `ptx`.
