@@ -11,6 +11,8 @@ mod device;
 mod driver;
 mod error;
 mod launch;
+#[cfg(test)]
+mod layout_tests;
 mod memory;
 mod register;
 mod stream;
