@@ -30,6 +30,8 @@ struct Function {
 struct Variable {
     image: usize,
     name: CString,
+    /// For a `__managed__` variable: where the host code keeps its address.
+    managed_slot: Option<usize>,
 }
 
 #[derive(Default)]
@@ -158,8 +160,77 @@ pub unsafe extern "C" fn __warpsim___cudaRegisterVar(
         }
         // SAFETY: NUL-terminated, as the caller promises.
         let name = unsafe { CStr::from_ptr(device_name) }.to_owned();
-        with(|r| r.variables.insert(host_var as usize, Variable { image, name }));
+        with(|r| r.variables.insert(host_var as usize, Variable { image, name, managed_slot: None }));
     });
+}
+
+/// A `__managed__` variable: the host code reads its address from `*host_var_slot`, which
+/// `__cudaInitModule` fills in.
+///
+/// # Safety
+/// `device_name` is a NUL-terminated string; `host_var_slot` is the host code's pointer slot.
+#[no_mangle]
+pub unsafe extern "C" fn __warpsim___cudaRegisterManagedVar(
+    handle: *mut *mut c_void,
+    host_var_slot: *mut *mut c_void,
+    _device_address: *mut c_char,
+    device_name: *const c_char,
+    _ext: c_int,
+    _size: usize,
+    _constant: c_int,
+    _global: c_int,
+) {
+    let _ = std::panic::catch_unwind(|| {
+        // SAFETY: as the caller promises.
+        let Some(image) = (unsafe { image_of(handle) }) else { return };
+        if device_name.is_null() || host_var_slot.is_null() {
+            return;
+        }
+        // SAFETY: NUL-terminated, as the caller promises.
+        let name = unsafe { CStr::from_ptr(device_name) }.to_owned();
+        let v = Variable { image, name, managed_slot: Some(host_var_slot as usize) };
+        with(|r| r.variables.insert(host_var_slot as usize, v));
+    });
+}
+
+/// Loads an image and points the host code's slot of each of its `__managed__` variables at
+/// the variable (the host code calls this before its first use of one). The driver must give
+/// those variables memory the host can touch (CU_POINTER_ATTRIBUTE_IS_MANAGED); where it does
+/// not, warpsim says so and the slots stay null. Returns 1 when every slot is set.
+///
+/// # Safety
+/// `handle` is what `__cudaRegisterFatBinary` returned.
+#[no_mangle]
+pub unsafe extern "C" fn __warpsim___cudaInitModule(handle: *mut *mut c_void) -> c_char {
+    let r = std::panic::catch_unwind(|| -> Result<(), Error> {
+        // SAFETY: as the caller promises.
+        let image = unsafe { image_of(handle) }.ok_or(Error(INVALID_VALUE))?;
+        let dev = context::ensure()?;
+        let generation = context::generation();
+        let mut guard = registry();
+        let r = guard.get_or_insert_with(Registry::default);
+        let managed: Vec<(CString, usize)> =
+            r.variables.values().filter(|v| v.image == image).filter_map(|v| Some((v.name.clone(), v.managed_slot?))).collect();
+        let m = module(r, image, (dev, generation))?;
+        for (name, slot) in managed {
+            let (mut p, mut size) = (0, 0);
+            cu!(cuModuleGetGlobal_v2(&mut p, &mut size, m, name.as_ptr()))?;
+            let mut is_managed: c_int = 0;
+            let host_visible = cu!(cuPointerGetAttribute((&mut is_managed as *mut c_int).cast(), 8, p)).is_ok() && is_managed != 0;
+            if !host_visible {
+                eprintln!(
+                    "warpsim: `__managed__` variable `{}` is not supported yet (the driver gives it no host memory); \
+                     allocate it with cudaMallocManaged instead",
+                    name.to_string_lossy()
+                );
+                return Err(Error(crate::error::NOT_SUPPORTED));
+            }
+            // SAFETY: the slot is the host code's `T*` for this variable, registered by nvcc's code.
+            unsafe { (slot as *mut usize).write(p as usize) };
+        }
+        Ok(())
+    });
+    matches!(r, Ok(Ok(()))) as c_char
 }
 
 /// Forgets every loaded module and function (`cudaDeviceReset` destroys them with the context).
