@@ -5,7 +5,7 @@ use std::ffi::{c_char, c_int, c_uint};
 
 use crate::context;
 use crate::driver::cu;
-use crate::error::{api, non_null, CudaErrorT, Error, NO_DEVICE};
+use crate::error::{answer, api, non_null, CudaErrorT, Error, NO_DEVICE};
 
 /// The runtime version this library implements (CUDA 13.0).
 pub const RUNTIME_VERSION: c_int = 13000;
@@ -38,26 +38,22 @@ pub extern "C" fn __warpsim_cudaSetDevice(device: c_int) -> CudaErrorT {
 /// `device` is null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn __warpsim_cudaGetDevice(device: *mut c_int) -> CudaErrorT {
-    api(|| {
-        let out = non_null(device)?;
-        // SAFETY: checked non-null.
-        unsafe { out.write(context::current_device()) };
-        Ok(())
-    })
+    // SAFETY: `device` is null or writable, as the caller promises.
+    unsafe { answer(device, || Ok(context::current_device())) }
 }
 
 /// # Safety
 /// `value` is null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn __warpsim_cudaDeviceGetAttribute(value: *mut c_int, attr: c_int, device: c_int) -> CudaErrorT {
-    api(|| {
-        let out = non_null(value)?;
-        // cudaDeviceAttr carries the numbers of CUdevice_attribute.
-        let v = context::attribute(device, attr)?;
-        // SAFETY: checked non-null.
-        unsafe { out.write(v) };
-        Ok(())
-    })
+    // SAFETY: `value` is null or writable, as the caller promises.
+    unsafe {
+        answer(value, || {
+            // cudaDeviceAttr carries the numbers of CUdevice_attribute.
+            let v = context::attribute(device, attr)?;
+            Ok(v)
+        })
+    }
 }
 
 #[no_mangle]
@@ -85,16 +81,16 @@ pub extern "C" fn __warpsim_cudaSetDeviceFlags(_flags: c_uint) -> CudaErrorT {
 /// `value` is null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn __warpsim_cudaDeviceGetLimit(value: *mut usize, limit: c_int) -> CudaErrorT {
-    api(|| {
-        let out = non_null(value)?;
-        context::ensure()?;
-        let mut v = 0;
-        // cudaLimit carries the numbers of CUlimit.
-        cu!(cuCtxGetLimit(&mut v, limit))?;
-        // SAFETY: checked non-null.
-        unsafe { out.write(v) };
-        Ok(())
-    })
+    // SAFETY: `value` is null or writable, as the caller promises.
+    unsafe {
+        answer(value, || {
+            context::ensure()?;
+            let mut v = 0;
+            // cudaLimit carries the numbers of CUlimit.
+            cu!(cuCtxGetLimit(&mut v, limit))?;
+            Ok(v)
+        })
+    }
 }
 
 #[no_mangle]
@@ -109,29 +105,25 @@ pub extern "C" fn __warpsim_cudaDeviceSetLimit(limit: c_int, value: usize) -> Cu
 /// `version` is null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn __warpsim_cudaDriverGetVersion(version: *mut c_int) -> CudaErrorT {
-    api(|| {
-        let out = non_null(version)?;
-        let mut v = 0;
-        // No driver is version 0, as the header says.
-        if crate::driver::driver().is_ok() {
-            cu!(cuDriverGetVersion(&mut v))?;
-        }
-        // SAFETY: checked non-null.
-        unsafe { out.write(v) };
-        Ok(())
-    })
+    // SAFETY: `version` is null or writable, as the caller promises.
+    unsafe {
+        answer(version, || {
+            let mut v = 0;
+            // No driver is version 0, as the header says.
+            if crate::driver::driver().is_ok() {
+                cu!(cuDriverGetVersion(&mut v))?;
+            }
+            Ok(v)
+        })
+    }
 }
 
 /// # Safety
 /// `version` is null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn __warpsim_cudaRuntimeGetVersion(version: *mut c_int) -> CudaErrorT {
-    api(|| {
-        let out = non_null(version)?;
-        // SAFETY: checked non-null.
-        unsafe { out.write(RUNTIME_VERSION) };
-        Ok(())
-    })
+    // SAFETY: `version` is null or writable, as the caller promises.
+    unsafe { answer(version, || Ok(RUNTIME_VERSION)) }
 }
 
 /// `struct cudaDeviceProp` (driver_types.h, CUDA 13).
@@ -338,11 +330,11 @@ fn properties(device: c_int) -> Result<DeviceProp, Error> {
 /// `prop` is null or points at a writable `cudaDeviceProp`.
 #[no_mangle]
 pub unsafe extern "C" fn __warpsim_cudaGetDeviceProperties(prop: *mut DeviceProp, device: c_int) -> CudaErrorT {
-    api(|| {
-        let out = non_null(prop)?;
-        let p = properties(device)?;
-        // SAFETY: checked non-null; the caller gives a writable struct.
-        unsafe { out.write(p) };
-        Ok(())
-    })
+    // SAFETY: `prop` is null or writable, as the caller promises.
+    unsafe {
+        answer(prop, || {
+            let p = properties(device)?;
+            Ok(p)
+        })
+    }
 }

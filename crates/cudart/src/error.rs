@@ -74,6 +74,21 @@ pub fn api(f: impl FnOnce() -> Result<(), Error>) -> CudaErrorT {
     code
 }
 
+/// [`api`] for a function that answers through one output pointer: null is
+/// `cudaErrorInvalidValue`, else the answer of `f` is written there.
+///
+/// # Safety
+/// `out` is null or valid for a write of a `T`.
+pub unsafe fn answer<T>(out: *mut T, f: impl FnOnce() -> Result<T, Error>) -> CudaErrorT {
+    api(|| {
+        let out = non_null(out)?;
+        let v = f()?;
+        // SAFETY: checked non-null; writable as the caller promises.
+        unsafe { out.write(v) };
+        Ok(())
+    })
+}
+
 /// A null output pointer is `cudaErrorInvalidValue`.
 pub fn non_null<T>(p: *mut T) -> Result<*mut T, Error> {
     if p.is_null() {

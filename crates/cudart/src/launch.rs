@@ -9,7 +9,7 @@ use std::ffi::{c_int, c_uint, c_void};
 
 use crate::context;
 use crate::driver::{cu, Handle};
-use crate::error::{api, non_null, CudaErrorT, Error, INVALID_CONFIGURATION, INVALID_VALUE};
+use crate::error::{answer, api, non_null, CudaErrorT, Error, INVALID_CONFIGURATION, INVALID_VALUE};
 use crate::register::function;
 
 /// `dim3`.
@@ -185,37 +185,37 @@ fn func_attribute(f: Handle, attr: c_int) -> Result<c_int, Error> {
 /// `attr` is null or points at a writable `cudaFuncAttributes`.
 #[no_mangle]
 pub unsafe extern "C" fn __warpsim_cudaFuncGetAttributes(attr: *mut FuncAttributes, func: *const c_void) -> CudaErrorT {
-    api(|| {
-        let out = non_null(attr)?;
-        let f = function(func)?;
-        let a = |n| func_attribute(f, n);
-        // Attributes a driver may not know read as 0, as for an older driver.
-        let opt = |n| func_attribute(f, n).unwrap_or(0);
-        let v = FuncAttributes {
-            max_threads_per_block: a(0)?,
-            shared_size_bytes: a(1)?.max(0) as usize,
-            const_size_bytes: a(2)?.max(0) as usize,
-            local_size_bytes: a(3)?.max(0) as usize,
-            num_regs: a(4)?,
-            ptx_version: a(5)?,
-            binary_version: a(6)?,
-            cache_mode_ca: opt(7),
-            max_dynamic_shared_size_bytes: opt(8),
-            preferred_shmem_carveout: opt(9),
-            cluster_dim_must_be_set: opt(10),
-            required_cluster_width: opt(11),
-            required_cluster_height: opt(12),
-            required_cluster_depth: opt(13),
-            non_portable_cluster_size_allowed: opt(14),
-            cluster_scheduling_policy_preference: opt(15),
-            device_node_update_status: opt(16),
-            shared_memory_mode: opt(17),
-            reserved: [0; 14],
-        };
-        // SAFETY: checked non-null; the caller gives a writable struct.
-        unsafe { out.write(v) };
-        Ok(())
-    })
+    // SAFETY: `attr` is null or writable, as the caller promises.
+    unsafe {
+        answer(attr, || {
+            let f = function(func)?;
+            let a = |n| func_attribute(f, n);
+            // Attributes a driver may not know read as 0, as for an older driver.
+            let opt = |n| func_attribute(f, n).unwrap_or(0);
+            let v = FuncAttributes {
+                max_threads_per_block: a(0)?,
+                shared_size_bytes: a(1)?.max(0) as usize,
+                const_size_bytes: a(2)?.max(0) as usize,
+                local_size_bytes: a(3)?.max(0) as usize,
+                num_regs: a(4)?,
+                ptx_version: a(5)?,
+                binary_version: a(6)?,
+                cache_mode_ca: opt(7),
+                max_dynamic_shared_size_bytes: opt(8),
+                preferred_shmem_carveout: opt(9),
+                cluster_dim_must_be_set: opt(10),
+                required_cluster_width: opt(11),
+                required_cluster_height: opt(12),
+                required_cluster_depth: opt(13),
+                non_portable_cluster_size_allowed: opt(14),
+                cluster_scheduling_policy_preference: opt(15),
+                device_node_update_status: opt(16),
+                shared_memory_mode: opt(17),
+                reserved: [0; 14],
+            };
+            Ok(v)
+        })
+    }
 }
 
 /// # Safety
@@ -242,15 +242,15 @@ pub unsafe extern "C" fn __warpsim_cudaOccupancyMaxActiveBlocksPerMultiprocessor
     dynamic_shared: usize,
     flags: c_uint,
 ) -> CudaErrorT {
-    api(|| {
-        let out = non_null(blocks)?;
-        let f = function(func)?;
-        let mut n = 0;
-        cu!(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&mut n, f, block_size, dynamic_shared, flags))?;
-        // SAFETY: checked non-null.
-        unsafe { out.write(n) };
-        Ok(())
-    })
+    // SAFETY: `blocks` is null or writable, as the caller promises.
+    unsafe {
+        answer(blocks, || {
+            let f = function(func)?;
+            let mut n = 0;
+            cu!(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&mut n, f, block_size, dynamic_shared, flags))?;
+            Ok(n)
+        })
+    }
 }
 
 /// # Safety

@@ -30,6 +30,16 @@ fn include_dir() -> Option<PathBuf> {
     candidates.into_iter().find(|d| d.join("driver_types.h").is_file())
 }
 
+/// The header folder; without one, a line saying the test skipped (CI must have it).
+fn include_or_skip() -> Option<PathBuf> {
+    let d = include_dir();
+    if d.is_none() {
+        assert!(std::env::var_os("CI").is_none(), "CI must have the nvcc wheel's headers (.ci/run installs them)");
+        eprintln!("SKIPPED: no driver_types.h (pip install nvidia-cuda-runtime into .venv)");
+    }
+    d
+}
+
 /// The field names of `struct NAME` in the header, in order (declarations `TYPE name[N];`).
 fn header_fields(header: &str, name: &str) -> Vec<String> {
     let start = header.find(&format!("struct __device_builtin__ {name}\n{{")).unwrap_or_else(|| panic!("no struct {name}"));
@@ -81,11 +91,7 @@ fn check(include: &Path, name: &str, c_fields: Vec<String>, size: usize, rust: V
 
 #[test]
 fn the_structs_are_laid_out_as_the_header_says() {
-    let Some(include) = include_dir() else {
-        assert!(std::env::var_os("CI").is_none(), "CI must have the nvcc wheel's headers (.ci/run installs them)");
-        eprintln!("SKIPPED: no driver_types.h (pip install nvidia-cuda-runtime into .venv)");
-        return;
-    };
+    let Some(include) = include_or_skip() else { return };
     let header = std::fs::read_to_string(include.join("driver_types.h")).unwrap();
     let dp = offsets!(DeviceProp;
             name, uuid, luid, luid_device_node_mask, total_global_mem, shared_mem_per_block, regs_per_block,
@@ -134,11 +140,7 @@ fn the_structs_are_laid_out_as_the_header_says() {
 /// The error table has exactly the header's `cudaError` enumerators, by name and number.
 #[test]
 fn the_error_table_is_the_headers_enum() {
-    let Some(include) = include_dir() else {
-        assert!(std::env::var_os("CI").is_none(), "CI must have the nvcc wheel's headers (.ci/run installs them)");
-        eprintln!("SKIPPED: no driver_types.h (pip install nvidia-cuda-runtime into .venv)");
-        return;
-    };
+    let Some(include) = include_or_skip() else { return };
     let header = std::fs::read_to_string(include.join("driver_types.h")).unwrap();
     let body = &header[header.find("enum __device_builtin__ cudaError\n").unwrap()..];
     let body = &body[..body.find("};").unwrap()];

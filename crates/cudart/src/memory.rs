@@ -6,7 +6,7 @@ use std::ffi::{c_int, c_uint, c_void};
 
 use crate::context;
 use crate::driver::{cu, CUdeviceptr, Handle};
-use crate::error::{api, non_null, CudaErrorT, Error, INVALID_MEMCPY_DIRECTION, INVALID_VALUE};
+use crate::error::{answer, api, non_null, CudaErrorT, Error, INVALID_MEMCPY_DIRECTION, INVALID_VALUE};
 use crate::register::{symbol, symbol_range};
 
 /// `cudaMemcpyKind`.
@@ -24,50 +24,50 @@ fn dptr<T>(p: *const T) -> CUdeviceptr {
 /// `p` is null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn __warpsim_cudaMalloc(p: *mut *mut c_void, size: usize) -> CudaErrorT {
-    api(|| {
-        let out = non_null(p)?;
-        context::ensure()?;
-        let mut d = 0;
-        if size > 0 {
-            cu!(cuMemAlloc_v2(&mut d, size))?;
-        }
-        // SAFETY: checked non-null.
-        unsafe { out.write(d as usize as *mut c_void) };
-        Ok(())
-    })
+    // SAFETY: `p` is null or writable, as the caller promises.
+    unsafe {
+        answer(p, || {
+            context::ensure()?;
+            let mut d = 0;
+            if size > 0 {
+                cu!(cuMemAlloc_v2(&mut d, size))?;
+            }
+            Ok(d as usize as *mut c_void)
+        })
+    }
 }
 
 /// # Safety
 /// `p` is null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn __warpsim_cudaMallocManaged(p: *mut *mut c_void, size: usize, flags: c_uint) -> CudaErrorT {
-    api(|| {
-        let out = non_null(p)?;
-        context::ensure()?;
-        if size == 0 {
-            return Err(Error(INVALID_VALUE));
-        }
-        let mut d = 0;
-        cu!(cuMemAllocManaged(&mut d, size, flags))?;
-        // SAFETY: checked non-null.
-        unsafe { out.write(d as usize as *mut c_void) };
-        Ok(())
-    })
+    // SAFETY: `p` is null or writable, as the caller promises.
+    unsafe {
+        answer(p, || {
+            context::ensure()?;
+            if size == 0 {
+                return Err(Error(INVALID_VALUE));
+            }
+            let mut d = 0;
+            cu!(cuMemAllocManaged(&mut d, size, flags))?;
+            Ok(d as usize as *mut c_void)
+        })
+    }
 }
 
 /// # Safety
 /// `p` is null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn __warpsim_cudaHostAlloc(p: *mut *mut c_void, size: usize, flags: c_uint) -> CudaErrorT {
-    api(|| {
-        let out = non_null(p)?;
-        context::ensure()?;
-        let mut h = std::ptr::null_mut();
-        cu!(cuMemHostAlloc(&mut h, size, flags))?;
-        // SAFETY: checked non-null.
-        unsafe { out.write(h) };
-        Ok(())
-    })
+    // SAFETY: `p` is null or writable, as the caller promises.
+    unsafe {
+        answer(p, || {
+            context::ensure()?;
+            let mut h = std::ptr::null_mut();
+            cu!(cuMemHostAlloc(&mut h, size, flags))?;
+            Ok(h)
+        })
+    }
 }
 
 /// # Safety
@@ -108,15 +108,15 @@ pub unsafe extern "C" fn __warpsim_cudaFreeHost(p: *mut c_void) -> CudaErrorT {
 /// `device` is null or writable; `host` is a mapped pinned allocation.
 #[no_mangle]
 pub unsafe extern "C" fn __warpsim_cudaHostGetDevicePointer(device: *mut *mut c_void, host: *mut c_void, flags: c_uint) -> CudaErrorT {
-    api(|| {
-        let out = non_null(device)?;
-        context::ensure()?;
-        let mut d = 0;
-        cu!(cuMemHostGetDevicePointer_v2(&mut d, host, flags))?;
-        // SAFETY: checked non-null.
-        unsafe { out.write(d as usize as *mut c_void) };
-        Ok(())
-    })
+    // SAFETY: `device` is null or writable, as the caller promises.
+    unsafe {
+        answer(device, || {
+            context::ensure()?;
+            let mut d = 0;
+            cu!(cuMemHostGetDevicePointer_v2(&mut d, host, flags))?;
+            Ok(d as usize as *mut c_void)
+        })
+    }
 }
 
 /// # Safety
@@ -302,26 +302,26 @@ pub unsafe extern "C" fn __warpsim_cudaMemcpyFromSymbolAsync(
 /// `p` is null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn __warpsim_cudaGetSymbolAddress(p: *mut *mut c_void, sym: *const c_void) -> CudaErrorT {
-    api(|| {
-        let out = non_null(p)?;
-        let (d, _) = symbol(sym)?;
-        // SAFETY: checked non-null.
-        unsafe { out.write(d as usize as *mut c_void) };
-        Ok(())
-    })
+    // SAFETY: `p` is null or writable, as the caller promises.
+    unsafe {
+        answer(p, || {
+            let (d, _) = symbol(sym)?;
+            Ok(d as usize as *mut c_void)
+        })
+    }
 }
 
 /// # Safety
 /// `size` is null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn __warpsim_cudaGetSymbolSize(size: *mut usize, sym: *const c_void) -> CudaErrorT {
-    api(|| {
-        let out = non_null(size)?;
-        let (_, n) = symbol(sym)?;
-        // SAFETY: checked non-null.
-        unsafe { out.write(n) };
-        Ok(())
-    })
+    // SAFETY: `size` is null or writable, as the caller promises.
+    unsafe {
+        answer(size, || {
+            let (_, n) = symbol(sym)?;
+            Ok(n)
+        })
+    }
 }
 
 /// `struct cudaPointerAttributes` (driver_types.h, CUDA 13).
@@ -346,38 +346,38 @@ fn pointer_attribute<T: Default>(attr: c_int, p: CUdeviceptr) -> Result<T, Error
 /// `attributes` is null or points at a writable `cudaPointerAttributes`.
 #[no_mangle]
 pub unsafe extern "C" fn __warpsim_cudaPointerGetAttributes(attributes: *mut PointerAttributes, p: *const c_void) -> CudaErrorT {
-    api(|| {
-        let out = non_null(attributes)?;
-        context::ensure()?;
-        let d = dptr(p);
-        // CU_POINTER_ATTRIBUTE_MEMORY_TYPE: CU_MEMORYTYPE_HOST 1, DEVICE 2, UNIFIED 4.
-        let v = match pointer_attribute::<c_uint>(2, d) {
-            Err(_) => PointerAttributes {
-                kind: 0,
-                device: -2,
-                device_pointer: std::ptr::null_mut(),
-                host_pointer: p.cast_mut(),
-                locality_domain_ordinal: -1,
-                reserved: [0; 7],
-            },
-            Ok(memory) => {
-                let managed = pointer_attribute::<c_int>(8, d).unwrap_or(0) != 0;
-                let kind = match (managed, memory) {
-                    (true, _) => 3,
-                    (false, 1) => 1,
-                    _ => 2,
-                };
-                let device = pointer_attribute::<c_int>(9, d).unwrap_or(context::current_device());
-                let device_pointer = pointer_attribute::<CUdeviceptr>(3, d).unwrap_or(0) as usize as *mut c_void;
-                let host_pointer = match kind {
-                    2 => std::ptr::null_mut(),
-                    _ => pointer_attribute::<usize>(4, d).unwrap_or(p as usize) as *mut c_void,
-                };
-                PointerAttributes { kind, device, device_pointer, host_pointer, locality_domain_ordinal: -1, reserved: [0; 7] }
-            }
-        };
-        // SAFETY: checked non-null.
-        unsafe { out.write(v) };
-        Ok(())
-    })
+    // SAFETY: `attributes` is null or writable, as the caller promises.
+    unsafe {
+        answer(attributes, || {
+            context::ensure()?;
+            let d = dptr(p);
+            // CU_POINTER_ATTRIBUTE_MEMORY_TYPE: CU_MEMORYTYPE_HOST 1, DEVICE 2, UNIFIED 4.
+            let v = match pointer_attribute::<c_uint>(2, d) {
+                Err(_) => PointerAttributes {
+                    kind: 0,
+                    device: -2,
+                    device_pointer: std::ptr::null_mut(),
+                    host_pointer: p.cast_mut(),
+                    locality_domain_ordinal: -1,
+                    reserved: [0; 7],
+                },
+                Ok(memory) => {
+                    let managed = pointer_attribute::<c_int>(8, d).unwrap_or(0) != 0;
+                    let kind = match (managed, memory) {
+                        (true, _) => 3,
+                        (false, 1) => 1,
+                        _ => 2,
+                    };
+                    let device = pointer_attribute::<c_int>(9, d).unwrap_or(context::current_device());
+                    let device_pointer = pointer_attribute::<CUdeviceptr>(3, d).unwrap_or(0) as usize as *mut c_void;
+                    let host_pointer = match kind {
+                        2 => std::ptr::null_mut(),
+                        _ => pointer_attribute::<usize>(4, d).unwrap_or(p as usize) as *mut c_void,
+                    };
+                    PointerAttributes { kind, device, device_pointer, host_pointer, locality_domain_ordinal: -1, reserved: [0; 7] }
+                }
+            };
+            Ok(v)
+        })
+    }
 }

@@ -152,15 +152,24 @@ pub unsafe extern "C" fn __warpsim___cudaRegisterVar(
     _constant: c_int,
     _global: c_int,
 ) {
+    // SAFETY: as the caller promises.
+    unsafe { register_variable(handle, host_var as usize, device_name, None) }
+}
+
+/// Registers a variable by its host key (the shadow's address, or the managed slot's).
+///
+/// # Safety
+/// `handle` is a fatbin handle; `device_name` is null or NUL-terminated.
+unsafe fn register_variable(handle: *mut *mut c_void, key: usize, device_name: *const c_char, managed_slot: Option<usize>) {
     let _ = std::panic::catch_unwind(|| {
         // SAFETY: as the caller promises.
         let Some(image) = (unsafe { image_of(handle) }) else { return };
-        if device_name.is_null() {
+        if device_name.is_null() || key == 0 {
             return;
         }
         // SAFETY: NUL-terminated, as the caller promises.
         let name = unsafe { CStr::from_ptr(device_name) }.to_owned();
-        with(|r| r.variables.insert(host_var as usize, Variable { image, name, managed_slot: None }));
+        with(|r| r.variables.insert(key, Variable { image, name, managed_slot }));
     });
 }
 
@@ -180,17 +189,9 @@ pub unsafe extern "C" fn __warpsim___cudaRegisterManagedVar(
     _constant: c_int,
     _global: c_int,
 ) {
-    let _ = std::panic::catch_unwind(|| {
-        // SAFETY: as the caller promises.
-        let Some(image) = (unsafe { image_of(handle) }) else { return };
-        if device_name.is_null() || host_var_slot.is_null() {
-            return;
-        }
-        // SAFETY: NUL-terminated, as the caller promises.
-        let name = unsafe { CStr::from_ptr(device_name) }.to_owned();
-        let v = Variable { image, name, managed_slot: Some(host_var_slot as usize) };
-        with(|r| r.variables.insert(host_var_slot as usize, v));
-    });
+    let slot = host_var_slot as usize;
+    // SAFETY: as the caller promises.
+    unsafe { register_variable(handle, slot, device_name, Some(slot)) }
 }
 
 /// Loads an image and points the host code's slot of each of its `__managed__` variables at

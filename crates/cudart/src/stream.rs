@@ -6,24 +6,24 @@ use std::ffi::{c_float, c_int, c_uint, c_void};
 
 use crate::context;
 use crate::driver::{cu, Handle};
-use crate::error::{api, non_null, CudaErrorT};
+use crate::error::{answer, api, CudaErrorT};
 
 /// # Safety
 /// `stream` is null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn __warpsim_cudaStreamCreateWithPriority(stream: *mut Handle, flags: c_uint, priority: c_int) -> CudaErrorT {
-    api(|| {
-        let out = non_null(stream)?;
-        context::ensure()?;
-        let mut s = std::ptr::null_mut();
-        match priority {
-            0 => cu!(cuStreamCreate(&mut s, flags))?,
-            p => cu!(cuStreamCreateWithPriority(&mut s, flags, p))?,
-        }
-        // SAFETY: checked non-null.
-        unsafe { out.write(s) };
-        Ok(())
-    })
+    // SAFETY: `stream` is null or writable, as the caller promises.
+    unsafe {
+        answer(stream, || {
+            context::ensure()?;
+            let mut s = std::ptr::null_mut();
+            match priority {
+                0 => cu!(cuStreamCreate(&mut s, flags))?,
+                p => cu!(cuStreamCreateWithPriority(&mut s, flags, p))?,
+            }
+            Ok(s)
+        })
+    }
 }
 
 /// # Safety
@@ -99,15 +99,15 @@ pub unsafe extern "C" fn __warpsim_cudaLaunchHostFunc(stream: Handle, f: HostFn,
 /// `event` is null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn __warpsim_cudaEventCreateWithFlags(event: *mut Handle, flags: c_uint) -> CudaErrorT {
-    api(|| {
-        let out = non_null(event)?;
-        context::ensure()?;
-        let mut e = std::ptr::null_mut();
-        cu!(cuEventCreate(&mut e, flags))?;
-        // SAFETY: checked non-null.
-        unsafe { out.write(e) };
-        Ok(())
-    })
+    // SAFETY: `event` is null or writable, as the caller promises.
+    unsafe {
+        answer(event, || {
+            context::ensure()?;
+            let mut e = std::ptr::null_mut();
+            cu!(cuEventCreate(&mut e, flags))?;
+            Ok(e)
+        })
+    }
 }
 
 /// # Safety
@@ -152,18 +152,18 @@ pub unsafe extern "C" fn __warpsim_cudaEventSynchronize(event: Handle) -> CudaEr
 /// `ms` is null or writable; the events are events of this process.
 #[no_mangle]
 pub unsafe extern "C" fn __warpsim_cudaEventElapsedTime(ms: *mut c_float, start: Handle, end: Handle) -> CudaErrorT {
-    api(|| {
-        let out = non_null(ms)?;
-        context::ensure()?;
-        let mut v = 0.0;
-        match cu!(cuEventElapsedTime_v2(&mut v, start, end)) {
-            Err(e) if e.0 == crate::error::NOT_SUPPORTED => cu!(cuEventElapsedTime(&mut v, start, end))?,
-            r => r?,
-        }
-        // SAFETY: checked non-null.
-        unsafe { out.write(v) };
-        Ok(())
-    })
+    // SAFETY: `ms` is null or writable, as the caller promises.
+    unsafe {
+        answer(ms, || {
+            context::ensure()?;
+            let mut v = 0.0;
+            match cu!(cuEventElapsedTime_v2(&mut v, start, end)) {
+                Err(e) if e.0 == crate::error::NOT_SUPPORTED => cu!(cuEventElapsedTime(&mut v, start, end))?,
+                r => r?,
+            }
+            Ok(v)
+        })
+    }
 }
 
 /// # Safety
