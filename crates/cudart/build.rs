@@ -11,6 +11,13 @@ use std::path::Path;
 
 const PREFIX: &str = "__warpsim_";
 
+/// Entry points that are another one under a second name (the same C signature and meaning).
+const ALIASES: &[(&str, &str)] = &[
+    ("__cudaLaunchKernel", "cudaLaunchKernel"),
+    ("cudaLaunchKernel_ptsz", "__cudaLaunchKernel_ptsz"),
+    ("cudaGetKernel", "__cudaGetKernel"),
+];
+
 fn main() {
     let src = Path::new("src");
     println!("cargo:rerun-if-changed=src");
@@ -28,6 +35,9 @@ fn main() {
             }
         }
     }
+    for (alias, of) in ALIASES {
+        assert!(names.iter().any(|n| n == of), "{alias} aliases {of}, which is not defined");
+    }
     names.sort();
     names.dedup();
     let out = std::env::var("OUT_DIR").expect("OUT_DIR");
@@ -36,6 +46,10 @@ fn main() {
     for n in &names {
         let _ = writeln!(script, "    {n};");
         println!("cargo:rustc-link-arg-cdylib=-Wl,--defsym={n}={PREFIX}{n}");
+    }
+    for (alias, of) in ALIASES {
+        let _ = writeln!(script, "    {alias};");
+        println!("cargo:rustc-link-arg-cdylib=-Wl,--defsym={alias}={PREFIX}{of}");
     }
     script.push_str("  local:\n    *;\n};\n");
     std::fs::write(&map, script).expect("writing the version script");

@@ -89,6 +89,8 @@ fn launch(func: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, 
     cu!(cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared, stream, args, std::ptr::null_mut()))
 }
 
+/// Also `__cudaLaunchKernel` (CUDA 13's host stubs, with the handle of `__cudaGetKernel`).
+///
 /// # Safety
 /// `func` is a registered host stub (or its kernel handle); `args` points at one pointer per
 /// kernel parameter, each to a value of that parameter's type.
@@ -104,21 +106,7 @@ pub unsafe extern "C" fn __warpsim_cudaLaunchKernel(
     api(|| launch(func, grid, block, args, shared, stream))
 }
 
-/// # Safety
-/// As [`__warpsim_cudaLaunchKernel`].
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim___cudaLaunchKernel(
-    kernel: *const c_void,
-    grid: Dim3,
-    block: Dim3,
-    args: *mut *mut c_void,
-    shared: usize,
-    stream: Handle,
-) -> CudaErrorT {
-    api(|| launch(kernel, grid, block, args, shared, stream))
-}
-
-/// The per-thread-default-stream launch (`--default-stream per-thread`).
+/// The per-thread-default-stream launch (`--default-stream per-thread`); also `cudaLaunchKernel_ptsz`.
 ///
 /// # Safety
 /// As [`__warpsim_cudaLaunchKernel`].
@@ -133,21 +121,6 @@ pub unsafe extern "C" fn __warpsim___cudaLaunchKernel_ptsz(
 ) -> CudaErrorT {
     let stream = if stream.is_null() { STREAM_PER_THREAD as Handle } else { stream };
     api(|| launch(kernel, grid, block, args, shared, stream))
-}
-
-/// # Safety
-/// As [`__warpsim_cudaLaunchKernel`].
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaLaunchKernel_ptsz(
-    func: *const c_void,
-    grid: Dim3,
-    block: Dim3,
-    args: *mut *mut c_void,
-    shared: usize,
-    stream: Handle,
-) -> CudaErrorT {
-    // SAFETY: the same contract.
-    unsafe { __warpsim___cudaLaunchKernel_ptsz(func, grid, block, args, shared, stream) }
 }
 
 /// `struct cudaFuncAttributes` (driver_types.h, CUDA 13).

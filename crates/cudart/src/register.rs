@@ -302,6 +302,8 @@ pub fn symbol_range(host_var: *const c_void, count: usize, offset: usize) -> Res
     }
 }
 
+/// Also `cudaGetKernel`.
+///
 /// # Safety
 /// `kernel` is null or writable; `host_fun` is any value.
 #[no_mangle]
@@ -316,12 +318,4 @@ pub unsafe extern "C" fn __warpsim___cudaGetKernel(kernel: *mut *mut c_void, hos
         unsafe { out.write(host_fun as *mut c_void) };
         Ok(())
     })
-}
-
-/// # Safety
-/// `kernel` is null or writable; `host_fun` is any value.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaGetKernel(kernel: *mut *mut c_void, host_fun: *const c_void) -> CudaErrorT {
-    // SAFETY: the same contract.
-    unsafe { __warpsim___cudaGetKernel(kernel, host_fun) }
 }
