@@ -119,7 +119,9 @@ pub fn cmd_exec(a: ExecArgs) -> Result<()> {
     let status = cmd.status().with_context(|| format!("running {}", program.to_string_lossy()))?;
     let launches = read_launches(&summary);
     let kernels = per_kernel(&launches);
-    eprint!("{}", render_table(&kernels, &a.gpu, a.mode == Mode::Timing));
+    if !launches.is_empty() {
+        eprint!("{}", render_table(&kernels, &a.gpu, a.mode == Mode::Timing));
+    }
     if let Some(p) = &a.json {
         let j = json!({"gpu": a.gpu, "mode": if a.mode == Mode::Timing { "timing" } else { "functional" },
             "exit_code": status.code(), "kernels": kernels, "launches": launches});
