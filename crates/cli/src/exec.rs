@@ -119,7 +119,9 @@ pub fn cmd_exec(a: ExecArgs) -> Result<()> {
     let status = cmd.status().with_context(|| format!("running {}", program.to_string_lossy()))?;
     let launches = read_launches(&summary);
     let kernels = per_kernel(&launches);
-    eprint!("{}", render_table(&kernels, &a.gpu, a.mode == Mode::Timing));
+    if !launches.is_empty() {
+        eprint!("{}", render_table(&kernels, &a.gpu, a.mode == Mode::Timing));
+    }
     if let Some(p) = &a.json {
         let j = json!({"gpu": a.gpu, "mode": if a.mode == Mode::Timing { "timing" } else { "functional" },
             "exit_code": status.code(), "kernels": kernels, "launches": launches});
@@ -177,6 +179,34 @@ pub fn per_kernel(launches: &[Value]) -> Vec<Value> {
         .collect()
 }
 
+/// A mangled C++ or Numba kernel name as its qualified name without the
+/// signature (`_Z4vaddPKfS0_Pfi` -> `vadd`, `_ZN8__main__4vaddB2v1...` ->
+/// `__main__::vadd`); other names as they are.
+pub fn short_name(name: &str) -> String {
+    let (mut rest, nested) = match name.strip_prefix("_ZN") {
+        Some(r) => (r, true),
+        None => match name.strip_prefix("_Z") {
+            Some(r) => (r, false),
+            None => return name.to_string(),
+        },
+    };
+    let mut parts = Vec::new();
+    loop {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let Some(len) = rest[..digits].parse::<usize>().ok().filter(|&n| n > 0 && digits + n <= rest.len()) else { break };
+        parts.push(&rest[digits..digits + len]);
+        rest = &rest[digits + len..];
+        if !nested {
+            break;
+        }
+    }
+    if parts.is_empty() {
+        name.to_string()
+    } else {
+        parts.join("::")
+    }
+}
+
 /// The table printed at exit.
 pub fn render_table(kernels: &[Value], gpu: &str, timing: bool) -> String {
     let n: u64 = kernels.iter().map(|k| num(k, "launches") as u64).sum();
@@ -190,15 +220,15 @@ pub fn render_table(kernels: &[Value], gpu: &str, timing: bool) -> String {
     if kernels.is_empty() {
         return s;
     }
-    let w = kernels.iter().filter_map(|k| k["kernel"].as_str()).map(str::len).max().unwrap_or(6).clamp(6, 60);
+    let names: Vec<String> = kernels.iter().map(|k| short_name(k["kernel"].as_str().unwrap_or("?"))).collect();
+    let w = names.iter().map(String::len).max().unwrap_or(6).clamp(6, 60);
     let cyc = if timing { format!(" {:>12}", "cycles") } else { String::new() };
     s += &format!(
         "  {:<w$} {:>8} {:>14} {:>12} {:>10} {:>12} {:>14}{cyc} {:>11}\n",
         "kernel", "launches", "warp insts", "threads/inst", "divergent", "sectors/req", "bank conflicts", "diagnostics"
     );
-    for k in kernels {
-        let name = k["kernel"].as_str().unwrap_or("?");
-        let name = if name.len() > w { format!("{}...", &name[..w - 3]) } else { name.to_string() };
+    for (k, name) in kernels.iter().zip(&names) {
+        let name = if name.len() > w { format!("{}...", name.chars().take(w - 3).collect::<String>()) } else { name.clone() };
         let cyc =
             if timing { format!(" {:>12}", k["cycles"].as_u64().map(|c| c.to_string()).unwrap_or("-".into())) } else { String::new() };
         let faults = num(k, "faults") as u64;
@@ -239,5 +269,13 @@ mod tests {
         let t = render_table(&ks, "h200", false);
         assert!(t.contains("3 launches of 2 kernels on h200"), "{t}");
         assert!(t.lines().nth(3).unwrap().trim_start().starts_with("b "), "{t}");
+    }
+
+    #[test]
+    fn mangled_names_read_as_their_qualified_names() {
+        assert_eq!(short_name("_Z4vaddPKfS0_Pfi"), "vadd");
+        assert_eq!(short_name("_ZN8__main__4vaddB2v1B92cw51cXTLSUwv1sDUaKthqaNgoKmjgOR3W"), "__main__::vadd");
+        assert_eq!(short_name("plain_c_kernel"), "plain_c_kernel");
+        assert_eq!(short_name("_Z99x"), "_Z99x");
     }
 }

@@ -50,6 +50,28 @@ pub const STATIC_RUNTIME_ADVICE: &str =
     "warpsim: this program carries NVIDIA's CUDA runtime inside it (nvcc links it statically by default), \
 which needs undocumented driver tables warpsim does not provide; rebuild it with `nvcc -cudart shared` so that it uses warpsim's runtime";
 
+/// Puts the name or string (`pick`) of `error` in `*pstr`; NULL and an error for an unknown code.
+///
+/// # Safety
+/// `pstr` is null or valid for a write.
+unsafe fn error_text(
+    error: CUresult,
+    pstr: *mut *const c_char,
+    pick: fn(&(CUresult, &'static str, &'static str)) -> &'static str,
+) -> Result<(), CUresult> {
+    let e = ERRORS.iter().find(|e| e.0 == error);
+    // SAFETY: as the caller guarantees; the strings are static and NUL-terminated.
+    unsafe {
+        match e {
+            Some(e) => put(pstr, pick(e).as_ptr() as *const c_char),
+            None => {
+                put_opt(pstr, std::ptr::null());
+                Err(CUDA_ERROR_INVALID_VALUE)
+            }
+        }
+    }
+}
+
 extern "C" fn advise_at_exit() {
     eprintln!("{STATIC_RUNTIME_ADVICE}");
 }
@@ -61,30 +83,12 @@ api! {
         unsafe { put(version, DRIVER_VERSION) }
     }
     fn cuGetErrorName(error: CUresult, pstr: *mut *const c_char) {
-        let e = ERRORS.iter().find(|e| e.0 == error).ok_or(CUDA_ERROR_INVALID_VALUE);
-        // SAFETY: out-pointer from the caller; the strings are static and NUL-terminated.
-        unsafe {
-            match e {
-                Ok(e) => put(pstr, e.1.as_ptr() as *const c_char),
-                Err(x) => {
-                    put_opt(pstr, std::ptr::null());
-                    Err(x)
-                }
-            }
-        }
+        // SAFETY: out-pointer from the caller.
+        unsafe { error_text(error, pstr, |e| e.1) }
     }
     fn cuGetErrorString(error: CUresult, pstr: *mut *const c_char) {
-        let e = ERRORS.iter().find(|e| e.0 == error).ok_or(CUDA_ERROR_INVALID_VALUE);
-        // SAFETY: as in cuGetErrorName.
-        unsafe {
-            match e {
-                Ok(e) => put(pstr, e.2.as_ptr() as *const c_char),
-                Err(x) => {
-                    put_opt(pstr, std::ptr::null());
-                    Err(x)
-                }
-            }
-        }
+        // SAFETY: out-pointer from the caller.
+        unsafe { error_text(error, pstr, |e| e.2) }
     }
     /// NVIDIA's undocumented tables: not provided. The static runtime asks for
     /// them first, so this is where the rebuild advice is given.
