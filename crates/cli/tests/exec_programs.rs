@@ -261,7 +261,7 @@ fn the_exec_table_agrees_with_warpsim_run_on_the_same_launches() {
     let scale =
         run_json(&ptx, "_Z5scalePKfPfi", "128", "256", &["in:f32[32768]=unit_f32:in", "out:f32[32768]=zeros:out", &format!("i32={half}")]);
     let count = run_json(&ptx, "_Z5countPii", "4", "256", &["m:i32[1024]=zeros:out", "i32=1000"]);
-    for (kernel, run, launches) in [("_Z5scalePKfPfi", &scale, 2u64), ("_Z5countPii", &count, 1)] {
+    for (kernel, short, run, launches) in [("_Z5scalePKfPfi", "scale", &scale, 2u64), ("_Z5countPii", "count", &count, 1)] {
         let k =
             exec["kernels"].as_array().unwrap().iter().find(|k| k["kernel"] == kernel).unwrap_or_else(|| panic!("{kernel} not in {exec}"));
         let n = |v: &serde_json::Value| v.as_u64().unwrap();
@@ -273,7 +273,8 @@ fn the_exec_table_agrees_with_warpsim_run_on_the_same_launches() {
         let requests = metric(run, &["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"]);
         let sectors = metric(run, &["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"]);
         assert_eq!((n(&k["global_requests"]), n(&k["global_sectors"])), (launches * requests, launches * sectors), "{kernel}");
-        let row = table.lines().find(|l| l.trim_start().starts_with(kernel)).unwrap_or_else(|| panic!("no {kernel} row in:\n{table}"));
+        let row =
+            table.lines().find(|l| l.split_whitespace().next() == Some(short)).unwrap_or_else(|| panic!("no {short} row in:\n{table}"));
         let cols: Vec<&str> = row.split_whitespace().collect();
         assert_eq!(cols[1..3], [launches.to_string(), n(&k["warp_instructions"]).to_string()], "{row}");
     }
