@@ -1,15 +1,21 @@
-//! CUDA source in: `warpsim run kernel.cu` compiles the kernel to PTX with
-//! clang's CUDA front end (clang 19 or newer on PATH) and the device API that
-//! warpsim ships (`cuda/warpsim_cuda.h`, built into the binary and written to
-//! a temporary folder for each compile), then runs the PTX like any other.
+//! CUDA source in: `warpsim run kernel.cu` compiles the kernel to PTX with NVIDIA's own
+//! compiler when it is there (it installs from the Python package index without a GPU, and
+//! compiles the real headers: CUB, cooperative groups, cuda_fp16, ...), else with clang's CUDA
+//! front end (clang 19 or newer on PATH) and the device API that warpsim ships
+//! (`cuda/warpsim_cuda.h`, built into the binary and written to a temporary folder for each
+//! compile). Then the PTX runs like any other.
 //!
 //! ```text
+//! nvcc -ptx -arch=sm_90 -lineinfo -o <out>/kernel.ptx kernel.cu
 //! clang-19 --cuda-device-only -nocudainc -nocudalib --cuda-gpu-arch=sm_80 --cuda-feature=+ptx70
 //!          -O2 -gline-tables-only -S -I <tmp> -include warpsim_cuda.h -o <out>/kernel.ptx kernel.cu
 //! ```
 //!
-//! `-gline-tables-only` keeps `.loc` line info, so per-line reports name CUDA
-//! lines. `<tmp>` also holds empty stand-ins for `cuda_runtime.h`, `cuda.h`
+//! nvcc is `$WARPSIM_NVCC` (`none`: use clang), else `nvcc` on PATH, else the
+//! `nvidia-cuda-nvcc` wheel in a `.venv` of the current folder or of the checkout the binary
+//! was built in. `--clang-arg` or `$WARPSIM_CLANG` ask for clang.
+//! `-lineinfo` and `-gline-tables-only` keep `.loc` line info, so per-line reports name CUDA
+//! lines. For clang, `<tmp>` also holds empty stand-ins for `cuda_runtime.h`, `cuda.h`
 //! and `device_launch_parameters.h`, so kernels written for nvcc that include
 //! them compile unchanged.
 
@@ -53,10 +59,10 @@ pub enum CudaError {
         found: String,
         version: u32,
     },
-    /// clang ran and failed: its messages.
+    /// The compiler (clang or nvcc) ran and failed: its messages.
     Compile {
         file: PathBuf,
-        clang: String,
+        compiler: String,
         stderr: String,
     },
     Io(String),
@@ -64,18 +70,20 @@ pub enum CudaError {
 
 impl fmt::Display for CudaError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let help = "warpsim compiles CUDA with clang's CUDA front end and the device API it ships\n\
-                    (threadIdx, __syncthreads, __shfl_*_sync, atomics, ...): it needs clang, not the CUDA toolkit.\n\
-                    Install it:\n    \
-                    Debian, Ubuntu:  sudo apt-get install clang-19\n    \
-                    elsewhere:       clang 19 or newer from your package manager, on PATH as clang-19 (or newer)\n    \
-                    \x20                or as clang, or named by the WARPSIM_CLANG environment variable.\n\
+        let help = "warpsim compiles CUDA with NVIDIA's nvcc if it finds one, else with clang's CUDA front end\n\
+                    and the device API warpsim ships (threadIdx, __syncthreads, __shfl_*_sync, atomics, ...).\n\
+                    Install one of them:\n    \
+                    nvcc, no GPU needed:  pip install nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-crt\n    \
+                    \x20                     nvidia-cuda-cccl  (nvcc in ./.venv, on PATH, or named by WARPSIM_NVCC)\n    \
+                    clang on Debian, Ubuntu:  sudo apt-get install clang-19\n    \
+                    clang elsewhere:  clang 19 or newer from your package manager, on PATH as clang-19 (or newer)\n    \
+                    \x20                 or as clang, or named by the WARPSIM_CLANG environment variable.\n\
                     Or compile the kernel to PTX yourself (nvcc -ptx kernel.cu) and run the .ptx:\n\
-                    PTX input always works, with or without clang.";
+                    PTX input always works, with or without a compiler.";
         match self {
             CudaError::NoClang { file } => write!(
                 f,
-                "cannot compile {}: no clang on PATH\n(warpsim looks for clang-{NEWEST_TRIED} down to clang-{MIN_CLANG}, then clang).\n{help}",
+                "cannot compile {}: no clang on PATH and no nvcc\n(warpsim looks for nvcc, then clang-{NEWEST_TRIED} down to clang-{MIN_CLANG}, then clang).\n{help}",
                 file.display()
             ),
             CudaError::OldClang { file, found, version } => write!(
@@ -83,8 +91,8 @@ impl fmt::Display for CudaError {
                 "cannot compile {}: the clang on PATH ({found}) is version {version}; warpsim needs clang {MIN_CLANG} or newer.\n{help}",
                 file.display()
             ),
-            CudaError::Compile { file, clang, stderr } => {
-                write!(f, "{clang} could not compile {}:\n{}", file.display(), stderr.trim_end())
+            CudaError::Compile { file, compiler, stderr } => {
+                write!(f, "{compiler} could not compile {}:\n{}", file.display(), stderr.trim_end())
             }
             CudaError::Io(e) => f.write_str(e),
         }
@@ -159,6 +167,58 @@ pub fn find_clang(path_var: Option<&OsStr>, explicit: Option<&OsStr>, file: &Pat
     Err(CudaError::NoClang { file: file.into() })
 }
 
+/// The flags every nvcc compile uses, before `-o` and the file.
+pub const NVCC_FLAGS: [&str; 3] = ["-ptx", "-arch=sm_90", "-lineinfo"];
+
+/// The nvcc of the `nvidia-cuda-nvcc` wheel in the Python environment `venv`, if it is there.
+pub fn nvcc_in_venv(venv: &Path) -> Option<PathBuf> {
+    let lib = std::fs::read_dir(venv.join("lib")).ok()?;
+    let mut found: Vec<PathBuf> = lib
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("python"))
+        .flat_map(|e| ["cu13", "cu12"].map(|cu| e.path().join("site-packages/nvidia").join(cu).join("bin/nvcc")))
+        .filter(|p| p.is_file())
+        .collect();
+    found.sort();
+    found.into_iter().next()
+}
+
+/// Finds nvcc: `$WARPSIM_NVCC` (`explicit`; `none` means never), else `nvcc` in `path_var`,
+/// else the wheel's in `<root>/.venv` for each of `roots`.
+pub fn find_nvcc(path_var: Option<&OsStr>, explicit: Option<&OsStr>, roots: &[PathBuf]) -> Option<PathBuf> {
+    if let Some(c) = explicit.filter(|c| !c.is_empty()) {
+        return (c != "none").then(|| PathBuf::from(c));
+    }
+    let dirs: Vec<PathBuf> = path_var.map(|p| std::env::split_paths(p).collect()).unwrap_or_default();
+    executable_in(&dirs, "nvcc").or_else(|| roots.iter().find_map(|r| nvcc_in_venv(&r.join(".venv"))))
+}
+
+/// Where a `.venv` holding nvcc may be: the current folder, and the checkout whose
+/// `target/<profile>/` holds this binary.
+pub fn venv_roots() -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = std::env::current_dir().into_iter().collect();
+    if let Ok(exe) = std::env::current_exe() {
+        roots.extend(exe.ancestors().skip(1).take(4).map(Path::to_path_buf));
+    }
+    roots
+}
+
+/// Compiles `cu` to PTX at `out` with nvcc.
+pub fn compile_nvcc(nvcc: &Path, cu: &Path, out: &Path) -> Result<String, CudaError> {
+    let o = Command::new(nvcc)
+        .args(NVCC_FLAGS)
+        .arg("-o")
+        .arg(out)
+        .arg(cu)
+        .output()
+        .map_err(|e| CudaError::Io(format!("running {}: {e}", nvcc.display())))?;
+    if !o.status.success() {
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        return Err(CudaError::Compile { file: cu.into(), compiler: nvcc.display().to_string(), stderr });
+    }
+    std::fs::read_to_string(out).map_err(|e| CudaError::Io(format!("reading {}: {e}", out.display())))
+}
+
 /// A temporary folder holding the header and the stand-in toolkit headers;
 /// removed when dropped.
 pub struct HeaderDir(PathBuf);
@@ -205,7 +265,7 @@ pub fn compile(clang: &Clang, cu: &Path, out: &Path, extra: &[String]) -> Result
         .map_err(|e| CudaError::Io(format!("running {}: {e}", clang.path.display())))?;
     if !o.status.success() {
         let stderr = String::from_utf8_lossy(&o.stderr).replace(&hdr.path().display().to_string(), "<warpsim>");
-        return Err(CudaError::Compile { file: cu.into(), clang: clang.path.display().to_string(), stderr });
+        return Err(CudaError::Compile { file: cu.into(), compiler: clang.path.display().to_string(), stderr });
     }
     std::fs::read_to_string(out).map_err(|e| CudaError::Io(format!("reading {}: {e}", out.display())))
 }
@@ -260,13 +320,22 @@ pub fn load_kernel_file(path: &Path, out_dir: &Path, extra: &[String]) -> anyhow
     if !path.is_file() {
         anyhow::bail!("reading {}: no such file", path.display());
     }
-    let clang = find_clang(std::env::var_os("PATH").as_deref(), std::env::var_os("WARPSIM_CLANG").as_deref(), path)?;
     std::fs::create_dir_all(out_dir).map_err(|e| anyhow::anyhow!("creating {}: {e}", out_dir.display()))?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "kernel".into());
     let out = out_dir.join(format!("{stem}.ptx"));
-    let ptx = compile(&clang, path, &out, extra)?;
+    let path_var = std::env::var_os("PATH");
+    let clang_env = std::env::var_os("WARPSIM_CLANG");
+    let wants_clang = !extra.is_empty() || clang_env.as_ref().is_some_and(|c| !c.is_empty());
+    let nvcc = (!wants_clang).then(|| find_nvcc(path_var.as_deref(), std::env::var_os("WARPSIM_NVCC").as_deref(), &venv_roots()));
+    let (ptx, compiler) = match nvcc.flatten() {
+        Some(nvcc) => (compile_nvcc(&nvcc, path, &out)?, nvcc),
+        None => {
+            let clang = find_clang(path_var.as_deref(), clang_env.as_deref(), path)?;
+            (compile(&clang, path, &out, extra)?, clang.path)
+        }
+    };
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        eprintln!("compiled {} with {} to {}", path.display(), clang.path.display(), out.display());
+        eprintln!("compiled {} with {} to {}", path.display(), compiler.display(), out.display());
     }
     Ok((out.display().to_string(), ptx))
 }
@@ -308,6 +377,20 @@ mod tests {
         }
         assert!(msg.lines().all(|l| l.chars().count() <= 100), "{msg}");
         let _ = std::fs::remove_dir_all(&empty);
+    }
+
+    #[test]
+    fn nvcc_is_found_in_order_and_none_turns_it_off() {
+        let d = std::env::temp_dir().join(format!("warpsim-nvcc-{}", std::process::id()));
+        let wheel = d.join("root/.venv/lib/python3.12/site-packages/nvidia/cu13/bin");
+        std::fs::create_dir_all(&wheel).unwrap();
+        std::fs::write(wheel.join("nvcc"), "").unwrap();
+        let roots = [d.join("elsewhere"), d.join("root")];
+        assert_eq!(find_nvcc(None, None, &roots), Some(wheel.join("nvcc")));
+        assert_eq!(find_nvcc(None, Some(OsStr::new("none")), &roots), None);
+        assert_eq!(find_nvcc(None, Some(OsStr::new("/opt/nvcc")), &roots), Some(PathBuf::from("/opt/nvcc")));
+        assert_eq!(find_nvcc(None, None, &roots[..1]), None);
+        let _ = std::fs::remove_dir_all(&d);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The `warpsim` command line.
 #![forbid(unsafe_code)]
 
+mod exec;
 mod occupancy_cmd;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -24,6 +25,9 @@ enum Command {
     Occupancy(occupancy_cmd::OccupancyArgs),
     /// Run one kernel launch described on the command line.
     Run(RunArgs),
+    /// Run a whole program (built with `nvcc -cudart shared`, or Python with
+    /// Numba) with warpsim as its GPU; a table of its kernels at exit.
+    Exec(exec::ExecArgs),
     /// Run one launch with the checkers (as `run --check`): data races,
     /// barrier divergence and deadlock, sync-mask errors, out-of-bounds,
     /// misaligned and uninitialised accesses.
@@ -208,6 +212,7 @@ fn main() {
     let r = match cli.command {
         Command::Occupancy(a) => occupancy_cmd::cmd_occupancy(a),
         Command::Run(a) => cmd_run(a),
+        Command::Exec(a) => exec::cmd_exec(a),
         Command::Check(mut a) => {
             a.engine.checking.check = true;
             cmd_run(a)

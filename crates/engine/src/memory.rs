@@ -140,6 +140,23 @@ impl GlobalMemory {
         GlobalMemory { allocs: Vec::new(), next: GLOBAL_BASE }
     }
 
+    /// Memory whose allocations start at `base` (at least [`GLOBAL_BASE`]): the
+    /// driver library puts them in an address range it reserved from the host.
+    pub fn with_base(base: u64) -> Self {
+        GlobalMemory { allocs: Vec::new(), next: base.max(GLOBAL_BASE) }
+    }
+
+    /// Releases the allocation at `base` (its pages go; its addresses are not handed out again).
+    pub fn free(&mut self, base: u64) -> bool {
+        match self.allocs.binary_search_by_key(&base, |a| a.base) {
+            Ok(i) => {
+                self.allocs.remove(i);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
     /// Reserves `size` bytes, zero-filled or filled by `filler`, and returns the base address.
     pub fn alloc(&mut self, name: &str, size: u64, filler: Option<Arc<dyn Filler>>) -> u64 {
         let base = self.next.max(GLOBAL_BASE);

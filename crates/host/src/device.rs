@@ -27,6 +27,19 @@ impl Context {
         Context::default()
     }
 
+    /// A context whose allocations start at `base` (an address range the caller reserved).
+    pub fn with_base(base: u64) -> Context {
+        Context { mem: GlobalMemory::with_base(base), ..Context::default() }
+    }
+
+    /// Makes `globals` the module variables of `kernel`'s program: kernels of
+    /// one module, compiled one at a time, share one set of variables.
+    pub fn bind_globals(&mut self, kernel: &Kernel, globals: HashMap<String, u64>) {
+        let p = kernel.program();
+        self.globals.retain(|(q, _)| !Arc::ptr_eq(p, q));
+        self.globals.push((p.clone(), globals));
+    }
+
     /// Allocates the `.global` and `.const` variables of `kernel`'s program
     /// (once per program) and returns their addresses by name.
     pub fn load(&mut self, kernel: &Kernel) -> &HashMap<String, u64> {
@@ -63,10 +76,12 @@ impl Context {
         Ok((self.alloc(&spec.name, len, filler), len))
     }
 
-    /// Forgets an allocation made by [`Context::alloc`]. The engine's memory
-    /// keeps its address range (it has no release), so addresses stay unique.
+    /// Releases an allocation made by [`Context::alloc`]. Its addresses are
+    /// not handed out again, so addresses stay unique.
     pub fn free(&mut self, ptr: DevicePtr) -> Result<(), HostError> {
-        self.buffers.remove(&ptr.0).map(|_| ()).ok_or_else(|| HostError::NoBuffer(format!("at 0x{:x}", ptr.0)))
+        self.buffers.remove(&ptr.0).ok_or_else(|| HostError::NoBuffer(format!("at 0x{:x}", ptr.0)))?;
+        self.mem.free(ptr.0);
+        Ok(())
     }
 
     /// The byte length of the allocation at `ptr`.

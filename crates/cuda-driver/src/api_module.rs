@@ -1,0 +1,588 @@
+//! Modules and libraries (one object here: a `CUlibrary` is a module, a
+//! `CUkernel` is the `CUfunction` of its module, so either is accepted where
+//! the other is), the linker (it keeps the PTX it is given: the "cubin" it
+//! completes is that PTX, which the loaders recognise), function attributes,
+//! launches and occupancy.
+//!
+//! Images are read lazily: only the PTX entry for the device is decompressed,
+//! and a kernel is lowered when first launched or queried.
+
+use crate::errors::*;
+use crate::ffi::*;
+use crate::state::{with, Driver, Linker, ModuleState, Unit};
+use std::collections::HashMap;
+use std::ffi::{c_char, c_int, c_uint, c_void};
+use warpsim_fatbin::{Fatbin, ImageKind};
+use warpsim_host::{Dims, Module};
+
+/// Separates the PTX units in a blob [`cuLinkComplete`] hands out.
+const UNIT_SEPARATOR: &str = "\n// --- warpsim: next PTX unit ---\n";
+
+/// Reads `n` bytes at `p`.
+///
+/// # Safety
+/// `p` is valid for `n` bytes.
+unsafe fn mem<'a>(p: u64, n: usize) -> Result<&'a [u8], CUresult> {
+    // SAFETY: forwarded.
+    unsafe { bytes(p as *const c_void, n) }
+}
+
+fn image_error(e: warpsim_fatbin::FatbinError) -> CUresult {
+    eprintln!("warpsim: {e}");
+    match e {
+        warpsim_fatbin::FatbinError::NoPtx { .. } | warpsim_fatbin::FatbinError::NoPtxForDevice { .. } => CUDA_ERROR_NO_BINARY_FOR_GPU,
+        _ => CUDA_ERROR_INVALID_IMAGE,
+    }
+}
+
+/// The PTX of the fatbin at `p` for device `sm`; `Ok(None)` when it has none but other fatbins may.
+///
+/// # Safety
+/// `p` points at a fatbin.
+unsafe fn fatbin_ptx(p: u64, sm: u32) -> Result<String, warpsim_fatbin::FatbinError> {
+    // SAFETY: a fatbin header is 16 bytes; then the whole fatbin as its header says.
+    let header = unsafe { mem(p, warpsim_fatbin::FATBIN_HEADER_LEN) }.map_err(|_| warpsim_fatbin::FatbinError::Truncated {
+        what: "the fatbin",
+        need: 16,
+        have: 0,
+    })?;
+    let len = warpsim_fatbin::fatbin_len(header)?;
+    // SAFETY: as above.
+    let all = unsafe { mem(p, len as usize) }.unwrap_or(&[]);
+    Fatbin::parse(all)?.ptx_for(sm)
+}
+
+/// The PTX units of the code image at `image`: a fatbin wrapper, a fatbin,
+/// an ELF (SASS only: an error naming the fix), or PTX text.
+///
+/// # Safety
+/// `image` points at one of those.
+pub unsafe fn image_units(image: *const c_void, sm: u32) -> Result<Vec<String>, CUresult> {
+    if image.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let p = image as u64;
+    // SAFETY: every image kind is at least 4 bytes long (PTX text is checked below).
+    let first = unsafe { mem(p, 1) }?;
+    let kind = if first[0] == 0 { ImageKind::Text } else { warpsim_fatbin::image_kind(unsafe { mem(p, 4) }?) };
+    match kind {
+        ImageKind::Wrapper => {
+            // SAFETY: a wrapper is 24 bytes.
+            let w = warpsim_fatbin::parse_wrapper(unsafe { mem(p, warpsim_fatbin::WRAPPER_LEN) }?).map_err(image_error)?;
+            let mut units = Vec::new();
+            let mut first_err = None;
+            let mut fatbins = vec![w.data];
+            let mut at = w.prelinked;
+            while at != 0 {
+                // SAFETY: a NULL-terminated array of fatbin pointers.
+                let next = u64::from_le_bytes(unsafe { mem(at, 8) }?.try_into().expect("8 bytes"));
+                if next == 0 {
+                    break;
+                }
+                fatbins.push(next);
+                at += 8;
+            }
+            for f in fatbins.into_iter().filter(|&f| f != 0) {
+                // SAFETY: the wrapper's fatbins.
+                match unsafe { fatbin_ptx(f, sm) } {
+                    Ok(u) => units.push(u),
+                    Err(e) => first_err = first_err.or(Some(e)),
+                }
+            }
+            match (units.is_empty(), first_err) {
+                (true, Some(e)) => Err(image_error(e)),
+                (true, None) => Err(CUDA_ERROR_INVALID_IMAGE),
+                (false, _) => Ok(units),
+            }
+        }
+        // SAFETY: a fatbin at `p`.
+        ImageKind::Fatbin => Ok(vec![unsafe { fatbin_ptx(p, sm) }.map_err(image_error)?]),
+        ImageKind::Elf => {
+            eprintln!("warpsim: {}", warpsim_fatbin::FatbinError::NoPtx { sass: "an ELF (cubin) image".into() });
+            Err(CUDA_ERROR_NO_BINARY_FOR_GPU)
+        }
+        ImageKind::Text => {
+            // SAFETY: PTX text is NUL-terminated.
+            let s = unsafe { cstr(image as *const c_char) }?;
+            Ok(s.split(UNIT_SEPARATOR).map(str::to_string).collect())
+        }
+    }
+}
+
+/// Whether PTX `src` defines `.entry name`.
+fn declares_entry(src: &str, name: &str) -> bool {
+    src.match_indices(name).any(|(i, _)| {
+        let before = src[..i].trim_end();
+        let after = src[i + name.len()..].trim_start();
+        before.ends_with(".entry") && (after.starts_with('(') || after.starts_with('{') || after.starts_with('.'))
+    })
+}
+
+impl Driver {
+    fn sm(&self) -> u32 {
+        let (a, b) = crate::attrs::compute_capability(&self.preset);
+        (a * 10 + b) as u32
+    }
+
+    fn add_module(&mut self, units: Vec<String>) -> usize {
+        let m = self.handle();
+        let n = self.modules.len();
+        let units = units
+            .into_iter()
+            .enumerate()
+            .map(|(i, src)| Unit { host: Module::from_ptx(format!("module{n}.unit{i}.ptx"), src), globals: None })
+            .collect();
+        self.modules.insert(m, ModuleState { units, functions: HashMap::new() });
+        m
+    }
+
+    /// The function of kernel `name` in module `m`; `CUDA_ERROR_NOT_FOUND` if it has none.
+    fn get_function(&mut self, m: usize, name: &str) -> Result<usize, CUresult> {
+        let module = self.modules.get(&m).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+        if let Some(&f) = module.functions.get(name) {
+            return Ok(f);
+        }
+        let unit = module.units.iter().position(|u| declares_entry(u.host.source(), name)).ok_or(CUDA_ERROR_NOT_FOUND)?;
+        Ok(self.function(m, unit, name))
+    }
+
+    fn func_attribute(&mut self, f: usize, attrib: c_int) -> Result<c_int, CUresult> {
+        let k = self.kernel(f)?;
+        let ir = k.ir();
+        let func = &self.funcs[&f];
+        let regs = k.regs_per_thread().unwrap_or_else(|| warpsim_ir::regs::estimate_registers(ir).regs_per_thread);
+        let threads = |d: Option<[u32; 3]>| d.map(|d| d.iter().product::<u32>());
+        Ok(match attrib {
+            0 => threads(ir.reqntid).or(threads(ir.maxntid)).unwrap_or(self.preset.max_threads_per_block) as c_int,
+            1 => ir.shared_static_bytes as c_int,
+            2 => 0,
+            3 => ir.local_bytes as c_int,
+            4 => regs as c_int,
+            5 | 6 => self.sm() as c_int,
+            8 => {
+                if func.max_dynamic_shared > 0 {
+                    func.max_dynamic_shared
+                } else {
+                    self.preset.shared_per_block_default.saturating_sub(ir.shared_static_bytes) as c_int
+                }
+            }
+            9 => -1,
+            7 | 10..=17 => 0,
+            _ => return Err(CUDA_ERROR_INVALID_VALUE),
+        })
+    }
+
+    fn occupancy_blocks(&mut self, f: usize, block: c_int, dynamic: usize) -> Result<c_int, CUresult> {
+        let k = self.kernel(f)?;
+        let ir = k.ir();
+        let regs = k.regs_per_thread().unwrap_or_else(|| warpsim_ir::regs::estimate_registers(ir).regs_per_thread);
+        let opt_in = self.funcs[&f].max_dynamic_shared as u32 > self.preset.shared_per_block_default;
+        let input =
+            warpsim_gpu::OccupancyInput::new(block.max(1) as u32, regs).shared(ir.shared_static_bytes, dynamic as u32).opt_in(opt_in);
+        Ok(warpsim_gpu::occupancy(&self.preset, &input).map(|o| o.blocks_per_sm as c_int).unwrap_or(0))
+    }
+}
+
+/// Loads an image into a new module handle.
+///
+/// # Safety
+/// `image` as for [`image_units`].
+unsafe fn load(out: *mut Handle, image: *const c_void) -> Result<(), CUresult> {
+    let sm = with(|d| {
+        d.healthy()?;
+        Ok(d.sm())
+    })?;
+    // SAFETY: forwarded.
+    let units = unsafe { image_units(image, sm) }?;
+    let m = with(|d| Ok(d.add_module(units)))?;
+    // SAFETY: out-pointer from the caller.
+    unsafe { put(out, to_handle(m)) }
+}
+
+/// Loads a file (PTX text, a fatbin or a cubin) into a new module handle.
+///
+/// # Safety
+/// `path` is a C string.
+unsafe fn load_file(out: *mut Handle, path: *const c_char) -> Result<(), CUresult> {
+    // SAFETY: forwarded.
+    let path = unsafe { cstr(path) }?;
+    let mut data = std::fs::read(path).map_err(|_| CUDA_ERROR_FILE_NOT_FOUND)?;
+    data.push(0);
+    // SAFETY: `data` lives across the call and is NUL-terminated.
+    unsafe { load(out, data.as_ptr() as *const c_void) }
+}
+
+fn unload(m: Handle) -> Result<(), CUresult> {
+    with(|d| {
+        let state = d.modules.remove(&h(m)).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+        for f in state.functions.values() {
+            d.funcs.remove(f);
+        }
+        // Module variables stay allocated: kernels still running elsewhere never see them freed.
+        Ok(())
+    })
+}
+
+fn function_of(m: Handle, name: *const c_char) -> Result<usize, CUresult> {
+    // SAFETY: a C string from the caller.
+    let name = unsafe { cstr(name) }?;
+    with(|d| d.get_function(h(m), name))
+}
+
+fn global_of(dptr: *mut u64, bytes: *mut usize, m: Handle, name: *const c_char) -> Result<(), CUresult> {
+    // SAFETY: a C string from the caller.
+    let name = unsafe { cstr(name) }?;
+    let (a, n) = with(|d| d.global(h(m), name))?;
+    // SAFETY: optional out-pointers from the caller.
+    unsafe {
+        put_opt(dptr, a);
+        put_opt(bytes, n as usize);
+    }
+    Ok(())
+}
+
+/// Parameter bytes of a launch from `kernelParams` (one pointer per parameter) or `extra`.
+///
+/// # Safety
+/// As `cuLaunchKernel` documents `kernelParams` and `extra`.
+unsafe fn param_bytes(k: &warpsim_host::Kernel, params: *mut *mut c_void, extra: *mut *mut c_void) -> Result<Vec<u8>, CUresult> {
+    let ir = k.ir();
+    let mut out = vec![0u8; ir.param_bytes as usize];
+    if !params.is_null() {
+        for (i, p) in ir.params.iter().enumerate() {
+            // SAFETY: `kernelParams[i]` points at parameter i, of the size the PTX declares.
+            let src = unsafe { *params.add(i) };
+            let v = unsafe { bytes(src, p.size as usize) }?;
+            out[p.offset as usize..(p.offset + p.size) as usize].copy_from_slice(v);
+        }
+        return Ok(out);
+    }
+    if extra.is_null() {
+        return if ir.params.is_empty() { Ok(out) } else { Err(CUDA_ERROR_INVALID_VALUE) };
+    }
+    let (mut buf, mut size) = (std::ptr::null_mut::<c_void>(), 0usize);
+    let mut i = 0;
+    loop {
+        // SAFETY: `extra` is a list of (key, value) pointers ending with CU_LAUNCH_PARAM_END.
+        let key = unsafe { *extra.add(i) } as usize;
+        match key {
+            0 => break,
+            1 => buf = unsafe { *extra.add(i + 1) },
+            // SAFETY: the value of CU_LAUNCH_PARAM_BUFFER_SIZE points at a size_t.
+            2 => size = unsafe { *(*extra.add(i + 1) as *const usize) },
+            _ => return Err(CUDA_ERROR_INVALID_VALUE),
+        }
+        i += 2;
+    }
+    // SAFETY: the buffer holds `size` bytes.
+    let v = unsafe { bytes(buf, size.min(out.len())) }?;
+    out[..v.len()].copy_from_slice(v);
+    Ok(out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn launch(
+    f: Handle,
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared: c_uint,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> Result<(), CUresult> {
+    let dims = Dims::new(grid, block, shared);
+    // SAFETY: the caller's parameter pointers, read while the launch is set up.
+    with(|d| d.launch(h(f), dims, |k| unsafe { param_bytes(k, params, extra) }))
+}
+
+/// `CUlaunchConfig` of cuda.h.
+#[repr(C)]
+pub struct CUlaunchConfig {
+    pub grid: [c_uint; 3],
+    pub block: [c_uint; 3],
+    pub shared: c_uint,
+    pub stream: Handle,
+    pub attrs: *mut c_void,
+    pub num_attrs: c_uint,
+}
+
+api! {
+    fn cuModuleLoadData(module: *mut Handle, image: *const c_void) {
+        // SAFETY: the caller's image.
+        unsafe { load(module, image) }
+    }
+    fn cuModuleLoadDataEx(module: *mut Handle, image: *const c_void, _n: c_uint, _options: *mut c_int, _values: *mut *mut c_void) {
+        // SAFETY: the caller's image.
+        unsafe { load(module, image) }
+    }
+    fn cuModuleLoadFatBinary(module: *mut Handle, fat: *const c_void) {
+        // SAFETY: the caller's image.
+        unsafe { load(module, fat) }
+    }
+    fn cuModuleLoad(module: *mut Handle, fname: *const c_char) {
+        // SAFETY: the caller's file name.
+        unsafe { load_file(module, fname) }
+    }
+    fn cuModuleUnload(module: Handle) { unload(module) }
+    fn cuModuleGetFunction(func: *mut Handle, module: Handle, name: *const c_char) {
+        let f = function_of(module, name)?;
+        // SAFETY: out-pointer from the caller.
+        unsafe { put(func, to_handle(f)) }
+    }
+    fn cuModuleGetGlobal_v2(dptr: *mut u64, bytes: *mut usize, module: Handle, name: *const c_char) { global_of(dptr, bytes, module, name) }
+    fn cuModuleGetLoadingMode(mode: *mut c_int) {
+        // SAFETY: out-pointer from the caller (CU_MODULE_LAZY_LOADING).
+        unsafe { put(mode, 2) }
+    }
+    fn cuModuleGetFunctionCount(count: *mut c_uint, module: Handle) {
+        let n = with(|d| {
+            let m = d.modules.get(&h(module)).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+            Ok(m.units.iter().map(|u| u.host.entries().map(|e| e.len()).unwrap_or(0)).sum::<usize>())
+        })?;
+        // SAFETY: out-pointer from the caller.
+        unsafe { put(count, n as c_uint) }
+    }
+    fn cuLibraryLoadData(
+        library: *mut Handle, code: *const c_void, _jit_options: *mut c_int, _jit_values: *mut *mut c_void, _n_jit: c_uint,
+        _lib_options: *mut c_int, _lib_values: *mut *mut c_void, _n_lib: c_uint,
+    ) {
+        // SAFETY: the caller's image.
+        unsafe { load(library, code) }
+    }
+    fn cuLibraryLoadFromFile(
+        library: *mut Handle, fname: *const c_char, _jit_options: *mut c_int, _jit_values: *mut *mut c_void, _n_jit: c_uint,
+        _lib_options: *mut c_int, _lib_values: *mut *mut c_void, _n_lib: c_uint,
+    ) {
+        // SAFETY: the caller's file name.
+        unsafe { load_file(library, fname) }
+    }
+    fn cuLibraryUnload(library: Handle) { unload(library) }
+    fn cuLibraryGetKernel(kernel: *mut Handle, library: Handle, name: *const c_char) {
+        let f = function_of(library, name)?;
+        // SAFETY: out-pointer from the caller.
+        unsafe { put(kernel, to_handle(f)) }
+    }
+    fn cuLibraryGetModule(module: *mut Handle, library: Handle) {
+        with(|d| d.modules.get(&h(library)).map(|_| ()).ok_or(CUDA_ERROR_INVALID_HANDLE))?;
+        // SAFETY: out-pointer from the caller.
+        unsafe { put(module, library) }
+    }
+    fn cuLibraryGetGlobal(dptr: *mut u64, bytes: *mut usize, library: Handle, name: *const c_char) { global_of(dptr, bytes, library, name) }
+    fn cuLibraryGetKernelCount(count: *mut c_uint, library: Handle) {
+        // SAFETY: as for cuModuleGetFunctionCount.
+        match unsafe { cuModuleGetFunctionCount(count, library) } { 0 => Ok(()), e => Err(e) }
+    }
+    fn cuKernelGetFunction(func: *mut Handle, kernel: Handle) {
+        with(|d| d.funcs.get(&h(kernel)).map(|_| ()).ok_or(CUDA_ERROR_INVALID_HANDLE))?;
+        // SAFETY: out-pointer from the caller.
+        unsafe { put(func, kernel) }
+    }
+    fn cuKernelGetName(name: *mut *const c_char, kernel: Handle) {
+        let p = with(|d| {
+            let f = d.funcs.get_mut(&h(kernel)).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+            if !f.name.ends_with('\0') {
+                f.name.push('\0');
+            }
+            Ok(f.name.as_ptr())
+        })?;
+        // SAFETY: out-pointer from the caller; the name lives as long as the function.
+        unsafe { put(name, p as *const c_char) }
+    }
+    fn cuFuncGetName(name: *mut *const c_char, func: Handle) {
+        // SAFETY: as for cuKernelGetName.
+        match unsafe { cuKernelGetName(name, func) } { 0 => Ok(()), e => Err(e) }
+    }
+    fn cuFuncGetModule(module: *mut Handle, func: Handle) {
+        let m = with(|d| d.funcs.get(&h(func)).map(|f| f.module).ok_or(CUDA_ERROR_INVALID_HANDLE))?;
+        // SAFETY: out-pointer from the caller.
+        unsafe { put(module, to_handle(m)) }
+    }
+    fn cuFuncLoad(func: Handle) { with(|d| d.kernel(h(func)).map(|_| ())) }
+    fn cuFuncIsLoaded(state: *mut c_int, func: Handle) {
+        with(|d| d.funcs.get(&h(func)).map(|_| ()).ok_or(CUDA_ERROR_INVALID_HANDLE))?;
+        // SAFETY: out-pointer from the caller (CU_FUNCTION_LOADING_STATE_LOADED).
+        unsafe { put(state, 1) }
+    }
+    fn cuFuncGetAttribute(pi: *mut c_int, attrib: c_int, func: Handle) {
+        let v = with(|d| d.func_attribute(h(func), attrib))?;
+        // SAFETY: out-pointer from the caller.
+        unsafe { put(pi, v) }
+    }
+    fn cuKernelGetAttribute(pi: *mut c_int, attrib: c_int, kernel: Handle, _dev: c_int) {
+        let v = with(|d| d.func_attribute(h(kernel), attrib))?;
+        // SAFETY: out-pointer from the caller.
+        unsafe { put(pi, v) }
+    }
+    fn cuFuncSetAttribute(func: Handle, attrib: c_int, value: c_int) {
+        with(|d| {
+            let optin = d.preset.shared_per_block_optin as c_int;
+            let f = d.funcs.get_mut(&h(func)).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+            if attrib == 8 {
+                if value < 0 || value > optin {
+                    return Err(CUDA_ERROR_INVALID_VALUE);
+                }
+                f.max_dynamic_shared = value;
+            }
+            Ok(())
+        })
+    }
+    fn cuKernelSetAttribute(attrib: c_int, value: c_int, kernel: Handle, _dev: c_int) {
+        // SAFETY: as for cuFuncSetAttribute.
+        match unsafe { cuFuncSetAttribute(kernel, attrib, value) } { 0 => Ok(()), e => Err(e) }
+    }
+    fn cuFuncSetCacheConfig(func: Handle, _config: c_int) {
+        with(|d| d.funcs.get(&h(func)).map(|_| ()).ok_or(CUDA_ERROR_INVALID_HANDLE))
+    }
+    fn cuKernelSetCacheConfig(kernel: Handle, _config: c_int, _dev: c_int) {
+        with(|d| d.funcs.get(&h(kernel)).map(|_| ()).ok_or(CUDA_ERROR_INVALID_HANDLE))
+    }
+    fn cuFuncSetSharedMemConfig(func: Handle, _config: c_int) {
+        with(|d| d.funcs.get(&h(func)).map(|_| ()).ok_or(CUDA_ERROR_INVALID_HANDLE))
+    }
+    fn cuLaunchKernel(
+        f: Handle, gx: c_uint, gy: c_uint, gz: c_uint, bx: c_uint, by: c_uint, bz: c_uint, shared: c_uint, _stream: Handle,
+        params: *mut *mut c_void, extra: *mut *mut c_void,
+    ) {
+        launch(f, [gx, gy, gz], [bx, by, bz], shared, params, extra)
+    }
+    fn cuLaunchCooperativeKernel(
+        f: Handle, gx: c_uint, gy: c_uint, gz: c_uint, bx: c_uint, by: c_uint, bz: c_uint, shared: c_uint, _stream: Handle,
+        params: *mut *mut c_void,
+    ) {
+        launch(f, [gx, gy, gz], [bx, by, bz], shared, params, std::ptr::null_mut())
+    }
+    fn cuLaunchKernelEx(config: *const CUlaunchConfig, f: Handle, params: *mut *mut c_void, extra: *mut *mut c_void) {
+        if config.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        // SAFETY: the caller's launch configuration.
+        let c = unsafe { &*config };
+        launch(f, c.grid, c.block, c.shared, params, extra)
+    }
+    fn cuOccupancyMaxActiveBlocksPerMultiprocessor(n: *mut c_int, func: Handle, block: c_int, dynamic: usize) {
+        let v = with(|d| d.occupancy_blocks(h(func), block, dynamic))?;
+        // SAFETY: out-pointer from the caller.
+        unsafe { put(n, v) }
+    }
+    fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(n: *mut c_int, func: Handle, block: c_int, dynamic: usize, _flags: c_uint) {
+        let v = with(|d| d.occupancy_blocks(h(func), block, dynamic))?;
+        // SAFETY: out-pointer from the caller.
+        unsafe { put(n, v) }
+    }
+    /// The block size with the most resident warps (ties: the larger block), and the grid that fills the GPU.
+    fn cuOccupancyMaxPotentialBlockSize(
+        min_grid: *mut c_int, block: *mut c_int, func: Handle, to_dynamic: Option<unsafe extern "C" fn(c_int) -> usize>, dynamic: usize,
+        limit: c_int,
+    ) {
+        let (g, b) = with(|d| {
+            let max = d.func_attribute(h(func), 0)?;
+            let max = if limit > 0 { max.min(limit) } else { max };
+            let (mut best, mut best_b) = (0, 32);
+            let mut b = 32;
+            while b <= max {
+                // SAFETY: the caller's callback, as cuda.h documents it.
+                let dynamic = match to_dynamic { Some(f) => unsafe { f(b) }, None => dynamic };
+                let blocks = d.occupancy_blocks(h(func), b, dynamic)?;
+                if blocks * b >= best {
+                    (best, best_b) = (blocks * b, b);
+                }
+                b += 32;
+            }
+            Ok(((best / best_b.max(1)) * d.preset.sm_count as c_int, best_b))
+        })?;
+        // SAFETY: out-pointers from the caller.
+        unsafe {
+            put(min_grid, g)?;
+            put(block, b)
+        }
+    }
+    fn cuOccupancyAvailableDynamicSMemPerBlock(size: *mut usize, func: Handle, blocks: c_int, _block: c_int) {
+        let v = with(|d| {
+            let k = d.kernel(h(func))?;
+            let per_sm = d.preset.shared_per_sm_max as usize / blocks.max(1) as usize;
+            let cap = d.preset.shared_per_block_optin as usize;
+            Ok(per_sm.min(cap).saturating_sub(k.ir().shared_static_bytes as usize + d.preset.shared_reserved_per_block as usize))
+        })?;
+        // SAFETY: out-pointer from the caller.
+        unsafe { put(size, v) }
+    }
+    fn cuLinkCreate_v2(_n: c_uint, _options: *mut c_int, _values: *mut *mut c_void, state: *mut Handle) {
+        let l = with(|d| {
+            let l = d.handle();
+            d.linkers.insert(l, Linker::default());
+            Ok(l)
+        })?;
+        // SAFETY: out-pointer from the caller.
+        unsafe { put(state, to_handle(l)) }
+    }
+    /// PTX input is kept; a fatbin's PTX is taken; other inputs (cubins,
+    /// libraries of device code) cannot be linked by warpsim.
+    fn cuLinkAddData_v2(
+        state: Handle, kind: c_int, data: *mut c_void, size: usize, name: *const c_char, _n: c_uint, _options: *mut c_int,
+        _values: *mut *mut c_void,
+    ) {
+        // SAFETY: the caller's input of `size` bytes.
+        let input = unsafe { bytes(data, size) }?;
+        let sm = with(|d| Ok(d.sm()))?;
+        let units = match kind {
+            // CU_JIT_INPUT_PTX
+            1 => vec![String::from_utf8_lossy(input.split(|&b| b == 0).next().unwrap_or(&[])).into_owned()],
+            // CU_JIT_INPUT_FATBINARY
+            2 => unsafe { image_units(data, sm) }?,
+            _ => {
+                // SAFETY: an optional C string.
+                let n = if name.is_null() { "input".to_string() } else { unsafe { cstr(name) }.unwrap_or("input").to_string() };
+                eprintln!("warpsim: cuLinkAddData: `{n}` is not PTX (input type {kind}); warpsim links PTX only");
+                return Err(CUDA_ERROR_NOT_SUPPORTED);
+            }
+        };
+        with(|d| {
+            let l = d.linkers.get_mut(&h(state)).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+            l.ptx.extend(units);
+            Ok(())
+        })
+    }
+    fn cuLinkAddFile_v2(state: Handle, kind: c_int, path: *const c_char, n: c_uint, options: *mut c_int, values: *mut *mut c_void) {
+        // SAFETY: a C string from the caller.
+        let p = unsafe { cstr(path) }?;
+        let mut data = std::fs::read(p).map_err(|_| CUDA_ERROR_FILE_NOT_FOUND)?;
+        data.push(0);
+        // SAFETY: `data` is live for the call.
+        match unsafe { cuLinkAddData_v2(state, kind, data.as_mut_ptr() as *mut c_void, data.len() - 1, path, n, options, values) } {
+            0 => Ok(()),
+            e => Err(e),
+        }
+    }
+    fn cuLinkComplete(state: Handle, cubin: *mut *mut c_void, size: *mut usize) {
+        let (p, n) = with(|d| {
+            let l = d.linkers.get_mut(&h(state)).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+            if l.ptx.is_empty() {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            l.blob = l.ptx.join(UNIT_SEPARATOR).into_bytes();
+            l.blob.push(0);
+            Ok((l.blob.as_mut_ptr(), l.blob.len()))
+        })?;
+        // SAFETY: out-pointers from the caller; the blob lives until cuLinkDestroy.
+        unsafe {
+            put(cubin, p as *mut c_void)?;
+            put_opt(size, n);
+        }
+        Ok(())
+    }
+    fn cuLinkDestroy(state: Handle) {
+        with(|d| d.linkers.remove(&h(state)).map(|_| ()).ok_or(CUDA_ERROR_INVALID_HANDLE))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_are_found_by_their_declaration() {
+        let src = ".visible .entry _Z3addPf(\n.param .u64 p)\n{ ret; }\n.func foo()\n";
+        assert!(declares_entry(src, "_Z3addPf"));
+        assert!(!declares_entry(src, "_Z3add"));
+        assert!(!declares_entry(src, "foo"));
+    }
+}

@@ -1,0 +1,259 @@
+//! Kernel launches: the same `warpsim_host::launch` as `warpsim run`, with
+//! host-backed memory copied in and out around it, device `printf` written
+//! to the C `stdout` stream, faults made sticky errors, and one summary line
+//! per launch for `warpsim exec`.
+
+use crate::errors::*;
+use crate::state::Driver;
+use std::io::Write;
+use std::time::Instant;
+use warpsim_engine::{FaultKind, KernelFault, LaunchError};
+use warpsim_host::{Dims, HostError, Kernel, LaunchSummary};
+
+extern "C" {
+    /// glibc's `stdout` stream: device output goes through it so that it
+    /// interleaves with the program's own buffered `printf` as on a GPU.
+    static mut stdout: *mut libc::FILE;
+}
+
+/// Writes device `printf` output to the C `stdout` stream and flushes it.
+pub fn write_stdout(text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    // SAFETY: `stdout` is glibc's stream, valid for the life of the process; fwrite and
+    // fflush lock it.
+    unsafe {
+        let out = stdout;
+        libc::fwrite(text.as_ptr() as *const libc::c_void, 1, text.len(), out);
+        libc::fflush(out);
+    }
+}
+
+/// The error a GPU gives for a kernel fault.
+pub fn fault_code(f: &KernelFault) -> CUresult {
+    match f.kind {
+        FaultKind::OutOfBounds { .. } => CUDA_ERROR_ILLEGAL_ADDRESS,
+        FaultKind::Misaligned { .. } => CUDA_ERROR_MISALIGNED_ADDRESS,
+        FaultKind::AssertFailed { .. } => CUDA_ERROR_ASSERT,
+        FaultKind::BudgetExceeded { .. } => CUDA_ERROR_LAUNCH_TIMEOUT,
+        FaultKind::Unsupported(_) => CUDA_ERROR_NOT_SUPPORTED,
+        FaultKind::Deadlock { .. } | FaultKind::Trap | FaultKind::Mbarrier(_) => CUDA_ERROR_LAUNCH_FAILED,
+    }
+}
+
+impl Driver {
+    /// Which allocation a global address is in or near, in words.
+    fn describe(&self, addr: u64) -> String {
+        let allocs = self.ctx.memory().allocations();
+        let near = allocs.iter().min_by_key(|a| if addr < a.base { a.base - addr } else { addr.saturating_sub(a.base + a.size) });
+        match near {
+            Some(a) if addr >= a.base && addr < a.base + a.size => {
+                format!("\n  the address is byte {} of the {}-byte allocation at {:#x}", addr - a.base, a.size, a.base)
+            }
+            Some(a) if addr >= a.base => {
+                format!(
+                    "\n  the address is {} bytes past the end of the {}-byte allocation at {:#x}",
+                    addr - a.base - a.size,
+                    a.size,
+                    a.base
+                )
+            }
+            Some(a) => format!("\n  the address is {} bytes before the {}-byte allocation at {:#x}", a.base - addr, a.size, a.base),
+            None => String::new(),
+        }
+    }
+
+    /// Runs kernel `f` with parameter bytes from `params` (given the kernel's layout).
+    pub fn launch(&mut self, f: usize, dims: Dims, params: impl FnOnce(&Kernel) -> Result<Vec<u8>, CUresult>) -> Result<(), CUresult> {
+        self.healthy()?;
+        let kernel = self.kernel(f)?;
+        let bytes = params(&kernel)?;
+        let mut opts = self.opts.clone();
+        opts.shared_opt_in = self.funcs.get(&f).is_some_and(|x| x.max_dynamic_shared as u32 > self.preset.shared_per_block_default);
+        self.mapped_to_device();
+        let t0 = Instant::now();
+        let r = warpsim_host::launch(&mut self.ctx, &kernel, &dims, &bytes, &opts);
+        let secs = t0.elapsed().as_secs_f64();
+        self.mapped_to_host();
+        self.launches += 1;
+        let name = kernel.name().to_string();
+        match r {
+            Ok(s) => {
+                write_stdout(&s.stats.printf);
+                for p in &s.stats.past_end {
+                    eprintln!("warpsim: warning: {p}\n  served: past the allocation's exact end but within its page, as a GPU serves it");
+                }
+                if let Some(d) = s.diagnostics.as_deref().filter(|d| !d.is_empty()) {
+                    eprint!("warpsim check: kernel `{name}` (launch {}):\n{}", self.launches, warpsim_check::render_grouped(d, false));
+                }
+                if let Some(c) = s.cycles() {
+                    self.sim_ms += c as f64 / (self.preset.clock_mhz as f64 * 1e3);
+                }
+                self.record(&name, &dims, secs, Some(&s), None);
+                self.trace(&kernel, &dims, &s);
+                Ok(())
+            }
+            Err(HostError::Refused(e)) => {
+                eprintln!("warpsim: kernel `{name}`: {e}");
+                Err(if e.error_name() == "cudaErrorLaunchOutOfResources" {
+                    CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+                } else {
+                    CUDA_ERROR_INVALID_VALUE
+                })
+            }
+            Err(HostError::Engine(LaunchError::Config(m))) | Err(HostError::CheckedFault { error: LaunchError::Config(m), .. }) => {
+                eprintln!("warpsim: kernel `{name}`: invalid launch: {m}");
+                Err(CUDA_ERROR_INVALID_VALUE)
+            }
+            Err(HostError::Engine(LaunchError::Fault(fault))) => {
+                self.fault(&name, &dims, secs, &fault, None);
+                Ok(())
+            }
+            Err(HostError::CheckedFault { error: LaunchError::Fault(fault), diagnostics }) => {
+                self.fault(&name, &dims, secs, &fault, Some(&diagnostics));
+                Ok(())
+            }
+            Err(e) => {
+                eprintln!("warpsim: kernel `{name}`: {e}");
+                Err(CUDA_ERROR_LAUNCH_FAILED)
+            }
+        }
+    }
+
+    /// A faulted launch: the GPU's message and warpsim's on stderr, and the sticky error.
+    fn fault(&mut self, name: &str, dims: &Dims, secs: f64, fault: &KernelFault, diags: Option<&[warpsim_check::Diagnostic]>) {
+        let code = fault_code(fault);
+        if let (FaultKind::AssertFailed { message, file, line, function }, Some(t)) = (&fault.kind, fault.thread) {
+            let b = fault.block;
+            eprintln!(
+                "{file}:{line}: {function}: block: [{},{},{}], thread: [{},{},{}] Assertion `{message}` failed.",
+                b[0], b[1], b[2], t[0], t[1], t[2]
+            );
+        }
+        let hint = fault.address().map(|a| self.describe(a)).unwrap_or_default();
+        eprintln!("warpsim: kernel `{name}` faulted: {fault}{hint}");
+        if let Some(d) = diags.filter(|d| !d.is_empty()) {
+            eprint!("{}", warpsim_check::render_grouped(d, false));
+        }
+        self.sticky = Some(code);
+        self.record(name, dims, secs, None, Some(fault.to_string()));
+    }
+
+    /// Appends the launch's line to `WARPSIM_SUMMARY`.
+    fn record(&self, name: &str, dims: &Dims, secs: f64, s: Option<&LaunchSummary>, fault: Option<String>) {
+        let Some(path) = &self.settings.summary else { return };
+        let j = summary_json(name, dims, secs, s, fault);
+        let line = format!("{j}\n");
+        let written = std::fs::OpenOptions::new().create(true).append(true).open(path).and_then(|mut f| f.write_all(line.as_bytes()));
+        if let Err(e) = written {
+            eprintln!("warpsim: WARPSIM_SUMMARY={path}: {e}");
+        }
+    }
+
+    /// Keeps the launch's timeline for `WARPSIM_TRACE` (written at exit, the
+    /// launches one after another on one time axis) and writes its page of
+    /// `WARPSIM_REPORT` (FILE-N.html, the first [`MAX_REPORTED`] launches,
+    /// listed in FILE.html).
+    fn trace(&mut self, kernel: &Kernel, dims: &Dims, s: &LaunchSummary) {
+        let Some(t) = &s.timing else { return };
+        let tl = || warpsim::reporting::timeline_of(t, 4, 200_000);
+        if self.settings.trace.is_some() {
+            let mut j = warpsim_report::trace::chrome_trace(&tl(), kernel.name());
+            let shift = self.trace_cycles as f64 / 1000.0;
+            if let Some(ev) = j.get_mut("traceEvents").and_then(|e| e.as_array_mut()) {
+                for e in ev.iter_mut() {
+                    if let Some(ts) = e.get("ts").and_then(|v| v.as_f64()) {
+                        e["ts"] = (ts + shift).into();
+                    }
+                    // Metadata events repeat per launch; keep the first launch's.
+                    if self.launches == 1 || e.get("ph").and_then(|p| p.as_str()) != Some("M") {
+                        self.traces.push(e.take());
+                    }
+                }
+            }
+            self.trace_cycles += t.cycles;
+        }
+        if let (Some(path), Some(m)) = (self.settings.report.clone(), &s.metrics) {
+            if self.reported.len() >= MAX_REPORTED {
+                return;
+            }
+            let rep = warpsim::reporting::build_report(
+                kernel.program(),
+                kernel.name(),
+                dims.grid,
+                dims.block,
+                dims.dynamic_shared_bytes,
+                self.opts.warp_size,
+                &s.stats,
+                m,
+                Some(t),
+                Some(tl()),
+                format!("From the timing model ({} preset): launch {} of the program.", t.gpu.to_uppercase(), self.launches),
+            );
+            let page = path.strip_suffix(".html").unwrap_or(&path).to_string() + &format!("-{}.html", self.launches);
+            if let Err(e) = std::fs::write(&page, warpsim_report::html(&rep)) {
+                eprintln!("warpsim: writing {page}: {e}");
+                return;
+            }
+            self.reported.push((kernel.name().to_string(), page));
+            let items: String = self
+                .reported
+                .iter()
+                .map(|(k, p)| {
+                    let file = std::path::Path::new(p).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+                    format!("<li><a href=\"{}\">{}</a></li>\n", warpsim_report::svg::esc(&file), warpsim_report::svg::esc(k))
+                })
+                .collect();
+            let index = format!(
+                "<!doctype html><meta charset=\"utf-8\"><title>warpsim exec report</title><h1>warpsim exec: launches</h1><ol>\n{items}</ol>\n"
+            );
+            if let Err(e) = std::fs::write(&path, index) {
+                eprintln!("warpsim: writing {path}: {e}");
+            }
+        }
+    }
+
+    /// Writes `WARPSIM_TRACE` (at exit).
+    pub fn write_trace(&self) {
+        let Some(path) = &self.settings.trace else { return };
+        let j = serde_json::json!({"traceEvents": self.traces, "displayTimeUnit": "ns",
+            "otherData": {"producer": "warpsim exec", "note": "one cycle drawn as one nanosecond; launches one after another"}});
+        if let Err(e) = std::fs::write(path, j.to_string()) {
+            eprintln!("warpsim: writing {path}: {e}");
+        }
+    }
+}
+
+/// Launches with a page in `WARPSIM_REPORT`.
+pub const MAX_REPORTED: usize = 20;
+
+/// One launch's summary line: what `warpsim exec`'s table and JSON add up.
+pub fn summary_json(name: &str, dims: &Dims, secs: f64, s: Option<&LaunchSummary>, fault: Option<String>) -> serde_json::Value {
+    let mut j = serde_json::json!({
+        "kernel": name, "grid": dims.grid, "block": dims.block, "shared": dims.dynamic_shared_bytes, "sim_seconds": secs,
+        "fault": fault,
+    });
+    let Some(s) = s else { return j };
+    let st = &s.stats;
+    let o = j.as_object_mut().expect("an object");
+    let mut put = |k: &str, v: serde_json::Value| {
+        o.insert(k.to_string(), v);
+    };
+    put("blocks", st.blocks.into());
+    put("warp_instructions", st.warp_instructions.into());
+    put("thread_instructions", st.thread_instructions.into());
+    put("threads_per_instruction", st.threads_per_instruction().into());
+    if let Some(m) = &s.metrics {
+        let t = &m.totals;
+        put("divergent_branches", t.divergent_branches.into());
+        put("global_requests", (t.global_ld_requests + t.global_st_requests).into());
+        put("global_sectors", (t.global_ld_sectors + t.global_st_sectors).into());
+        put("shared_wavefronts", (t.shared_ld_wavefronts + t.shared_st_wavefronts).into());
+        let conflicts = (t.shared_ld_wavefronts + t.shared_st_wavefronts).saturating_sub(t.shared_ld_ideal + t.shared_st_ideal);
+        put("bank_conflicts", conflicts.into());
+    }
+    put("cycles", s.cycles().into());
+    put("diagnostics", s.diagnostics.as_ref().map(|d| d.len()).into());
+    j
+}

@@ -1,0 +1,402 @@
+//! The driver's state: one simulated device and context, what the program
+//! loaded and allocated, and the objects it holds handles to. One global
+//! mutex guards it all; launches run while it is held.
+
+use crate::errors::*;
+use crate::reserve::{self, Reserved};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+use warpsim_gpu::GpuPreset;
+use warpsim_host::{Context, DevicePtr, Kernel, LaunchOptions, Module, TimingMode};
+
+/// What the environment asks of the driver (see the crate header).
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    pub gpu: String,
+    pub timing: bool,
+    pub check: bool,
+    pub summary: Option<String>,
+    pub report: Option<String>,
+    pub trace: Option<String>,
+}
+
+impl Settings {
+    pub fn from_env() -> Settings {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        Settings {
+            gpu: var("WARPSIM_GPU").unwrap_or_else(|| "h200".into()),
+            timing: var("WARPSIM_MODE").is_some_and(|m| m == "timing"),
+            check: var("WARPSIM_CHECK").is_some_and(|v| v != "0"),
+            summary: var("WARPSIM_SUMMARY"),
+            report: var("WARPSIM_REPORT"),
+            trace: var("WARPSIM_TRACE"),
+        }
+    }
+}
+
+/// Host memory the device sees at `dev`: managed and pinned allocations
+/// (host and device address are one) and registered host ranges. Between
+/// launches the host bytes are the truth; each launch copies them in before
+/// and back after (launches are synchronous).
+#[derive(Copy, Clone, Debug)]
+pub struct Mapped {
+    pub host: u64,
+    pub len: u64,
+    pub kind: MappedKind,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum MappedKind {
+    Managed,
+    Pinned,
+    Registered,
+}
+
+/// One PTX unit of a module (a `-rdc` image has several), parsed on first use.
+pub struct Unit {
+    pub host: Module,
+    /// Module variables by name: (address, bytes), once a kernel of the unit compiled.
+    pub globals: Option<HashMap<String, (u64, u64)>>,
+}
+
+pub struct ModuleState {
+    pub units: Vec<Unit>,
+    /// Kernel name -> function handle.
+    pub functions: HashMap<String, usize>,
+}
+
+pub struct Func {
+    pub module: usize,
+    pub unit: usize,
+    pub name: String,
+    pub kernel: Option<Kernel>,
+    pub max_dynamic_shared: i32,
+}
+
+#[derive(Default)]
+pub struct Event {
+    /// Milliseconds on the driver's clock when last recorded.
+    pub at: Option<f64>,
+}
+
+#[derive(Default)]
+pub struct Linker {
+    pub ptx: Vec<String>,
+    pub blob: Vec<u8>,
+}
+
+/// Per-kernel summary line fields, as `WARPSIM_SUMMARY` writes them.
+pub struct Driver {
+    pub settings: Settings,
+    pub preset: Arc<GpuPreset>,
+    pub opts: LaunchOptions,
+    pub ctx: Context,
+    pub reserved: Option<Reserved>,
+    pub mapped: BTreeMap<u64, Mapped>,
+    pub modules: HashMap<usize, ModuleState>,
+    pub funcs: HashMap<usize, Func>,
+    pub streams: HashMap<usize, ()>,
+    pub events: HashMap<usize, Event>,
+    pub linkers: HashMap<usize, Linker>,
+    next_handle: usize,
+    /// The fault of an earlier launch: every later call returns it.
+    pub sticky: Option<CUresult>,
+    pub launches: u64,
+    /// Timing mode: simulated milliseconds so far (launch after launch).
+    pub sim_ms: f64,
+    pub t0: Instant,
+    last_ms: f64,
+    pub primary_active: bool,
+    /// `WARPSIM_TRACE`: the events of all launches so far, and the cycles they span.
+    pub traces: Vec<serde_json::Value>,
+    pub trace_cycles: u64,
+    /// `WARPSIM_REPORT`: (kernel, page) per launch reported.
+    pub reported: Vec<(String, String)>,
+}
+
+/// The primary context's handle (there is one device and one context).
+pub const PRIMARY_CTX: usize = 0x5157_0000;
+
+/// Memory the preset's GPU has, about as its driver reports it.
+pub fn total_mem(preset: &GpuPreset) -> u64 {
+    match preset.key.as_str() {
+        "t4" => 15_642_329_088,
+        "a100" => 85_097_971_712,
+        "h100" => 84_943_110_144,
+        "mi300x" => 205_822_885_888,
+        _ => 150_110_011_392,
+    }
+}
+
+impl Driver {
+    fn new() -> Result<Driver, CUresult> {
+        let settings = Settings::from_env();
+        let preset = GpuPreset::by_name(&settings.gpu).map_err(|e| {
+            eprintln!("warpsim: WARPSIM_GPU: {e}");
+            CUDA_ERROR_NO_DEVICE
+        })?;
+        let mut opts = LaunchOptions {
+            warp_size: preset.warp_size,
+            metrics: settings.summary.is_some() || settings.report.is_some(),
+            check: settings.check,
+            limits: Some(Arc::new(preset.clone())),
+            ..Default::default()
+        };
+        if settings.timing || settings.report.is_some() || settings.trace.is_some() {
+            opts.timing = Some(TimingMode::preset(&preset.key, settings.trace.is_some() || settings.report.is_some()).map_err(|e| {
+                eprintln!("warpsim: WARPSIM_MODE=timing: {e}");
+                CUDA_ERROR_NO_DEVICE
+            })?);
+        }
+        if opts.check {
+            // The checkers run on the functional engine.
+            opts.timing = None;
+        }
+        if settings.trace.is_some() {
+            // SAFETY: registering a plain `extern "C"` function with no arguments.
+            unsafe { libc::atexit(write_trace_at_exit) };
+        }
+        let reserved = reserve::reserve();
+        let ctx = match reserved {
+            Some(r) => Context::with_base(r.base),
+            None => Context::new(),
+        };
+        Ok(Driver {
+            settings,
+            preset: Arc::new(preset),
+            opts,
+            ctx,
+            reserved,
+            mapped: BTreeMap::new(),
+            modules: HashMap::new(),
+            funcs: HashMap::new(),
+            streams: HashMap::new(),
+            events: HashMap::new(),
+            linkers: HashMap::new(),
+            next_handle: 0x5157_1000,
+            sticky: None,
+            launches: 0,
+            sim_ms: 0.0,
+            t0: Instant::now(),
+            last_ms: 0.0,
+            primary_active: false,
+            traces: Vec::new(),
+            trace_cycles: 0,
+            reported: Vec::new(),
+        })
+    }
+
+    /// A fresh handle value (never reused, never null, distinct across kinds).
+    pub fn handle(&mut self) -> usize {
+        self.next_handle += 16;
+        self.next_handle
+    }
+
+    /// `Err` with the sticky error of an earlier faulted launch.
+    pub fn healthy(&self) -> Result<(), CUresult> {
+        match self.sticky {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// The clock events read: simulated time in timing mode, host time
+    /// otherwise; strictly increasing, so elapsed times are never zero.
+    pub fn now_ms(&mut self) -> f64 {
+        let t = if self.opts.timing.is_some() { self.sim_ms } else { self.t0.elapsed().as_secs_f64() * 1e3 };
+        self.last_ms = t.max(self.last_ms + 1e-3);
+        self.last_ms
+    }
+
+    /// Device memory: `len` bytes, zeroed.
+    pub fn alloc(&mut self, len: u64, name: &str) -> Result<u64, CUresult> {
+        let p = self.ctx.alloc(name, len.max(1), None);
+        if let Some(r) = self.reserved {
+            if p.0 + len > r.base + r.len {
+                let _ = self.ctx.free(p);
+                return Err(CUDA_ERROR_OUT_OF_MEMORY);
+            }
+        }
+        Ok(p.0)
+    }
+
+    /// Host memory at a device address: managed or pinned.
+    pub fn alloc_mapped(&mut self, len: u64, kind: MappedKind) -> Result<u64, CUresult> {
+        if self.reserved.is_none() {
+            return Err(CUDA_ERROR_NOT_SUPPORTED);
+        }
+        let p = self.alloc(len, if kind == MappedKind::Managed { "managed" } else { "host" })?;
+        if !reserve::map_host(p, len) {
+            let _ = self.ctx.free(DevicePtr(p));
+            return Err(CUDA_ERROR_OUT_OF_MEMORY);
+        }
+        self.mapped.insert(p, Mapped { host: p, len, kind });
+        Ok(p)
+    }
+
+    /// Frees device or mapped memory at its base.
+    pub fn free(&mut self, p: u64) -> Result<(), CUresult> {
+        if let Some(m) = self.mapped.get(&p).copied() {
+            if m.kind == MappedKind::Registered {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            self.mapped.remove(&p);
+            reserve::unmap_host(p, m.len);
+        }
+        self.ctx.free(DevicePtr(p)).map_err(|_| CUDA_ERROR_INVALID_VALUE)
+    }
+
+    /// The mapped range holding device address `p`, and the offset in it.
+    pub fn mapped_at(&self, p: u64) -> Option<(u64, Mapped)> {
+        let (&base, m) = self.mapped.range(..=p).next_back()?;
+        (p - base < m.len).then_some((base, *m))
+    }
+
+    /// Whether device memory (not host-backed) holds `[p, p + len)`.
+    pub fn is_device(&self, p: u64, len: u64) -> bool {
+        self.mapped_at(p).is_none() && self.ctx.memory().find_range(p, p + len.max(1)).is_some()
+    }
+
+    /// The device allocation holding `p`: (base, bytes).
+    pub fn allocation_of(&self, p: u64) -> Option<(u64, u64)> {
+        self.ctx.memory().find(p).map(|a| (a.base, a.size))
+    }
+
+    /// Copies the host bytes of every mapped range into the simulated memory.
+    pub fn mapped_to_device(&self) {
+        for (&dev, m) in &self.mapped {
+            // SAFETY: `m.host` is memory of `m.len` bytes that this library mapped or the
+            // program registered as live.
+            let bytes = unsafe { std::slice::from_raw_parts(m.host as *const u8, m.len as usize) };
+            let _ = self.ctx.write(DevicePtr(dev), bytes);
+        }
+    }
+
+    /// Copies the simulated bytes of every mapped range back to the host.
+    pub fn mapped_to_host(&self) {
+        for (&dev, m) in &self.mapped {
+            // SAFETY: as in `mapped_to_device`; nothing else touches the memory during the call.
+            let bytes = unsafe { std::slice::from_raw_parts_mut(m.host as *mut u8, m.len as usize) };
+            let _ = self.ctx.read(DevicePtr(dev), bytes, "mapped memory");
+        }
+    }
+
+    /// The compiled kernel of function `f` (compiled on first use, with its
+    /// unit's module variables shared among the unit's kernels).
+    pub fn kernel(&mut self, f: usize) -> Result<Kernel, CUresult> {
+        let func = self.funcs.get(&f).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+        if let Some(k) = &func.kernel {
+            return Ok(k.clone());
+        }
+        let (m, u, name) = (func.module, func.unit, func.name.clone());
+        let unit = self.modules.get_mut(&m).and_then(|m| m.units.get_mut(u)).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+        let k = unit.host.kernel(&name).map_err(|e| {
+            eprintln!("warpsim: cannot run kernel `{name}`: {e}");
+            CUDA_ERROR_INVALID_PTX
+        })?;
+        let globals = match &unit.globals {
+            Some(g) => g.clone(),
+            None => {
+                let g = alloc_globals(&mut self.ctx, &k);
+                unit.globals = Some(g.clone());
+                g
+            }
+        };
+        self.ctx.bind_globals(&k, globals.into_iter().map(|(n, (a, _))| (n, a)).collect());
+        if let Some(func) = self.funcs.get_mut(&f) {
+            func.kernel = Some(k.clone());
+        }
+        Ok(k)
+    }
+
+    /// A module variable of module `m`: (address, bytes). The first kernel of
+    /// the unit declaring it is compiled for the variable list.
+    pub fn global(&mut self, m: usize, name: &str) -> Result<(u64, u64), CUresult> {
+        let module = self.modules.get(&m).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+        let decl = |src: &str| src.contains(name);
+        let unit = module.units.iter().position(|u| decl(u.host.source())).ok_or(CUDA_ERROR_NOT_FOUND)?;
+        if module.units[unit].globals.is_none() {
+            let entries = module.units[unit].host.entries().map_err(|_| CUDA_ERROR_INVALID_PTX)?;
+            let mut done = false;
+            for e in entries {
+                let f = self.function(m, unit, &e);
+                if self.kernel(f).is_ok() {
+                    done = true;
+                    break;
+                }
+            }
+            if !done {
+                return Err(CUDA_ERROR_NOT_FOUND);
+            }
+        }
+        let g = self.modules[&m].units[unit].globals.as_ref().and_then(|g| g.get(name).copied());
+        g.ok_or(CUDA_ERROR_NOT_FOUND)
+    }
+
+    /// The function handle of kernel `name` of unit `unit` of module `m` (made once).
+    pub fn function(&mut self, m: usize, unit: usize, name: &str) -> usize {
+        if let Some(&f) = self.modules.get(&m).and_then(|s| s.functions.get(name)) {
+            return f;
+        }
+        let f = self.handle();
+        self.funcs.insert(f, Func { module: m, unit, name: name.to_string(), kernel: None, max_dynamic_shared: 0 });
+        if let Some(s) = self.modules.get_mut(&m) {
+            s.functions.insert(name.to_string(), f);
+        }
+        f
+    }
+}
+
+/// Allocates `kernel`'s module variables (as the engine does for a program).
+fn alloc_globals(ctx: &mut Context, kernel: &Kernel) -> HashMap<String, (u64, u64)> {
+    let p = kernel.program();
+    let mut out = HashMap::new();
+    for g in &p.globals {
+        let filler: Arc<dyn warpsim_engine::Filler> = Arc::new(warpsim_engine::memory::BytesFiller(g.init.clone()));
+        let a = ctx.alloc(&g.name, g.size.max(1), Some(filler));
+        out.insert(g.name.clone(), (a.0, g.size));
+    }
+    for g in &p.globals {
+        for (off, sym, add) in &g.relocs {
+            if let (Some(&(a, _)), Some(&(base, _))) = (out.get(sym), out.get(&g.name)) {
+                let _ = ctx.write(DevicePtr(base + off), &a.wrapping_add(*add as u64).to_le_bytes());
+            }
+        }
+    }
+    out
+}
+
+static DRIVER: Mutex<Option<Driver>> = Mutex::new(None);
+
+/// Writes `WARPSIM_TRACE` when the program exits (unless a launch is still running).
+extern "C" fn write_trace_at_exit() {
+    if let Ok(g) = DRIVER.try_lock() {
+        if let Some(d) = g.as_ref() {
+            d.write_trace();
+        }
+    }
+}
+
+/// The driver's state, made on first use (by `cuInit`).
+pub fn lock() -> MutexGuard<'static, Option<Driver>> {
+    DRIVER.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Creates the state if need be (`cuInit`).
+pub fn init() -> Result<(), CUresult> {
+    let mut g = lock();
+    if g.is_none() {
+        *g = Some(Driver::new()?);
+    }
+    Ok(())
+}
+
+/// Runs `f` on the initialised state.
+pub fn with<R>(f: impl FnOnce(&mut Driver) -> Result<R, CUresult>) -> Result<R, CUresult> {
+    let mut g = lock();
+    match g.as_mut() {
+        Some(d) => f(d),
+        None => Err(CUDA_ERROR_NOT_INITIALIZED),
+    }
+}

@@ -1,0 +1,58 @@
+//! Gives the library the soname and symbol versions a program linked by nvcc 13 with
+//! `-cudart shared` asks for (`cudaMalloc@libcudart.so.13`, ...).
+//!
+//! rustc hands the linker its own, unversioned export list first, and linkers keep the first
+//! version a symbol gets; so every C entry point is written as `__warpsim_NAME` in the source,
+//! and here each `NAME` is defined as an alias (`--defsym`) that the `libcudart.so.13` version
+//! node below exports. The names are read from the sources, so the list cannot drift.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+const PREFIX: &str = "__warpsim_";
+
+/// Entry points that are another one under a second name (the same C signature and meaning).
+const ALIASES: &[(&str, &str)] = &[
+    ("__cudaLaunchKernel", "cudaLaunchKernel"),
+    ("cudaLaunchKernel_ptsz", "__cudaLaunchKernel_ptsz"),
+    ("cudaGetKernel", "__cudaGetKernel"),
+];
+
+fn main() {
+    let src = Path::new("src");
+    println!("cargo:rerun-if-changed=src");
+    let mut names = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(src).expect("src/").flatten().map(|e| e.path()).collect();
+    files.sort();
+    for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "rs")) {
+        let text = std::fs::read_to_string(f).expect("a source file");
+        for line in text.lines() {
+            let Some(at) = line.find(&format!("extern \"C\" fn {PREFIX}")) else { continue };
+            let rest = &line[at + "extern \"C\" fn ".len() + PREFIX.len()..];
+            let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            if !name.is_empty() {
+                names.push(name);
+            }
+        }
+    }
+    for (alias, of) in ALIASES {
+        assert!(names.iter().any(|n| n == of), "{alias} aliases {of}, which is not defined");
+    }
+    names.sort();
+    names.dedup();
+    let out = std::env::var("OUT_DIR").expect("OUT_DIR");
+    let map = Path::new(&out).join("libcudart.map");
+    let mut script = String::from("libcudart.so.13 {\n  global:\n");
+    for n in &names {
+        let _ = writeln!(script, "    {n};");
+        println!("cargo:rustc-link-arg-cdylib=-Wl,--defsym={n}={PREFIX}{n}");
+    }
+    for (alias, of) in ALIASES {
+        let _ = writeln!(script, "    {alias};");
+        println!("cargo:rustc-link-arg-cdylib=-Wl,--defsym={alias}={PREFIX}{of}");
+    }
+    script.push_str("  local:\n    *;\n};\n");
+    std::fs::write(&map, script).expect("writing the version script");
+    println!("cargo:rustc-link-arg-cdylib=-Wl,--version-script={}", map.display());
+    println!("cargo:rustc-link-arg-cdylib=-Wl,-soname,libcudart.so.13");
+}

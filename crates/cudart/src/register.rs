@@ -1,0 +1,321 @@
+//! What nvcc's host code registers before `main`: each translation unit's fatbin
+//! (`__cudaRegisterFatBinary`), its kernels by host stub (`__cudaRegisterFunction`) and its
+//! `__device__` / `__constant__` variables by host shadow (`__cudaRegisterVar`). Nothing is
+//! loaded then: the first launch or symbol copy that needs an image hands its fatbin to the
+//! driver (`cuModuleLoadData`) in the current context, so a program pays only for what it uses.
+
+use std::collections::HashMap;
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::sync::{Mutex, MutexGuard};
+
+use crate::context;
+use crate::driver::{cu, CUdeviceptr, Handle};
+use crate::error::{api, CudaErrorT, Error, INVALID_DEVICE_FUNCTION, INVALID_SYMBOL, INVALID_VALUE};
+
+/// `__fatBinC_Wrapper_t`'s magic: `{u32 magic, u32 version, const void* data, void* filename}`.
+const WRAPPER_MAGIC: u32 = 0x466243B1;
+
+struct Image {
+    /// The image given to the driver: the wrapper's fatbin, or what was registered if it is no wrapper.
+    data: usize,
+    /// Loaded modules by (device, generation).
+    modules: Vec<((i32, u64), usize)>,
+}
+
+struct Function {
+    image: usize,
+    name: CString,
+}
+
+struct Variable {
+    image: usize,
+    name: CString,
+    /// For a `__managed__` variable: where the host code keeps its address.
+    managed_slot: Option<usize>,
+}
+
+#[derive(Default)]
+struct Registry {
+    images: Vec<Option<Image>>,
+    functions: HashMap<usize, Function>,
+    variables: HashMap<usize, Variable>,
+    /// CUfunction by (host stub, device, generation).
+    loaded: HashMap<(usize, i32, u64), usize>,
+}
+
+static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+
+fn registry() -> MutexGuard<'static, Option<Registry>> {
+    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn with<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
+    f(registry().get_or_insert_with(Registry::default))
+}
+
+/// The image index a fatbin handle stands for.
+///
+/// # Safety
+/// `handle` is null or what [`__warpsim___cudaRegisterFatBinary`] returned.
+unsafe fn image_of(handle: *mut *mut c_void) -> Option<usize> {
+    // SAFETY: a handle points at the leaked index written when it was made.
+    (!handle.is_null()).then(|| unsafe { *(handle as *const usize) })
+}
+
+/// # Safety
+/// `fat_cubin` is what nvcc's host code passes: a fatbin wrapper in the program's data.
+#[no_mangle]
+pub unsafe extern "C" fn __warpsim___cudaRegisterFatBinary(fat_cubin: *mut c_void) -> *mut *mut c_void {
+    let r = std::panic::catch_unwind(|| {
+        let mut data = fat_cubin as usize;
+        if !fat_cubin.is_null() {
+            // SAFETY: a wrapper starts with its u32 magic; its data pointer follows the version.
+            unsafe {
+                let w = fat_cubin as *const u32;
+                if w.read_unaligned() == WRAPPER_MAGIC {
+                    data = (fat_cubin as *const u8).add(8).cast::<usize>().read_unaligned();
+                }
+            }
+        }
+        let index = with(|r| {
+            r.images.push(Some(Image { data, modules: Vec::new() }));
+            r.images.len() - 1
+        });
+        Box::into_raw(Box::new(index)) as *mut *mut c_void
+    });
+    r.unwrap_or(std::ptr::null_mut())
+}
+
+/// # Safety
+/// `handle` is what `__cudaRegisterFatBinary` returned.
+#[no_mangle]
+pub unsafe extern "C" fn __warpsim___cudaRegisterFatBinaryEnd(_handle: *mut *mut c_void) {}
+
+/// Forgets an image at exit. Its modules go with the context; the driver may be shutting down,
+/// so nothing is asked of it.
+///
+/// # Safety
+/// `handle` is what `__cudaRegisterFatBinary` returned.
+#[no_mangle]
+pub unsafe extern "C" fn __warpsim___cudaUnregisterFatBinary(handle: *mut *mut c_void) {
+    let _ = std::panic::catch_unwind(|| {
+        // SAFETY: as the caller promises.
+        let Some(i) = (unsafe { image_of(handle) }) else { return };
+        with(|r| {
+            if let Some(slot) = r.images.get_mut(i) {
+                *slot = None;
+            }
+            r.functions.retain(|_, f| f.image != i);
+            r.variables.retain(|_, v| v.image != i);
+            r.loaded.clear();
+        });
+    });
+}
+
+/// # Safety
+/// `device_name` is a NUL-terminated string; the other pointers are nvcc's and unused.
+#[no_mangle]
+pub unsafe extern "C" fn __warpsim___cudaRegisterFunction(
+    handle: *mut *mut c_void,
+    host_fun: *const c_char,
+    _device_fun: *mut c_char,
+    device_name: *const c_char,
+    _thread_limit: c_int,
+    _tid: *mut c_void,
+    _bid: *mut c_void,
+    _block_dim: *mut c_void,
+    _grid_dim: *mut c_void,
+    _warp_size: *mut c_int,
+) {
+    let _ = std::panic::catch_unwind(|| {
+        // SAFETY: as the caller promises.
+        let Some(image) = (unsafe { image_of(handle) }) else { return };
+        if device_name.is_null() {
+            return;
+        }
+        // SAFETY: NUL-terminated, as the caller promises.
+        let name = unsafe { CStr::from_ptr(device_name) }.to_owned();
+        with(|r| r.functions.insert(host_fun as usize, Function { image, name }));
+    });
+}
+
+/// # Safety
+/// `device_name` is a NUL-terminated string; `host_var` is the variable's host shadow.
+#[no_mangle]
+pub unsafe extern "C" fn __warpsim___cudaRegisterVar(
+    handle: *mut *mut c_void,
+    host_var: *mut c_char,
+    _device_address: *mut c_char,
+    device_name: *const c_char,
+    _ext: c_int,
+    _size: usize,
+    _constant: c_int,
+    _global: c_int,
+) {
+    // SAFETY: as the caller promises.
+    unsafe { register_variable(handle, host_var as usize, device_name, None) }
+}
+
+/// Registers a variable by its host key (the shadow's address, or the managed slot's).
+///
+/// # Safety
+/// `handle` is a fatbin handle; `device_name` is null or NUL-terminated.
+unsafe fn register_variable(handle: *mut *mut c_void, key: usize, device_name: *const c_char, managed_slot: Option<usize>) {
+    let _ = std::panic::catch_unwind(|| {
+        // SAFETY: as the caller promises.
+        let Some(image) = (unsafe { image_of(handle) }) else { return };
+        if device_name.is_null() || key == 0 {
+            return;
+        }
+        // SAFETY: NUL-terminated, as the caller promises.
+        let name = unsafe { CStr::from_ptr(device_name) }.to_owned();
+        with(|r| r.variables.insert(key, Variable { image, name, managed_slot }));
+    });
+}
+
+/// A `__managed__` variable: the host code reads its address from `*host_var_slot`, which
+/// `__cudaInitModule` fills in.
+///
+/// # Safety
+/// `device_name` is a NUL-terminated string; `host_var_slot` is the host code's pointer slot.
+#[no_mangle]
+pub unsafe extern "C" fn __warpsim___cudaRegisterManagedVar(
+    handle: *mut *mut c_void,
+    host_var_slot: *mut *mut c_void,
+    _device_address: *mut c_char,
+    device_name: *const c_char,
+    _ext: c_int,
+    _size: usize,
+    _constant: c_int,
+    _global: c_int,
+) {
+    let slot = host_var_slot as usize;
+    // SAFETY: as the caller promises.
+    unsafe { register_variable(handle, slot, device_name, Some(slot)) }
+}
+
+/// Loads an image and points the host code's slot of each of its `__managed__` variables at
+/// the variable (the host code calls this before its first use of one). The driver must give
+/// those variables memory the host can touch (CU_POINTER_ATTRIBUTE_IS_MANAGED); where it does
+/// not, warpsim says so and the slots stay null. Returns 1 when every slot is set.
+///
+/// # Safety
+/// `handle` is what `__cudaRegisterFatBinary` returned.
+#[no_mangle]
+pub unsafe extern "C" fn __warpsim___cudaInitModule(handle: *mut *mut c_void) -> c_char {
+    let r = std::panic::catch_unwind(|| -> Result<(), Error> {
+        // SAFETY: as the caller promises.
+        let image = unsafe { image_of(handle) }.ok_or(Error(INVALID_VALUE))?;
+        let dev = context::ensure()?;
+        let generation = context::generation();
+        let mut guard = registry();
+        let r = guard.get_or_insert_with(Registry::default);
+        let managed: Vec<(CString, usize)> =
+            r.variables.values().filter(|v| v.image == image).filter_map(|v| Some((v.name.clone(), v.managed_slot?))).collect();
+        let m = module(r, image, (dev, generation))?;
+        for (name, slot) in managed {
+            let (mut p, mut size) = (0, 0);
+            cu!(cuModuleGetGlobal_v2(&mut p, &mut size, m, name.as_ptr()))?;
+            let mut is_managed: c_int = 0;
+            let host_visible = cu!(cuPointerGetAttribute((&mut is_managed as *mut c_int).cast(), 8, p)).is_ok() && is_managed != 0;
+            if !host_visible {
+                eprintln!(
+                    "warpsim: `__managed__` variable `{}` is not supported yet (the driver gives it no host memory); \
+                     allocate it with cudaMallocManaged instead",
+                    name.to_string_lossy()
+                );
+                return Err(Error(crate::error::NOT_SUPPORTED));
+            }
+            // SAFETY: the slot is the host code's `T*` for this variable, registered by nvcc's code.
+            unsafe { (slot as *mut usize).write(p as usize) };
+        }
+        Ok(())
+    });
+    matches!(r, Ok(Ok(()))) as c_char
+}
+
+/// Forgets every loaded module and function (`cudaDeviceReset` destroys them with the context).
+pub fn forget_modules() {
+    with(|r| {
+        r.loaded.clear();
+        for img in r.images.iter_mut().flatten() {
+            img.modules.clear();
+        }
+    });
+}
+
+/// The module of `image` in the current context, loading it the first time.
+fn module(r: &mut Registry, image: usize, key: (i32, u64)) -> Result<Handle, Error> {
+    let img = r.images.get_mut(image).and_then(Option::as_mut).ok_or(Error(INVALID_DEVICE_FUNCTION))?;
+    if let Some(&(_, m)) = img.modules.iter().find(|(k, _)| *k == key) {
+        return Ok(m as Handle);
+    }
+    let mut m: Handle = std::ptr::null_mut();
+    cu!(cuModuleLoadData(&mut m, img.data as *const c_void))?;
+    img.modules.push((key, m as usize));
+    Ok(m)
+}
+
+/// The driver's function for a kernel's host stub, in the current context.
+pub fn function(host_fun: *const c_void) -> Result<Handle, Error> {
+    let dev = context::ensure()?;
+    let generation = context::generation();
+    let mut guard = registry();
+    let r = guard.get_or_insert_with(Registry::default);
+    let key = (host_fun as usize, dev, generation);
+    if let Some(&f) = r.loaded.get(&key) {
+        return Ok(f as Handle);
+    }
+    let (image, name) = match r.functions.get(&(host_fun as usize)) {
+        Some(f) => (f.image, f.name.clone()),
+        None => return Err(Error(INVALID_DEVICE_FUNCTION)),
+    };
+    let m = module(r, image, (dev, generation))?;
+    let mut f: Handle = std::ptr::null_mut();
+    cu!(cuModuleGetFunction(&mut f, m, name.as_ptr()))?;
+    r.loaded.insert(key, f as usize);
+    Ok(f)
+}
+
+/// A registered variable's device address and size, in the current context.
+pub fn symbol(host_var: *const c_void) -> Result<(CUdeviceptr, usize), Error> {
+    let dev = context::ensure()?;
+    let generation = context::generation();
+    let mut guard = registry();
+    let r = guard.get_or_insert_with(Registry::default);
+    let (image, name) = match r.variables.get(&(host_var as usize)) {
+        Some(v) => (v.image, v.name.clone()),
+        None => return Err(Error(INVALID_SYMBOL)),
+    };
+    let m = module(r, image, (dev, generation))?;
+    let (mut p, mut size) = (0, 0);
+    cu!(cuModuleGetGlobal_v2(&mut p, &mut size, m, name.as_ptr())).map_err(|_| Error(INVALID_SYMBOL))?;
+    Ok((p, size))
+}
+
+/// `symbol`'s range `[offset, offset + count)`, checked.
+pub fn symbol_range(host_var: *const c_void, count: usize, offset: usize) -> Result<CUdeviceptr, Error> {
+    let (p, size) = symbol(host_var)?;
+    match offset.checked_add(count) {
+        Some(end) if end <= size => Ok(p + offset as u64),
+        _ => Err(Error(INVALID_VALUE)),
+    }
+}
+
+/// Also `cudaGetKernel`.
+///
+/// # Safety
+/// `kernel` is null or writable; `host_fun` is any value.
+#[no_mangle]
+pub unsafe extern "C" fn __warpsim___cudaGetKernel(kernel: *mut *mut c_void, host_fun: *const c_void) -> CudaErrorT {
+    api(|| {
+        let out = crate::error::non_null(kernel)?;
+        if !with(|r| r.functions.contains_key(&(host_fun as usize))) {
+            return Err(Error(INVALID_DEVICE_FUNCTION));
+        }
+        // The runtime's kernel handle is the host stub itself: launches find it the same way.
+        // SAFETY: checked non-null; the caller gives a writable slot.
+        unsafe { out.write(host_fun as *mut c_void) };
+        Ok(())
+    })
+}
