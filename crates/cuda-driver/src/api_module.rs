@@ -9,7 +9,7 @@
 
 use crate::errors::*;
 use crate::ffi::*;
-use crate::state::{with, Driver, Linker, ModuleState, Unit};
+use crate::state::{create, with, Driver, Linker, ModuleState, Unit};
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 use warpsim_fatbin::{Fatbin, ImageKind};
@@ -506,13 +506,10 @@ api! {
         unsafe { put(size, v) }
     }
     fn cuLinkCreate_v2(_n: c_uint, _options: *mut c_int, _values: *mut *mut c_void, state: *mut Handle) {
-        let l = with(|d| {
-            let l = d.handle();
-            d.linkers.insert(l, Linker::default());
-            Ok(l)
-        })?;
         // SAFETY: out-pointer from the caller.
-        unsafe { put(state, to_handle(l)) }
+        unsafe { create(state, |d, l| {
+            d.linkers.insert(l, Linker::default());
+        }) }
     }
     /// PTX input is kept; a fatbin's PTX is taken; other inputs (cubins,
     /// libraries of device code) cannot be linked by warpsim.
