@@ -98,7 +98,11 @@ pub unsafe fn image_units(image: *const c_void, sm: u32) -> Result<Vec<String>, 
         // SAFETY: a fatbin at `p`.
         ImageKind::Fatbin => Ok(vec![unsafe { fatbin_ptx(p, sm) }.map_err(image_error)?]),
         ImageKind::Elf => {
-            eprintln!("warpsim: {}", warpsim_fatbin::FatbinError::NoPtx { sass: "an ELF (cubin) image".into() });
+            eprintln!(
+                "warpsim: {}\n  (Numba hands the driver cubins when it links with nvJitLink: give @cuda.jit lto=False, \
+                 or run it where cuda-bindings finds no libnvJitLink)",
+                warpsim_fatbin::FatbinError::NoPtx { sass: "an ELF (cubin) image".into() }
+            );
             Err(CUDA_ERROR_NO_BINARY_FOR_GPU)
         }
         ImageKind::Text => {
