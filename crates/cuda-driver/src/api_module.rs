@@ -9,7 +9,7 @@
 
 use crate::errors::*;
 use crate::ffi::*;
-use crate::state::{with, Driver, Linker, ModuleState, Unit};
+use crate::state::{create, with, Driver, Linker, ModuleState, Unit};
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 use warpsim_fatbin::{Fatbin, ImageKind};
@@ -98,7 +98,11 @@ pub unsafe fn image_units(image: *const c_void, sm: u32) -> Result<Vec<String>, 
         // SAFETY: a fatbin at `p`.
         ImageKind::Fatbin => Ok(vec![unsafe { fatbin_ptx(p, sm) }.map_err(image_error)?]),
         ImageKind::Elf => {
-            eprintln!("warpsim: {}", warpsim_fatbin::FatbinError::NoPtx { sass: "an ELF (cubin) image".into() });
+            eprintln!(
+                "warpsim: {}\n  (Numba hands the driver cubins when it links with nvJitLink: give @cuda.jit lto=False, \
+                 or run it where cuda-bindings finds no libnvJitLink)",
+                warpsim_fatbin::FatbinError::NoPtx { sass: "an ELF (cubin) image".into() }
+            );
             Err(CUDA_ERROR_NO_BINARY_FOR_GPU)
         }
         ImageKind::Text => {
@@ -506,13 +510,10 @@ api! {
         unsafe { put(size, v) }
     }
     fn cuLinkCreate_v2(_n: c_uint, _options: *mut c_int, _values: *mut *mut c_void, state: *mut Handle) {
-        let l = with(|d| {
-            let l = d.handle();
-            d.linkers.insert(l, Linker::default());
-            Ok(l)
-        })?;
         // SAFETY: out-pointer from the caller.
-        unsafe { put(state, to_handle(l)) }
+        unsafe { create(state, |d, l| {
+            d.linkers.insert(l, Linker::default());
+        }) }
     }
     /// PTX input is kept; a fatbin's PTX is taken; other inputs (cubins,
     /// libraries of device code) cannot be linked by warpsim.

@@ -5,7 +5,7 @@
 
 use crate::errors::*;
 use crate::ffi::*;
-use crate::state::{with, Event};
+use crate::state::{create, with, Event};
 use std::ffi::{c_int, c_uint, c_void};
 
 /// `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD`, and the null stream.
@@ -50,13 +50,12 @@ fn elapsed(ms: *mut f32, start: Handle, end: Handle) -> Result<(), CUresult> {
 }
 
 fn new_stream(out: *mut Handle) -> Result<(), CUresult> {
-    let s = with(|d| {
-        let s = d.handle();
-        d.streams.insert(s, ());
-        Ok(s)
-    })?;
     // SAFETY: out-pointer from the caller.
-    unsafe { put(out, to_handle(s)) }
+    unsafe {
+        create(out, |d, s| {
+            d.streams.insert(s, ());
+        })
+    }
 }
 
 type HostFn = Option<unsafe extern "C" fn(*mut c_void)>;
@@ -121,13 +120,10 @@ api! {
         Ok(())
     }
     fn cuEventCreate(event: *mut Handle, _flags: c_uint) {
-        let e = with(|d| {
-            let e = d.handle();
-            d.events.insert(e, Event::default());
-            Ok(e)
-        })?;
         // SAFETY: out-pointer from the caller.
-        unsafe { put(event, to_handle(e)) }
+        unsafe { create(event, |d, e| {
+            d.events.insert(e, Event::default());
+        }) }
     }
     fn cuEventRecord(event: Handle, stream: Handle) { record(event, stream) }
     fn cuEventRecordWithFlags(event: Handle, stream: Handle, _flags: c_uint) { record(event, stream) }

@@ -392,6 +392,20 @@ pub fn init() -> Result<(), CUresult> {
     Ok(())
 }
 
+/// Makes a new object with `make` (given its handle) and puts the handle in `*out`.
+///
+/// # Safety
+/// `out` is null or valid for a write of a handle.
+pub unsafe fn create(out: *mut crate::ffi::Handle, make: impl FnOnce(&mut Driver, usize)) -> Result<(), CUresult> {
+    let v = with(|d| {
+        let v = d.handle();
+        make(d, v);
+        Ok(v)
+    })?;
+    // SAFETY: as the caller guarantees.
+    unsafe { crate::ffi::put(out, crate::ffi::to_handle(v)) }
+}
+
 /// Runs `f` on the initialised state.
 pub fn with<R>(f: impl FnOnce(&mut Driver) -> Result<R, CUresult>) -> Result<R, CUresult> {
     let mut g = lock();
