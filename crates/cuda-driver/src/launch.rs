@@ -157,7 +157,7 @@ impl Driver {
     /// listed in FILE.html).
     fn trace(&mut self, kernel: &Kernel, dims: &Dims, s: &LaunchSummary) {
         let Some(t) = &s.timing else { return };
-        let tl = || warpsim::reporting::timeline_of(t, 4, 200_000);
+        let tl = || warpsim::reporting::timeline_of(t, 400_000);
         if self.settings.trace.is_some() {
             let mut j = warpsim_report::trace::chrome_trace(&tl(), kernel.name());
             let shift = self.trace_cycles as f64 / 1000.0;
@@ -190,6 +190,7 @@ impl Driver {
                 Some(t),
                 Some(tl()),
                 format!("From the timing model ({} preset): launch {} of the program.", t.gpu.to_uppercase(), self.launches),
+                warpsim::reporting::Checked { diagnostics: s.diagnostics.as_deref(), fault: None },
             );
             let page = path.strip_suffix(".html").unwrap_or(&path).to_string() + &format!("-{}.html", self.launches);
             if let Err(e) = std::fs::write(&page, warpsim_report::html(&rep)) {
