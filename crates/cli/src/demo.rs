@@ -50,7 +50,7 @@ const H200_GBPS: [f64; 6] = [2522.0, 2256.0, 1617.0, 958.0, 509.0, 448.0];
 /// The seed's Tesla T4: 206 GB/s coalesced, about 15 at lanes 16 bytes apart (stride 4).
 const T4_SEED_GBPS: [(u32, f64); 2] = [(1, 206.0), (4, 15.0)];
 /// Lanes of the bandwidth launches: enough for a steady stream on either preset.
-const BANDWIDTH_LANES: u32 = 1 << 21;
+const BANDWIDTH_LANES: u32 = 1 << 20;
 /// Strides of the bank-conflict table, in floats.
 pub const BANK_STRIDES: [u32; 8] = [0, 1, 2, 4, 8, 16, 32, 33];
 /// Conflict degree (wavefronts per instruction) the H200 gave (corpus `smem_stride_*`).
@@ -683,8 +683,9 @@ pub fn render_text(d: &DemoResults, st: Style) -> String {
             "Same arithmetic, split two ways: when the split falls inside a warp, the warp runs both paths with half its \
              lanes masked off each time (16 threads per instruction instead of 32), so it issues about twice the \
              instructions; four paths per warp, four times. A split on a warp boundary costs nothing: divergence is per \
-             warp. Cycles come from warpsim's timing model ({} preset, launch overhead left out); the H200 took \
-             {:.2}x and {:.2}x the cycles (the seed's T4: 2.02x).",
+             warp. Cycles come from warpsim's timing model ({} preset, launch overhead left out), on the corpus' \
+             launch shape; the H200 took {:.2}x and {:.2}x the cycles for the corpus' div_* kernels (one fma per \
+             path; warpsim 1.85x and 3.55x on them), whose paths are shorter than these (the seed's T4: 2.02x).",
             d.timing_gpu, H200_PARITY_X, H200_4WAY_X
         ),
     );
@@ -745,20 +746,22 @@ pub fn render_text(d: &DemoResults, st: Style) -> String {
         &mut s,
         "  ",
         &format!(
-            "The model's bytes come from the same sectors: the read side moves 32-byte sectors (64-byte DRAM fetches on \
-             HBM) for the bytes it uses, the write side stays coalesced. At lanes 16 bytes apart the H200 model keeps \
-             {:.0}% of its coalesced rate (measured {:.0}%), the T4 model {:.0}% ({:.0} of {:.0} GB/s): a quarter of each \
-             sector is used, so the T4's DRAM, already the limit when coalesced, carries {:.1} bytes per useful byte \
-             against 1.0, while the H200's 132 SMs and HBM keep more of its peak busy. The seed's 15 GB/s (a {:.0}x drop) \
-             is steeper than sectors explain: wasted sectors alone cost at most 4x at this spread; the rest is not in \
-             the seed's text (its kernel and launch are not given).",
+            "The model's bytes are the sectors' bytes: the read side moves whole 32-byte sectors (64-byte DRAM fetches \
+             on HBM) for the 4 bytes each lane uses, the write side stays coalesced. At lanes 16 bytes apart the H200 \
+             model keeps {:.0}% of its coalesced rate (the H200 {:.0}%), the T4 model {:.0}% ({:.0} of {:.0} GB/s): \
+             with 40 SMs and 320 GB/s the T4 is bound by the bytes it moves, and DRAM carries {:.1} bytes per useful \
+             byte there against {:.1} coalesced (whose stores stay in its 4 MB L2 at this size), while the H200 is \
+             held back by more than DRAM. The seed's 15 GB/s (a {:.1}x drop) is steeper than wasted sectors explain \
+             (at most {:.1}x at this spread); the rest is not in the seed's text, which gives neither kernel nor launch.",
             100.0 * t4s.model_h200_gbps / t1.model_h200_gbps,
             100.0 * t4s.h200_gbps / t1.h200_gbps,
             100.0 * t4s.model_t4_gbps / t1.model_t4_gbps,
             t4s.model_t4_gbps,
             t1.model_t4_gbps,
             t4s.t4_dram_bytes_per_useful,
+            t1.t4_dram_bytes_per_useful,
             206.0 / 15.0,
+            t4s.t4_dram_bytes_per_useful / t1.t4_dram_bytes_per_useful.max(1e-9),
         ),
     );
 

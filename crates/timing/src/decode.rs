@@ -725,13 +725,14 @@ fn uniform_registers(k: &Kernel, regs: &RegIds, constant: &[bool], specials: &Ha
 /// that issues from there.
 fn mark_call_edges(k: &Kernel, insts: &mut [TInst]) {
     let mut pending = false;
-    for pc in 1..k.code.len() {
-        let (a, b) = (k.info[pc - 1].ptx_line, k.info[pc].ptx_line);
+    for (pc, ti) in insts.iter_mut().enumerate().skip(1) {
+        let line = |q: usize| k.info.get(q).map_or(0, |i| i.ptx_line);
+        let (a, b) = (line(pc - 1), line(pc));
         if b < a || b > a + CALL_LINE_GAP {
             pending = true;
         }
-        if pending && insts[pc].class != Class::Free {
-            insts[pc].call_edge = true;
+        if pending && ti.class != Class::Free {
+            ti.call_edge = true;
             pending = false;
         }
     }
@@ -743,10 +744,9 @@ fn mark_call_edges(k: &Kernel, insts: &mut [TInst]) {
 /// its value from the register the matching store wrote.
 fn fold_call_parameters(k: &Kernel, insts: &mut [TInst], regs: &RegIds) {
     let is_param = |pc: usize, head: &str| k.info.get(pc).is_some_and(|i| i.opcode.starts_with(head));
-    for pc in 0..k.code.len() {
+    for (pc, t) in insts.iter_mut().enumerate() {
         match &k.code[pc].op {
             Op::St { space: Space::Local, .. } if is_param(pc, "st.param") => {
-                let t = &mut insts[pc];
                 (t.class, t.pipe, t.slots, t.latency, t.queue) = (Class::Free, PIPE_NONE, 0, 0, QUEUE_NONE);
                 t.srcs.clear();
             }
@@ -757,7 +757,6 @@ fn fold_call_parameters(k: &Kernel, insts: &mut [TInst], regs: &RegIds) {
                     }
                     _ => None,
                 });
-                let t = &mut insts[pc];
                 (t.class, t.pipe, t.slots, t.latency, t.queue) = (Class::Free, PIPE_NONE, 0, 0, QUEUE_NONE);
                 t.srcs = value.unwrap_or_default();
             }

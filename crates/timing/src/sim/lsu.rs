@@ -279,7 +279,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             let mut busy = wf.div_ceil(spec.shared_wavefronts_per_cycle);
             if ti.is_atomic && ti.atom.float {
                 // A compare-and-swap loop: a round trip per wavefront, dearer when they conflict.
-                busy = 2 * wf + (wf - 1) * spec.shared_cas_conflict_cycles;
+                busy = 4 * wf + (wf - 1) * spec.shared_cas_conflict_cycles;
             } else if ti.is_atomic && ti.atom.returns && !ti.atom.aggregated {
                 // Lanes on the same word serialise when each needs its old value.
                 wf = wf.max(same_address_degree(&a[..n], shared));
