@@ -33,16 +33,18 @@ pub fn cycles(name: &str, gpu: &TimingGpu) -> (u64, f64) {
     let case: &Case = manifest().case(name).unwrap_or_else(|| panic!("no micro case {name}"));
     let k = program().kernel(&case.kernel).unwrap();
     let mut mem = GlobalMemory::new();
-    let mut params = Vec::new();
-    for p in &case.params {
-        match p {
-            ParamSpec::Scalar(s) => params.extend_from_slice(&s.to_le_bytes()),
+    // Each parameter at the offset the kernel declares (an i64 after an i32 is 8-aligned).
+    let mut params = vec![0u8; k.param_bytes as usize];
+    for (p, kp) in case.params.iter().zip(&k.params) {
+        let bytes = match p {
+            ParamSpec::Scalar(s) => s.to_le_bytes(),
             ParamSpec::Buffer(b) => {
                 let init = BufferInit::from_spec(b).unwrap();
-                let base = mem.alloc(&b.name, init.byte_len().max(8), Some(init.into_filler()));
-                params.extend_from_slice(&base.to_le_bytes());
+                mem.alloc(&b.name, init.byte_len().max(8), Some(init.into_filler())).to_le_bytes().to_vec()
             }
-        }
+        };
+        let at = kp.offset as usize;
+        params[at..at + bytes.len()].copy_from_slice(&bytes);
     }
     let h200 = case.h200.as_ref().unwrap();
     let regs = h200["num_regs"].as_u64().map(|r| r as u32);
