@@ -277,7 +277,6 @@ fn observe<O: Observer + Send>(
                 shape: &shape,
                 gpu: &mode.gpu,
                 opts: &topts,
-                ptx_source: kernel.source(),
             };
             let (r, o) = warpsim_timing::simulate_observed(&l, make, merge);
             (r.map(|(s, t)| (s, Some(t))), o)

@@ -28,7 +28,7 @@
 use crate::preset::TimingGpu;
 use std::collections::HashMap;
 use warpsim_ir::op_table::{AccessKind, CacheOp, Flow, LatencyClass as L, MemAccess, MemOrder, RegRole};
-use warpsim_ir::{Bank, Bin32, Bin64, Kernel, Op, RegRef, Space, Special};
+use warpsim_ir::{AtomOp, Bank, Bin32, Bin64, Kernel, Op, RegRef, Space, Special};
 use warpsim_metrics::sass::{folded_instructions, Folded};
 use warpsim_numerics::int::IntOp;
 
@@ -118,6 +118,25 @@ pub struct TInst {
     pub is_async: bool,
     /// The issue queue it waits in: [`QUEUE_NONE`], [`QUEUE_MIO`] or [`QUEUE_LSU`].
     pub queue: u8,
+    /// For atomics: how the L2 or the shared-memory unit serialises them.
+    pub atom: AtomKind,
+    /// The first instruction of a `.func` body or the first after its return:
+    /// SASS runs a `CALL`/`RET` before it (the PTX inliner removed them).
+    pub call_edge: bool,
+}
+
+/// What the timing of an atomic depends on.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct AtomKind {
+    /// A floating-point operation (a longer read-modify-write on the same word;
+    /// on shared memory a compare-and-swap loop).
+    pub float: bool,
+    /// The old value is read by a later instruction (`ATOM`); otherwise `RED`.
+    pub returns: bool,
+    /// ptxas aggregates it per warp: an integer add (or a `RED` min, max, and,
+    /// or, xor) whose address does not depend on the lane, so one lane does
+    /// one operation for the warp (`VOTEU.ANY`, `POPC`/`REDUX`, one `REDG`).
+    pub aggregated: bool,
 }
 
 pub const QUEUE_NONE: u8 = 0;
@@ -186,10 +205,8 @@ fn special_is_constant(s: Special) -> bool {
     )
 }
 
-/// Decodes every instruction of `k` for `gpu`. `_ptx_source` is no longer
-/// read (lowering records `.pragma "nounroll"` in [`warpsim_ir::op_table::InstMeta`]);
-/// it goes once `sim.rs` stops passing it.
-pub fn decode(k: &Kernel, gpu: &TimingGpu, _ptx_source: Option<&str>) -> Decoded {
+/// Decodes every instruction of `k` for `gpu`.
+pub fn decode(k: &Kernel, gpu: &TimingGpu) -> Decoded {
     let p = &gpu.preset;
     let t = &gpu.timing;
     let lat = &p.latencies;
@@ -211,6 +228,17 @@ pub fn decode(k: &Kernel, gpu: &TimingGpu, _ptx_source: Option<&str>) -> Decoded
         constant[regs.id(*r) as usize] = true;
     }
     let folded = folded_instructions(k);
+    let uniform = uniform_registers(k, &regs, &constant, &specials);
+    let mut read = vec![false; regs.total()];
+    for inst in &k.code {
+        inst.visit_regs(|role, x| {
+            if role == RegRole::Read {
+                if let Some(r) = read.get_mut(regs.id(x) as usize) {
+                    *r = true;
+                }
+            }
+        });
+    }
 
     let math = |pipe: u8, occupancy: u16, latency: u32| (Class::Math, pipe, occupancy, 1u16, latency, Sb::Fixed);
     let fp32 = math(PIPE_FP32, occ(p.fp32_lanes_per_subpartition as f64), lat.fma);
@@ -316,6 +344,19 @@ pub fn decode(k: &Kernel, gpu: &TimingGpu, _ptx_source: Option<&str>) -> Decoded
         let bypass_l1 = matches!(inst.op, Op::Ld { .. })
             && (inst.meta.ordering == MemOrder::Volatile || inst.meta.cache.is_some_and(CacheOp::bypasses_l1));
         let alt_pipe = if pipe == PIPE_INT && inst.op.imad_alternative() { PIPE_IMAD } else { PIPE_NONE };
+        let atom = match &inst.op {
+            Op::Atom { op, ty, d, addr, .. } => {
+                let returns = d.is_some_and(|d| read[regs.id(d) as usize]);
+                let uniform_addr = addr.base.is_none_or(|b| uniform[regs.id(b) as usize]);
+                let reducible = match op {
+                    AtomOp::Add => true,
+                    AtomOp::Min | AtomOp::Max | AtomOp::And | AtomOp::Or | AtomOp::Xor => !returns,
+                    _ => false,
+                };
+                AtomKind { float: ty.is_float(), returns, aggregated: uniform_addr && ty.is_int() && reducible }
+            }
+            _ => AtomKind::default(),
+        };
         insts.push(TInst {
             class,
             pipe,
@@ -336,8 +377,12 @@ pub fn decode(k: &Kernel, gpu: &TimingGpu, _ptx_source: Option<&str>) -> Decoded
             is_atomic,
             is_async,
             queue,
+            atom,
+            call_edge: false,
         });
     }
+    fold_call_parameters(k, &mut insts, &regs);
+    mark_call_edges(k, &mut insts);
     alias_repeated_loads(k, &folded, &mut insts);
     fold_address_offsets(k, &mut insts, &regs, &constant);
     if t.loop_unroll > 1 {
@@ -633,3 +678,93 @@ fn mark_loop_control(k: &Kernel, insts: &mut [TInst], regs: &RegIds, max_unroll:
         insts[b].back_edge = true;
     }
 }
+
+/// Registers whose value cannot differ between the lanes of a warp, as
+/// ptxas proves it: computed only from constants, kernel parameters and the
+/// block's coordinates (never from `%tid`, `%laneid`, loaded data or the
+/// results of atomics, shuffles and clocks).
+fn uniform_registers(k: &Kernel, regs: &RegIds, constant: &[bool], specials: &HashMap<RegRef, Special>) -> Vec<bool> {
+    let mut varying = vec![false; regs.total()];
+    for (r, s) in specials {
+        varying[regs.id(*r) as usize] = !special_is_constant(*s) && !matches!(s, Special::Ctaid(_));
+    }
+    let source = |op: &Op| match op {
+        Op::Ld { space, .. } => !matches!(space, Space::KernelParam | Space::Const),
+        _ => op.mem_access().is_some() || matches!(op, Op::Clock { .. } | Op::Shfl { .. } | Op::Vote { .. } | Op::Match { .. }),
+    };
+    loop {
+        let mut changed = false;
+        for inst in &k.code {
+            let mut v = source(&inst.op);
+            inst.visit_regs(|role, x| {
+                if role == RegRole::Read && varying.get(regs.id(x) as usize).copied().unwrap_or(false) {
+                    v = true;
+                }
+            });
+            if !v {
+                continue;
+            }
+            inst.op.visit_regs(|role, x| {
+                let id = regs.id(x) as usize;
+                if role == RegRole::Write && id < varying.len() && !constant[id] && !varying[id] {
+                    varying[id] = true;
+                    changed = true;
+                }
+            });
+        }
+        if !changed {
+            return varying.iter().map(|&v| !v).collect();
+        }
+    }
+}
+
+/// Marks the instructions SASS reaches through a `CALL` or a `RET`: the
+/// lowering inlines `.func` bodies, so an inlined body shows in the code as
+/// a jump in PTX line order (the body is written elsewhere in the file), at
+/// the call and again at the return. The mark goes on the first instruction
+/// that issues from there.
+fn mark_call_edges(k: &Kernel, insts: &mut [TInst]) {
+    let mut pending = false;
+    for (pc, ti) in insts.iter_mut().enumerate().skip(1) {
+        let line = |q: usize| k.info.get(q).map_or(0, |i| i.ptx_line);
+        let (a, b) = (line(pc - 1), line(pc));
+        if b < a || b > a + CALL_LINE_GAP {
+            pending = true;
+        }
+        if pending && ti.class != Class::Free {
+            ti.call_edge = true;
+            pending = false;
+        }
+    }
+}
+
+/// `.param` variables of a call sequence (`st.param` before the call,
+/// `ld.param` in the callee and after the return) are local memory to the
+/// engine and registers to SASS: they take no issue slot, and a load takes
+/// its value from the register the matching store wrote.
+fn fold_call_parameters(k: &Kernel, insts: &mut [TInst], regs: &RegIds) {
+    let is_param = |pc: usize, head: &str| k.info.get(pc).is_some_and(|i| i.opcode.starts_with(head));
+    for (pc, t) in insts.iter_mut().enumerate() {
+        match &k.code[pc].op {
+            Op::St { space: Space::Local, .. } if is_param(pc, "st.param") => {
+                (t.class, t.pipe, t.slots, t.latency, t.queue) = (Class::Free, PIPE_NONE, 0, 0, QUEUE_NONE);
+                t.srcs.clear();
+            }
+            Op::Ld { space: Space::Local, addr, .. } if is_param(pc, "ld.param") => {
+                let value = (0..pc).rev().find_map(|q| match &k.code[q].op {
+                    Op::St { space: Space::Local, addr: a2, s, n, .. } if a2 == addr && is_param(q, "st.param") => {
+                        Some(s[..(*n as usize).clamp(1, 4)].iter().map(|r| regs.id(*r)).collect::<Vec<u32>>())
+                    }
+                    _ => None,
+                });
+                (t.class, t.pipe, t.slots, t.latency, t.queue) = (Class::Free, PIPE_NONE, 0, 0, QUEUE_NONE);
+                t.srcs = value.unwrap_or_default();
+            }
+            _ => {}
+        }
+    }
+}
+
+/// PTX lines between two consecutive instructions of one function body
+/// beyond which the second is taken to be in another function.
+const CALL_LINE_GAP: u32 = 48;

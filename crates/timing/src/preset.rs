@@ -99,6 +99,40 @@ pub struct TimingParams {
     pub loop_unroll: u32,
     /// ... until the unrolled body holds about this many instructions.
     pub unroll_budget: u32,
+    /// The L1's traffic with the L2, per instruction: cycles of the SM's
+    /// load/store pipe per 128-byte line and per 32-byte sector that a load
+    /// misses in the L1 for ...
+    pub l2_load_line_cycles: f64,
+    pub l2_load_sector_cycles: f64,
+    /// ... and that a store writes through to the L2 (partial sectors as whole ones).
+    pub l2_store_line_cycles: f64,
+    pub l2_store_sector_cycles: f64,
+    /// Atomic units of the L2 (one per slice): each performs one sector's
+    /// atomic operation per `atomic_unit_cycles`; lanes of one request on the
+    /// same word are separate operations, lanes on distinct words of a sector
+    /// one.
+    pub l2_atomic_units: u32,
+    /// Bytes of consecutive addresses one atomic unit owns before the next takes over.
+    pub l2_atomic_chunk_bytes: u32,
+    /// Cycles an atomic unit takes per operation (integer or float).
+    pub atomic_unit_cycles: f64,
+    /// Cycles between two float operations on the same word (a longer
+    /// read-modify-write; integer ones follow each other at the unit's rate).
+    pub atomic_float_word_cycles: f64,
+    /// Shared-memory float atomics are compare-and-swap loops: cycles per lane
+    /// on one address (each round lets one lane through) ...
+    pub shared_cas_cycles: u32,
+    /// ... and per extra bank wavefront of one instruction.
+    pub shared_cas_conflict_cycles: u32,
+    /// A `.func` call (`CALL`) and its return (`RET`): cycles the warp waits
+    /// after each before its next instruction ...
+    pub call_latency: u32,
+    /// ... SASS instructions each stands for (argument moves included) ...
+    pub call_slots: u32,
+    /// ... and cycles its sub-partition issues nothing (instruction fetch redirect).
+    pub call_fetch_cycles: u32,
+    /// Cycles a barrier's release takes per warp of the block, beyond `barrier_latency`.
+    pub barrier_cycles_per_warp: f64,
     /// Cycles of one timing quantum: SMs are simulated in turn up to a common
     /// time, so the shared L2 and DRAM see requests at most this far out of
     /// time order (bandwidth is booked in time buckets, so order matters
@@ -139,6 +173,20 @@ impl Default for TimingParams {
             block_dispatch_cycles: 0,
             loop_unroll: 4,
             unroll_budget: 16,
+            l2_load_line_cycles: 0.0,
+            l2_load_sector_cycles: 0.0,
+            l2_store_line_cycles: 0.0,
+            l2_store_sector_cycles: 0.0,
+            l2_atomic_units: 64,
+            l2_atomic_chunk_bytes: 1024,
+            atomic_unit_cycles: 1.5,
+            atomic_float_word_cycles: 3.5,
+            shared_cas_cycles: 96,
+            shared_cas_conflict_cycles: 18,
+            call_latency: 28,
+            call_slots: 2,
+            call_fetch_cycles: 4,
+            barrier_cycles_per_warp: 0.0,
             quantum_cycles: 512,
         }
     }
@@ -166,6 +214,8 @@ impl TimingParams {
             ("timing.l2_bytes_per_cycle", self.l2_bytes_per_cycle),
             ("timing.l2_port_bytes_per_cycle", self.l2_port_bytes_per_cycle),
             ("timing.dram_efficiency", self.dram_efficiency),
+            ("timing.atomic_unit_cycles", self.atomic_unit_cycles),
+            ("timing.atomic_float_word_cycles", self.atomic_float_word_cycles),
         ] {
             if !(v.is_finite() && v > 0.0) {
                 return bad(f, "must be a positive number");
@@ -183,10 +233,28 @@ impl TimingParams {
             ("timing.quantum_cycles", self.quantum_cycles),
             ("timing.mio_queue_depth", self.mio_queue_depth),
             ("timing.lsu_queue_depth", self.lsu_queue_depth),
+            ("timing.l2_atomic_units", self.l2_atomic_units),
+            ("timing.l2_atomic_chunk_bytes", self.l2_atomic_chunk_bytes),
         ] {
             if v == 0 {
                 return bad(f, "must be at least 1");
             }
+        }
+        for (f, v) in [
+            ("timing.l2_load_line_cycles", self.l2_load_line_cycles),
+            ("timing.l2_load_sector_cycles", self.l2_load_sector_cycles),
+            ("timing.l2_store_line_cycles", self.l2_store_line_cycles),
+            ("timing.l2_store_sector_cycles", self.l2_store_sector_cycles),
+        ] {
+            if !(v.is_finite() && (0.0..=1000.0).contains(&v)) {
+                return bad(f, "must be a number of cycles from 0 to 1000");
+            }
+        }
+        if !(self.barrier_cycles_per_warp.is_finite() && (0.0..=1000.0).contains(&self.barrier_cycles_per_warp)) {
+            return bad("timing.barrier_cycles_per_warp", "must be a number of cycles from 0 to 1000");
+        }
+        if self.atomic_unit_cycles > 1e6 || self.atomic_float_word_cycles > 1e6 {
+            return bad("timing.atomic_unit_cycles", "is outside the physical range");
         }
         if !self.dram_fetch_bytes.is_power_of_two() || self.dram_fetch_bytes < 32 {
             return bad("timing.dram_fetch_bytes", "must be a power of two of at least 32");
@@ -210,6 +278,12 @@ impl TimingParams {
             ("timing.block_dispatch_cycles", self.block_dispatch_cycles),
             ("timing.mio_queue_depth", self.mio_queue_depth),
             ("timing.lsu_queue_depth", self.lsu_queue_depth),
+            ("timing.shared_cas_cycles", self.shared_cas_cycles),
+            ("timing.shared_cas_conflict_cycles", self.shared_cas_conflict_cycles),
+            ("timing.call_latency", self.call_latency),
+            ("timing.call_slots", self.call_slots),
+            ("timing.call_fetch_cycles", self.call_fetch_cycles),
+            ("timing.l2_atomic_units", self.l2_atomic_units),
         ] {
             if v > max {
                 return Err(PresetError::Invalid {

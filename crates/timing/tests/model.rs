@@ -305,11 +305,10 @@ fn a_user_observer_sees_in_timing_mode_what_it_sees_functionally() {
         shape: &shape,
         gpu: &gpu,
         opts: &opts,
-        ptx_source: Some(&src),
     };
     let (r, mut timed) = warpsim_timing::simulate_observed(&launch, &Seen::default, &merge);
     let (_, report) = r.unwrap();
-    let plain = warpsim_timing::simulate(&program, k, &mem, &HashMap::new(), &params, &shape, &gpu, &opts, Some(&src)).unwrap().1;
+    let plain = warpsim_timing::simulate(&program, k, &mem, &HashMap::new(), &params, &shape, &gpu, &opts).unwrap().1;
     assert_eq!(report.cycles, plain.cycles, "an observer does not change the timing");
     functional.blocks.sort_unstable();
     timed.blocks.sort_unstable();

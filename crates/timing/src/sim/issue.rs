@@ -18,13 +18,26 @@ use warpsim_ir::Space;
 pub(super) struct IssueSpec {
     /// Cycles a taken (or divergent) branch holds its warp.
     pub(super) branch_cycles: u64,
-    /// From a barrier's completion to its warps issuing again.
+    /// From a barrier's completion to its warps issuing again, and per warp of the block.
     pub(super) barrier_latency: u64,
+    pub(super) barrier_per_warp: f64,
+    /// A `CALL`/`RET` before an instruction: the warp's wait, the issue slots, the sub-partition's fetch redirect.
+    pub(super) call_latency: u64,
+    pub(super) call_slots: u64,
+    pub(super) call_fetch: u64,
 }
 
 impl IssueSpec {
     pub(super) fn new(gpu: &TimingGpu) -> Self {
-        IssueSpec { branch_cycles: gpu.timing.branch_cycles as u64, barrier_latency: gpu.timing.barrier_latency as u64 }
+        let t = &gpu.timing;
+        IssueSpec {
+            branch_cycles: t.branch_cycles as u64,
+            barrier_latency: t.barrier_latency as u64,
+            barrier_per_warp: t.barrier_cycles_per_warp,
+            call_latency: t.call_latency as u64,
+            call_slots: t.call_slots as u64,
+            call_fetch: t.call_fetch_cycles as u64,
+        }
     }
 }
 
@@ -260,11 +273,12 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         let pc = self.warps[wsu].next;
         let ti = &dec.insts[pc as usize];
         let class = ti.class;
-        let slots = ti.slots.max(1) as u64;
+        let call = if ti.call_edge { gg.issue.call_slots } else { 0 };
+        let slots = ti.slots.max(1) as u64 + call;
         // Issue bookkeeping.
         {
             let sp = &mut self.smsp[s];
-            sp.issue_free = t + slots;
+            sp.issue_free = t + slots + if call > 0 { gg.issue.call_fetch } else { 0 };
             sp.issue_cycles += slots;
             sp.last = ws;
             if gg.opts.timeline {
@@ -425,8 +439,8 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
 
     /// Warps of block `bslot` that the engine released from a barrier.
     fn release(&mut self, bslot: usize, t: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
-        let lat = gg.issue.barrier_latency;
         let nw = self.blocks[bslot].slots.len();
+        let lat = gg.issue.barrier_latency + (gg.issue.barrier_per_warp * nw as f64).round() as u64;
         for wi in 0..nw {
             let ws = self.blocks[bslot].slots[wi] as usize;
             if self.warps[ws].live && self.warps[ws].state == WS::Barrier && self.blocks[bslot].eng.state(wi) == WarpState::Ready {
@@ -529,10 +543,15 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 },
             };
             if !free {
-                // The next instruction to issue: when its sources are ready.
+                // The next instruction to issue: when its sources are ready
+                // (and, behind a `CALL` or `RET`, the branch has resolved).
                 w.next = pc;
                 let mut at = w.fence_until;
                 let mut why = Reason::Wait;
+                if ti.call_edge {
+                    at = at.max(t + gg.issue.call_latency);
+                    why = Reason::BranchResolving;
+                }
                 for &r in &ti.srcs {
                     let x = w.ready[r as usize];
                     if x > at {

@@ -8,7 +8,7 @@ use super::issue::MemRec;
 use super::{Gpu, Sm};
 use crate::mem::{Bandwidth, Cache, Lookup};
 use crate::preset::TimingGpu;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use warpsim_engine::Observer;
 use warpsim_ir::window::{generic_space, LOCAL_WINDOW, SHARED_WINDOW};
 use warpsim_ir::Space;
@@ -25,6 +25,17 @@ pub(super) struct MemSpec {
     pub(super) l1_bytes_per_cycle: u64,
     /// Bytes one DRAM access brings into the L2.
     pub(super) dram_fetch_bytes: u64,
+    /// Atomic units: how many, bytes each owns in turn, and the cycles (in
+    /// hundredths) per operation and between float operations on one word.
+    pub(super) atomic_units: u64,
+    pub(super) atomic_chunk: u64,
+    pub(super) atomic_op_centi: u64,
+    pub(super) atomic_float_word_centi: u64,
+    pub(super) shared_cas_cycles: u64,
+    pub(super) shared_cas_conflict_cycles: u64,
+    /// Load/store pipe cost of L2 traffic (hundredths of a cycle per line and per sector; loads, stores).
+    pub(super) l2_load_centi: (u64, u64),
+    pub(super) l2_store_centi: (u64, u64),
 }
 
 impl MemSpec {
@@ -40,8 +51,21 @@ impl MemSpec {
             l1_lines_per_cycle: t.l1_lines_per_cycle as u64,
             l1_bytes_per_cycle: p.l1_bytes_per_cycle.max(1) as u64,
             dram_fetch_bytes: t.dram_fetch_bytes as u64,
+            atomic_units: t.l2_atomic_units as u64,
+            atomic_chunk: t.l2_atomic_chunk_bytes as u64,
+            atomic_op_centi: (t.atomic_unit_cycles * 100.0).round() as u64,
+            atomic_float_word_centi: (t.atomic_float_word_cycles * 100.0).round() as u64,
+            shared_cas_cycles: t.shared_cas_cycles as u64,
+            shared_cas_conflict_cycles: t.shared_cas_conflict_cycles as u64,
+            l2_load_centi: (centi(t.l2_load_line_cycles), centi(t.l2_load_sector_cycles)),
+            l2_store_centi: (centi(t.l2_store_line_cycles), centi(t.l2_store_sector_cycles)),
         }
     }
+}
+
+/// Cycles in hundredths.
+fn centi(c: f64) -> u64 {
+    (c * 100.0).round() as u64
 }
 
 /// Memory counters of the launch.
@@ -71,17 +95,25 @@ pub(super) struct MemSystem {
     pub(super) l2: Cache,
     pub(super) l2_bw: Bandwidth,
     pub(super) dram: Bandwidth,
+    /// The L2's atomic units (operations booked in hundredths: 100 per
+    /// operation), and when each word may take its next float operation
+    /// (hundredths of a cycle).
+    pub(super) atomic_units: Vec<Bandwidth>,
+    pub(super) atomic_words: HashMap<u64, u64>,
     pub(super) st: MemCounters,
 }
 
 impl MemSystem {
     /// The memory system for a kernel of `n` instructions.
     pub(super) fn new(spec: MemSpec, gpu: &TimingGpu, n: usize) -> Self {
+        let atomic_units = (0..spec.atomic_units).map(|_| Bandwidth::new(10_000.0 / spec.atomic_op_centi.max(1) as f64)).collect();
         MemSystem {
             spec,
             l2: Cache::new(gpu.preset.l2_bytes, gpu.timing.l2_ways),
             l2_bw: Bandwidth::new(gpu.timing.l2_bytes_per_cycle),
             dram: Bandwidth::new(gpu.dram_bytes_per_cycle()),
+            atomic_units,
+            atomic_words: HashMap::new(),
             st: MemCounters {
                 l2_read_sectors: 0,
                 l2_write_sectors: 0,
@@ -100,6 +132,50 @@ impl MemSystem {
     pub(super) fn retire(&mut self, t: u64) {
         self.l2_bw.retire(t);
         self.dram.retire(t);
+        for u in self.atomic_units.iter_mut() {
+            u.retire(t);
+        }
+    }
+
+    /// The operations of one atomic request at the L2: `words` are the
+    /// (word address, lanes) pairs sorted by address, `at` when each
+    /// sector's data is at the L2. Each sector goes to the atomic unit that
+    /// owns it; lanes on distinct words of a sector are one operation, lanes
+    /// on one word one operation each, and float operations on one word wait
+    /// for the previous one's read-modify-write. Returns when the last
+    /// operation is done.
+    pub(super) fn atomics(&mut self, words: &[(u64, u32)], at: &dyn Fn(u64) -> u64, float: bool) -> u64 {
+        let (op, word_gap) = (self.spec.atomic_op_centi, if float { self.spec.atomic_float_word_centi } else { self.spec.atomic_op_centi });
+        let mut end = 0u64;
+        let mut i = 0;
+        while i < words.len() {
+            let sector = words[i].0 >> 5;
+            let mut j = i;
+            while j < words.len() && words[j].0 >> 5 == sector {
+                j += 1;
+            }
+            let unit = ((words[i].0 / self.spec.atomic_chunk) % self.spec.atomic_units) as usize;
+            let arrive = at(sector) * 100;
+            let deg = words[i..j].iter().map(|w| w.1).max().unwrap_or(1);
+            for k in 0..deg {
+                let mut start = arrive;
+                for w in &words[i..j] {
+                    if w.1 > k {
+                        start = start.max(self.atomic_words.get(&w.0).copied().unwrap_or(0));
+                    }
+                }
+                let served = self.atomic_units[unit].book(start.div_ceil(100), 100) * 100;
+                let done = (start + op).max(served);
+                for w in &words[i..j] {
+                    if w.1 > k {
+                        self.atomic_words.insert(w.0, done - op + word_gap);
+                    }
+                }
+                end = end.max(done);
+            }
+            i = j;
+        }
+        end.div_ceil(100)
     }
 }
 
@@ -107,13 +183,32 @@ impl MemSystem {
 pub(super) struct SmMem {
     pub(super) mio_free: u64,
     pub(super) l1_free: u64,
+    /// Hundredths of a cycle of L2 traffic the load/store pipe still owes.
+    pub(super) l1_owed: u64,
     pub(super) l1: Cache,
     pub(super) port: Bandwidth,
+    /// When each shared-memory word (block slot, address) lets the next
+    /// lane of a compare-and-swap loop through.
+    pub(super) cas_words: HashMap<(u16, u64), u64>,
 }
 
 impl SmMem {
     pub(super) fn new(gpu: &TimingGpu) -> Self {
-        SmMem { mio_free: 0, l1_free: 0, l1: Cache::new(0, 1), port: Bandwidth::new(gpu.timing.l2_port_bytes_per_cycle) }
+        SmMem {
+            mio_free: 0,
+            l1_free: 0,
+            l1_owed: 0,
+            l1: Cache::new(0, 1),
+            port: Bandwidth::new(gpu.timing.l2_port_bytes_per_cycle),
+            cas_words: HashMap::new(),
+        }
+    }
+
+    /// Adds L2 traffic (hundredths of a cycle) to the load/store pipe's busy time.
+    fn owe(&mut self, centi: u64) {
+        self.l1_owed += centi;
+        self.l1_free += self.l1_owed / 100;
+        self.l1_owed %= 100;
     }
 
     /// A shuffle takes one MIO wavefront from `t`; returns when it starts.
@@ -180,17 +275,40 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             }
             let c = warpsim_metrics::coalesce::shared_cost(&a[..n], shared, bytes);
             let mut wf = c.wavefronts.max(1) as u64;
-            if ti.is_atomic {
-                // Lanes on the same word serialise.
+            let spec = &gg.memsys.spec;
+            let mut busy = wf.div_ceil(spec.shared_wavefronts_per_cycle);
+            if ti.is_atomic && ti.atom.float {
+                // A compare-and-swap loop: a round trip per wavefront, dearer when they conflict.
+                busy = 4 * wf + (wf - 1) * spec.shared_cas_conflict_cycles;
+            } else if ti.is_atomic && ti.atom.returns && !ti.atom.aggregated {
+                // Lanes on the same word serialise when each needs its old value.
                 wf = wf.max(same_address_degree(&a[..n], shared));
+                busy = wf.div_ceil(spec.shared_wavefronts_per_cycle);
             }
             gg.memsys.st.shared_wavefronts += wf;
-            let per = gg.memsys.spec.shared_wavefronts_per_cycle;
             let start = self.mem.mio_free.max(t);
-            self.mem.mio_free = start + wf.div_ceil(per);
+            self.mem.mio_free = start + busy;
             self.smsp[s].q.mio.push_back(start);
-            let lat = if ti.is_atomic { gg.memsys.spec.lat_shared_atomic + gg.memsys.spec.lat_shared } else { gg.memsys.spec.lat_shared };
+            let lat = if ti.is_atomic { spec.lat_shared_atomic + spec.lat_shared } else { spec.lat_shared };
             done = done.max(self.mem.mio_free - 1 + lat);
+            if ti.is_atomic && ti.atom.float {
+                // Lanes on one word get through one round each.
+                let cas = spec.shared_cas_cycles;
+                let block = self.warps[wsu].block;
+                let mut ws: Vec<(u64, u32)> = Vec::new();
+                lanes_per_word(&a[..n], shared, &mut ws);
+                for &(addr, lanes) in &ws {
+                    if lanes > 1 {
+                        let f = self.mem.cas_words.entry((block, addr)).or_insert(0);
+                        let s0 = (*f).max(start);
+                        *f = s0 + lanes as u64 * cas;
+                        done = done.max(*f + lat);
+                    }
+                }
+                // The warp runs the loop: nothing of it issues until its lanes are through.
+                let w = &mut self.warps[wsu];
+                w.fence_until = w.fence_until.max(done);
+            }
         }
         if local != 0 || global != 0 {
             let mut sectors: [u64; 160] = [0; 160];
@@ -241,6 +359,8 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             self.smsp[s].q.lsu.push_back(t1);
             let half = gg.memsys.spec.lat_l2 / 2;
             if ti.is_store {
+                let (a, b) = gg.memsys.spec.l2_store_centi;
+                self.mem.owe(a * lines + b * k as u64);
                 let mut ack = t1;
                 for &sec in secs {
                     self.mem.l1.invalidate(sec);
@@ -256,6 +376,8 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             } else {
                 let mut ready = t1 + gg.memsys.spec.lat_l1;
                 let bypass = ti.bypass_l1 || ti.is_atomic;
+                let mut sec_ready: Vec<(u64, u64)> = Vec::new();
+                let (mut miss_secs, mut miss_lines, mut last_line) = (0u64, 0u64, u64::MAX);
                 for (i, &sec) in secs.iter().enumerate() {
                     let issue = t1 + (i as u64) / 4;
                     gg.memsys.st.l1_sectors += 1;
@@ -273,6 +395,11 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                             r.max(issue + gg.memsys.spec.lat_l1)
                         }
                         None => {
+                            miss_secs += 1;
+                            if sec >> 2 != last_line {
+                                miss_lines += 1;
+                                last_line = sec >> 2;
+                            }
                             let r = self.l2_read(sec, issue, gg);
                             if !bypass {
                                 self.mem.l1.fill(sec, r);
@@ -281,14 +408,32 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                         }
                     };
                     ready = ready.max(r);
+                    if ti.is_atomic {
+                        sec_ready.push((sec, r));
+                    }
                 }
+                let (a, b) = gg.memsys.spec.l2_load_centi;
+                self.mem.owe(a * miss_lines + b * miss_secs);
                 if ti.is_atomic {
-                    // Lanes on the same address serialise at the L2.
-                    let deg = same_address_degree(&cap.addrs[..n], global | local);
-                    ready += deg.saturating_sub(1) * 2;
+                    // The L2's atomic units perform the operations (one per
+                    // warp when ptxas aggregates them); the old values come back.
+                    let mut words: Vec<(u64, u32)> = Vec::new();
+                    lanes_per_word(&cap.addrs[..n], global | local, &mut words);
+                    if ti.atom.aggregated {
+                        words.iter_mut().for_each(|w| w.1 = 1);
+                    }
+                    let back = sec_ready.iter().copied().collect::<HashMap<u64, u64>>();
+                    let half = gg.memsys.spec.lat_l2 / 2;
+                    let at = |sec: u64| back.get(&sec).map_or(t1 + half, |&r| r.saturating_sub(half));
+                    let end = gg.memsys.atomics(&words, &at, ti.atom.float) + half;
+                    ready = ready.max(end);
                     let w = &mut self.warps[wsu];
                     w.store_ack = w.store_ack.max(ready);
                     gg.memsys.st.l2_write_sectors += k as u64;
+                    if !ti.atom.returns {
+                        // `RED`: nothing waits for it but fences and the warp's exit.
+                        ready = t + 1;
+                    }
                 }
                 done = done.max(ready);
             }
@@ -325,6 +470,19 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         let out = gg.memsys.l2_bw.book(have, 32);
         let port = self.mem.port.book(out, 32);
         port + half
+    }
+}
+
+/// The (word address, active lanes on it) pairs of a request, by address.
+fn lanes_per_word(addrs: &[u64], mask: u64, out: &mut Vec<(u64, u32)>) {
+    let mut v: Vec<u64> = (0..addrs.len()).filter(|&l| mask >> l & 1 != 0).map(|l| addrs[l] & !3).collect();
+    v.sort_unstable();
+    out.clear();
+    for a in v {
+        match out.last_mut() {
+            Some(last) if last.0 == a => last.1 += 1,
+            _ => out.push((a, 1)),
+        }
     }
 }
 

@@ -117,9 +117,8 @@ pub fn simulate(
     shape: &LaunchShape,
     gpu: &TimingGpu,
     opts: &TimingOptions,
-    ptx_source: Option<&str>,
 ) -> Result<(LaunchStats, TimingReport), LaunchError> {
-    let launch = TimedLaunch { program, kernel, mem, globals, params, shape, gpu, opts, ptx_source };
+    let launch = TimedLaunch { program, kernel, mem, globals, params, shape, gpu, opts };
     simulate_observed(&launch, &|| NoObserver, &|_, _| {}).0
 }
 
@@ -134,8 +133,6 @@ pub struct TimedLaunch<'a> {
     pub shape: &'a LaunchShape,
     pub gpu: &'a TimingGpu,
     pub opts: &'a TimingOptions,
-    /// The PTX text, for pragmas the decoder reads from it.
-    pub ptx_source: Option<&'a str>,
 }
 
 /// [`simulate`] with user observers that see the same events as in a
@@ -187,7 +184,7 @@ fn timed<const W: usize, O: Observer>(
     make: &dyn Fn() -> O,
     observers: &mut Vec<O>,
 ) -> Result<(LaunchStats, TimingReport), LaunchError> {
-    let TimedLaunch { kernel, mem, globals, params, shape, gpu, opts, ptx_source, .. } = *l;
+    let TimedLaunch { kernel, mem, globals, params, shape, gpu, opts, .. } = *l;
     let p = &gpu.preset;
     let cfg = LaunchConfig {
         grid: shape.grid,
@@ -230,7 +227,7 @@ fn timed<const W: usize, O: Observer>(
     let carve = p.shared_carveouts.iter().map(|&c| c as u64).find(|&c| c >= need).unwrap_or(p.shared_per_sm_max as u64);
     let l1_bytes = p.l1_bytes.saturating_sub(carve).max(gpu.timing.l1_min_bytes);
 
-    let dec = decode(kernel, gpu, ptx_source);
+    let dec = decode(kernel, gpu);
     let dec = &dec;
     let nblocks = shape.grid.iter().map(|&d| d as u64).product::<u64>();
     let n = kernel.code.len();

@@ -41,7 +41,7 @@ pub fn run(
         params.extend_from_slice(&s.to_le_bytes());
     }
     let shape = LaunchShape { grid: [grid, 1, 1], block: [block, 1, 1], dynamic_shared_bytes: 0 };
-    let (_, report) = simulate(&program, k, &mem, &HashMap::new(), &params, &shape, gpu, opts, Some(src)).unwrap_or_else(|e| panic!("{e}"));
+    let (_, report) = simulate(&program, k, &mem, &HashMap::new(), &params, &shape, gpu, opts).unwrap_or_else(|e| panic!("{e}"));
     let buffers = buffers
         .iter()
         .zip(&bases)
