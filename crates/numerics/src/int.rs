@@ -1,96 +1,101 @@
 //! Integer and bitwise instructions (add .. dp2a), per the PTX ISA's
 //! "Integer Arithmetic" and "Logic and Shift" sections.
 
-use crate::types::{sext, zext, CmpOp, ScalarType};
+use crate::types::{norm, sext, zext, CmpOp, ScalarType};
 
-/// `prmt` selector modes (`.f4e .b4e .rc8 .ecl .ecr .rc16`, or the default).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum PrmtMode {
-    Default,
-    F4e,
-    B4e,
-    Rc8,
-    Ecl,
-    Ecr,
-    Rc16,
+enum_with_units! {
+    /// `prmt` selector modes (`.f4e .b4e .rc8 .ecl .ecr .rc16`, or the default).
+    #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+    pub enum PrmtMode {
+        Default,
+        F4e,
+        B4e,
+        Rc8,
+        Ecl,
+        Ecr,
+        Rc16,
+    }
 }
 
-/// One integer operation; the operand type comes separately as a [`ScalarType`].
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum IntOp {
-    Add,
-    Sub,
-    /// `add.sat.s32`: clamps to the s32 range.
-    AddSat,
-    SubSat,
-    MulLo,
-    MulHi,
-    /// `mul.wide`: the full product, twice the operand width.
-    MulWide,
-    MadLo,
-    MadHi,
-    /// `mad.hi.sat.s32`.
-    MadHiSat,
-    MadWide,
-    Mul24Lo,
-    Mul24Hi,
-    Mad24Lo,
-    Mad24Hi,
-    /// `mad24.hi.sat.s32`: bits 47..16 of the 48-bit product plus c, clamped
-    /// to the s32 range.
-    Mad24HiSat,
-    Sad,
-    Div,
-    Rem,
-    Abs,
-    Neg,
-    Min,
-    Max,
-    Popc,
-    Clz,
-    Bfind,
-    /// `bfind.shiftamt`.
-    BfindShiftAmt,
-    Brev,
-    Bfe,
-    Bfi,
-    /// `bmsk.clamp|wrap.b32 d, a, b`: `b` one bits from bit `a` (`.wrap`:
-    /// both taken mod 32; `.clamp`: clamped to 32, the mask cut at bit 31).
-    Bmsk {
-        wrap: bool,
-    },
-    /// `cvt.pack.sat.{u,s}{8,16}.s32{.b32} d, a, b{, c}`: a and b
-    /// saturated to `bits`, b in the low bits, a above it, then c's low
-    /// bits above both (none for 16-bit elements).
-    CvtPack {
-        bits: u8,
-        signed: bool,
-    },
-    Prmt(PrmtMode),
-    Shl,
-    Shr,
-    /// `shf.l` / `shf.r` (`.wrap` when `wrap`, else `.clamp`); operands a, b, c = lo, hi, shift.
-    ShfL {
-        wrap: bool,
-    },
-    ShfR {
-        wrap: bool,
-    },
-    And,
-    Or,
-    Xor,
-    Not,
-    Cnot,
-    Lop3(u8),
-    /// `dp4a.atype.btype`: `ty` is atype; `b_signed` gives btype.
-    Dp4a {
-        b_signed: bool,
-    },
-    /// `dp2a.lo|hi.atype.btype`.
-    Dp2a {
-        hi: bool,
-        b_signed: bool,
-    },
+enum_with_units! {
+    /// One integer operation; the operand type comes separately as a [`ScalarType`].
+    #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+    pub enum IntOp {
+        Add,
+        Sub,
+        /// `add.sat.s32`: clamps to the s32 range.
+        AddSat,
+        SubSat,
+        MulLo,
+        MulHi,
+        /// `mul.wide`: the full product, twice the operand width.
+        MulWide,
+        MadLo,
+        MadHi,
+        /// `mad.hi.sat.s32`.
+        MadHiSat,
+        MadWide,
+        Mul24Lo,
+        Mul24Hi,
+        Mad24Lo,
+        Mad24Hi,
+        /// `mad24.hi.sat.s32`: bits 47..16 of the 48-bit product plus c, clamped
+        /// to the s32 range.
+        Mad24HiSat,
+        Sad,
+        Div,
+        Rem,
+        Abs,
+        Neg,
+        Min,
+        Max,
+        Popc,
+        Clz,
+        Bfind,
+        /// `bfind.shiftamt`.
+        BfindShiftAmt,
+        Brev,
+        Bfe,
+        Bfi,
+        Shl,
+        Shr,
+        And,
+        Or,
+        Xor,
+        Not,
+        Cnot,
+        ;
+        /// `bmsk.clamp|wrap.b32 d, a, b`: `b` one bits from bit `a` (`.wrap`:
+        /// both taken mod 32; `.clamp`: clamped to 32, the mask cut at bit 31).
+        Bmsk {
+            wrap: bool,
+        },
+        /// `cvt.pack.sat.{u,s}{8,16}.s32{.b32} d, a, b{, c}`: a and b
+        /// saturated to `bits`, b in the low bits, a above it, then c's low
+        /// bits above both (none for 16-bit elements).
+        CvtPack {
+            bits: u8,
+            signed: bool,
+        },
+        Prmt(PrmtMode),
+        /// `shf.l` / `shf.r` (`.wrap` when `wrap`, else `.clamp`); operands a, b, c = lo, hi, shift.
+        ShfL {
+            wrap: bool,
+        },
+        ShfR {
+            wrap: bool,
+        },
+        Lop3(u8),
+        /// `dp4a.atype.btype`: `ty` is atype; `b_signed` gives btype.
+        Dp4a {
+            b_signed: bool,
+        },
+        /// `dp2a.lo|hi.atype.btype`.
+        Dp2a {
+            hi: bool,
+            b_signed: bool,
+        },
+    }
 }
 
 /// Operand width in bits for `ty` (`Pred` is 1 bit; `b128` is not an
@@ -98,16 +103,6 @@ pub enum IntOp {
 #[inline]
 fn width(ty: ScalarType) -> u32 {
     ty.bits().clamp(1, 64)
-}
-
-/// Normalises `v` to `bits`: sign-extended when `signed`, else zero-extended.
-#[inline]
-fn norm(v: u64, bits: u32, signed: bool) -> u64 {
-    if signed {
-        sext(v, bits)
-    } else {
-        zext(v, bits)
-    }
 }
 
 #[inline]
@@ -505,6 +500,7 @@ pub fn compare_int(op: CmpOp, ty: ScalarType, a: u64, b: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit::ALL_TYPES;
     use proptest::prelude::*;
     use ScalarType::*;
 
@@ -802,59 +798,10 @@ mod tests {
         assert!(crate::compare(Gt, S32, false, 1, M32));
     }
 
-    const ALL_TYPES: [ScalarType; 21] =
-        [Pred, B8, B16, B32, B64, B128, U8, U16, U32, U64, S8, S16, S32, S64, F16, F16x2, BF16, BF16x2, TF32, F32, F64];
-
     fn any_op() -> impl Strategy<Value = IntOp> {
         use IntOp::*;
-        let simple = prop::sample::select(vec![
-            Add,
-            Sub,
-            AddSat,
-            SubSat,
-            MulLo,
-            MulHi,
-            MulWide,
-            MadLo,
-            MadHi,
-            MadHiSat,
-            MadWide,
-            Mul24Lo,
-            Mul24Hi,
-            Mad24Lo,
-            Mad24Hi,
-            Mad24HiSat,
-            Sad,
-            Div,
-            Rem,
-            Abs,
-            Neg,
-            Min,
-            Max,
-            Popc,
-            Clz,
-            Bfind,
-            BfindShiftAmt,
-            Brev,
-            Bfe,
-            Bfi,
-            Shl,
-            Shr,
-            And,
-            Or,
-            Xor,
-            Not,
-            Cnot,
-        ]);
-        let prm = prop::sample::select(vec![
-            PrmtMode::Default,
-            PrmtMode::F4e,
-            PrmtMode::B4e,
-            PrmtMode::Rc8,
-            PrmtMode::Ecl,
-            PrmtMode::Ecr,
-            PrmtMode::Rc16,
-        ]);
+        let simple = prop::sample::select(IntOp::UNIT);
+        let prm = prop::sample::select(PrmtMode::UNIT);
         prop_oneof![
             simple,
             prm.prop_map(Prmt),
@@ -880,7 +827,7 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(20_000))]
 
         #[test]
-        fn never_panics(op in any_op(), ti in 0usize..21, s in prop::array::uniform4(edgy()), cin: bool, hi: bool) {
+        fn never_panics(op in any_op(), ti in 0..ALL_TYPES.len(), s in prop::array::uniform4(edgy()), cin: bool, hi: bool) {
             let ty = ALL_TYPES[ti];
             let _ = eval_int(op, ty, s);
             let _ = add_cc(ty, s[0], s[1], cin);
