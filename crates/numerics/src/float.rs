@@ -241,39 +241,35 @@ fn arith(op: Arith, fmt: Fmt, m: FMode, ftz: bool, a: u64, b: u64, c: u64) -> u6
     }
 }
 
+/// `op` on host floats (f32 or f64), rounded to nearest even.
+macro_rules! host_rn {
+    ($op:expr, $x:expr, $y:expr, $z:expr) => {{
+        let (x, y, z) = ($x, $y, $z);
+        match $op {
+            Arith::Add => x + y,
+            Arith::Sub => x - y,
+            Arith::Mul => x * y,
+            Arith::Div => x / y,
+            Arith::Fma => x.mul_add(y, z),
+            Arith::Sqrt => x.sqrt(),
+        }
+    }};
+}
+
 /// Round-to-nearest fast paths on host floats. `None` sends the operation to
 /// the soft-float (f16/bf16 fma, and `.ftz` results at the normal boundary).
 #[inline]
 fn native_rn(op: Arith, fmt: Fmt, ftz: bool, a: u64, b: u64, c: u64) -> Option<u64> {
     match fmt {
         Fmt::F32 => {
-            let (x, y, z) = (f32::from_bits(a as u32), f32::from_bits(b as u32), f32::from_bits(c as u32));
-            let r = match op {
-                Arith::Add => x + y,
-                Arith::Sub => x - y,
-                Arith::Mul => x * y,
-                Arith::Div => x / y,
-                Arith::Fma => x.mul_add(y, z),
-                Arith::Sqrt => x.sqrt(),
-            };
+            let r = host_rn!(op, f32::from_bits(a as u32), f32::from_bits(b as u32), f32::from_bits(c as u32));
             let bits = r.to_bits() as u64;
             if ftz && r != 0.0 && r.abs() <= f32::MIN_POSITIVE {
                 return None;
             }
             Some(bits)
         }
-        Fmt::F64 => {
-            let (x, y, z) = (f64::from_bits(a), f64::from_bits(b), f64::from_bits(c));
-            let r = match op {
-                Arith::Add => x + y,
-                Arith::Sub => x - y,
-                Arith::Mul => x * y,
-                Arith::Div => x / y,
-                Arith::Fma => x.mul_add(y, z),
-                Arith::Sqrt => x.sqrt(),
-            };
-            Some(r.to_bits())
-        }
+        Fmt::F64 => Some(host_rn!(op, f64::from_bits(a), f64::from_bits(b), f64::from_bits(c)).to_bits()),
         Fmt::F16 | Fmt::BF16 => {
             // f32 carries 24 >= 2 * 11 + 2 bits, so rounding the f32 result of
             // +, -, *, / or sqrt once more to f16/bf16 is correctly rounded.

@@ -98,6 +98,12 @@ enum_with_units! {
     }
 }
 
+/// Element `i` of the `bits`-wide elements packed in `v` (`dp4a`, `dp2a`).
+#[inline]
+fn lane_field(v: u64, bits: u32, i: u32, signed: bool) -> i64 {
+    norm(v >> (bits * i), bits, signed) as i64
+}
+
 /// Operand width in bits for `ty` (`Pred` is 1 bit; `b128` is not an
 /// arithmetic type and is treated as 64 bits).
 #[inline]
@@ -298,37 +304,14 @@ pub fn eval_int(op: IntOp, ty: ScalarType, s: [u64; 4]) -> u64 {
         IntOp::Cnot => (zext(a, w) == 0) as u64,
         IntOp::Lop3(lut) => nrm(lop3(a, b, c, lut)),
         IntOp::Dp4a { b_signed } => {
-            let ext = |v: u64, i: u32, s: bool| {
-                let byte = (v >> (8 * i)) & 0xFF;
-                if s {
-                    sext(byte, 8) as i64
-                } else {
-                    byte as i64
-                }
-            };
             let mut acc = c as i64;
             for i in 0..4 {
-                acc = acc.wrapping_add(ext(a, i, sg) * ext(b, i, b_signed));
+                acc = acc.wrapping_add(lane_field(a, 8, i, sg) * lane_field(b, 8, i, b_signed));
             }
             norm(acc as u64, 32, sg || b_signed)
         }
         IntOp::Dp2a { hi, b_signed } => {
-            let half = |i: u32| {
-                let h = (a >> (16 * i)) & 0xFFFF;
-                if sg {
-                    sext(h, 16) as i64
-                } else {
-                    h as i64
-                }
-            };
-            let byte = |i: u32| {
-                let v = (b >> (8 * i)) & 0xFF;
-                if b_signed {
-                    sext(v, 8) as i64
-                } else {
-                    v as i64
-                }
-            };
+            let (half, byte) = (|i| lane_field(a, 16, i, sg), |i| lane_field(b, 8, i, b_signed));
             let base = if hi { 2 } else { 0 };
             let acc = (c as i64).wrapping_add(half(0) * byte(base)).wrapping_add(half(1) * byte(base + 1));
             norm(acc as u64, 32, sg || b_signed)
