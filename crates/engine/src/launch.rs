@@ -251,12 +251,12 @@ pub fn validate(kernel: &Kernel, params: &[u8], cfg: &LaunchConfig) -> Result<()
     if cfg.block[2] > 64 || cfg.grid[1] > 65535 || cfg.grid[2] > 65535 || cfg.grid[0] > i32::MAX as u32 {
         return Err(LaunchError::Config("launch dimensions exceed the hardware limits".into()));
     }
-    if let Some(r) = kernel.reqntid {
+    if let Some(r) = kernel.tuning.reqntid {
         if r != cfg.block {
             return Err(LaunchError::Config(format!("kernel requires a block of {r:?} (.reqntid), got {:?}", cfg.block)));
         }
     }
-    if let Some(m) = kernel.maxntid {
+    if let Some(m) = kernel.tuning.maxntid {
         let max = m.iter().map(|&d| d as u64).product::<u64>();
         if threads > max {
             return Err(LaunchError::Config(format!("kernel allows at most {max} threads per block (.maxntid)")));

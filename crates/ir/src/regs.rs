@@ -113,7 +113,7 @@ pub fn estimate_registers(kernel: &Kernel) -> RegisterEstimate {
         Some(span) => (span, METHOD),
         None => ((max_live + FALLBACK_OVERHEAD).saturating_sub(RESERVED), METHOD_FALLBACK),
     };
-    let cap = kernel.maxnreg.map_or(MAX_REGS, |m| m.clamp(1, MAX_REGS));
+    let cap = kernel.tuning.maxnreg.map_or(MAX_REGS, |m| m.clamp(1, MAX_REGS));
     let regs = (allocated + RESERVED).max(MIN_REGS).min(cap);
     RegisterEstimate { regs_per_thread: regs, max_live_32bit: max_live, allocated, peak_pc, method }
 }

@@ -422,10 +422,7 @@ fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str, lines: &LineInd
         shared_static_bytes: l.shared_bytes,
         dynamic_shared_offset,
         local_bytes: l.local_bytes,
-        reqntid: f.reqntid,
-        maxntid: f.maxntid,
-        minnctapersm: f.minnctapersm,
-        maxnreg: f.maxnreg,
+        tuning: f.tuning,
         declared_regs32: l.declared32,
     })
 }
