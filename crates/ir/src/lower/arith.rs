@@ -360,7 +360,7 @@ impl Lowerer<'_> {
         };
         let a = self.src(&ops[1], ty)?;
         let b = self.src(&ops[2], ty)?;
-        self.push(Op::Setp { cmp, ty, ftz: mods.ftz, p, q, a, b, combine }, guard, i.span, full);
+        self.push(Op::Setp(Setp { cmp, ty, ftz: mods.ftz, p, q, a, b, combine }), guard, i.span, full);
         Ok(())
     }
 

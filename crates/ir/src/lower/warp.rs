@@ -26,7 +26,7 @@ impl Lowerer<'_> {
                 let b = self.r32(&ops[2], ScalarType::B32)?;
                 let c = self.r32(&ops[3], ScalarType::B32)?;
                 let mask = self.r32(&ops[4], ScalarType::B32)?;
-                self.emit(at, guard, Op::Shfl { mode, d, p, a, b, c, mask });
+                self.emit(at, guard, Op::Shfl(Shfl { mode, d, p, a, b, c, mask }));
             }
             "vote" => {
                 let Some(mode) = mods.pick("all any uni ballot", [VoteMode::All, VoteMode::Any, VoteMode::Uni, VoteMode::Ballot]) else {
