@@ -17,6 +17,11 @@ use std::sync::Arc;
 use warpsim_engine::{BarrierEvent, MemAccessKind, Observer, WarpSyncEvent, WarpSyncKind};
 use warpsim_ir::Space;
 
+/// The lanes of `lanes` whose member mask (`masks[lane]`) is `mask`.
+fn lanes_with_mask(masks: &[u32], lanes: u64, mask: u32) -> u64 {
+    warpsim_ir::set_bits(lanes).filter(|&l| masks[l] == mask).fold(0, |b, l| b | 1 << l)
+}
+
 /// The memories whose races the shadow cells track.
 #[derive(Copy, Clone)]
 enum RaceSpace {
@@ -377,18 +382,7 @@ impl Checker {
             }
             if let Some((l, j)) = pair {
                 let (ml, mj) = (e.masks[l], e.masks[j]);
-                let with = |mask: u32| {
-                    let mut b = 0u64;
-                    let mut m = exec;
-                    while m != 0 {
-                        let x = m.trailing_zeros() as usize;
-                        m &= m - 1;
-                        if e.masks[x] == mask {
-                            b |= 1 << x;
-                        }
-                    }
-                    b
-                };
+                let with = |mask: u32| lanes_with_mask(e.masks, exec, mask);
                 let (gl, gj) = (with(ml), with(mj));
                 self.diags.report((DiagKind::SyncMask, pc, 0, 2), || Diagnostic {
                     kind: DiagKind::SyncMask,
@@ -631,15 +625,7 @@ impl Observer for Checker {
             let mut rest = e.exec;
             while rest != 0 {
                 let m0 = e.masks[rest.trailing_zeros() as usize];
-                let mut group = 0u64;
-                let mut m = rest;
-                while m != 0 {
-                    let l = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    if e.masks[l] == m0 {
-                        group |= 1 << l;
-                    }
-                }
+                let group = lanes_with_mask(e.masks, rest, m0);
                 self.hb.warp_sync(warp, group, tau);
                 rest &= !group;
             }

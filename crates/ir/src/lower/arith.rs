@@ -192,23 +192,17 @@ impl Lowerer<'_> {
         };
         // Fast bitwise paths.
         if matches!(op, IntOp::And | IntOp::Or | IntOp::Xor) && (ty.bits() == 32 || ty.bits() == 64) {
-            if ty.bits() == 32 {
-                let f = match op {
-                    IntOp::And => Bin32::And,
-                    IntOp::Or => Bin32::Or,
-                    _ => Bin32::Xor,
-                };
-                let (d, [a, b]) = self.same_width_regs(ops, ty, false)?;
-                self.push(Op::Bin32 { f, d, a, b }, guard, span, full);
-            } else {
-                let f = match op {
-                    IntOp::And => Bin64::And,
-                    IntOp::Or => Bin64::Or,
-                    _ => Bin64::Xor,
-                };
-                let (d, [a, b]) = self.same_width_regs(ops, ty, true)?;
-                self.push(Op::Bin64 { f, d, a, b }, guard, span, full);
-            }
+            let wide = ty.bits() == 64;
+            let (d, [a, b]) = self.same_width_regs(ops, ty, wide)?;
+            let fast = match (op, wide) {
+                (IntOp::And, false) => Op::Bin32 { f: Bin32::And, d, a, b },
+                (IntOp::Or, false) => Op::Bin32 { f: Bin32::Or, d, a, b },
+                (_, false) => Op::Bin32 { f: Bin32::Xor, d, a, b },
+                (IntOp::And, true) => Op::Bin64 { f: Bin64::And, d, a, b },
+                (IntOp::Or, true) => Op::Bin64 { f: Bin64::Or, d, a, b },
+                (_, true) => Op::Bin64 { f: Bin64::Xor, d, a, b },
+            };
+            self.push(fast, guard, span, full);
             return Ok(());
         }
         let d = self.dst(&ops[0])?;
