@@ -17,6 +17,28 @@ use std::sync::Arc;
 use warpsim_engine::{BarrierEvent, MemAccessKind, Observer, WarpSyncEvent, WarpSyncKind};
 use warpsim_ir::Space;
 
+/// The lanes of `lanes` whose member mask (`masks[lane]`) is `mask`.
+fn lanes_with_mask(masks: &[u32], lanes: u64, mask: u32) -> u64 {
+    warpsim_ir::set_bits(lanes).filter(|&l| masks[l] == mask).fold(0, |b, l| b | 1 << l)
+}
+
+/// The memories whose races the shadow cells track.
+#[derive(Copy, Clone)]
+enum RaceSpace {
+    Shared,
+    Global,
+}
+use RaceSpace::{Global, Shared};
+
+impl RaceSpace {
+    fn name(self) -> &'static str {
+        match self {
+            Shared => "shared",
+            Global => "global",
+        }
+    }
+}
+
 /// How to check.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct CheckOptions {
@@ -215,36 +237,7 @@ impl Checker {
         if flags & F_ASYNC != 0 {
             return; // see F_ASYNC: its completion is not modelled, so neither are its races
         }
-        let atomic = kind == MemAccessKind::Atomic || flags & F_STRONG != 0;
-        let write = kind != MemAccessKind::Load;
-        let access = match kind {
-            MemAccessKind::Load => "read",
-            MemAccessKind::Store => "write",
-            MemAccessKind::Atomic => "atomic",
-        };
-        for word in (a >> 2)..=((end - 1) >> 2) {
-            let cur = Access {
-                block: self.block32,
-                tid: t as u16,
-                bits: byte_bits(a, end, word) | if atomic { ATOMIC } else { 0 } | if write { WRITE } else { 0 },
-                tau,
-                pc,
-            };
-            let cell = &mut self.shared[word as usize];
-            if write {
-                shadow::write(cell, cur, &self.hb, &mut self.shared_sets, &mut self.hits);
-            } else {
-                shadow::read(cell, cur, &self.hb, &mut self.shared_sets, &mut self.hits);
-            }
-            if !self.hits.is_empty() {
-                self.report_races("shared", word << 2, cur, access);
-            }
-        }
-        if flags & (F_ATOMIC | F_STRONG | F_VOLATILE) != 0 {
-            let rel = releases(kind, flags, self.fence_tau[t as usize]);
-            let acq = acquires(kind, flags);
-            sync_op(&mut self.hb, &mut self.shared_sync, a >> 2, t, tau, self.block32, acq, rel);
-        }
+        self.race_check(Shared, t, a, end, kind, flags, tau, pc);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -253,6 +246,13 @@ impl Checker {
             return;
         }
         let end = a.saturating_add(bytes as u64);
+        self.race_check(Global, t, a, end, kind, flags, tau, pc);
+    }
+
+    /// Checks `[a, end)` of shared or global memory for races with earlier
+    /// accesses, then records the access's synchronisation.
+    #[allow(clippy::too_many_arguments)]
+    fn race_check(&mut self, mem: RaceSpace, t: u32, a: u64, end: u64, kind: MemAccessKind, flags: u16, tau: u32, pc: u32) {
         let atomic = kind == MemAccessKind::Atomic || flags & F_STRONG != 0;
         let write = kind != MemAccessKind::Load;
         let access = match kind {
@@ -268,20 +268,27 @@ impl Checker {
                 tau,
                 pc,
             };
-            let cell = self.global.cell(word);
+            let (cell, sets) = match mem {
+                Shared => (&mut self.shared[word as usize], &mut self.shared_sets),
+                Global => (self.global.cell(word), &mut self.global_sets),
+            };
             if write {
-                shadow::write(cell, cur, &self.hb, &mut self.global_sets, &mut self.hits);
+                shadow::write(cell, cur, &self.hb, sets, &mut self.hits);
             } else {
-                shadow::read(cell, cur, &self.hb, &mut self.global_sets, &mut self.hits);
+                shadow::read(cell, cur, &self.hb, sets, &mut self.hits);
             }
             if !self.hits.is_empty() {
-                self.report_races("global", word << 2, cur, access);
+                self.report_races(mem.name(), word << 2, cur, access);
             }
         }
         if flags & (F_ATOMIC | F_STRONG | F_VOLATILE) != 0 {
             let rel = releases(kind, flags, self.fence_tau[t as usize]);
             let acq = acquires(kind, flags);
-            sync_op(&mut self.hb, &mut self.global_sync, a >> 2, t, tau, self.block32, acq, rel);
+            let sync = match mem {
+                Shared => &mut self.shared_sync,
+                Global => &mut self.global_sync,
+            };
+            sync_op(&mut self.hb, sync, a >> 2, t, tau, self.block32, acq, rel);
         }
     }
 
@@ -375,18 +382,7 @@ impl Checker {
             }
             if let Some((l, j)) = pair {
                 let (ml, mj) = (e.masks[l], e.masks[j]);
-                let with = |mask: u32| {
-                    let mut b = 0u64;
-                    let mut m = exec;
-                    while m != 0 {
-                        let x = m.trailing_zeros() as usize;
-                        m &= m - 1;
-                        if e.masks[x] == mask {
-                            b |= 1 << x;
-                        }
-                    }
-                    b
-                };
+                let with = |mask: u32| lanes_with_mask(e.masks, exec, mask);
                 let (gl, gj) = (with(ml), with(mj));
                 self.diags.report((DiagKind::SyncMask, pc, 0, 2), || Diagnostic {
                     kind: DiagKind::SyncMask,
@@ -629,15 +625,7 @@ impl Observer for Checker {
             let mut rest = e.exec;
             while rest != 0 {
                 let m0 = e.masks[rest.trailing_zeros() as usize];
-                let mut group = 0u64;
-                let mut m = rest;
-                while m != 0 {
-                    let l = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    if e.masks[l] == m0 {
-                        group |= 1 << l;
-                    }
-                }
+                let group = lanes_with_mask(e.masks, rest, m0);
                 self.hb.warp_sync(warp, group, tau);
                 rest &= !group;
             }

@@ -51,15 +51,7 @@ pub struct Arrival {
 /// The threads (slots) of `lanes` of warp `warp`.
 fn threads(warp: u32, lanes: u64, w: usize) -> impl Iterator<Item = usize> {
     let base = warp as usize * w;
-    let mut m = lanes;
-    std::iter::from_fn(move || {
-        if m == 0 {
-            return None;
-        }
-        let l = m.trailing_zeros() as usize;
-        m &= m - 1;
-        Some(base + l)
-    })
+    warpsim_ir::set_bits(lanes).map(move |l| base + l)
 }
 
 impl Hb {

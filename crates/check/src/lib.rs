@@ -37,11 +37,10 @@ mod shadow;
 pub use checker::{CheckOptions, Checker};
 pub use diag::{group_diagnostics, render, render_grouped, DiagGroup, DiagKind, Diagnostic, Site};
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use warpsim_engine::fault::FaultSpace;
 use warpsim_engine::{
-    launch_observed_partial, FaultKind, GlobalMemory, KernelFault, LaunchConfig, LaunchError, LaunchStats, MemAccessKind,
+    launch_observed_partial, FaultKind, GlobalMemory, KernelFault, LaunchArgs, LaunchConfig, LaunchError, LaunchStats, MemAccessKind,
 };
 use warpsim_ir::{Kernel, Program};
 
@@ -52,20 +51,12 @@ pub struct CheckReport {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Runs `kernel` with the checkers attached (blocks one after another).
-pub fn check_launch(
-    program: &Program,
-    kernel: &Kernel,
-    mem: &GlobalMemory,
-    globals: &HashMap<String, u64>,
-    params: &[u8],
-    cfg: &LaunchConfig,
-    opts: &CheckOptions,
-) -> CheckReport {
-    let cfg = LaunchConfig { serial: true, ..cfg.clone() };
-    let session = CheckSession::new(program, kernel, &cfg, mem, *opts);
+/// Runs a launch with the checkers attached (blocks one after another).
+pub fn check_launch(a: &LaunchArgs<'_>, opts: &CheckOptions) -> CheckReport {
+    let cfg = LaunchConfig { serial: true, ..a.cfg.clone() };
+    let session = CheckSession::new(a.program, a.kernel, &cfg, a.mem, *opts);
     let (result, checker) =
-        launch_observed_partial(program, kernel, mem, globals, params, &cfg, &|| session.checker(), &|a: &mut Checker, b| a.merge(b));
+        launch_observed_partial(&LaunchArgs { cfg: &cfg, ..*a }, &|| session.checker(), &|a: &mut Checker, b| a.merge(b));
     let diagnostics = session.finish(checker, result.as_ref().err());
     CheckReport { result, diagnostics }
 }

@@ -1,9 +1,8 @@
 //! Hand-written PTX for each happens-before edge and each checker, small
 //! enough to read: the edge present is silent, the edge missing is found.
 
-use std::collections::HashMap;
 use warpsim_check::{check_launch, CheckOptions, DiagKind, Diagnostic, Site};
-use warpsim_engine::{GlobalMemory, LaunchConfig};
+use warpsim_engine::{GlobalMemory, LaunchArgs, LaunchConfig};
 
 const HEADER: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
 
@@ -17,8 +16,9 @@ fn check(body: &str, block: u32, lockstep: bool) -> Vec<Diagnostic> {
     let globals = warpsim_engine::alloc_module_globals(&prog, &mut mem);
     let buf = mem.alloc("buf", 4096, None);
     let cfg = LaunchConfig { block: [block, 1, 1], ..Default::default() };
-    let _ = HashMap::<u8, u8>::new();
-    check_launch(&prog, k, &mem, &globals, &buf.to_le_bytes(), &cfg, &CheckOptions { lockstep }).diagnostics
+    let params = buf.to_le_bytes();
+    let args = LaunchArgs { program: &prog, kernel: k, mem: &mem, globals: &globals, params: &params, cfg: &cfg };
+    check_launch(&args, &CheckOptions { lockstep }).diagnostics
 }
 
 fn kinds(d: &[Diagnostic]) -> Vec<DiagKind> {

@@ -139,16 +139,22 @@ pub fn alloc_module_globals(program: &Program, mem: &mut GlobalMemory) -> HashMa
     addrs
 }
 
-/// Runs `kernel` with parameter bytes `params` (laid out as `kernel.params` says).
-pub fn launch(
-    program: &Program,
-    kernel: &Kernel,
-    mem: &GlobalMemory,
-    globals: &HashMap<String, u64>,
-    params: &[u8],
-    cfg: &LaunchConfig,
-) -> Result<LaunchStats, LaunchError> {
-    launch_observed(program, kernel, mem, globals, params, cfg, &|| NoObserver, &|_, _| {}).map(|(s, _)| s)
+/// What one launch runs: a kernel of `program` over device memory `mem`,
+/// with the module's variables at `globals`, parameter bytes `params` (laid
+/// out as `kernel.params` says) and the shape `cfg`.
+#[derive(Clone, Copy)]
+pub struct LaunchArgs<'a> {
+    pub program: &'a Program,
+    pub kernel: &'a Kernel,
+    pub mem: &'a GlobalMemory,
+    pub globals: &'a HashMap<String, u64>,
+    pub params: &'a [u8],
+    pub cfg: &'a LaunchConfig,
+}
+
+/// Runs a launch without observers.
+pub fn launch(a: &LaunchArgs<'_>) -> Result<LaunchStats, LaunchError> {
+    launch_observed_partial(a, &|| NoObserver, &|_, _| {}).0
 }
 
 /// [`launch`] with one observer per block, made by `make` and folded into one by `merge`.
@@ -163,23 +169,18 @@ pub fn launch_observed<O: Observer + Send>(
     make: &(dyn Fn() -> O + Sync),
     merge: &(dyn Fn(&mut O, O) + Sync),
 ) -> Result<(LaunchStats, O), LaunchError> {
-    let (r, obs) = launch_observed_partial(program, kernel, mem, globals, params, cfg, make, merge);
+    let (r, obs) = launch_observed_partial(&LaunchArgs { program, kernel, mem, globals, params, cfg }, make, merge);
     r.map(|s| (s, obs))
 }
 
 /// [`launch_observed`], which also returns the observer when the launch
 /// fails: what it saw up to the fault (a sanitizer reports it with the fault).
-#[allow(clippy::too_many_arguments)]
 pub fn launch_observed_partial<O: Observer + Send>(
-    program: &Program,
-    kernel: &Kernel,
-    mem: &GlobalMemory,
-    globals: &HashMap<String, u64>,
-    params: &[u8],
-    cfg: &LaunchConfig,
+    a: &LaunchArgs<'_>,
     make: &(dyn Fn() -> O + Sync),
     merge: &(dyn Fn(&mut O, O) + Sync),
 ) -> (Result<LaunchStats, LaunchError>, O) {
+    let LaunchArgs { program, kernel, mem, globals, params, cfg } = *a;
     if let Err(e) = validate(kernel, params, cfg) {
         return (Err(e), make());
     }
@@ -251,12 +252,12 @@ pub fn validate(kernel: &Kernel, params: &[u8], cfg: &LaunchConfig) -> Result<()
     if cfg.block[2] > 64 || cfg.grid[1] > 65535 || cfg.grid[2] > 65535 || cfg.grid[0] > i32::MAX as u32 {
         return Err(LaunchError::Config("launch dimensions exceed the hardware limits".into()));
     }
-    if let Some(r) = kernel.reqntid {
+    if let Some(r) = kernel.tuning.reqntid {
         if r != cfg.block {
             return Err(LaunchError::Config(format!("kernel requires a block of {r:?} (.reqntid), got {:?}", cfg.block)));
         }
     }
-    if let Some(m) = kernel.maxntid {
+    if let Some(m) = kernel.tuning.maxntid {
         let max = m.iter().map(|&d| d as u64).product::<u64>();
         if threads > max {
             return Err(LaunchError::Config(format!("kernel allows at most {max} threads per block (.maxntid)")));

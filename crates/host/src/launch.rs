@@ -5,7 +5,7 @@
 use crate::{Context, HostError, Kernel};
 use std::sync::Arc;
 use warpsim_check::{CheckOptions, CheckSession, Checker, Diagnostic};
-use warpsim_engine::{LaunchConfig, LaunchError, LaunchStats, NoObserver, Observer, Progress, Schedule};
+use warpsim_engine::{LaunchArgs, LaunchConfig, LaunchError, LaunchStats, NoObserver, Observer, Progress, Schedule};
 use warpsim_gpu::{GpuPreset, LaunchRequest};
 use warpsim_metrics::{LaunchMetrics, MetricsObserver};
 use warpsim_timing::{TimingGpu, TimingReport};
@@ -192,26 +192,20 @@ fn launch_inner(
     let metrics = |obs: MetricsObserver| LaunchMetrics::build(program, k, obs.per_pc, opts.warp_size, None);
     let merge_metrics = |a: &mut MetricsObserver, b| a.merge(b);
     let mut out = LaunchSummary::default();
+    let run = Run { kernel, dims, params, opts };
     if opts.check {
         let cfg = opts.config(dims);
         let session = CheckSession::new(program, k, &cfg, ctx.memory(), CheckOptions { lockstep: opts.lockstep });
         let (r, checker) = if opts.metrics {
-            let (r, (checker, m)) = observe(
-                ctx,
-                kernel,
-                dims,
-                params,
-                opts,
-                &|| (session.checker(), MetricsObserver::new(n)),
-                &|a: &mut (Checker, MetricsObserver), b| {
+            let (r, (checker, m)) =
+                observe(ctx, run, &|| (session.checker(), MetricsObserver::new(n)), &|a: &mut (Checker, MetricsObserver), b| {
                     a.0.merge(b.0);
                     a.1.merge(b.1);
-                },
-            );
+                });
             out.metrics = Some(metrics(m));
             (r, checker)
         } else {
-            observe(ctx, kernel, dims, params, opts, &|| session.checker(), &|a: &mut Checker, b| a.merge(b))
+            observe(ctx, run, &|| session.checker(), &|a: &mut Checker, b| a.merge(b))
         };
         let mut diagnostics = session.finish(checker, r.as_ref().err());
         if let Ok((stats, _)) = &r {
@@ -226,7 +220,7 @@ fn launch_inner(
         }
         out.diagnostics = Some(diagnostics);
     } else if opts.metrics {
-        let (r, m) = observe(ctx, kernel, dims, params, opts, &|| MetricsObserver::new(n), &merge_metrics);
+        let (r, m) = observe(ctx, run, &|| MetricsObserver::new(n), &merge_metrics);
         match r {
             Ok(st) => (out.stats, out.timing) = st,
             Err(e) => {
@@ -236,12 +230,22 @@ fn launch_inner(
         }
         out.metrics = Some(metrics(m));
     } else if opts.timing.is_some() {
-        (out.stats, out.timing) = observe(ctx, kernel, dims, params, opts, &|| NoObserver, &|_, _| {}).0?;
+        (out.stats, out.timing) = observe(ctx, run, &|| NoObserver, &|_, _| {}).0?;
     } else {
         let globals = ctx.load(kernel).clone();
-        out.stats = warpsim_engine::launch(program, k, ctx.memory(), &globals, params, &opts.config(dims))?;
+        let cfg = opts.config(dims);
+        out.stats = warpsim_engine::launch(&LaunchArgs { program, kernel: k, mem: ctx.memory(), globals: &globals, params, cfg: &cfg })?;
     }
     Ok(out)
+}
+
+/// One launch of [`launch`]: the kernel, its shape, parameter bytes and options.
+#[derive(Clone, Copy)]
+struct Run<'a> {
+    kernel: &'a Kernel,
+    dims: &'a Dims,
+    params: &'a [u8],
+    opts: &'a LaunchOptions,
 }
 
 /// One run with observer `O` (one per block, or per resident block slot on
@@ -250,13 +254,11 @@ fn launch_inner(
 /// Checked functional launches run their blocks one after another.
 fn observe<O: Observer + Send>(
     ctx: &mut Context,
-    kernel: &Kernel,
-    dims: &Dims,
-    params: &[u8],
-    opts: &LaunchOptions,
+    run: Run<'_>,
     make: &(dyn Fn() -> O + Sync),
     merge: &(dyn Fn(&mut O, O) + Sync),
 ) -> (Result<(LaunchStats, Option<TimingReport>), LaunchError>, O) {
+    let Run { kernel, dims, params, opts } = run;
     let globals = ctx.load(kernel).clone();
     let (program, k, mem) = (kernel.program(), kernel.ir(), ctx.memory());
     match &opts.timing {
@@ -283,7 +285,8 @@ fn observe<O: Observer + Send>(
         }
         None => {
             let cfg = LaunchConfig { serial: opts.serial || opts.check, ..opts.config(dims) };
-            let (r, o) = warpsim_engine::launch_observed_partial(program, k, mem, &globals, params, &cfg, make, merge);
+            let args = LaunchArgs { program, kernel: k, mem, globals: &globals, params, cfg: &cfg };
+            let (r, o) = warpsim_engine::launch_observed_partial(&args, make, merge);
             (r.map(|s| (s, None)), o)
         }
     }

@@ -23,6 +23,14 @@ fn run_with(ptx: &str, input: &[u8], out_len: usize, threads: u32) -> Vec<u8> {
     ctx.read_vec(out, out_len as u64, "out").unwrap()
 }
 
+/// Kernel `k(.param .u64 in, .param .u64 out)` with `in` in `a` and `out`
+/// in `b` (both `.u64`), declaring `regs`, running `body`.
+fn in_out(regs: &str, body: &str) -> String {
+    format!(
+        "\n.visible .entry k(.param .u64 in, .param .u64 out)\n{{\n    .reg .u64 a, b;\n    {regs}\n    ld.param.u64 a, [in];\n    ld.param.u64 b, [out];{body}\n    ret;\n}}"
+    )
+}
+
 fn run(ptx: &str, input: &[u8], out_len: usize) -> Vec<u8> {
     run_with(ptx, input, out_len, 1)
 }
@@ -130,13 +138,9 @@ fn function_scoped_globals() {
 // `bmsk.clamp` and `bmsk.wrap`.
 #[test]
 fn bmsk() {
-    let ptx = "
-.visible .entry k(.param .u64 in, .param .u64 out)
-{
-    .reg .u64 a, b;
-    .reg .u32 p, n, r;
-    ld.param.u64 a, [in];
-    ld.param.u64 b, [out];
+    let ptx = in_out(
+        ".reg .u32 p, n, r;",
+        "
     ld.global.u32 p, [a];
     ld.global.u32 n, [a+4];
     bmsk.clamp.b32 r, p, n;
@@ -144,10 +148,9 @@ fn bmsk() {
     bmsk.wrap.b32 r, p, n;
     st.global.u32 [b+4], r;
     bmsk.clamp.b32 r, 4, 40;
-    st.global.u32 [b+8], r;
-    ret;
-}";
-    let out = run(ptx, &bytes(&[36, 12]), 12);
+    st.global.u32 [b+8], r;",
+    );
+    let out = run(&ptx, &bytes(&[36, 12]), 12);
     assert_eq!(words(&out), [0, 0xFFF0, 0xFFFF_FFF0]);
 }
 
@@ -155,15 +158,9 @@ fn bmsk() {
 // forms): negative results become +0, out-of-range ones the largest finite.
 #[test]
 fn cvt_relu_and_satfinite() {
-    let ptx = "
-.visible .entry k(.param .u64 in, .param .u64 out)
-{
-    .reg .u64 a, b;
-    .reg .f32 x, y;
-    .reg .b32 r;
-    .reg .b16 h;
-    ld.param.u64 a, [in];
-    ld.param.u64 b, [out];
+    let ptx = in_out(
+        ".reg .f32 x, y; .reg .b32 r; .reg .b16 h;",
+        "
     ld.global.f32 x, [a];
     ld.global.f32 y, [a+4];
     cvt.rn.relu.f16x2.f32 r, x, y;
@@ -175,10 +172,9 @@ fn cvt_relu_and_satfinite() {
     cvt.rn.relu.f16.f32 h, x;
     st.global.b16 [b+12], h;
     cvt.rn.satfinite.f16.f32 h, y;
-    st.global.b16 [b+14], h;
-    ret;
-}";
-    let out = run(ptx, &bytes(&[(-1.0f32).to_bits(), 1e6f32.to_bits()]), 16);
+    st.global.b16 [b+14], h;",
+    );
+    let out = run(&ptx, &bytes(&[(-1.0f32).to_bits(), 1e6f32.to_bits()]), 16);
     assert_eq!(words(&out), [0x0000_7C00, 0x7BFF_BC00, 0x4974_0000, 0x7BFF_0000]);
 }
 
@@ -186,13 +182,9 @@ fn cvt_relu_and_satfinite() {
 // rest of the word from c.
 #[test]
 fn cvt_pack_saturating() {
-    let ptx = "
-.visible .entry k(.param .u64 in, .param .u64 out)
-{
-    .reg .u64 a, b;
-    .reg .b32 x, y, z, r;
-    ld.param.u64 a, [in];
-    ld.param.u64 b, [out];
+    let ptx = in_out(
+        ".reg .b32 x, y, z, r;",
+        "
     ld.global.b32 x, [a];
     ld.global.b32 y, [a+4];
     ld.global.b32 z, [a+8];
@@ -201,10 +193,9 @@ fn cvt_pack_saturating() {
     cvt.pack.sat.s8.s32.b32 r, y, x, z;
     st.global.b32 [b+4], r;
     cvt.pack.sat.s16.s32 r, x, y;
-    st.global.b32 [b+8], r;
-    ret;
-}";
-    let out = run(ptx, &bytes(&[300, (-5i32) as u32, 0x1234_5678]), 12);
+    st.global.b32 [b+8], r;",
+    );
+    let out = run(&ptx, &bytes(&[300, (-5i32) as u32, 0x1234_5678]), 12);
     assert_eq!(words(&out), [0x5678_FF00, 0x5678_FB7F, 0x012C_FFFB]);
 }
 
@@ -212,15 +203,9 @@ fn cvt_pack_saturating() {
 // even, saturating), and back to f16x2 (exact).
 #[test]
 fn fp8_conversions() {
-    let ptx = "
-.visible .entry k(.param .u64 in, .param .u64 out)
-{
-    .reg .u64 a, b;
-    .reg .f32 x, y;
-    .reg .b16 h;
-    .reg .b32 r;
-    ld.param.u64 a, [in];
-    ld.param.u64 b, [out];
+    let ptx = in_out(
+        ".reg .f32 x, y; .reg .b16 h; .reg .b32 r;",
+        "
     ld.global.f32 x, [a];
     ld.global.f32 y, [a+4];
     cvt.rn.satfinite.e4m3x2.f32 h, x, y;
@@ -233,11 +218,10 @@ fn fp8_conversions() {
     st.global.b32 [b+8], r;
     mov.b32 r, 0x3C00C000;
     cvt.rn.satfinite.e5m2x2.f16x2 h, r;
-    st.global.b16 [b+12], h;
-    ret;
-}";
+    st.global.b16 [b+12], h;",
+    );
     // 1.1875 ties to 1.25 in e4m3 (0x3A); -600 saturates to -448 (0xFE).
-    let out = run(ptx, &bytes(&[1.1875f32.to_bits(), (-600f32).to_bits()]), 16);
+    let out = run(&ptx, &bytes(&[1.1875f32.to_bits(), (-600f32).to_bits()]), 16);
     assert_eq!(words(&out), [0x003D_3AFE, 0x3D00_DF00, 0x3C00_0000, 0x3CC0]);
 }
 
@@ -246,18 +230,13 @@ fn fp8_conversions() {
 // place; beyond the page it faults.
 #[test]
 fn past_the_end_within_the_page() {
-    let ptx = "
-.visible .entry k(.param .u64 in, .param .u64 out)
-{
-    .reg .u64 a, b;
-    .reg .u32 x;
-    ld.param.u64 a, [in];
-    ld.param.u64 b, [out];
+    let ptx = in_out(
+        ".reg .u32 x;",
+        "
     st.global.u32 [a+4], 77;
     ld.global.u32 x, [a+4];
-    st.global.u32 [b], x;
-    ret;
-}";
+    st.global.u32 [b], x;",
+    );
     let mut module = Module::from_ptx("t.ptx", format!("{HEAD}{ptx}"));
     let kernel = module.kernel("k").unwrap();
     let mut ctx = Context::new();

@@ -127,6 +127,25 @@ fn dominators(root: usize, fwd: &[Vec<usize>], back: &[Vec<usize>]) -> Vec<usize
     idom
 }
 
+/// `leader[pc]`: a basic block starts at `pc` (index `code.len()` stands for
+/// the exit).
+pub fn block_leaders(code: &[Inst]) -> Vec<bool> {
+    let n = code.len();
+    let mut leader = vec![false; n + 1];
+    leader[0] = true;
+    for pc in 0..n {
+        if code[pc].op.is_branch() {
+            leader[pc + 1] = true;
+            for s in successors(code, pc) {
+                if s <= n {
+                    leader[s] = true;
+                }
+            }
+        }
+    }
+    leader
+}
+
 /// Immediate post-dominator of every instruction, as a pc (`NO_RECONV` when
 /// only exit post-dominates it).
 pub fn immediate_post_dominators(code: &[Inst]) -> Vec<Pc> {
@@ -135,16 +154,7 @@ pub fn immediate_post_dominators(code: &[Inst]) -> Vec<Pc> {
         return Vec::new();
     }
     // Basic blocks.
-    let mut leader = vec![false; n + 1];
-    leader[0] = true;
-    for pc in 0..n {
-        if code[pc].op.is_branch() {
-            leader[pc + 1] = true;
-            for s in successors(code, pc) {
-                leader[s] = true;
-            }
-        }
-    }
+    let leader = block_leaders(code);
     let mut block_of = vec![0usize; n];
     let mut starts = Vec::new();
     for pc in 0..n {

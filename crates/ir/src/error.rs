@@ -1,24 +1,9 @@
 //! Lowering errors, rendered with the PTX line and a caret.
 
-use warpsim_ptx::{SourcePos, Span};
-
-#[derive(Clone, Debug, thiserror::Error)]
-#[error("{rendered}")]
-pub struct LowerError {
-    pub message: String,
-    pub file: String,
-    pub pos: SourcePos,
-    rendered: String,
-}
-
-impl LowerError {
-    pub fn new(file: &str, src: &str, span: Span, message: impl Into<String>) -> Self {
-        let message = message.into();
-        let pos = SourcePos::locate(src, span);
-        let rendered = pos.render(file, &format!("error: {message}"));
-        LowerError { message, file: file.to_string(), pos, rendered }
-    }
-}
+warpsim_ptx::diagnostic_error!(
+    /// An instruction or declaration the lowering rejects.
+    LowerError
+);
 
 #[derive(Debug, thiserror::Error)]
 pub enum FrontEndError {

@@ -68,6 +68,32 @@ pub struct Guard {
     pub negate: bool,
 }
 
+/// `setp.cmp[.bool].ty p[|q], a, b[, c]`: `combine` is the `.bool` op with
+/// `c` (and whether `c` is negated).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Setp {
+    pub cmp: CmpOp,
+    pub ty: ScalarType,
+    pub ftz: bool,
+    pub p: u32,
+    pub q: Option<u32>,
+    pub a: RegRef,
+    pub b: RegRef,
+    pub combine: Option<(BoolOp, u32, bool)>,
+}
+
+/// `shfl.sync.mode.b32 d[|p], a, b, c, membermask` (32-bit register slots).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Shfl {
+    pub mode: ShflMode,
+    pub d: u32,
+    pub p: Option<u32>,
+    pub a: u32,
+    pub b: u32,
+    pub c: u32,
+    pub mask: u32,
+}
+
 /// Fast 32-bit binary operations (full-width, no modifiers).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Bin32 {
@@ -264,17 +290,7 @@ pub enum Op {
         d: RegRef,
         s: [RegRef; 3],
     },
-    /// `setp.cmp[.bool].ty p[|q], a, b[, c]`.
-    Setp {
-        cmp: CmpOp,
-        ty: ScalarType,
-        ftz: bool,
-        p: u32,
-        q: Option<u32>,
-        a: RegRef,
-        b: RegRef,
-        combine: Option<(BoolOp, u32, bool)>,
-    },
+    Setp(Setp),
     /// `set.cmp[.bool].dtype.stype d, a, b[, c]`: all ones (or 1.0f) when true.
     Set {
         cmp: CmpOp,
@@ -429,15 +445,7 @@ pub enum Op {
     BarWarpSync {
         mask: RegRef,
     },
-    Shfl {
-        mode: ShflMode,
-        d: u32,
-        p: Option<u32>,
-        a: u32,
-        b: u32,
-        c: u32,
-        mask: u32,
-    },
+    Shfl(Shfl),
     Vote {
         mode: VoteMode,
         d: RegRef,

@@ -78,10 +78,8 @@ pub struct Kernel {
     pub dynamic_shared_offset: u32,
     /// Per-thread local memory (`.local` variables and call parameters).
     pub local_bytes: u32,
-    pub reqntid: Option<[u32; 3]>,
-    pub maxntid: Option<[u32; 3]>,
-    pub minnctapersm: Option<u32>,
-    pub maxnreg: Option<u32>,
+    /// `.reqntid`, `.maxntid`, `.minnctapersm`, `.maxnreg` as written.
+    pub tuning: warpsim_ptx::Tuning,
     /// Registers declared in PTX (not counting constants), a lower bound on ptxas' allocation.
     pub declared_regs32: u32,
 }

@@ -55,3 +55,16 @@ pub fn compile_kernel_resolved(file: &str, src: &str, name: &str) -> Result<(Pro
         }
     }
 }
+
+/// Iterates over the bits set in `mask` (lanes, threads, set members), lowest first.
+#[inline(always)]
+pub fn set_bits(mut mask: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if mask == 0 {
+            return None;
+        }
+        let l = mask.trailing_zeros() as usize;
+        mask &= mask - 1;
+        Some(l)
+    })
+}

@@ -11,7 +11,7 @@
 //! beside the op in [`InstMeta`], recorded at lowering, so that nobody
 //! re-parses opcode text downstream.
 
-use crate::inst::{Addr, BarKind, BarRed, Bin32, Bin64, CarryKind, Inst, Op, Pc, RegRef, Space, Tern32};
+use crate::inst::{Addr, BarKind, BarRed, Bin32, Bin64, CarryKind, Inst, Op, Pc, RegRef, Setp, Shfl, Space, Tern32};
 use crate::mma::{BulkDir, MbarKind, MmaOp, SyncKind, WgmmaA};
 use warpsim_numerics::float::FloatOp;
 use warpsim_numerics::int::IntOp;
@@ -37,6 +37,12 @@ fn reads<F: FnMut(RegRole, RegRef)>(f: &mut F, rs: &[RegRef]) {
     rs.iter().for_each(|&r| f(RegRole::Read, r));
 }
 
+/// Reads `rs`, then writes `d`: most ops.
+fn rw<F: FnMut(RegRole, RegRef)>(f: &mut F, rs: &[RegRef], d: RegRef) {
+    reads(f, rs);
+    f(RegRole::Write, d);
+}
+
 fn writes<F: FnMut(RegRole, RegRef)>(f: &mut F, rs: &[RegRef]) {
     rs.iter().for_each(|&r| f(RegRole::Write, r));
 }
@@ -52,50 +58,15 @@ impl Op {
         let pr = RegRef::pred;
         match self {
             Op::Nop | Op::Fence | Op::Exit | Op::Trap | Op::Bra { .. } | Op::AssertFail { .. } | Op::Printf { .. } => {}
-            Op::Mov { d, a } => {
-                f(R, *a);
-                f(W, *d);
-            }
-            Op::Bin32 { d, a, b, .. } => {
-                f(R, r32(*a));
-                f(R, r32(*b));
-                f(W, r32(*d));
-            }
-            Op::Bin64 { d, a, b, .. } => {
-                f(R, r64(*a));
-                f(R, r64(*b));
-                f(W, r64(*d));
-            }
-            Op::Tern32 { d, a, b, c, .. } => {
-                for s in [a, b, c] {
-                    f(R, r32(*s));
-                }
-                f(W, r32(*d));
-            }
-            Op::FmaF64 { d, a, b, c } => {
-                for s in [a, b, c] {
-                    f(R, r64(*s));
-                }
-                f(W, r64(*d));
-            }
-            Op::Shift64 { d, a, b, .. } => {
-                f(R, r64(*a));
-                f(R, r32(*b));
-                f(W, r64(*d));
-            }
-            Op::MulWide32 { d, a, b, .. } => {
-                f(R, r32(*a));
-                f(R, r32(*b));
-                f(W, r64(*d));
-            }
-            Op::Extend32To64 { d, a, .. } => {
-                f(R, r32(*a));
-                f(W, r64(*d));
-            }
-            Op::Trunc64To32 { d, a } => {
-                f(R, r64(*a));
-                f(W, r32(*d));
-            }
+            Op::Mov { d, a } => rw(&mut f, &[*a], *d),
+            Op::Bin32 { d, a, b, .. } => rw(&mut f, &[r32(*a), r32(*b)], r32(*d)),
+            Op::Bin64 { d, a, b, .. } => rw(&mut f, &[r64(*a), r64(*b)], r64(*d)),
+            Op::Tern32 { d, a, b, c, .. } => rw(&mut f, &[r32(*a), r32(*b), r32(*c)], r32(*d)),
+            Op::FmaF64 { d, a, b, c } => rw(&mut f, &[r64(*a), r64(*b), r64(*c)], r64(*d)),
+            Op::Shift64 { d, a, b, .. } => rw(&mut f, &[r64(*a), r32(*b)], r64(*d)),
+            Op::MulWide32 { d, a, b, .. } => rw(&mut f, &[r32(*a), r32(*b)], r64(*d)),
+            Op::Extend32To64 { d, a, .. } => rw(&mut f, &[r32(*a)], r64(*d)),
+            Op::Trunc64To32 { d, a } => rw(&mut f, &[r64(*a)], r32(*d)),
             Op::Int { d, s, .. } => {
                 s.iter().for_each(|&s| f(R, s));
                 f(W, *d);
@@ -114,7 +85,7 @@ impl Op {
                 s.iter().for_each(|&s| f(R, s));
                 f(W, *d);
             }
-            Op::Setp { p, q, a, b, combine, .. } => {
+            Op::Setp(Setp { p, q, a, b, combine, .. }) => {
                 f(R, *a);
                 f(R, *b);
                 if let Some((_, c, _)) = combine {
@@ -133,40 +104,13 @@ impl Op {
                 }
                 f(W, *d);
             }
-            Op::Selp { d, a, b, c, .. } => {
-                f(R, *a);
-                f(R, *b);
-                f(R, pr(*c));
-                f(W, *d);
-            }
-            Op::Slct { d, a, b, c, .. } => {
-                f(R, *a);
-                f(R, *b);
-                f(R, *c);
-                f(W, *d);
-            }
-            Op::Testp { p, a, .. } => {
-                f(R, *a);
-                f(W, pr(*p));
-            }
-            Op::PredLogic { d, a, b, .. } => {
-                f(R, pr(*a));
-                f(R, pr(*b));
-                f(W, pr(*d));
-            }
-            Op::Cvt { d, a, .. } | Op::Cvta { d, a, .. } => {
-                f(R, *a);
-                f(W, *d);
-            }
-            Op::CvtPack { d, a, b, .. } | Op::CvtToF8x2 { d, a, b, .. } => {
-                f(R, r32(*a));
-                f(R, r32(*b));
-                f(W, r32(*d));
-            }
-            Op::CvtF8x2ToF16x2 { d, a, .. } => {
-                f(R, r32(*a));
-                f(W, r32(*d));
-            }
+            Op::Selp { d, a, b, c, .. } => rw(&mut f, &[*a, *b, pr(*c)], *d),
+            Op::Slct { d, a, b, c, .. } => rw(&mut f, &[*a, *b, *c], *d),
+            Op::Testp { p, a, .. } => rw(&mut f, &[*a], pr(*p)),
+            Op::PredLogic { d, a, b, .. } => rw(&mut f, &[pr(*a), pr(*b)], pr(*d)),
+            Op::Cvt { d, a, .. } | Op::Cvta { d, a, .. } => rw(&mut f, &[*a], *d),
+            Op::CvtPack { d, a, b, .. } | Op::CvtToF8x2 { d, a, b, .. } => rw(&mut f, &[r32(*a), r32(*b)], r32(*d)),
+            Op::CvtF8x2ToF16x2 { d, a, .. } => rw(&mut f, &[r32(*a)], r32(*d)),
             Op::Pack { d, parts, n, .. } => {
                 parts[..(*n as usize).min(4)].iter().for_each(|&s| f(R, s));
                 f(W, *d);
@@ -206,7 +150,7 @@ impl Op {
                 }
             }
             Op::BarWarpSync { mask } => f(R, *mask),
-            Op::Shfl { d, p, a, b, c, mask, .. } => {
+            Op::Shfl(Shfl { d, p, a, b, c, mask, .. }) => {
                 for s in [a, b, c, mask] {
                     f(R, r32(*s));
                 }
@@ -215,11 +159,7 @@ impl Op {
                     f(W, pr(*p));
                 }
             }
-            Op::Vote { d, a, mask, .. } => {
-                f(R, pr(*a));
-                f(R, r32(*mask));
-                f(W, *d);
-            }
+            Op::Vote { d, a, mask, .. } => rw(&mut f, &[pr(*a), r32(*mask)], *d),
             Op::Match { d, p, a, mask, .. } => {
                 f(R, *a);
                 f(R, r32(*mask));
@@ -229,11 +169,7 @@ impl Op {
                 }
             }
             Op::Activemask { d } => f(W, r32(*d)),
-            Op::Redux { d, a, mask, .. } => {
-                f(R, r32(*a));
-                f(R, r32(*mask));
-                f(W, r32(*d));
-            }
+            Op::Redux { d, a, mask, .. } => rw(&mut f, &[r32(*a), r32(*mask)], r32(*d)),
             Op::ElectSync { d, p, mask } => {
                 f(R, r32(*mask));
                 if let Some(d) = d {
@@ -278,7 +214,7 @@ impl Inst {
 impl MmaOp {
     /// Registers read and written (reads first), as [`Op::visit_regs`].
     pub fn visit_regs(&self, mut f: impl FnMut(RegRole, RegRef)) {
-        use RegRole::{Read as R, Write as W};
+        use RegRole::Read as R;
         match self {
             MmaOp::Mma(m) => {
                 reads(&mut f, &m.a);
@@ -304,10 +240,7 @@ impl MmaOp {
                 addr(&mut f, a);
                 reads(&mut f, s);
             }
-            MmaOp::MovMatrix { d, a } => {
-                f(R, *a);
-                f(W, *d);
-            }
+            MmaOp::MovMatrix { d, a } => rw(&mut f, &[*a], *d),
             MmaOp::CpAsync { dst, src, src_size, ignore_src, .. } => {
                 addr(&mut f, dst);
                 addr(&mut f, src);
@@ -327,17 +260,11 @@ impl MmaOp {
                         writes(&mut f, state.as_slice());
                     }
                     MbarKind::ExpectTx { tx } | MbarKind::CompleteTx { tx } => f(R, *tx),
-                    MbarKind::Wait { p, arg, .. } => {
-                        f(R, *arg);
-                        f(W, RegRef::pred(*p));
-                    }
+                    MbarKind::Wait { p, arg, .. } => rw(&mut f, &[*arg], RegRef::pred(*p)),
                     MbarKind::Inval => {}
                 }
             }
-            MmaOp::MbarPendingCount { d, state } => {
-                f(R, *state);
-                f(W, *d);
-            }
+            MmaOp::MbarPendingCount { d, state } => rw(&mut f, &[*state], *d),
             MmaOp::Bulk { dst, src, size, mbar, .. } => {
                 addr(&mut f, dst);
                 addr(&mut f, src);
@@ -650,7 +577,9 @@ impl Op {
                 })
             },
             Op::Float { op, ty, .. } => of(float_class(*op, *ty)),
-            Op::Setp { ty, .. } => OpFacts { uniform_capable: is_int_ty(*ty), ..of(if *ty == ScalarType::F64 { L::Fp64 } else { L::Alu }) },
+            Op::Setp(Setp { ty, .. }) => {
+                OpFacts { uniform_capable: is_int_ty(*ty), ..of(if *ty == ScalarType::F64 { L::Fp64 } else { L::Alu }) }
+            }
             Op::Set { ty, dty, .. } => {
                 OpFacts { uniform_capable: is_int_ty(*ty) && is_int_ty(*dty), ..of(if *ty == ScalarType::F64 { L::Fp64 } else { L::Alu }) }
             }
@@ -673,7 +602,7 @@ impl Op {
             Op::Printf { .. } => of(L::Alu),
             Op::Bar { .. } => of(L::Barrier),
             Op::BarWarpSync { .. } => OpFacts::collective(L::Alu, Collective::WarpSync),
-            Op::Shfl { .. } => OpFacts::collective(L::Shfl, Collective::Shuffle),
+            Op::Shfl(_) => OpFacts::collective(L::Shfl, Collective::Shuffle),
             Op::Redux { .. } => OpFacts::collective(L::Shfl, Collective::Vote),
             Op::Match { .. } => OpFacts::collective(L::Match, Collective::Vote),
             Op::Vote { .. } | Op::Activemask { .. } | Op::ElectSync { .. } => OpFacts::collective(L::Vote, Collective::Vote),

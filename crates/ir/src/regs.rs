@@ -113,7 +113,7 @@ pub fn estimate_registers(kernel: &Kernel) -> RegisterEstimate {
         Some(span) => (span, METHOD),
         None => ((max_live + FALLBACK_OVERHEAD).saturating_sub(RESERVED), METHOD_FALLBACK),
     };
-    let cap = kernel.maxnreg.map_or(MAX_REGS, |m| m.clamp(1, MAX_REGS));
+    let cap = kernel.tuning.maxnreg.map_or(MAX_REGS, |m| m.clamp(1, MAX_REGS));
     let regs = (allocated + RESERVED).max(MIN_REGS).min(cap);
     RegisterEstimate { regs_per_thread: regs, max_live_32bit: max_live, allocated, peak_pc, method }
 }
@@ -168,17 +168,7 @@ impl BitSet {
         }
     }
     fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0.iter().enumerate().flat_map(|(w, &bits)| {
-            let mut b = bits;
-            std::iter::from_fn(move || {
-                if b == 0 {
-                    return None;
-                }
-                let t = b.trailing_zeros() as usize;
-                b &= b - 1;
-                Some(w * 64 + t)
-            })
-        })
+        self.0.iter().enumerate().flat_map(|(w, &bits)| crate::set_bits(bits).map(move |t| w * 64 + t))
     }
 }
 
@@ -392,18 +382,7 @@ impl<'k> Analysis<'k> {
     fn blocks(&self) -> (Vec<(usize, usize)>, Vec<Vec<usize>>) {
         let code = &self.kernel.code;
         let n = code.len();
-        let mut leader = vec![false; n + 1];
-        leader[0] = true;
-        for pc in 0..n {
-            if code[pc].op.is_branch() {
-                leader[pc + 1] = true;
-                for s in successors(code, pc) {
-                    if s <= n {
-                        leader[s] = true;
-                    }
-                }
-            }
-        }
+        let leader = crate::cfg::block_leaders(code);
         let starts: Vec<usize> = (0..n).filter(|&pc| leader[pc]).collect();
         let mut block_of = vec![0usize; n];
         let mut ranges = Vec::with_capacity(starts.len());

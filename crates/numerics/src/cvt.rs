@@ -17,7 +17,7 @@
 use rustc_apfloat::Round;
 
 use crate::fp::{self, Fmt};
-use crate::types::{sext, zext, FMode, Rounding, ScalarType};
+use crate::types::{norm, sext, zext, FMode, Rounding, ScalarType};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Kind {
@@ -70,7 +70,7 @@ pub fn cvt_with(dst: ScalarType, src: ScalarType, m: FMode, relu: bool, satfinit
             } else {
                 v
             };
-            norm_int(v as u64, db, ds)
+            norm(v as u64, db, ds)
         }
         (Kind::Int { bits: db, signed: ds }, Kind::Float(sf)) => float_to_int(db, ds, sf, m, bits),
         (Kind::Int { bits: db, signed: ds }, Kind::Tf32) => float_to_int(db, ds, Fmt::F32, m, bits),
@@ -136,15 +136,6 @@ fn int_range(bits: u32, signed: bool) -> (i128, i128) {
     }
 }
 
-#[inline]
-fn norm_int(v: u64, bits: u32, signed: bool) -> u64 {
-    if signed {
-        sext(v, bits)
-    } else {
-        zext(v, bits)
-    }
-}
-
 /// The integral rounding an `.rni`-style modifier asks for, if any.
 #[inline]
 fn integral(r: Option<Rounding>) -> Option<Round> {
@@ -163,7 +154,7 @@ fn float_to_int(db: u32, ds: bool, sf: Fmt, m: FMode, bits: u64) -> u64 {
     if sf.is_nan(x) {
         // ISA: 0, unless the source is f64 or the destination 64-bit, in
         // which case 1 << (bits(dst) - 1) (MININT, or MAXINT/2 + 1 unsigned).
-        return if sf == Fmt::F64 || db == 64 { norm_int(1u64 << (db.clamp(1, 64) - 1), db, ds) } else { 0 };
+        return if sf == Fmt::F64 || db == 64 { norm(1u64 << (db.clamp(1, 64) - 1), db, ds) } else { 0 };
     }
     let v = sf.to_f64(x);
     let r = match m.rnd {
@@ -176,7 +167,7 @@ fn float_to_int(db: u32, ds: bool, sf: Fmt, m: FMode, bits: u64) -> u64 {
     // `as i128` saturates (infinities included); then clamp to the destination.
     let (lo, hi) = int_range(db, ds);
     let i = (r as i128).clamp(lo, hi);
-    norm_int(i as u64, db, ds)
+    norm(i as u64, db, ds)
 }
 
 /// The NaN a float-to-float conversion produces, as the hardware does it:
@@ -324,6 +315,7 @@ fn tf32_from_f32(x: u64, m: FMode, satfinite: bool) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit::{rnd, ALL_TYPES};
     use proptest::prelude::*;
     use ScalarType::*;
 
@@ -513,33 +505,15 @@ mod tests {
         assert_eq!(cvt_pack_x2_with(F16x2, rn, true, true, -1.0, 1e9), 0x0000_7BFF);
     }
 
-    const ALL: [ScalarType; 21] =
-        [Pred, B8, B16, B32, B64, B128, U8, U16, U32, U64, S8, S16, S32, S64, F16, F16x2, BF16, BF16x2, TF32, F32, F64];
-
-    fn rnd() -> impl Strategy<Value = Option<Rounding>> {
-        prop::sample::select(vec![
-            None,
-            Some(Rounding::Rn),
-            Some(Rounding::Rz),
-            Some(Rounding::Rm),
-            Some(Rounding::Rp),
-            Some(Rounding::Rna),
-            Some(Rounding::Rni),
-            Some(Rounding::Rzi),
-            Some(Rounding::Rmi),
-            Some(Rounding::Rpi),
-        ])
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(20_000))]
 
         #[test]
-        fn never_panics(di in 0usize..21, si in 0usize..21, r in rnd(), ftz: bool, sat: bool, relu: bool,
+        fn never_panics(di in 0..ALL_TYPES.len(), si in 0..ALL_TYPES.len(), r in rnd(), ftz: bool, sat: bool, relu: bool,
                         satfinite: bool, x: u64, a: f32, b: f32) {
             let mode = FMode { rnd: r, ftz, sat };
-            let _ = cvt_with(ALL[di], ALL[si], mode, relu, satfinite, x);
-            let _ = cvt_pack_x2_with(ALL[di], mode, relu, satfinite, a, b);
+            let _ = cvt_with(ALL_TYPES[di], ALL_TYPES[si], mode, relu, satfinite, x);
+            let _ = cvt_pack_x2_with(ALL_TYPES[di], mode, relu, satfinite, a, b);
         }
 
         #[test]

@@ -22,78 +22,80 @@ use rustc_apfloat::Round;
 use crate::fp::{self, Arith, Fmt};
 use crate::types::{CmpOp, FMode, ScalarType};
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum FloatOp {
-    Add,
-    Sub,
-    Mul,
-    /// `fma` and `mad` with a rounding mode: a * b + c rounded once.
-    Fma,
-    /// `div.rn|rz|rm|rp` (IEEE), f32 and f64.
-    Div,
-    /// `div.approx.f32`: the ISA computes `a * (1/b)` with at most 2 ulp of
-    /// error for |b| in [2^-126, 2^126]; for 2^126 < |b| < 2^128 it returns
-    /// 0 (NaN when a is infinite). Here: correctly rounded a / b inside that
-    /// range, the ISA's values outside it.
-    DivApprox,
-    /// `div.full.f32`: at most 2 ulp of error in the ISA; correctly rounded here.
-    DivFull,
-    /// `rcp.rn|rz|rm|rp`.
-    Rcp,
-    /// `rcp.approx` (and `rcp.approx.ftz.f64`). f32: at most 1 ulp of error
-    /// in the ISA, correctly rounded here. f64: the ISA's coarse form, which
-    /// uses only the upper 32 bits of the operand and produces only the
-    /// upper 32 bits of the result (modelled as the truncated reciprocal of
-    /// the truncated operand, which matches the hardware on the recorded
-    /// vectors); subnormals are flushed.
-    RcpApprox,
-    Sqrt,
-    /// `sqrt.approx.f32`: relative error about 2^-23 in the ISA; correctly
-    /// rounded here.
-    SqrtApprox,
-    /// `rsqrt.approx`: f32 relative error 2^-22.9 in the ISA (here: 1/sqrt
-    /// rounded from f64); `rsqrt.approx.f64` (emulated in software on the
-    /// GPU) near correctly rounded here; `rsqrt.approx.ftz.f64` the ISA's
-    /// coarse form: `d[63:32] = 1/sqrt(a[63:32])`, `d[31:0] = 0`, NaN ->
-    /// `0x7fffffff00000000`, subnormals flushed (the upper word is truncated
-    /// here).
-    RsqrtApprox,
-    /// `sin.approx.f32`: the ISA bounds the absolute error by 2^-20.5 in
-    /// [-2pi, 2pi] and 2^-14.7 in [-100pi, 100pi] (best effort outside);
-    /// host `sin` here (the hardware's range reduction drifts for large
-    /// arguments).
-    SinApprox,
-    /// `cos.approx.f32`: error bounds as for `sin.approx`; host `cos` here.
-    CosApprox,
-    /// `lg2.approx.f32`: absolute error 2^-22 in (0.5, 2), relative error
-    /// 2^-22 elsewhere in the ISA; host `log2` here.
-    Lg2Approx,
-    /// `ex2.approx`: at most 2 ulp from the correctly rounded result (f32) in
-    /// the ISA; host `exp2` here, also for the f16/bf16 forms
-    /// (`ex2.approx.ftz.bf16` flushes subnormals).
-    Ex2Approx,
-    /// `tanh.approx`: relative error 2^-11 in the ISA, subnormals passed
-    /// through; host `tanh` here.
-    TanhApprox,
-    /// `abs`: clears the sign bit. A NaN operand gives the canonical NaN
-    /// (f16, bf16, f32) or itself quietened, sign unchanged (f64), as the
-    /// hardware does (the ISA leaves it unspecified).
-    Abs,
-    /// `neg`: flips the sign bit; NaN operands as for [`FloatOp::Abs`].
-    Neg,
-    /// `min`: the smaller operand, -0.0 below +0.0; one NaN operand gives
-    /// the other operand, two NaNs the canonical NaN (f64: operand b
-    /// quietened).
-    Min,
-    Max,
-    /// `min.NaN` / `max.NaN`: NaN if either input is NaN.
-    MinNan,
-    MaxNan,
-    /// `copysign`: the magnitude of b with the sign of a (PTX operand order).
-    Copysign,
-    /// `fma.rn.relu` (f16, bf16 and x2): fma, then negative results and
-    /// -0.0 become +0.0 (NaN stays the canonical NaN).
-    FmaRelu,
+enum_with_units! {
+    #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+    pub enum FloatOp {
+        Add,
+        Sub,
+        Mul,
+        /// `fma` and `mad` with a rounding mode: a * b + c rounded once.
+        Fma,
+        /// `div.rn|rz|rm|rp` (IEEE), f32 and f64.
+        Div,
+        /// `div.approx.f32`: the ISA computes `a * (1/b)` with at most 2 ulp of
+        /// error for |b| in [2^-126, 2^126]; for 2^126 < |b| < 2^128 it returns
+        /// 0 (NaN when a is infinite). Here: correctly rounded a / b inside that
+        /// range, the ISA's values outside it.
+        DivApprox,
+        /// `div.full.f32`: at most 2 ulp of error in the ISA; correctly rounded here.
+        DivFull,
+        /// `rcp.rn|rz|rm|rp`.
+        Rcp,
+        /// `rcp.approx` (and `rcp.approx.ftz.f64`). f32: at most 1 ulp of error
+        /// in the ISA, correctly rounded here. f64: the ISA's coarse form, which
+        /// uses only the upper 32 bits of the operand and produces only the
+        /// upper 32 bits of the result (modelled as the truncated reciprocal of
+        /// the truncated operand, which matches the hardware on the recorded
+        /// vectors); subnormals are flushed.
+        RcpApprox,
+        Sqrt,
+        /// `sqrt.approx.f32`: relative error about 2^-23 in the ISA; correctly
+        /// rounded here.
+        SqrtApprox,
+        /// `rsqrt.approx`: f32 relative error 2^-22.9 in the ISA (here: 1/sqrt
+        /// rounded from f64); `rsqrt.approx.f64` (emulated in software on the
+        /// GPU) near correctly rounded here; `rsqrt.approx.ftz.f64` the ISA's
+        /// coarse form: `d[63:32] = 1/sqrt(a[63:32])`, `d[31:0] = 0`, NaN ->
+        /// `0x7fffffff00000000`, subnormals flushed (the upper word is truncated
+        /// here).
+        RsqrtApprox,
+        /// `sin.approx.f32`: the ISA bounds the absolute error by 2^-20.5 in
+        /// [-2pi, 2pi] and 2^-14.7 in [-100pi, 100pi] (best effort outside);
+        /// host `sin` here (the hardware's range reduction drifts for large
+        /// arguments).
+        SinApprox,
+        /// `cos.approx.f32`: error bounds as for `sin.approx`; host `cos` here.
+        CosApprox,
+        /// `lg2.approx.f32`: absolute error 2^-22 in (0.5, 2), relative error
+        /// 2^-22 elsewhere in the ISA; host `log2` here.
+        Lg2Approx,
+        /// `ex2.approx`: at most 2 ulp from the correctly rounded result (f32) in
+        /// the ISA; host `exp2` here, also for the f16/bf16 forms
+        /// (`ex2.approx.ftz.bf16` flushes subnormals).
+        Ex2Approx,
+        /// `tanh.approx`: relative error 2^-11 in the ISA, subnormals passed
+        /// through; host `tanh` here.
+        TanhApprox,
+        /// `abs`: clears the sign bit. A NaN operand gives the canonical NaN
+        /// (f16, bf16, f32) or itself quietened, sign unchanged (f64), as the
+        /// hardware does (the ISA leaves it unspecified).
+        Abs,
+        /// `neg`: flips the sign bit; NaN operands as for [`FloatOp::Abs`].
+        Neg,
+        /// `min`: the smaller operand, -0.0 below +0.0; one NaN operand gives
+        /// the other operand, two NaNs the canonical NaN (f64: operand b
+        /// quietened).
+        Min,
+        Max,
+        /// `min.NaN` / `max.NaN`: NaN if either input is NaN.
+        MinNan,
+        MaxNan,
+        /// `copysign`: the magnitude of b with the sign of a (PTX operand order).
+        Copysign,
+        /// `fma.rn.relu` (f16, bf16 and x2): fma, then negative results and
+        /// -0.0 become +0.0 (NaN stays the canonical NaN).
+        FmaRelu,
+    }
 }
 
 /// Evaluates `op` on raw bit patterns of type `ty` (f16/bf16 in the low 16
@@ -239,39 +241,35 @@ fn arith(op: Arith, fmt: Fmt, m: FMode, ftz: bool, a: u64, b: u64, c: u64) -> u6
     }
 }
 
+/// `op` on host floats (f32 or f64), rounded to nearest even.
+macro_rules! host_rn {
+    ($op:expr, $x:expr, $y:expr, $z:expr) => {{
+        let (x, y, z) = ($x, $y, $z);
+        match $op {
+            Arith::Add => x + y,
+            Arith::Sub => x - y,
+            Arith::Mul => x * y,
+            Arith::Div => x / y,
+            Arith::Fma => x.mul_add(y, z),
+            Arith::Sqrt => x.sqrt(),
+        }
+    }};
+}
+
 /// Round-to-nearest fast paths on host floats. `None` sends the operation to
 /// the soft-float (f16/bf16 fma, and `.ftz` results at the normal boundary).
 #[inline]
 fn native_rn(op: Arith, fmt: Fmt, ftz: bool, a: u64, b: u64, c: u64) -> Option<u64> {
     match fmt {
         Fmt::F32 => {
-            let (x, y, z) = (f32::from_bits(a as u32), f32::from_bits(b as u32), f32::from_bits(c as u32));
-            let r = match op {
-                Arith::Add => x + y,
-                Arith::Sub => x - y,
-                Arith::Mul => x * y,
-                Arith::Div => x / y,
-                Arith::Fma => x.mul_add(y, z),
-                Arith::Sqrt => x.sqrt(),
-            };
+            let r = host_rn!(op, f32::from_bits(a as u32), f32::from_bits(b as u32), f32::from_bits(c as u32));
             let bits = r.to_bits() as u64;
             if ftz && r != 0.0 && r.abs() <= f32::MIN_POSITIVE {
                 return None;
             }
             Some(bits)
         }
-        Fmt::F64 => {
-            let (x, y, z) = (f64::from_bits(a), f64::from_bits(b), f64::from_bits(c));
-            let r = match op {
-                Arith::Add => x + y,
-                Arith::Sub => x - y,
-                Arith::Mul => x * y,
-                Arith::Div => x / y,
-                Arith::Fma => x.mul_add(y, z),
-                Arith::Sqrt => x.sqrt(),
-            };
-            Some(r.to_bits())
-        }
+        Fmt::F64 => Some(host_rn!(op, f64::from_bits(a), f64::from_bits(b), f64::from_bits(c)).to_bits()),
         Fmt::F16 | Fmt::BF16 => {
             // f32 carries 24 >= 2 * 11 + 2 bits, so rounding the f32 result of
             // +, -, *, / or sqrt once more to f16/bf16 is correctly rounded.
@@ -479,6 +477,7 @@ pub fn testp(class: TestpClass, ty: ScalarType, a: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit::{rnd, ALL_TYPES};
     use crate::types::Rounding;
     use proptest::prelude::*;
     use ScalarType::*;
@@ -802,50 +801,8 @@ mod tests {
 
     // ---------------------------------------------------------------- properties
 
-    fn rnd() -> impl Strategy<Value = Option<Rounding>> {
-        prop::sample::select(vec![
-            None,
-            Some(Rounding::Rn),
-            Some(Rounding::Rz),
-            Some(Rounding::Rm),
-            Some(Rounding::Rp),
-            Some(Rounding::Rna),
-            Some(Rounding::Rni),
-            Some(Rounding::Rzi),
-            Some(Rounding::Rmi),
-            Some(Rounding::Rpi),
-        ])
-    }
-
     fn any_op() -> impl Strategy<Value = FloatOp> {
-        use FloatOp::*;
-        prop::sample::select(vec![
-            Add,
-            Sub,
-            Mul,
-            Fma,
-            Div,
-            DivApprox,
-            DivFull,
-            Rcp,
-            RcpApprox,
-            Sqrt,
-            SqrtApprox,
-            RsqrtApprox,
-            SinApprox,
-            CosApprox,
-            Lg2Approx,
-            Ex2Approx,
-            TanhApprox,
-            Abs,
-            Neg,
-            Min,
-            Max,
-            MinNan,
-            MaxNan,
-            Copysign,
-            FmaRelu,
-        ])
+        prop::sample::select(FloatOp::UNIT)
     }
 
     fn any_f32() -> impl Strategy<Value = f32> {
@@ -866,16 +823,13 @@ mod tests {
         }
     }
 
-    const ALL: [ScalarType; 21] =
-        [Pred, B8, B16, B32, B64, B128, U8, U16, U32, U64, S8, S16, S32, S64, F16, F16x2, BF16, BF16x2, TF32, F32, F64];
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(20_000))]
 
         #[test]
-        fn never_panics(op in any_op(), ti in 0usize..21, r in rnd(), ftz: bool, sat: bool,
+        fn never_panics(op in any_op(), ti in 0..ALL_TYPES.len(), r in rnd(), ftz: bool, sat: bool,
                         s in prop::array::uniform3(any::<u64>()), c in 0usize..18) {
-            let ty = ALL[ti];
+            let ty = ALL_TYPES[ti];
             let _ = eval_float(op, ty, FMode { rnd: r, ftz, sat }, s);
             let cmp = [CmpOp::Eq, CmpOp::Ne, CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge, CmpOp::Lo, CmpOp::Ls,
                 CmpOp::Hi, CmpOp::Hs, CmpOp::Equ, CmpOp::Neu, CmpOp::Ltu, CmpOp::Leu, CmpOp::Gtu, CmpOp::Geu,

@@ -265,23 +265,14 @@ pub enum Arith {
 
 macro_rules! dispatch {
     ($fmt:expr, $F:ident => $body:expr) => {
+        dispatch!(@arms $fmt, $F => $body; F16 Half, BF16 BFloat, F32 Single, F64 Double)
+    };
+    (@arms $fmt:expr, $F:ident => $body:expr; $($fmt_name:ident $ty:ident),*) => {
         match $fmt {
-            Fmt::F16 => {
-                type $F = Half;
+            $(Fmt::$fmt_name => {
+                type $F = $ty;
                 $body
-            }
-            Fmt::BF16 => {
-                type $F = BFloat;
-                $body
-            }
-            Fmt::F32 => {
-                type $F = Single;
-                $body
-            }
-            Fmt::F64 => {
-                type $F = Double;
-                $body
-            }
+            })*
         }
     };
 }

@@ -1,96 +1,107 @@
 //! Integer and bitwise instructions (add .. dp2a), per the PTX ISA's
 //! "Integer Arithmetic" and "Logic and Shift" sections.
 
-use crate::types::{sext, zext, CmpOp, ScalarType};
+use crate::types::{norm, sext, zext, CmpOp, ScalarType};
 
-/// `prmt` selector modes (`.f4e .b4e .rc8 .ecl .ecr .rc16`, or the default).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum PrmtMode {
-    Default,
-    F4e,
-    B4e,
-    Rc8,
-    Ecl,
-    Ecr,
-    Rc16,
+enum_with_units! {
+    /// `prmt` selector modes (`.f4e .b4e .rc8 .ecl .ecr .rc16`, or the default).
+    #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+    pub enum PrmtMode {
+        Default,
+        F4e,
+        B4e,
+        Rc8,
+        Ecl,
+        Ecr,
+        Rc16,
+    }
 }
 
-/// One integer operation; the operand type comes separately as a [`ScalarType`].
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum IntOp {
-    Add,
-    Sub,
-    /// `add.sat.s32`: clamps to the s32 range.
-    AddSat,
-    SubSat,
-    MulLo,
-    MulHi,
-    /// `mul.wide`: the full product, twice the operand width.
-    MulWide,
-    MadLo,
-    MadHi,
-    /// `mad.hi.sat.s32`.
-    MadHiSat,
-    MadWide,
-    Mul24Lo,
-    Mul24Hi,
-    Mad24Lo,
-    Mad24Hi,
-    /// `mad24.hi.sat.s32`: bits 47..16 of the 48-bit product plus c, clamped
-    /// to the s32 range.
-    Mad24HiSat,
-    Sad,
-    Div,
-    Rem,
-    Abs,
-    Neg,
-    Min,
-    Max,
-    Popc,
-    Clz,
-    Bfind,
-    /// `bfind.shiftamt`.
-    BfindShiftAmt,
-    Brev,
-    Bfe,
-    Bfi,
-    /// `bmsk.clamp|wrap.b32 d, a, b`: `b` one bits from bit `a` (`.wrap`:
-    /// both taken mod 32; `.clamp`: clamped to 32, the mask cut at bit 31).
-    Bmsk {
-        wrap: bool,
-    },
-    /// `cvt.pack.sat.{u,s}{8,16}.s32{.b32} d, a, b{, c}`: a and b
-    /// saturated to `bits`, b in the low bits, a above it, then c's low
-    /// bits above both (none for 16-bit elements).
-    CvtPack {
-        bits: u8,
-        signed: bool,
-    },
-    Prmt(PrmtMode),
-    Shl,
-    Shr,
-    /// `shf.l` / `shf.r` (`.wrap` when `wrap`, else `.clamp`); operands a, b, c = lo, hi, shift.
-    ShfL {
-        wrap: bool,
-    },
-    ShfR {
-        wrap: bool,
-    },
-    And,
-    Or,
-    Xor,
-    Not,
-    Cnot,
-    Lop3(u8),
-    /// `dp4a.atype.btype`: `ty` is atype; `b_signed` gives btype.
-    Dp4a {
-        b_signed: bool,
-    },
-    /// `dp2a.lo|hi.atype.btype`.
-    Dp2a {
-        hi: bool,
-        b_signed: bool,
-    },
+enum_with_units! {
+    /// One integer operation; the operand type comes separately as a [`ScalarType`].
+    #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+    pub enum IntOp {
+        Add,
+        Sub,
+        /// `add.sat.s32`: clamps to the s32 range.
+        AddSat,
+        SubSat,
+        MulLo,
+        MulHi,
+        /// `mul.wide`: the full product, twice the operand width.
+        MulWide,
+        MadLo,
+        MadHi,
+        /// `mad.hi.sat.s32`.
+        MadHiSat,
+        MadWide,
+        Mul24Lo,
+        Mul24Hi,
+        Mad24Lo,
+        Mad24Hi,
+        /// `mad24.hi.sat.s32`: bits 47..16 of the 48-bit product plus c, clamped
+        /// to the s32 range.
+        Mad24HiSat,
+        Sad,
+        Div,
+        Rem,
+        Abs,
+        Neg,
+        Min,
+        Max,
+        Popc,
+        Clz,
+        Bfind,
+        /// `bfind.shiftamt`.
+        BfindShiftAmt,
+        Brev,
+        Bfe,
+        Bfi,
+        Shl,
+        Shr,
+        And,
+        Or,
+        Xor,
+        Not,
+        Cnot,
+        ;
+        /// `bmsk.clamp|wrap.b32 d, a, b`: `b` one bits from bit `a` (`.wrap`:
+        /// both taken mod 32; `.clamp`: clamped to 32, the mask cut at bit 31).
+        Bmsk {
+            wrap: bool,
+        },
+        /// `cvt.pack.sat.{u,s}{8,16}.s32{.b32} d, a, b{, c}`: a and b
+        /// saturated to `bits`, b in the low bits, a above it, then c's low
+        /// bits above both (none for 16-bit elements).
+        CvtPack {
+            bits: u8,
+            signed: bool,
+        },
+        Prmt(PrmtMode),
+        /// `shf.l` / `shf.r` (`.wrap` when `wrap`, else `.clamp`); operands a, b, c = lo, hi, shift.
+        ShfL {
+            wrap: bool,
+        },
+        ShfR {
+            wrap: bool,
+        },
+        Lop3(u8),
+        /// `dp4a.atype.btype`: `ty` is atype; `b_signed` gives btype.
+        Dp4a {
+            b_signed: bool,
+        },
+        /// `dp2a.lo|hi.atype.btype`.
+        Dp2a {
+            hi: bool,
+            b_signed: bool,
+        },
+    }
+}
+
+/// Element `i` of the `bits`-wide elements packed in `v` (`dp4a`, `dp2a`).
+#[inline]
+fn lane_field(v: u64, bits: u32, i: u32, signed: bool) -> i64 {
+    norm(v >> (bits * i), bits, signed) as i64
 }
 
 /// Operand width in bits for `ty` (`Pred` is 1 bit; `b128` is not an
@@ -98,16 +109,6 @@ pub enum IntOp {
 #[inline]
 fn width(ty: ScalarType) -> u32 {
     ty.bits().clamp(1, 64)
-}
-
-/// Normalises `v` to `bits`: sign-extended when `signed`, else zero-extended.
-#[inline]
-fn norm(v: u64, bits: u32, signed: bool) -> u64 {
-    if signed {
-        sext(v, bits)
-    } else {
-        zext(v, bits)
-    }
 }
 
 #[inline]
@@ -303,37 +304,14 @@ pub fn eval_int(op: IntOp, ty: ScalarType, s: [u64; 4]) -> u64 {
         IntOp::Cnot => (zext(a, w) == 0) as u64,
         IntOp::Lop3(lut) => nrm(lop3(a, b, c, lut)),
         IntOp::Dp4a { b_signed } => {
-            let ext = |v: u64, i: u32, s: bool| {
-                let byte = (v >> (8 * i)) & 0xFF;
-                if s {
-                    sext(byte, 8) as i64
-                } else {
-                    byte as i64
-                }
-            };
             let mut acc = c as i64;
             for i in 0..4 {
-                acc = acc.wrapping_add(ext(a, i, sg) * ext(b, i, b_signed));
+                acc = acc.wrapping_add(lane_field(a, 8, i, sg) * lane_field(b, 8, i, b_signed));
             }
             norm(acc as u64, 32, sg || b_signed)
         }
         IntOp::Dp2a { hi, b_signed } => {
-            let half = |i: u32| {
-                let h = (a >> (16 * i)) & 0xFFFF;
-                if sg {
-                    sext(h, 16) as i64
-                } else {
-                    h as i64
-                }
-            };
-            let byte = |i: u32| {
-                let v = (b >> (8 * i)) & 0xFF;
-                if b_signed {
-                    sext(v, 8) as i64
-                } else {
-                    v as i64
-                }
-            };
+            let (half, byte) = (|i| lane_field(a, 16, i, sg), |i| lane_field(b, 8, i, b_signed));
             let base = if hi { 2 } else { 0 };
             let acc = (c as i64).wrapping_add(half(0) * byte(base)).wrapping_add(half(1) * byte(base + 1));
             norm(acc as u64, 32, sg || b_signed)
@@ -505,6 +483,7 @@ pub fn compare_int(op: CmpOp, ty: ScalarType, a: u64, b: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit::ALL_TYPES;
     use proptest::prelude::*;
     use ScalarType::*;
 
@@ -802,59 +781,10 @@ mod tests {
         assert!(crate::compare(Gt, S32, false, 1, M32));
     }
 
-    const ALL_TYPES: [ScalarType; 21] =
-        [Pred, B8, B16, B32, B64, B128, U8, U16, U32, U64, S8, S16, S32, S64, F16, F16x2, BF16, BF16x2, TF32, F32, F64];
-
     fn any_op() -> impl Strategy<Value = IntOp> {
         use IntOp::*;
-        let simple = prop::sample::select(vec![
-            Add,
-            Sub,
-            AddSat,
-            SubSat,
-            MulLo,
-            MulHi,
-            MulWide,
-            MadLo,
-            MadHi,
-            MadHiSat,
-            MadWide,
-            Mul24Lo,
-            Mul24Hi,
-            Mad24Lo,
-            Mad24Hi,
-            Mad24HiSat,
-            Sad,
-            Div,
-            Rem,
-            Abs,
-            Neg,
-            Min,
-            Max,
-            Popc,
-            Clz,
-            Bfind,
-            BfindShiftAmt,
-            Brev,
-            Bfe,
-            Bfi,
-            Shl,
-            Shr,
-            And,
-            Or,
-            Xor,
-            Not,
-            Cnot,
-        ]);
-        let prm = prop::sample::select(vec![
-            PrmtMode::Default,
-            PrmtMode::F4e,
-            PrmtMode::B4e,
-            PrmtMode::Rc8,
-            PrmtMode::Ecl,
-            PrmtMode::Ecr,
-            PrmtMode::Rc16,
-        ]);
+        let simple = prop::sample::select(IntOp::UNIT);
+        let prm = prop::sample::select(PrmtMode::UNIT);
         prop_oneof![
             simple,
             prm.prop_map(Prmt),
@@ -880,7 +810,7 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(20_000))]
 
         #[test]
-        fn never_panics(op in any_op(), ti in 0usize..21, s in prop::array::uniform4(edgy()), cin: bool, hi: bool) {
+        fn never_panics(op in any_op(), ti in 0..ALL_TYPES.len(), s in prop::array::uniform4(edgy()), cin: bool, hi: bool) {
             let ty = ALL_TYPES[ti];
             let _ = eval_int(op, ty, s);
             let _ = add_cc(ty, s[0], s[1], cin);

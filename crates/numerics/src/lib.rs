@@ -25,6 +25,24 @@
 
 #![forbid(unsafe_code)]
 
+/// Declares an enum whose field-less variants come first, and `UNIT`, the
+/// list of those variants: one list, so that the property tests that pick
+/// an operation see every new one.
+macro_rules! enum_with_units {
+    ($(#[$m:meta])* pub enum $name:ident { $($(#[$vm:meta])* $unit:ident,)* $(; $($rest:tt)*)? }) => {
+        $(#[$m])*
+        pub enum $name {
+            $($(#[$vm])* $unit,)*
+            $($($rest)*)?
+        }
+
+        impl $name {
+            /// The variants without fields, in declaration order.
+            pub const UNIT: &'static [$name] = &[$($name::$unit),*];
+        }
+    };
+}
+
 pub mod cvt;
 pub mod float;
 pub mod fp;
@@ -32,6 +50,9 @@ pub mod fp8;
 pub mod int;
 pub mod tensor;
 pub mod types;
+
+#[cfg(test)]
+mod testkit;
 
 pub use types::*;
 

@@ -1,30 +1,32 @@
 //! The vocabulary shared by the front end, the lowering and the engine:
 //! PTX scalar types, rounding modes and comparison operators.
 
-/// A PTX fundamental type as written in an instruction (`.u32`, `.f16x2`, ...).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum ScalarType {
-    Pred,
-    B8,
-    B16,
-    B32,
-    B64,
-    B128,
-    U8,
-    U16,
-    U32,
-    U64,
-    S8,
-    S16,
-    S32,
-    S64,
-    F16,
-    F16x2,
-    BF16,
-    BF16x2,
-    TF32,
-    F32,
-    F64,
+enum_with_units! {
+    /// A PTX fundamental type as written in an instruction (`.u32`, `.f16x2`, ...).
+    #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+    pub enum ScalarType {
+        Pred,
+        B8,
+        B16,
+        B32,
+        B64,
+        B128,
+        U8,
+        U16,
+        U32,
+        U64,
+        S8,
+        S16,
+        S32,
+        S64,
+        F16,
+        F16x2,
+        BF16,
+        BF16x2,
+        TF32,
+        F32,
+        F64,
+    }
 }
 
 impl ScalarType {
@@ -115,19 +117,21 @@ impl ScalarType {
     }
 }
 
-/// Rounding modifiers. `Rn`..`Rna` round to a float; `Rni`..`Rpi` round a
-/// float to an integral value (in `cvt` and float-to-int conversions).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Rounding {
-    Rn,
-    Rz,
-    Rm,
-    Rp,
-    Rna,
-    Rni,
-    Rzi,
-    Rmi,
-    Rpi,
+enum_with_units! {
+    /// Rounding modifiers. `Rn`..`Rna` round to a float; `Rni`..`Rpi` round a
+    /// float to an integral value (in `cvt` and float-to-int conversions).
+    #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+    pub enum Rounding {
+        Rn,
+        Rz,
+        Rm,
+        Rp,
+        Rna,
+        Rni,
+        Rzi,
+        Rmi,
+        Rpi,
+    }
 }
 
 impl Rounding {
@@ -238,6 +242,16 @@ impl BoolOp {
             BoolOp::Or => a | b,
             BoolOp::Xor => a ^ b,
         }
+    }
+}
+
+/// Normalises `v` to `bits`: sign-extended when `signed`, else zero-extended.
+#[inline]
+pub fn norm(v: u64, bits: u32, signed: bool) -> u64 {
+    if signed {
+        sext(v, bits)
+    } else {
+        zext(v, bits)
     }
 }
 

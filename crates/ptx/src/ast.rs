@@ -69,11 +69,17 @@ pub struct Function {
     /// `None` for a declaration without a body.
     pub body: Option<Vec<Statement>>,
     pub noreturn: bool,
+    pub tuning: Tuning,
+    pub span: Span,
+}
+
+/// An entry's performance-tuning directives (`.reqntid 128`, `.maxnreg 32`, ...).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tuning {
     pub reqntid: Option<[u32; 3]>,
     pub maxntid: Option<[u32; 3]>,
     pub minnctapersm: Option<u32>,
     pub maxnreg: Option<u32>,
-    pub span: Span,
 }
 
 /// Initialiser of a variable: a flat list of scalar values (nested braces flattened).

@@ -76,10 +76,9 @@ fn ceil_char_boundary(s: &str, i: usize) -> usize {
     i
 }
 
-/// A PTX syntax error.
-#[derive(Clone, Debug, thiserror::Error)]
-#[error("{rendered}")]
-pub struct ParseError {
+/// A message about a place in a PTX file, rendered with the line and a caret.
+#[derive(Clone, Debug)]
+pub struct Diagnostic {
     pub message: String,
     pub file: String,
     pub pos: SourcePos,
@@ -87,14 +86,50 @@ pub struct ParseError {
     rendered: String,
 }
 
-impl ParseError {
+impl Diagnostic {
     pub fn new(file: &str, src: &str, span: Span, message: impl Into<String>) -> Self {
         let message = message.into();
         let pos = SourcePos::locate(src, span);
         let rendered = pos.render(file, &format!("error: {message}"));
-        ParseError { message, file: file.to_string(), pos, span, rendered }
+        Diagnostic { message, file: file.to_string(), pos, span, rendered }
     }
 }
+
+impl std::fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.rendered)
+    }
+}
+
+/// Declares an error type that is a [`Diagnostic`] (`ParseError` here,
+/// `LowerError` in the lowering): its fields read through `Deref`.
+#[macro_export]
+macro_rules! diagnostic_error {
+    ($(#[$m:meta])* $name:ident) => {
+        $(#[$m])*
+        #[derive(Clone, Debug, thiserror::Error)]
+        #[error("{0}")]
+        pub struct $name(pub $crate::Diagnostic);
+
+        impl $name {
+            pub fn new(file: &str, src: &str, span: $crate::Span, message: impl Into<String>) -> Self {
+                $name($crate::Diagnostic::new(file, src, span, message))
+            }
+        }
+
+        impl std::ops::Deref for $name {
+            type Target = $crate::Diagnostic;
+            fn deref(&self) -> &$crate::Diagnostic {
+                &self.0
+            }
+        }
+    };
+}
+
+diagnostic_error!(
+    /// A PTX syntax error.
+    ParseError
+);
 
 #[cfg(test)]
 mod tests {

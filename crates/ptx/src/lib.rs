@@ -13,5 +13,5 @@ pub mod lexer;
 pub mod parser;
 
 pub use ast::*;
-pub use error::{ParseError, SourcePos};
+pub use error::{Diagnostic, ParseError, SourcePos};
 pub use parser::parse_module;

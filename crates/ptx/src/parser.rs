@@ -277,13 +277,13 @@ impl<'a> Parser<'a> {
             if self.eat_dot("noreturn") {
                 f.noreturn = true;
             } else if self.eat_dot("reqntid") {
-                f.reqntid = Some(self.dims3()?);
+                f.tuning.reqntid = Some(self.dims3()?);
             } else if self.eat_dot("maxntid") {
-                f.maxntid = Some(self.dims3()?);
+                f.tuning.maxntid = Some(self.dims3()?);
             } else if self.eat_dot("minnctapersm") {
-                f.minnctapersm = Some(self.uint32("a number")?);
+                f.tuning.minnctapersm = Some(self.uint32("a number")?);
             } else if self.eat_dot("maxnreg") {
-                f.maxnreg = Some(self.uint32("a number")?);
+                f.tuning.maxnreg = Some(self.uint32("a number")?);
             } else if self.eat_dot("maxnctapersm") || self.eat_dot("maxclusterrank") {
                 self.uint("a number")?;
             } else if self.eat_dot("reqnctapercluster") {

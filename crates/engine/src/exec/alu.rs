@@ -382,18 +382,8 @@ impl<const W: usize> Warp<W> {
     }
 
     #[inline(always)]
-    pub(super) fn setp(
-        &mut self,
-        cmp: num::CmpOp,
-        ty: ScalarType,
-        ftz: bool,
-        p: u32,
-        q: Option<u32>,
-        a: RegRef,
-        b: RegRef,
-        combine: Option<(num::BoolOp, u32, bool)>,
-        exec: u64,
-    ) {
+    pub(super) fn setp(&mut self, s: &Setp, exec: u64) {
+        let Setp { cmp, ty, ftz, p, q, a, b, combine } = *s;
         let bits = self.compare(cmp, ty, ftz, a, b, exec);
         let (pv, qv) = match combine {
             None => (bits, !bits),
@@ -695,13 +685,14 @@ mod tests {
         let a = RegRef::r32(0);
         let b = RegRef::r32(1);
         // `lt` without ftz takes the column fast path; with ftz, the general one.
-        w.setp(num::CmpOp::Lt, ScalarType::F32, false, 0, None, b, a, None, FULL);
-        w.setp(num::CmpOp::Lt, ScalarType::F32, true, 1, None, b, a, None, FULL);
+        let lt = Setp { cmp: num::CmpOp::Lt, ty: ScalarType::F32, ftz: false, p: 0, q: None, a: b, b: a, combine: None };
+        w.setp(&lt, FULL);
+        w.setp(&Setp { ftz: true, p: 1, ..lt }, FULL);
         let lanes = |p: u64| (0..5).map(|l| p >> l & 1).collect::<Vec<_>>();
         assert_eq!(lanes(w.preds[0]), [1, 0, 0, 1, 1]);
         assert_eq!(lanes(w.preds[1]), [1, 0, 0, 1, 0], "ftz flushes the subnormal to zero");
         // `ne` is ordered (false for NaN): the general path.
-        w.setp(num::CmpOp::Ne, ScalarType::F32, false, 0, Some(1), b, a, None, FULL);
+        w.setp(&Setp { cmp: num::CmpOp::Ne, q: Some(1), ..lt }, FULL);
         assert_eq!(lanes(w.preds[0]), [1, 0, 0, 1, 1]);
         assert_eq!(lanes(w.preds[1]), [0, 1, 1, 0, 0], "q is the complement");
     }

@@ -210,15 +210,8 @@ fn set_pred(preds: &mut [u64], p: u32, bits: u64, mask: u64) {
 
 /// Iterates over the lanes set in `mask`, lowest first.
 #[inline(always)]
-fn lanes(mut mask: u64) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        if mask == 0 {
-            return None;
-        }
-        let l = mask.trailing_zeros() as usize;
-        mask &= mask - 1;
-        Some(l)
-    })
+fn lanes(mask: u64) -> impl Iterator<Item = usize> {
+    set_bits(mask)
 }
 
 impl<const W: usize> Warp<W> {
@@ -396,7 +389,7 @@ impl<const W: usize> Warp<W> {
                     self.int_carry(*kind, *ty, *d, s, *cc, *carry_in, *carry_out, exec)
                 }
                 Op::Float { op, ty, mode, d, s } => self.float(*op, *ty, *mode, *d, s, exec),
-                Op::Setp { cmp, ty, ftz, p, q, a, b, combine } => self.setp(*cmp, *ty, *ftz, *p, *q, *a, *b, *combine, exec),
+                Op::Setp(s) => self.setp(s, exec),
                 Op::Set { cmp, ty, dty, ftz, d, a, b, combine } => self.set(*cmp, *ty, *dty, *ftz, *d, *a, *b, *combine, exec),
                 Op::Selp { d, a, b, c, negate } => self.selp(*d, *a, *b, *c, *negate, exec),
                 Op::Slct { cty, ftz, d, a, b, c } => self.slct(*cty, *ftz, *d, *a, *b, *c, exec),
@@ -428,7 +421,7 @@ impl<const W: usize> Warp<W> {
                 Op::Bar { kind, id, count, pred, aligned } => return self.bar(obs, pc, exec, *kind, *id, *count, *pred, *aligned),
                 // Warp-synchronous instructions (warp.rs).
                 Op::BarWarpSync { mask } => self.bar_warp_sync(obs, pc, exec, *mask),
-                Op::Shfl { mode, d, p, a, b, c, mask } => self.shfl(obs, pc, exec, *mode, *d, *p, *a, *b, *c, *mask),
+                Op::Shfl(s) => self.shfl(obs, pc, exec, s),
                 Op::Vote { mode, d, a, negate, mask } => self.vote(obs, pc, exec, *mode, *d, *a, *negate, *mask),
                 Op::Match { all, ty: _, d, p, a, mask } => self.match_sync(obs, pc, exec, *all, *d, *p, *a, *mask),
                 Op::Activemask { d } => self.activemask(*d, exec),

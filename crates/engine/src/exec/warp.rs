@@ -29,19 +29,8 @@ impl<const W: usize> Warp<W> {
     }
 
     #[inline(always)]
-    pub(super) fn shfl<O: Observer>(
-        &mut self,
-        obs: &mut O,
-        pc: u32,
-        exec: u64,
-        mode: ShflMode,
-        d: u32,
-        p: Option<u32>,
-        a: u32,
-        b: u32,
-        c: u32,
-        mask: u32,
-    ) {
+    pub(super) fn shfl<O: Observer>(&mut self, obs: &mut O, pc: u32, exec: u64, s: &Shfl) {
+        let Shfl { mode, d, p, a, b, c, mask } = *s;
         let mut sources = [u32::MAX; W];
         let av = *col32::<W>(&self.r32, a);
         let bv = col32::<W>(&self.r32, b);
@@ -272,14 +261,15 @@ mod tests {
         fill32(&mut w, 1, |_| 1);
         fill32(&mut w, 2, |_| 0x1f);
         let mut obs = Syncs::default();
-        w.shfl(&mut obs, 0, FULL, ShflMode::Bfly, 4, Some(0), 0, 1, 2, 3);
+        let bfly = Shfl { mode: ShflMode::Bfly, d: 4, p: Some(0), a: 0, b: 1, c: 2, mask: 3 };
+        w.shfl(&mut obs, 0, FULL, &bfly);
         assert_eq!(&col(&w, 4)[..4], &[10, 0, 30, 20]);
         assert_eq!(w.preds[0], FULL);
         let (kind, exec, sources) = &obs.0[0];
         assert_eq!((*kind, *exec, sources.as_ref().unwrap()[0]), (WarpSyncKind::Shfl, FULL, 1));
         // shfl.up by 1 with clamp 0: lane 0 has no source, keeps its value, and p says so.
         fill32(&mut w, 2, |_| 0);
-        w.shfl(&mut NoObserver, 0, FULL, ShflMode::Up, 4, Some(0), 0, 1, 2, 3);
+        w.shfl(&mut NoObserver, 0, FULL, &Shfl { mode: ShflMode::Up, ..bfly });
         assert_eq!(&col(&w, 4)[..3], &[0, 0, 10]);
         assert_eq!(w.preds[0], FULL & !1);
     }

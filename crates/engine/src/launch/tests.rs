@@ -108,7 +108,7 @@ fn runaway_loop_hits_the_budget() {
     let prog = warpsim_ir::compile_kernel("t.ptx", &src, "k").unwrap();
     let mem = GlobalMemory::new();
     let cfg = LaunchConfig { max_warp_instructions_per_block: 10_000, ..Default::default() };
-    let e = launch(&prog, prog.kernel("k").unwrap(), &mem, &Default::default(), &[], &cfg).unwrap_err();
+    let e = launch_no_params(&prog, &mem, &cfg).unwrap_err();
     assert!(e.to_string().contains("instruction budget exceeded"), "{e}");
 }
 
@@ -129,8 +129,14 @@ SKIP:
     let prog = warpsim_ir::compile_kernel("t.ptx", &src, "k").unwrap();
     let mem = GlobalMemory::new();
     let cfg = LaunchConfig { block: [64, 1, 1], ..Default::default() };
-    let e = launch(&prog, prog.kernel("k").unwrap(), &mem, &Default::default(), &[], &cfg).unwrap_err();
+    let e = launch_no_params(&prog, &mem, &cfg).unwrap_err();
     let msg = e.to_string();
     assert!(msg.contains("barrier can never complete"), "{msg}");
     assert!(msg.contains("48 arrived"), "{msg}");
+}
+
+/// Launches kernel `k` of `prog`, which takes no parameters and names no globals.
+fn launch_no_params(prog: &Program, mem: &GlobalMemory, cfg: &LaunchConfig) -> Result<LaunchStats, LaunchError> {
+    let globals = HashMap::new();
+    launch(&LaunchArgs { program: prog, kernel: prog.kernel("k").unwrap(), mem, globals: &globals, params: &[], cfg })
 }

@@ -68,9 +68,7 @@ impl Lowerer<'_> {
             _ => None,
         };
         if let Some(f) = fast32.filter(|_| b32 && !mods.has("relu")) {
-            let d = self.d32(&ops[0])?;
-            let a = self.r32(&ops[1], ty)?;
-            let b = self.r32(&ops[2], ty)?;
+            let (d, [a, b]) = self.same_width_regs(ops, ty, false)?;
             self.push(Op::Bin32 { f, d, a, b }, guard, span, full);
             return Ok(());
         }
@@ -81,9 +79,7 @@ impl Lowerer<'_> {
             _ => None,
         };
         if let Some(f) = fast64.filter(|_| b64) {
-            let d = self.d64(&ops[0])?;
-            let a = self.r64(&ops[1], ty)?;
-            let b = self.r64(&ops[2], ty)?;
+            let (d, [a, b]) = self.same_width_regs(ops, ty, true)?;
             self.push(Op::Bin64 { f, d, a, b }, guard, span, full);
             return Ok(());
         }
@@ -95,10 +91,7 @@ impl Lowerer<'_> {
             return Ok(());
         }
         if b32 && op == IntOp::MadLo {
-            let d = self.d32(&ops[0])?;
-            let a = self.r32(&ops[1], ty)?;
-            let b = self.r32(&ops[2], ty)?;
-            let c = self.r32(&ops[3], ty)?;
+            let (d, [a, b, c]) = self.same_width_regs(ops, ty, false)?;
             self.push(Op::Tern32 { f: Tern32::MadLo, d, a, b, c }, guard, span, full);
             return Ok(());
         }
@@ -160,21 +153,9 @@ impl Lowerer<'_> {
             "bfi" => (IntOp::Bfi, 5),
             "bmsk" => (IntOp::Bmsk { wrap: mods.has("wrap") }, 3),
             "prmt" => {
-                let m = if mods.has("f4e") {
-                    PrmtMode::F4e
-                } else if mods.has("b4e") {
-                    PrmtMode::B4e
-                } else if mods.has("rc8") {
-                    PrmtMode::Rc8
-                } else if mods.has("ecl") {
-                    PrmtMode::Ecl
-                } else if mods.has("ecr") {
-                    PrmtMode::Ecr
-                } else if mods.has("rc16") {
-                    PrmtMode::Rc16
-                } else {
-                    PrmtMode::Default
-                };
+                use PrmtMode as P;
+                let m =
+                    mods.pick("f4e b4e rc8 ecl ecr rc16", [P::F4e, P::B4e, P::Rc8, P::Ecl, P::Ecr, P::Rc16]).unwrap_or(PrmtMode::Default);
                 (IntOp::Prmt(m), 4)
             }
             "shf" => {
@@ -211,27 +192,17 @@ impl Lowerer<'_> {
         };
         // Fast bitwise paths.
         if matches!(op, IntOp::And | IntOp::Or | IntOp::Xor) && (ty.bits() == 32 || ty.bits() == 64) {
-            if ty.bits() == 32 {
-                let f = match op {
-                    IntOp::And => Bin32::And,
-                    IntOp::Or => Bin32::Or,
-                    _ => Bin32::Xor,
-                };
-                let d = self.d32(&ops[0])?;
-                let a = self.r32(&ops[1], ty)?;
-                let b = self.r32(&ops[2], ty)?;
-                self.push(Op::Bin32 { f, d, a, b }, guard, span, full);
-            } else {
-                let f = match op {
-                    IntOp::And => Bin64::And,
-                    IntOp::Or => Bin64::Or,
-                    _ => Bin64::Xor,
-                };
-                let d = self.d64(&ops[0])?;
-                let a = self.r64(&ops[1], ty)?;
-                let b = self.r64(&ops[2], ty)?;
-                self.push(Op::Bin64 { f, d, a, b }, guard, span, full);
-            }
+            let wide = ty.bits() == 64;
+            let (d, [a, b]) = self.same_width_regs(ops, ty, wide)?;
+            let fast = match (op, wide) {
+                (IntOp::And, false) => Op::Bin32 { f: Bin32::And, d, a, b },
+                (IntOp::Or, false) => Op::Bin32 { f: Bin32::Or, d, a, b },
+                (_, false) => Op::Bin32 { f: Bin32::Xor, d, a, b },
+                (IntOp::And, true) => Op::Bin64 { f: Bin64::And, d, a, b },
+                (IntOp::Or, true) => Op::Bin64 { f: Bin64::Or, d, a, b },
+                (_, true) => Op::Bin64 { f: Bin64::Xor, d, a, b },
+            };
+            self.push(fast, guard, span, full);
             return Ok(());
         }
         let d = self.dst(&ops[0])?;
@@ -303,18 +274,13 @@ impl Lowerer<'_> {
             };
             if let Some(f) = fast2 {
                 if !mods.has("relu") && !mods.has("xorsign") {
-                    let d = self.d32(&ops[0])?;
-                    let a = self.r32(&ops[1], ty)?;
-                    let b = self.r32(&ops[2], ty)?;
+                    let (d, [a, b]) = self.same_width_regs(ops, ty, false)?;
                     self.push(Op::Bin32 { f, d, a, b }, guard, span, full);
                     return Ok(());
                 }
             }
             if op == FloatOp::Fma {
-                let d = self.d32(&ops[0])?;
-                let a = self.r32(&ops[1], ty)?;
-                let b = self.r32(&ops[2], ty)?;
-                let c = self.r32(&ops[3], ty)?;
+                let (d, [a, b, c]) = self.same_width_regs(ops, ty, false)?;
                 self.push(Op::Tern32 { f: Tern32::FmaF, d, a, b, c }, guard, span, full);
                 return Ok(());
             }
@@ -327,17 +293,12 @@ impl Lowerer<'_> {
                 _ => None,
             };
             if let Some(f) = fast2 {
-                let d = self.d64(&ops[0])?;
-                let a = self.r64(&ops[1], ty)?;
-                let b = self.r64(&ops[2], ty)?;
+                let (d, [a, b]) = self.same_width_regs(ops, ty, true)?;
                 self.push(Op::Bin64 { f, d, a, b }, guard, span, full);
                 return Ok(());
             }
             if op == FloatOp::Fma {
-                let d = self.d64(&ops[0])?;
-                let a = self.r64(&ops[1], ty)?;
-                let b = self.r64(&ops[2], ty)?;
-                let c = self.r64(&ops[3], ty)?;
+                let (d, [a, b, c]) = self.same_width_regs(ops, ty, true)?;
                 self.push(Op::FmaF64 { d, a, b, c }, guard, span, full);
                 return Ok(());
             }
@@ -350,6 +311,17 @@ impl Lowerer<'_> {
         }
         self.push(Op::Float { op, ty, mode, d, s }, guard, span, full);
         Ok(())
+    }
+
+    /// The destination and `N` sources of an op on registers of one width,
+    /// 32 or 64 bits (`wide`).
+    fn same_width_regs<const N: usize>(&mut self, ops: &[Operand], ty: ScalarType, wide: bool) -> LResult<(u32, [u32; N])> {
+        let d = if wide { self.d64(&ops[0])? } else { self.d32(&ops[0])? };
+        let mut s = [0; N];
+        for (k, r) in s.iter_mut().enumerate() {
+            *r = if wide { self.r64(&ops[k + 1], ty)? } else { self.r32(&ops[k + 1], ty)? };
+        }
+        Ok((d, s))
     }
 
     pub(super) fn cmp_and_combine(&mut self, i: &Instruction, mods: &Mods, first_src: usize) -> LResult<(CmpOp, Option<Combine>)> {
@@ -382,7 +354,7 @@ impl Lowerer<'_> {
         };
         let a = self.src(&ops[1], ty)?;
         let b = self.src(&ops[2], ty)?;
-        self.push(Op::Setp { cmp, ty, ftz: mods.ftz, p, q, a, b, combine }, guard, i.span, full);
+        self.push(Op::Setp(Setp { cmp, ty, ftz: mods.ftz, p, q, a, b, combine }), guard, i.span, full);
         Ok(())
     }
 

@@ -23,13 +23,7 @@ impl Lowerer<'_> {
                 return self.err(i.span, format!("`{full}` expects 3 or 4 operands"));
             }
             let d = self.dst(&ops[0])?;
-            let kind = if mods.has("popc") {
-                BarRed::Popc { d }
-            } else if mods.has("and") {
-                BarRed::And { d }
-            } else if mods.has("or") {
-                BarRed::Or { d }
-            } else {
+            let Some(kind) = mods.pick("popc and or", [BarRed::Popc { d }, BarRed::And { d }, BarRed::Or { d }]) else {
                 return self.err(i.span, format!("unsupported instruction `{full}`"));
             };
             let id = self.src(&ops[1], ScalarType::U32)?;
@@ -199,16 +193,9 @@ impl Lowerer<'_> {
         let ops = &i.operands;
         let span = i.span;
         let at = self.at(i, full);
-        let (nops, unsupported) = (|n| at.nops(n), |what| at.unsupported(what));
-        macro_rules! emit {
-            ($op:expr) => {{
-                let op = $op;
-                self.push(op, guard, span, full);
-            }};
-        }
         match i.opcode.as_str() {
             "bra" => {
-                nops(1)?;
+                at.nops(1)?;
                 let Operand::Name(label, s) = &ops[0] else {
                     return self.err(ops[0].span(), "expected a label");
                 };
@@ -217,7 +204,7 @@ impl Lowerer<'_> {
                 self.fixups.push((pc, vec![key], *s));
             }
             "brx" => {
-                nops(2)?;
+                at.nops(2)?;
                 let index = self.src(&ops[0], ScalarType::U32)?;
                 let Operand::Name(list, s) = &ops[1] else {
                     return self.err(ops[1].span(), "expected a .branchtargets label");
@@ -235,10 +222,10 @@ impl Lowerer<'_> {
                         let pc = self.push(Op::Bra { target: 0, reconv: NO_RECONV }, guard, span, full);
                         self.fixups.push((pc, vec![key], span));
                     }
-                    None => emit!(Op::Exit),
+                    None => self.emit(at, guard, Op::Exit),
                 }
             }
-            _ => return unsupported(""),
+            _ => return at.unsupported(""),
         }
         Ok(())
     }

@@ -103,19 +103,11 @@ impl Lowerer<'_> {
 
     pub(super) fn mov(&mut self, i: &Instruction, mods: &Mods, guard: Option<Guard>, full: &str) -> LResult<()> {
         let ops = &i.operands;
-        let span = i.span;
         let at = self.at(i, full);
-        let (nops, unsupported) = (|n| at.nops(n), |what| at.unsupported(what));
         let ty = mods.ty();
-        macro_rules! emit {
-            ($op:expr) => {{
-                let op = $op;
-                self.push(op, guard, span, full);
-            }};
-        }
         match i.opcode.as_str() {
             "mov" => {
-                nops(2)?;
+                at.nops(2)?;
                 let ty = ty.unwrap_or(ScalarType::B32);
                 match (&ops[0], &ops[1]) {
                     (Operand::Vector(ds, _), Operand::Vector(srcs, _)) => {
@@ -139,12 +131,13 @@ impl Lowerer<'_> {
                             // Copy the sources aside first.
                             for p in &mut pairs {
                                 let t = self.alloc_reg(if p.1.bank == Bank::R64 { ScalarType::B64 } else { ScalarType::B32 });
-                                emit!(Op::Mov { d: t, a: p.1 });
+                                self.emit(at, guard, Op::Mov { d: t, a: p.1 });
                                 p.1 = t;
                             }
                         }
                         for (d, a) in pairs {
-                            emit!(self.move_between(d, a));
+                            let op = self.move_between(d, a);
+                            self.emit(at, guard, op);
                         }
                     }
                     (d, Operand::Vector(parts, _)) => {
@@ -159,7 +152,7 @@ impl Lowerer<'_> {
                         for (k, part) in parts.iter().enumerate() {
                             p[k] = self.src(part, ety)?;
                         }
-                        emit!(Op::Pack { d, parts: p, n: n as u8, elem_bits });
+                        self.emit(at, guard, Op::Pack { d, parts: p, n: n as u8, elem_bits });
                     }
                     (Operand::Vector(parts, _), a) => {
                         let n = parts.len();
@@ -175,47 +168,43 @@ impl Lowerer<'_> {
                                 p => Some(self.dst(p)?),
                             };
                         }
-                        emit!(Op::Unpack { ds, a, n: n as u8, elem_bits });
+                        self.emit(at, guard, Op::Unpack { ds, a, n: n as u8, elem_bits });
                     }
                     (d, a) => {
                         if let Operand::Name(n, s) = a {
                             if let Some(k) = Self::clock_kind(n) {
                                 let d = self.dst(d)?;
                                 let _ = s;
-                                emit!(Op::Clock { kind: k, d });
+                                self.emit(at, guard, Op::Clock { kind: k, d });
                                 return Ok(());
                             }
                         }
                         let d = self.dst(d)?;
                         if d.bank == Bank::Pred {
                             let (a, neg) = self.src_pred(a)?;
-                            emit!(Op::PredLogic { op: if neg { PredOp::Not } else { PredOp::Mov }, d: d.slot, a, b: a });
+                            self.emit(at, guard, Op::PredLogic { op: if neg { PredOp::Not } else { PredOp::Mov }, d: d.slot, a, b: a });
                             return Ok(());
                         }
                         let a = self.src(a, ty)?;
-                        emit!(self.move_between(d, a));
+                        let op = self.move_between(d, a);
+                        self.emit(at, guard, op);
                     }
                 }
             }
             "cvta" => {
-                nops(2)?;
+                at.nops(2)?;
                 let to_generic = !mods.has("to");
                 let d = self.dst(&ops[0])?;
                 let a = self.src(&ops[1], ty.unwrap_or(ScalarType::U64))?;
-                let window = if mods.has("shared") {
-                    SHARED_WINDOW
-                } else if mods.has("local") {
-                    LOCAL_WINDOW
-                } else {
-                    0
-                };
+                let window = mods.pick("shared local", [SHARED_WINDOW, LOCAL_WINDOW]).unwrap_or(0);
                 if window == 0 {
-                    emit!(self.move_between(d, a));
+                    let op = self.move_between(d, a);
+                    self.emit(at, guard, op);
                 } else {
-                    emit!(Op::Cvta { to_generic, window, d, a });
+                    self.emit(at, guard, Op::Cvta { to_generic, window, d, a });
                 }
             }
-            _ => return unsupported(""),
+            _ => return at.unsupported(""),
         }
         Ok(())
     }

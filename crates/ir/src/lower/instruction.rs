@@ -34,14 +34,7 @@ impl Lowerer<'_> {
         let ops = &i.operands;
         let span = i.span;
         let at = self.at(i, &full);
-        let (nops, unsupported) = (|n| at.nops(n), |what| at.unsupported(what));
         let ty = mods.ty();
-        macro_rules! emit {
-            ($op:expr) => {{
-                let op = $op;
-                self.push(op, guard, span, &full);
-            }};
-        }
         match i.opcode.as_str() {
             "mov" | "cvta" => self.mov(i, &mods, guard, &full)?,
             "add" | "sub" | "mul" | "mad" | "fma" | "div" | "rem" | "abs" | "neg" | "min" | "max" => {
@@ -68,7 +61,7 @@ impl Lowerer<'_> {
                 let ty = self.need_ty(ty, span, &full)?;
                 if ty == ScalarType::Pred {
                     let n = if i.opcode == "not" { 2 } else { 3 };
-                    nops(n)?;
+                    at.nops(n)?;
                     let d = self.dst_pred(&ops[0])?;
                     let (a, na) = self.src_pred(&ops[1])?;
                     let (b, nb) = if n == 3 { self.src_pred(&ops[2])? } else { (a, false) };
@@ -81,19 +74,19 @@ impl Lowerer<'_> {
                         "xor" => PredOp::Xor,
                         _ => PredOp::Not,
                     };
-                    emit!(Op::PredLogic { op, d, a, b });
+                    self.emit(at, guard, Op::PredLogic { op, d, a, b });
                 } else {
                     self.int_misc(i, &mods, ty, guard, &full)?;
                 }
             }
             "shl" | "shr" => {
                 let ty = self.need_ty(ty, span, &full)?;
-                nops(3)?;
+                at.nops(3)?;
                 if ty.bits() == 64 {
                     let d = self.d64(&ops[0])?;
                     let a = self.r64(&ops[1], ty)?;
                     let b = self.r32(&ops[2], ScalarType::U32)?;
-                    emit!(Op::Shift64 { left: i.opcode == "shl", signed: ty.is_signed(), d, a, b });
+                    self.emit(at, guard, Op::Shift64 { left: i.opcode == "shl", signed: ty.is_signed(), d, a, b });
                 } else if ty.bits() == 32 {
                     let d = self.d32(&ops[0])?;
                     let a = self.r32(&ops[1], ty)?;
@@ -103,58 +96,50 @@ impl Lowerer<'_> {
                         ("shr", true) => Bin32::ShrS,
                         _ => Bin32::ShrU,
                     };
-                    emit!(Op::Bin32 { f, d, a, b });
+                    self.emit(at, guard, Op::Bin32 { f, d, a, b });
                 } else {
                     let op = if i.opcode == "shl" { IntOp::Shl } else { IntOp::Shr };
                     let d = self.dst(&ops[0])?;
                     let a = self.src(&ops[1], ty)?;
                     let b = self.src(&ops[2], ScalarType::U32)?;
                     let z = self.zero32();
-                    emit!(Op::Int { op, ty, d, s: [a, b, z, z] });
+                    self.emit(at, guard, Op::Int { op, ty, d, s: [a, b, z, z] });
                 }
             }
             "setp" => self.setp(i, &mods, guard, &full)?,
             "set" => self.set(i, &mods, guard, &full)?,
             "selp" => {
-                nops(4)?;
+                at.nops(4)?;
                 let ty = self.need_ty(ty, span, &full)?;
                 let d = self.dst(&ops[0])?;
                 let a = self.src(&ops[1], ty)?;
                 let b = self.src(&ops[2], ty)?;
                 let (c, negate) = self.src_pred(&ops[3])?;
-                emit!(Op::Selp { d, a, b, c, negate });
+                self.emit(at, guard, Op::Selp { d, a, b, c, negate });
             }
             "slct" => {
-                nops(4)?;
+                at.nops(4)?;
                 let (dty, cty) = (mods.types.first().copied(), mods.types.get(1).copied());
-                let (Some(dty), Some(cty)) = (dty, cty) else { return unsupported(": slct needs two types") };
+                let (Some(dty), Some(cty)) = (dty, cty) else { return at.unsupported(": slct needs two types") };
                 let d = self.dst(&ops[0])?;
                 let a = self.src(&ops[1], dty)?;
                 let b = self.src(&ops[2], dty)?;
                 let c = self.src(&ops[3], cty)?;
-                emit!(Op::Slct { cty, ftz: mods.ftz, d, a, b, c });
+                self.emit(at, guard, Op::Slct { cty, ftz: mods.ftz, d, a, b, c });
             }
             "testp" => {
-                nops(2)?;
+                at.nops(2)?;
                 let ty = self.need_ty(ty, span, &full)?;
-                let class = if mods.has("finite") {
-                    TestpClass::Finite
-                } else if mods.has("infinite") {
-                    TestpClass::Infinite
-                } else if mods.has("number") {
-                    TestpClass::Number
-                } else if mods.has("notanumber") {
-                    TestpClass::NotANumber
-                } else if mods.has("normal") {
-                    TestpClass::Normal
-                } else if mods.has("subnormal") {
-                    TestpClass::Subnormal
-                } else {
-                    return unsupported(": unknown testp class");
+                use TestpClass as C;
+                let Some(class) = mods.pick(
+                    "finite infinite number notanumber normal subnormal",
+                    [C::Finite, C::Infinite, C::Number, C::NotANumber, C::Normal, C::Subnormal],
+                ) else {
+                    return at.unsupported(": unknown testp class");
                 };
                 let p = self.dst_pred(&ops[0])?;
                 let a = self.src(&ops[1], ty)?;
-                emit!(Op::Testp { class, ty, p, a });
+                self.emit(at, guard, Op::Testp { class, ty, p, a });
             }
             "copysign" | "rcp" | "sqrt" | "rsqrt" | "sin" | "cos" | "lg2" | "ex2" | "tanh" => {
                 let ty = self.need_ty(ty, span, &full)?;
@@ -165,18 +150,18 @@ impl Lowerer<'_> {
             "st" => self.store(i, &mods, guard, &full)?,
             "atom" | "red" => self.atom(i, &mods, guard, &full)?,
             "prefetch" | "prefetchu" | "membar" | "fence" | "nanosleep" | "pmevent" | "discard" | "applypriority" => {
-                emit!(Op::Fence)
+                self.emit(at, guard, Op::Fence)
             }
             "bra" | "brx" | "ret" => self.branch(i, guard, &full)?,
             "call" => self.call(i, guard, &full)?,
-            "exit" => emit!(Op::Exit),
-            "trap" => emit!(Op::Trap),
+            "exit" => self.emit(at, guard, Op::Exit),
+            "trap" => self.emit(at, guard, Op::Trap),
             "bar" | "barrier" => self.barrier(i, &mods, guard, &full)?,
             "shfl" | "vote" | "match" | "activemask" | "redux" | "elect" => self.warp(i, &mods, guard, &full)?,
             "mma" | "wmma" | "ldmatrix" | "stmatrix" | "movmatrix" | "cp" | "mbarrier" | "wgmma" | "setmaxnreg" => {
                 return self.lower_mma(i, &mods, guard, &full);
             }
-            _ => return unsupported(""),
+            _ => return at.unsupported(""),
         }
         Ok(())
     }

@@ -7,30 +7,25 @@ impl Lowerer<'_> {
         if opcode == "ldu" {
             return Space::Global;
         }
-        if mods.has("global") {
-            Space::Global
-        } else if mods.has("shared") || mods.has("shared::cta") {
-            Space::Shared
-        } else if mods.has("local") {
-            Space::Local
-        } else if mods.has("param") {
-            Space::KernelParam
-        } else if mods.has("const") {
-            Space::Const
-        } else {
-            Space::Generic
-        }
+        use Space::*;
+        mods.pick("global shared shared::cta local param const", [Global, Shared, Shared, Local, KernelParam, Const]).unwrap_or(Generic)
     }
 
-    pub(super) fn load(&mut self, i: &Instruction, mods: &Mods, guard: Option<Guard>, full: &str) -> LResult<()> {
-        let ops = &i.operands;
-        if ops.len() < 2 {
+    /// The type of a load or store (`what`), which has at least 2 operands.
+    fn ld_st_type(&self, i: &Instruction, mods: &Mods, full: &str, what: &str) -> LResult<ScalarType> {
+        if i.operands.len() < 2 {
             return self.err(i.span, format!("`{full}` expects 2 operands"));
         }
         let ty = self.need_ty(mods.ty(), i.span, full)?;
         if ty.bits() > 64 {
-            return self.err(i.span, format!("unsupported instruction `{full}`: 128-bit loads"));
+            return self.err(i.span, format!("unsupported instruction `{full}`: 128-bit {what}"));
         }
+        Ok(ty)
+    }
+
+    pub(super) fn load(&mut self, i: &Instruction, mods: &Mods, guard: Option<Guard>, full: &str) -> LResult<()> {
+        let ops = &i.operands;
+        let ty = self.ld_st_type(i, mods, full, "loads")?;
         let space = self.mem_space(mods, &i.opcode);
         let (space, addr) = self.address(&ops[1], space)?;
         let mut d = [None; 4];
@@ -70,13 +65,7 @@ impl Lowerer<'_> {
 
     pub(super) fn store(&mut self, i: &Instruction, mods: &Mods, guard: Option<Guard>, full: &str) -> LResult<()> {
         let ops = &i.operands;
-        if ops.len() < 2 {
-            return self.err(i.span, format!("`{full}` expects 2 operands"));
-        }
-        let ty = self.need_ty(mods.ty(), i.span, full)?;
-        if ty.bits() > 64 {
-            return self.err(i.span, format!("unsupported instruction `{full}`: 128-bit stores"));
-        }
+        let ty = self.ld_st_type(i, mods, full, "stores")?;
         let space = self.mem_space(mods, "st");
         let (space, addr) = self.address(&ops[0], space)?;
         if space == Space::KernelParam {
@@ -105,27 +94,11 @@ impl Lowerer<'_> {
     pub(super) fn atom(&mut self, i: &Instruction, mods: &Mods, guard: Option<Guard>, full: &str) -> LResult<()> {
         let ops = &i.operands;
         let is_red = i.opcode == "red";
-        let op = if mods.has("add") {
-            AtomOp::Add
-        } else if mods.has("min") {
-            AtomOp::Min
-        } else if mods.has("max") {
-            AtomOp::Max
-        } else if mods.has("inc") {
-            AtomOp::Inc
-        } else if mods.has("dec") {
-            AtomOp::Dec
-        } else if mods.has("and") {
-            AtomOp::And
-        } else if mods.has("or") {
-            AtomOp::Or
-        } else if mods.has("xor") {
-            AtomOp::Xor
-        } else if mods.has("exch") {
-            AtomOp::Exch
-        } else if mods.has("cas") {
-            AtomOp::Cas
-        } else {
+        use AtomOp as A;
+        let Some(op) = mods.pick(
+            "add min max inc dec and or xor exch cas",
+            [A::Add, A::Min, A::Max, A::Inc, A::Dec, A::And, A::Or, A::Xor, A::Exch, A::Cas],
+        ) else {
             return self.err(i.span, format!("unsupported instruction `{full}`: missing operation"));
         };
         let ty = self.need_ty(mods.ty(), i.span, full)?;

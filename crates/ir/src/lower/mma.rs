@@ -89,13 +89,8 @@ impl Lowerer<'_> {
     /// `.shared`, `.shared::cta` and `.shared::cluster` (a cluster of one
     /// CTA) are shared memory.
     fn space_of(mods: &Mods) -> Space {
-        if mods.has("shared") || mods.has("shared::cta") || mods.has("shared::cluster") {
-            Space::Shared
-        } else if mods.has("global") {
-            Space::Global
-        } else {
-            Space::Generic
-        }
+        use Space::*;
+        mods.pick("shared shared::cta shared::cluster global", [Shared, Shared, Shared, Global]).unwrap_or(Generic)
     }
 
     fn imm(&self, op: &Operand, what: &str) -> LResult<i64> {
@@ -220,13 +215,7 @@ impl Lowerer<'_> {
         let what = mods.raw.first().map(String::as_str).unwrap_or("");
         match what {
             "load" | "store" => {
-                let mat = if mods.has("a") {
-                    Mat::A
-                } else if mods.has("b") {
-                    Mat::B
-                } else if mods.has("c") || mods.has("d") {
-                    Mat::C
-                } else {
+                let Some(mat) = mods.pick("a b c d", [Mat::A, Mat::B, Mat::C, Mat::C]) else {
                     return self.err(i.span, format!("`{full}`: expected .a, .b, .c or .d"));
                 };
                 let col_major = mods.has("col");
@@ -291,13 +280,7 @@ impl Lowerer<'_> {
         if !mods.has("m8n8") || !mods.has("b16") {
             return self.unsupported_mma(i, full, ": only the .m8n8 .b16 shape is supported");
         }
-        let num = if mods.has("x1") {
-            1
-        } else if mods.has("x2") {
-            2
-        } else if mods.has("x4") {
-            4
-        } else {
+        let Some(num) = mods.pick("x1 x2 x4", [1, 2, 4]) else {
             return self.err(i.span, format!("`{full}`: expected .x1, .x2 or .x4"));
         };
         let trans = mods.has("trans");

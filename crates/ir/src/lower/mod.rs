@@ -422,10 +422,7 @@ fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str, lines: &LineInd
         shared_static_bytes: l.shared_bytes,
         dynamic_shared_offset,
         local_bytes: l.local_bytes,
-        reqntid: f.reqntid,
-        maxntid: f.maxntid,
-        minnctapersm: f.minnctapersm,
-        maxnreg: f.maxnreg,
+        tuning: f.tuning,
         declared_regs32: l.declared32,
     })
 }
@@ -484,6 +481,11 @@ impl<'a> Lowerer<'a> {
 
     fn line_of(&self, span: Span) -> u32 {
         self.lines.line(span.start)
+    }
+
+    /// Appends `op`, lowered from the instruction `at`.
+    fn emit(&mut self, at: At<'_>, guard: Option<Guard>, op: Op) {
+        self.push(op, guard, at.span, at.full);
     }
 
     fn push(&mut self, op: Op, guard: Option<Guard>, span: Span, opcode: &str) -> usize {
@@ -568,6 +570,13 @@ impl Mods {
 
     fn has(&self, s: &str) -> bool {
         self.raw.iter().any(|m| m == s)
+    }
+
+    /// The value of the first of `names` (space-separated, in order of
+    /// precedence) that the instruction has: `values[i]` for the i-th name.
+    fn pick<T: Copy, const N: usize>(&self, names: &str, values: [T; N]) -> Option<T> {
+        debug_assert_eq!(names.split(' ').count(), N, "{names}");
+        names.split(' ').zip(values).find(|(m, _)| self.has(m)).map(|(_, v)| v)
     }
 
     /// The instruction's (last) type suffix.

@@ -187,61 +187,22 @@ impl Frag {
         let input = self.mat != Mat::C;
         let f16ish = matches!(t, MmaType::F16 | MmaType::BF16);
         let i8ish = matches!(t, MmaType::S8 | MmaType::U8);
+        // Whether the type fits the A/B operands (`input`) or C/D.
+        let pick = |a_b: bool, c_d: bool| if input { a_b } else { c_d };
         let ok = match self.family {
             Family::Mma => match (m, n, k) {
-                (16, 8, 16) => {
-                    if input {
-                        f16ish || i8ish
-                    } else {
-                        matches!(t, MmaType::F32 | MmaType::F16 | MmaType::S32)
-                    }
-                }
+                (16, 8, 16) => pick(f16ish || i8ish, matches!(t, MmaType::F32 | MmaType::F16 | MmaType::S32)),
                 (16, 8, 8) => {
-                    if input {
-                        f16ish || t == MmaType::TF32 || t == MmaType::F64
-                    } else {
-                        matches!(t, MmaType::F32 | MmaType::F16 | MmaType::F64)
-                    }
+                    pick(f16ish || t == MmaType::TF32 || t == MmaType::F64, matches!(t, MmaType::F32 | MmaType::F16 | MmaType::F64))
                 }
-                (16, 8, 4) => {
-                    if input {
-                        t == MmaType::TF32 || t == MmaType::F64
-                    } else {
-                        matches!(t, MmaType::F32 | MmaType::F64)
-                    }
-                }
-                (16, 8, 32) => {
-                    if input {
-                        i8ish
-                    } else {
-                        t == MmaType::S32
-                    }
-                }
-                (8, 8, 16) => {
-                    if input {
-                        i8ish
-                    } else {
-                        t == MmaType::S32
-                    }
-                }
+                (16, 8, 4) => pick(t == MmaType::TF32 || t == MmaType::F64, matches!(t, MmaType::F32 | MmaType::F64)),
+                (16, 8, 32) | (8, 8, 16) => pick(i8ish, t == MmaType::S32),
                 (8, 8, 4) => t == MmaType::F64,
                 _ => false,
             },
             Family::Wmma => match (m, n, k) {
-                (16, 16, 16) | (32, 8, 16) | (8, 32, 16) => {
-                    if input {
-                        f16ish || i8ish
-                    } else {
-                        matches!(t, MmaType::F32 | MmaType::F16 | MmaType::S32)
-                    }
-                }
-                (16, 16, 8) => {
-                    if input {
-                        t == MmaType::TF32
-                    } else {
-                        t == MmaType::F32
-                    }
-                }
+                (16, 16, 16) | (32, 8, 16) | (8, 32, 16) => pick(f16ish || i8ish, matches!(t, MmaType::F32 | MmaType::F16 | MmaType::S32)),
+                (16, 16, 8) => pick(t == MmaType::TF32, t == MmaType::F32),
                 (8, 8, 4) => t == MmaType::F64,
                 _ => false,
             },

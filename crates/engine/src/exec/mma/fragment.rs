@@ -116,56 +116,45 @@ impl<const W: usize> Warp<W> {
         Ok(())
     }
 
-    pub(super) fn ldmatrix<O: Observer>(
+    /// `ldmatrix` (`kind` Load) or `stmatrix`: lane i < 8 * `num` holds the
+    /// address of row i of the 8x8 b16 matrices; `regs` holds one element
+    /// pair of each matrix per lane.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn matrix_access<O: Observer>(
         &mut self,
         ctx: &mut WarpCtx<'_>,
         obs: &mut O,
         pc: u32,
+        kind: MemAccessKind,
         num: u8,
         trans: bool,
         space: Space,
         addr: &Addr,
-        d: &[RegRef],
+        regs: &[RegRef],
     ) -> Result<(), WarpFault> {
         let addrs = self.addresses(addr);
         let rows = 8 * num as usize;
         if O::WANTS_MEMORY {
-            obs.memory(self.index, pc, space, MemAccessKind::Load, 16, &addrs, (1u64 << rows) - 1);
+            obs.memory(self.index, pc, space, kind, 16, &addrs, (1u64 << rows) - 1);
         }
-        // m[matrix][row][col]
-        let mut m = vec![[[0u16; 8]; 8]; num as usize];
-        for (row_lane, &a) in addrs.iter().enumerate().take(rows) {
-            for c in 0..8 {
-                m[row_lane / 8][row_lane % 8][c] = self.mem_read(ctx, pc, space, a + 2 * c as u64, 2, row_lane)? as u16;
+        if kind == MemAccessKind::Load {
+            // m[matrix][row][col]
+            let mut m = vec![[[0u16; 8]; 8]; num as usize];
+            for (row_lane, &a) in addrs.iter().enumerate().take(rows) {
+                for c in 0..8 {
+                    m[row_lane / 8][row_lane % 8][c] = self.mem_read(ctx, pc, space, a + 2 * c as u64, 2, row_lane)? as u16;
+                }
             }
-        }
-        for (k, &r) in d.iter().enumerate() {
-            for lane in 0..32 {
-                let (g, t) = (lane / 4, lane % 4);
-                let e = |j: usize| if trans { m[k][2 * t + j][g] } else { m[k][g][2 * t + j] } as u64;
-                self.put_lane(r, lane, e(0) | e(1) << 16);
+            for (k, &r) in regs.iter().enumerate() {
+                for lane in 0..32 {
+                    let (g, t) = (lane / 4, lane % 4);
+                    let e = |j: usize| if trans { m[k][2 * t + j][g] } else { m[k][g][2 * t + j] } as u64;
+                    self.put_lane(r, lane, e(0) | e(1) << 16);
+                }
             }
+            return Ok(());
         }
-        Ok(())
-    }
-
-    pub(super) fn stmatrix<O: Observer>(
-        &mut self,
-        ctx: &mut WarpCtx<'_>,
-        obs: &mut O,
-        pc: u32,
-        num: u8,
-        trans: bool,
-        space: Space,
-        addr: &Addr,
-        s: &[RegRef],
-    ) -> Result<(), WarpFault> {
-        let addrs = self.addresses(addr);
-        let rows = 8 * num as usize;
-        if O::WANTS_MEMORY {
-            obs.memory(self.index, pc, space, MemAccessKind::Store, 16, &addrs, (1u64 << rows) - 1);
-        }
-        for (k, &r) in s.iter().enumerate() {
+        for (k, &r) in regs.iter().enumerate() {
             for lane in 0..32 {
                 let (g, t) = (lane / 4, lane % 4);
                 let v = self.lane_value(r, lane);

@@ -88,11 +88,11 @@ impl<const W: usize> Warp<W> {
             }
             MmaOp::LdMatrix { num, trans, space, addr, d } => {
                 self.need_full_warp(pc, exec, "ldmatrix")?;
-                self.ldmatrix(ctx, obs, pc, *num, *trans, *space, addr, d)?;
+                self.matrix_access(ctx, obs, pc, MemAccessKind::Load, *num, *trans, *space, addr, d)?;
             }
             MmaOp::StMatrix { num, trans, space, addr, s } => {
                 self.need_full_warp(pc, exec, "stmatrix")?;
-                self.stmatrix(ctx, obs, pc, *num, *trans, *space, addr, s)?;
+                self.matrix_access(ctx, obs, pc, MemAccessKind::Store, *num, *trans, *space, addr, s)?;
             }
             MmaOp::MovMatrix { d, a } => {
                 self.need_full_warp(pc, exec, "movmatrix")?;
