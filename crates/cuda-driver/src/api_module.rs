@@ -157,7 +157,7 @@ impl Driver {
         let regs = k.regs_per_thread().unwrap_or_else(|| warpsim_ir::regs::estimate_registers(ir).regs_per_thread);
         let threads = |d: Option<[u32; 3]>| d.map(|d| d.iter().product::<u32>());
         Ok(match attrib {
-            0 => threads(ir.reqntid).or(threads(ir.maxntid)).unwrap_or(self.preset.max_threads_per_block) as c_int,
+            0 => threads(ir.tuning.reqntid).or(threads(ir.tuning.maxntid)).unwrap_or(self.preset.max_threads_per_block) as c_int,
             1 => ir.shared_static_bytes as c_int,
             2 => 0,
             3 => ir.local_bytes as c_int,

@@ -38,6 +38,7 @@ pub fn cycles(name: &str, gpu: &TimingGpu) -> (u64, f64) {
     for (p, kp) in case.params.iter().zip(&k.params) {
         let bytes = match p {
             ParamSpec::Scalar(s) => s.to_le_bytes(),
+            ParamSpec::Struct(s) => s.layout().0,
             ParamSpec::Buffer(b) => {
                 let init = BufferInit::from_spec(b).unwrap();
                 mem.alloc(&b.name, init.byte_len().max(8), Some(init.into_filler())).to_le_bytes().to_vec()
