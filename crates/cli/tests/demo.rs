@@ -228,5 +228,6 @@ fn demo_command_prints_every_section_in_100_columns_and_json() {
     assert_eq!(j["banks"][6]["ways"], 32.0);
     assert_eq!(j["occupancy"]["one_block_slots"][1], 16);
     assert_eq!(j["reduction"]["shuffle_steps_per_warp"], 5.0);
-    assert!(j["seconds"].as_f64().unwrap() < 30.0);
+    // How long it took is reported, not asserted (speed is measured by benchmarks, not unit tests).
+    assert!(j["seconds"].as_f64().is_some_and(|s| s > 0.0));
 }
