@@ -39,13 +39,21 @@ pub struct ExecArgs {
     pub program: Vec<OsString>,
 }
 
-/// The folder holding warpsim's libraries: `WARPSIM_LIB_DIR`, else the warpsim binary's own.
-fn lib_dir() -> Result<PathBuf> {
+/// Where warpsim's libraries are looked for: `WARPSIM_LIB_DIR`, else the warpsim binary's own
+/// folder and its `deps/` (where `cargo test` leaves them).
+fn lib_dirs() -> Result<Vec<PathBuf>> {
     if let Some(d) = std::env::var_os("WARPSIM_LIB_DIR") {
-        return Ok(PathBuf::from(d));
+        return Ok(vec![PathBuf::from(d)]);
     }
     let exe = std::env::current_exe().context("finding the warpsim binary")?;
-    Ok(exe.parent().map(Path::to_path_buf).unwrap_or_default())
+    let dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+    Ok(vec![dir.clone(), dir.join("deps")])
+}
+
+/// The first of `dirs` holding `name`; else the path it was expected at, for the message.
+fn find_library(dirs: &[PathBuf], name: &str) -> std::result::Result<PathBuf, PathBuf> {
+    let found = dirs.iter().map(|d| d.join(name)).find(|p| p.is_file());
+    found.ok_or_else(|| dirs.first().map(|d| d.join(name)).unwrap_or_else(|| PathBuf::from(name)))
 }
 
 /// A temporary folder of links named as the program looks for the libraries; removed on drop.
@@ -57,15 +65,15 @@ impl Drop for LinkDir {
     }
 }
 
-fn link_dir(libs: &Path) -> Result<LinkDir> {
-    let driver = libs.join("libwarpsim_cuda.so");
-    if !driver.is_file() {
-        bail!(
+fn link_dir(libs: &[PathBuf]) -> Result<LinkDir> {
+    let driver = match find_library(libs, "libwarpsim_cuda.so") {
+        Ok(p) => p,
+        Err(driver) => bail!(
             "warpsim's CUDA driver library is not built ({} is missing); build it with `cargo build --release --workspace` \
              (or point WARPSIM_LIB_DIR at the folder holding libwarpsim_cuda.so and libwarpsim_cudart.so)",
             driver.display()
-        );
-    }
+        ),
+    };
     let dir = LinkDir(std::env::temp_dir().join(format!("warpsim-exec-{}", std::process::id())));
     std::fs::create_dir_all(&dir.0).with_context(|| format!("creating {}", dir.0.display()))?;
     let link = |target: &Path, name: &str| {
@@ -75,16 +83,18 @@ fn link_dir(libs: &Path) -> Result<LinkDir> {
     };
     link(&driver, "libcuda.so.1")?;
     link(&driver, "libcuda.so")?;
-    let runtime = libs.join("libwarpsim_cudart.so");
-    if runtime.is_file() {
-        link(&runtime, "libcudart.so.13")?;
-        link(&runtime, "libcudart.so")?;
-    } else {
-        eprintln!(
-            "warpsim exec: warning: {} is missing: programs built with `nvcc -cudart shared` need it; \
+    match find_library(libs, "libwarpsim_cudart.so") {
+        Ok(runtime) => {
+            link(&runtime, "libcudart.so.13")?;
+            link(&runtime, "libcudart.so")?;
+        }
+        Err(runtime) => {
+            eprintln!(
+                "warpsim exec: warning: {} is missing: programs built with `nvcc -cudart shared` need it; \
              build it with `cargo build --release --workspace`",
-            runtime.display()
-        );
+                runtime.display()
+            );
+        }
     }
     Ok(dir)
 }
@@ -92,7 +102,7 @@ fn link_dir(libs: &Path) -> Result<LinkDir> {
 /// Runs the program; exits with its exit status after the table.
 pub fn cmd_exec(a: ExecArgs) -> Result<()> {
     warpsim_gpu::GpuPreset::by_name(&a.gpu)?;
-    let dir = link_dir(&lib_dir()?)?;
+    let dir = link_dir(&lib_dirs()?)?;
     let summary = dir.0.join("launches.jsonl");
     let mut ld = OsString::from(&dir.0);
     if let Some(old) = std::env::var_os("LD_LIBRARY_PATH").filter(|v| !v.is_empty()) {
