@@ -109,10 +109,43 @@ fn max_words_per_bank(words: &mut [u64]) -> u32 {
     best
 }
 
-/// Wavefronts for `bytes` per lane at shared offsets `addrs[lane]`, lanes in `mask`.
+/// Wavefronts of a shared-memory store or atomic of `bytes` per lane at shared offsets
+/// `addrs[lane]`, lanes in `mask`: phases of 32 / (bytes / 4) lanes (half-warps for 64-bit,
+/// quarter-warps for 128-bit), as the H200 counts them (calibration/micro, group `mem11`).
 pub fn shared_cost(addrs: &[u64], mask: u64, bytes: u32) -> SharedCost {
+    phased_cost(addrs, mask, bytes, lanes_per_store_phase(bytes))
+}
+
+/// Wavefronts of a shared-memory load: the H200 takes 32- and 64-bit loads a whole warp at a
+/// time and 128-bit loads a half-warp at a time, so a broadcast 64-bit load is one wavefront
+/// where the same store is two (calibration/micro, group `mem11`: `sld_v2_s0` against
+/// `sst_v2_s0`). Conflicts are counted against the store phases' ideal, never below zero.
+pub fn shared_load_cost(addrs: &[u64], mask: u64, bytes: u32) -> SharedCost {
+    let lanes = if bytes > 8 { 16 } else { 32 };
+    let mut cost = phased_cost(addrs, mask, bytes, lanes);
+    cost.ideal_wavefronts = phased_cost_ideal(addrs, mask, lanes_per_store_phase(bytes)).min(cost.wavefronts);
+    cost
+}
+
+fn lanes_per_store_phase(bytes: u32) -> usize {
+    (32 / (bytes / 4).max(1) as usize).max(1)
+}
+
+/// Phases of `lanes_per_phase` lanes with an active lane.
+fn phased_cost_ideal(addrs: &[u64], mask: u64, lanes_per_phase: usize) -> u32 {
+    (0..addrs.len()).step_by(lanes_per_phase).filter(|&start| mask >> start & lane_bits(lanes_per_phase) != 0).count() as u32
+}
+
+fn lane_bits(n: usize) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
+}
+
+fn phased_cost(addrs: &[u64], mask: u64, bytes: u32, lanes_per_phase: usize) -> SharedCost {
     let words_per_lane = (bytes / 4).max(1) as usize;
-    let lanes_per_phase = (32 / words_per_lane).max(1);
     let mut cost = SharedCost::default();
     let n = addrs.len();
     let mut start = 0;
@@ -255,6 +288,27 @@ mod tests {
         // 64-bit with stride 32 words: lanes of a half-warp all on banks 0/1 -> 16-way.
         let b = lanes(|l| l * 128);
         assert_eq!(shared_cost(&b, u32::MAX as u64, 8).wavefronts, 32);
+    }
+
+    #[test]
+    fn loads_take_64_bit_words_a_warp_at_a_time_and_128_bit_a_half_warp() {
+        // The H200's counts per instruction (calibration/micro, mem11): broadcast loads of
+        // 4, 8, 16 bytes take 1, 1, 2 wavefronts; the same stores 1, 2, 4.
+        let same = lanes(|_| 0x40);
+        for (bytes, load, store) in [(4, 1, 1), (8, 1, 2), (16, 2, 4)] {
+            let l = shared_load_cost(&same, u32::MAX as u64, bytes);
+            assert_eq!((l.wavefronts, l.conflicts()), (load, 0), "load of {bytes} bytes");
+            assert_eq!(shared_cost(&same, u32::MAX as u64, bytes).wavefronts, store, "store of {bytes} bytes");
+        }
+        // Consecutive and strided: loads and stores agree (s1: 1/2/4, s32: 32 with 31/30/28 conflicts).
+        for (stride, bytes, wf, conflicts) in [(1, 4, 1, 0), (1, 8, 2, 0), (1, 16, 4, 0), (2, 8, 4, 2), (32, 8, 32, 30), (32, 16, 32, 28)] {
+            let a = lanes(|l| l * stride * bytes as u64);
+            let l = shared_load_cost(&a, u32::MAX as u64, bytes);
+            let s = shared_cost(&a, u32::MAX as u64, bytes);
+            assert_eq!((l.wavefronts, l.conflicts()), (wf, conflicts), "load stride {stride} bytes {bytes}");
+            assert_eq!((s.wavefronts, s.conflicts()), (wf, conflicts), "store stride {stride} bytes {bytes}");
+        }
+        assert_eq!(shared_load_cost(&same, 0, 8), SharedCost::default());
     }
 
     #[test]
