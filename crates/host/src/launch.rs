@@ -189,6 +189,8 @@ fn launch_inner(
     let k = kernel.ir();
     let program = kernel.program();
     let n = k.code.len();
+    let merged: std::sync::Arc<[warpsim_metrics::sass::Merged]> =
+        if opts.metrics { warpsim_metrics::sass::merged_shared_loads(k).into() } else { std::sync::Arc::from(Vec::new()) };
     let metrics = |obs: MetricsObserver| LaunchMetrics::build(program, k, obs.per_pc, opts.warp_size, None);
     let merge_metrics = |a: &mut MetricsObserver, b| a.merge(b);
     let mut out = LaunchSummary::default();
@@ -197,11 +199,15 @@ fn launch_inner(
         let cfg = opts.config(dims);
         let session = CheckSession::new(program, k, &cfg, ctx.memory(), CheckOptions { lockstep: opts.lockstep });
         let (r, checker) = if opts.metrics {
-            let (r, (checker, m)) =
-                observe(ctx, run, &|| (session.checker(), MetricsObserver::new(n)), &|a: &mut (Checker, MetricsObserver), b| {
+            let (r, (checker, m)) = observe(
+                ctx,
+                run,
+                &|| (session.checker(), MetricsObserver::with_merged_loads(n, merged.clone())),
+                &|a: &mut (Checker, MetricsObserver), b| {
                     a.0.merge(b.0);
                     a.1.merge(b.1);
-                });
+                },
+            );
             out.metrics = Some(metrics(m));
             (r, checker)
         } else {
@@ -220,7 +226,7 @@ fn launch_inner(
         }
         out.diagnostics = Some(diagnostics);
     } else if opts.metrics {
-        let (r, m) = observe(ctx, run, &|| MetricsObserver::new(n), &merge_metrics);
+        let (r, m) = observe(ctx, run, &|| MetricsObserver::with_merged_loads(n, merged.clone()), &merge_metrics);
         match r {
             Ok(st) => (out.stats, out.timing) = st,
             Err(e) => {

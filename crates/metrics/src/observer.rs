@@ -2,6 +2,8 @@
 //! runs, one observer per worker, merged at the end.
 
 use crate::coalesce::{global_cost, local_addresses, shared_cost, shared_load_cost};
+use crate::sass::Merged;
+use std::sync::Arc;
 use warpsim_engine::{MemAccessKind, Observer};
 use warpsim_ir::window::{generic_space, LOCAL_WINDOW, SHARED_WINDOW};
 use warpsim_ir::Space;
@@ -58,11 +60,20 @@ impl PcCounters {
 #[derive(Clone, Debug)]
 pub struct MetricsObserver {
     pub per_pc: Vec<PcCounters>,
+    /// Shared loads that ptxas merges into wider ones ([`crate::sass::merged_shared_loads`]);
+    /// empty: none.
+    merged: Arc<[Merged]>,
 }
 
 impl MetricsObserver {
     pub fn new(code_len: usize) -> Self {
-        MetricsObserver { per_pc: vec![PcCounters::default(); code_len] }
+        MetricsObserver { per_pc: vec![PcCounters::default(); code_len], merged: Arc::from(Vec::new()) }
+    }
+
+    /// An observer for `kernel`, counting its merged shared loads as the SASS loads they become.
+    /// `merged` is [`crate::sass::merged_shared_loads`] of the kernel, computed once per launch.
+    pub fn with_merged_loads(code_len: usize, merged: Arc<[Merged]>) -> Self {
+        MetricsObserver { per_pc: vec![PcCounters::default(); code_len], merged }
     }
 
     pub fn merge(&mut self, other: MetricsObserver) {
@@ -135,7 +146,17 @@ impl Observer for MetricsObserver {
             } else {
                 addrs
             };
-            let s = if kind == MemAccessKind::Load { shared_load_cost(a, shared, bytes) } else { shared_cost(a, shared, bytes) };
+            let s = match self.merged.get(pc as usize) {
+                Some(&Merged::Leads { bytes: wide, delta }) if space == Space::Shared && kind == MemAccessKind::Load => {
+                    let mut w = [0u64; 64];
+                    for (x, &y) in w.iter_mut().zip(a) {
+                        *x = y.wrapping_add_signed(delta as i64);
+                    }
+                    shared_load_cost(&w[..a.len().min(64)], shared, wide as u32)
+                }
+                _ if kind == MemAccessKind::Load => shared_load_cost(a, shared, bytes),
+                _ => shared_cost(a, shared, bytes),
+            };
             c.shared_requests += 1;
             c.shared_wavefronts += s.wavefronts as u64;
             c.shared_ideal_wavefronts += s.ideal_wavefronts as u64;

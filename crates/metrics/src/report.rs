@@ -2,7 +2,7 @@
 //! under Nsight Compute's metric names, and per-source-line costs.
 
 use crate::observer::PcCounters;
-use crate::sass::{folded_instructions, Folded};
+use crate::sass::{folded_instructions, merged_shared_loads, Folded, Merged};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use warpsim_ir::op_table::{AccessKind, Collective, LatencyClass, MemAccess};
@@ -364,9 +364,11 @@ impl LaunchMetrics {
         let mut sources: BTreeMap<u32, Option<Vec<String>>> = BTreeMap::new();
         let ptx_lines: Option<Vec<&str>> = ptx_source.map(|s| s.lines().collect());
         let folded = folded_instructions(kernel);
+        let merged = merged_shared_loads(kernel);
         for (pc, c) in per_pc.iter().enumerate() {
             let kind = inst_kind(&kernel.code[pc].op);
-            totals.add_pc(kind, folded[pc], c);
+            let f = if merged[pc] == Merged::Follows { Folded::MergedLoad } else { folded[pc] };
+            totals.add_pc(kind, f, c);
             if c.warp_insts == 0 {
                 continue;
             }
