@@ -213,6 +213,17 @@ fn the_runtime_api_answers_agree_with_each_other() {
     assert_eq!(o.status.code(), Some(0));
 }
 
+/// `__managed__` variables live in memory the host code touches directly, both ways.
+#[test]
+fn managed_variables_are_shared_with_the_host() {
+    let exe = build_file(&repo().join("crates/cli/tests/cu/managed_vars.cu"), "managed_vars", true);
+    let o = exec(&exe, &[]);
+    let out = text(&o.stdout);
+    let fails: Vec<&str> = out.lines().filter(|l| !l.starts_with("ok ")).collect();
+    assert_eq!(fails, ["0 failed"], "stdout:\n{out}\nstderr:\n{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0));
+}
+
 /// `warpsim run --json` of one launch of `kernel` from `ptx`.
 fn run_json(ptx: &Path, kernel: &str, grid: &str, block: &str, params: &[&str]) -> serde_json::Value {
     let out = tmp().join(format!("run-{kernel}"));

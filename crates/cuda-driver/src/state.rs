@@ -298,8 +298,10 @@ impl Driver {
         let globals = match &unit.globals {
             Some(g) => g.clone(),
             None => {
-                let g = alloc_globals(&mut self.ctx, &k);
-                unit.globals = Some(g.clone());
+                let g = self.alloc_globals(&k);
+                if let Some(unit) = self.modules.get_mut(&m).and_then(|m| m.units.get_mut(u)) {
+                    unit.globals = Some(g.clone());
+                }
                 g
             }
         };
@@ -348,23 +350,46 @@ impl Driver {
     }
 }
 
-/// Allocates `kernel`'s module variables (as the engine does for a program).
-fn alloc_globals(ctx: &mut Context, kernel: &Kernel) -> HashMap<String, (u64, u64)> {
-    let p = kernel.program();
-    let mut out = HashMap::new();
-    for g in &p.globals {
-        let filler: Arc<dyn warpsim_engine::Filler> = Arc::new(warpsim_engine::memory::BytesFiller(g.init.clone()));
-        let a = ctx.alloc(&g.name, g.size.max(1), Some(filler));
-        out.insert(g.name.clone(), (a.0, g.size));
-    }
-    for g in &p.globals {
-        for (off, sym, add) in &g.relocs {
-            if let (Some(&(a, _)), Some(&(base, _))) = (out.get(sym), out.get(&g.name)) {
-                let _ = ctx.write(DevicePtr(base + off), &a.wrapping_add(*add as u64).to_le_bytes());
+impl Driver {
+    /// Allocates `kernel`'s module variables (as the engine does for a program); a
+    /// `__managed__` one gets managed memory, which the host code reads and writes directly.
+    fn alloc_globals(&mut self, kernel: &Kernel) -> HashMap<String, (u64, u64)> {
+        let p = kernel.program();
+        let mut out = HashMap::new();
+        let mut host_backed = Vec::new();
+        for g in &p.globals {
+            let managed = if g.managed { self.alloc_mapped(g.size.max(1), MappedKind::Managed).ok() } else { None };
+            let a = match managed {
+                Some(a) => {
+                    // SAFETY: `alloc_mapped` mapped `size` bytes of host memory at `a`.
+                    unsafe { std::ptr::copy_nonoverlapping(g.init.as_ptr(), a as *mut u8, g.init.len().min(g.size as usize)) };
+                    host_backed.push(g.name.clone());
+                    a
+                }
+                None => {
+                    let filler: Arc<dyn warpsim_engine::Filler> = Arc::new(warpsim_engine::memory::BytesFiller(g.init.clone()));
+                    self.ctx.alloc(&g.name, g.size.max(1), Some(filler)).0
+                }
+            };
+            out.insert(g.name.clone(), (a, g.size));
+        }
+        for g in &p.globals {
+            for (off, sym, add) in &g.relocs {
+                if let (Some(&(a, _)), Some(&(base, size))) = (out.get(sym), out.get(&g.name)) {
+                    let bytes = a.wrapping_add(*add as u64).to_le_bytes();
+                    if host_backed.contains(&g.name) {
+                        if off + 8 <= size {
+                            // SAFETY: inside the variable's mapped host memory (checked above).
+                            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), (base + off) as *mut u8, 8) };
+                        }
+                    } else {
+                        let _ = self.ctx.write(DevicePtr(base + off), &bytes);
+                    }
+                }
             }
         }
+        out
     }
-    out
 }
 
 static DRIVER: Mutex<Option<Driver>> = Mutex::new(None);

@@ -220,8 +220,8 @@ pub unsafe extern "C" fn __warpsim___cudaInitModule(handle: *mut *mut c_void) ->
             let host_visible = cu!(cuPointerGetAttribute((&mut is_managed as *mut c_int).cast(), 8, p)).is_ok() && is_managed != 0;
             if !host_visible {
                 eprintln!(
-                    "warpsim: `__managed__` variable `{}` is not supported yet (the driver gives it no host memory); \
-                     allocate it with cudaMallocManaged instead",
+                    "warpsim: `__managed__` variable `{}` got no host memory from the driver \
+                     (its address range could not be reserved); allocate it with cudaMallocManaged instead",
                     name.to_string_lossy()
                 );
                 return Err(Error(crate::error::NOT_SUPPORTED));

@@ -94,6 +94,8 @@ pub struct GlobalVar {
     pub init: Vec<u8>,
     /// `(byte offset, symbol, addend)`: initialisers that hold another variable's address.
     pub relocs: Vec<(u64, String, i64)>,
+    /// CUDA's `__managed__` (`.attribute(.managed)`): the driver gives it host-visible memory.
+    pub managed: bool,
 }
 
 #[derive(Clone, Debug, Default)]

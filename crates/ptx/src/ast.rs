@@ -105,6 +105,8 @@ pub struct VarDecl {
     pub dims: Vec<Option<u64>>,
     pub init: Option<Vec<InitValue>>,
     pub is_extern: bool,
+    /// `.attribute(.managed)`: CUDA's `__managed__`, memory the host touches too.
+    pub managed: bool,
     pub span: Span,
 }
 

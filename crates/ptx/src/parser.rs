@@ -356,6 +356,7 @@ impl<'a> Parser<'a> {
 
     fn decl_body(&mut self, space: StateSpace, is_extern: bool, start: Span, multi: bool) -> PResult<Vec<VarDecl>> {
         let mut align = None;
+        let mut managed = false;
         let mut vector = 1u8;
         let mut ty = None;
         while self.peek() == Some(Tok::Dot) {
@@ -371,6 +372,7 @@ impl<'a> Parser<'a> {
                 "attribute" => {
                     self.expect(Tok::LParen, "`(`")?;
                     while self.peek().is_some() && !self.eat(Tok::RParen) {
+                        managed |= self.is_dot("managed");
                         self.pos += 1;
                     }
                 }
@@ -401,6 +403,7 @@ impl<'a> Parser<'a> {
                 dims: Vec::new(),
                 init: None,
                 is_extern,
+                managed,
                 span: Span { start: start.start, end: nspan.end },
             };
             if self.eat(Tok::Lt) {

@@ -143,7 +143,7 @@ fn lower_globals(m: &Module, file: &str, src: &str) -> LResult<Program> {
                 init[off..off + elem].copy_from_slice(&bits.to_le_bytes()[..elem]);
             }
         }
-        p.globals.push(GlobalVar { name, is_const, size, align: g.alignment(), init, relocs });
+        p.globals.push(GlobalVar { name, is_const, size, align: g.alignment(), init, relocs, managed: g.managed });
     }
     Ok(p)
 }
