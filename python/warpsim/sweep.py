@@ -1,7 +1,8 @@
 """Design-space sweeps: one launch per configuration, results as rows.
 
-A configuration is a dict: `grid`, `block`, `args` (a list, or a picklable
-callable taking the configuration and returning the list), and any of
+A configuration is a dict: `grid`, `block`, `args` (a list, or a callable
+taking the configuration and returning the list, called in this process, so
+that a function defined in a notebook will do), and any of
 `gpu`, `mode`, `shared_mem`, `check`, `opt_in`; other keys are the user's
 parameters, carried into the row untouched. Each row holds the
 configuration's scalar keys, then the launch's numbers: kernel, cycles,
@@ -19,8 +20,6 @@ _LAUNCH_KEYS = ("grid", "block", "gpu", "mode", "shared_mem", "check", "opt_in",
 def _row(module, kernel, config):
     cfg = dict(config)
     args = cfg.pop("args", ())
-    if callable(args):
-        args = args(dict(config))
     kw = {k: cfg[k] for k in _LAUNCH_KEYS if k in cfg}
     kw.setdefault("mode", "functional")
     r = module.launch(kernel, args=args, progress=False, **kw)
@@ -40,11 +39,21 @@ def _row(module, kernel, config):
     if occ:
         row["occupancy"] = occ.get("occupancy")
         row["blocks_per_sm"] = occ.get("blocks_per_sm")
-    t = d.get("timing")
-    if t:
-        row["achieved_occupancy"] = t.get("achieved_occupancy_pct", t.get("achieved_occupancy"))
-    row.update(d.get("metrics") or {})
+    metrics = d.get("metrics") or {}
+    if r.cycles is not None:
+        # Nsight Compute's achieved occupancy, in percent of the SM's warp slots.
+        row["achieved_occupancy"] = metrics.get("sm__warps_active.avg.pct_of_peak_sustained_active")
+        row["theoretical_occupancy"] = metrics.get("sm__maximum_warps_per_active_cycle_pct")
+    row.update(metrics)
     return row
+
+
+def _resolved(config):
+    config = dict(config)
+    args = config.get("args", ())
+    if callable(args):
+        config["args"] = args({k: v for k, v in config.items() if k != "args"})
+    return config
 
 
 def _worker_init(threads):
@@ -73,7 +82,7 @@ def sweep(module, kernel, configs, *, backend="process", address=None, workers=N
     when pandas is installed (`as_frame=False` for a list of dicts).
     A tqdm progress bar shows on a terminal (`progress=` to force it on or off).
     """
-    configs = list(configs)
+    configs = [_resolved(c) for c in configs]
     bar = _bar(len(configs), progress)
     try:
         if backend == "serial" or not configs:

@@ -3,7 +3,8 @@
 //! the `warpsim` command (the CLI's own `main`, included from
 //! `crates/cli/src/main.rs`), and, by linking `warpsim-cuda`, the CUDA driver
 //! API that `warpsim.numba` points Numba at (a cdylib exports the
-//! `#[no_mangle]` functions of its dependencies).
+//! `#[no_mangle]` functions of its dependencies). Its soname is a placeholder
+//! (`libwsim.so.1`, set in pyproject.toml) that `warpsim.numba` renames in a copy.
 //!
 //! Every entry point catches panics and turns them, like every warpsim error,
 //! into a Python exception (`warpsim.Error` and its subclasses).
@@ -24,6 +25,18 @@ mod cli_app;
 #[path = "../../cli/src/occupancy_cmd.rs"]
 #[allow(dead_code)]
 mod occupancy_cmd;
+
+/// Keeps warpsim-cuda's code in the link: the linker takes an rlib's object
+/// only when something refers to it, and `cuGetProcAddress`'s table refers to
+/// every driver function, so all of them are in the extension and exported.
+#[used]
+static DRIVER: unsafe extern "C" fn(
+    *const std::ffi::c_char,
+    *mut *mut std::ffi::c_void,
+    std::ffi::c_int,
+    u64,
+    *mut std::ffi::c_int,
+) -> warpsim_cuda::errors::CUresult = warpsim_cuda::api_core::cuGetProcAddress_v2;
 
 pyo3::create_exception!(_warpsim, Error, PyException, "Every error warpsim raises.");
 pyo3::create_exception!(_warpsim, PtxError, Error, "The PTX (or CUDA source) does not parse or compile, or has no such kernel.");

@@ -1,0 +1,78 @@
+"""Numba's @cuda.jit kernels on warpsim in-process, after `import warpsim.numba`
+(in a child process: the driver is chosen once per process)."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np
+    if not hasattr(np, "row_stack"):  # numba-cuda 0.30 still registers np.row_stack, gone in NumPy 2.5
+        np.row_stack = np.vstack
+    import warpsim, warpsim.numba
+    warpsim.numba.configure(mode=sys.argv[1])
+    from numba import cuda
+
+    @cuda.jit
+    def vadd(a, b, c):
+        i = cuda.grid(1)
+        if i < c.size:
+            c[i] = a[i] + b[i]
+
+    @cuda.jit
+    def lane_sum(x, out):
+        v = x[cuda.grid(1)]
+        for o in (16, 8, 4, 2, 1):
+            v += cuda.shfl_down_sync(0xFFFFFFFF, v, o)
+        if cuda.laneid == 0:
+            out[cuda.grid(1) // 32] = v
+
+    n = 4096
+    a = np.arange(n, dtype=np.float32); b = np.ones(n, np.float32); c = np.zeros(n, np.float32)
+    vadd[n // 256, 256](a, b, c)
+    first = warpsim.last_launch()
+    x = np.arange(256, dtype=np.int32); out = np.zeros(8, np.int32)
+    lane_sum[1, 256](x, out)
+    print(json.dumps({"ok": bool((c == a + b).all()), "sums": out.tolist(), "want": x.reshape(8, 32).sum(1).tolist(),
+                      "first": first, "last": warpsim.last_launch(), "n": len(warpsim.launches()),
+                      "device": cuda.get_current_device().name.decode() if isinstance(cuda.get_current_device().name, bytes) else cuda.get_current_device().name}))
+    """
+)
+
+
+def numba_available():
+    try:
+        import numba.cuda  # noqa: F401
+        import cuda.bindings  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+pytestmark = pytest.mark.skipif(not numba_available(), reason="numba-cuda and cuda-bindings are not installed (pip install 'warpsim[numba]')")
+
+
+@pytest.mark.parametrize("mode", ["functional", "timing"])
+def test_numba_kernels_run_on_warpsim_in_process(tmp_path, mode):
+    p = tmp_path / "numba_on_warpsim.py"
+    p.write_text(SCRIPT)
+    out = subprocess.run([sys.executable, str(p), mode], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert out.returncode == 0, out.stderr
+    j = json.loads(out.stdout.strip().splitlines()[-1])
+    assert j["ok"] and j["sums"] == j["want"]
+    assert "vadd" in j["first"]["kernel"] and "lane_sum" in j["last"]["kernel"]
+    assert j["n"] == 2
+    # vadd: full warps, one load of each input and one store each: 4 sectors per request.
+    assert j["first"]["threads_per_instruction"] == 32.0
+    assert j["first"]["global_sectors"] == 4 * j["first"]["global_requests"]
+    assert j["first"]["grid"] == [16, 1, 1] and j["first"]["block"] == [256, 1, 1]
+    if mode == "timing":
+        assert j["first"]["cycles"] > 0
+    else:
+        assert j["first"]["cycles"] is None
+    assert "H200" in j["device"].upper()
