@@ -49,6 +49,8 @@ _CPP_TYPES = {
     "unsigned long long": np.uint64,
 }
 
+_NUMPY_NAMES = {"i32": "int32", "u32": "uint32", "i64": "int64", "u64": "uint64", "f32": "float32", "f64": "float64"}
+
 # PTX scalar parameter types (their `.name()`) -> how a Python float or int is passed.
 _PTX_FLOAT = {"f32": np.float32, "f64": np.float64, "f16": np.float32}
 
@@ -275,7 +277,20 @@ class Module:
                 packed.append(("scalar", what, ty, bits))
         if progress is None:
             progress = sys.stderr.isatty()
-        r = _warpsim.launch(
+        try:
+            r = self._launch(kernel, grid, block, packed, shared_mem, mode, gpu, check, max_instructions, opt_in, report, lockstep, progress)
+        except ArgumentError as e:
+            # The command line's `--param` spelling, in NumPy's words.
+            m = re.search(r"pass it as (\w+)=VALUE$", str(e))
+            if m and m.group(1) in _NUMPY_NAMES:
+                raise ArgumentError(str(e)[: m.start()] + f"pass it as numpy.{_NUMPY_NAMES[m.group(1)]}(value)") from None
+            raise
+        for a, c in writeback:
+            a[...] = c
+        return LaunchResult(r, mode)
+
+    def _launch(self, kernel, grid, block, packed, shared_mem, mode, gpu, check, max_instructions, opt_in, report, lockstep, progress):
+        return _warpsim.launch(
             self._m,
             kernel,
             _dims(grid, "grid"),
@@ -291,9 +306,6 @@ class Module:
             lockstep=bool(lockstep),
             progress=bool(progress),
         )
-        for a, c in writeback:
-            a[...] = c
-        return LaunchResult(r, mode)
 
 
 class LaunchResult:

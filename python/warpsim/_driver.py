@@ -1,50 +1,36 @@
 """warpsim's CUDA driver inside a Python process, for Numba and cuda.bindings.
 
 The extension module also carries warpsim's CUDA driver API (`cuInit`,
-`cuLaunchKernel`, ...). `cuda.bindings` finds the driver by its soname,
-`libcuda.so.1`, among the libraries already loaded; so a copy of the
-extension whose soname reads `libcuda.so.1` (it is built with the placeholder
-`libwsim.so.1`, as long) is written to a cache folder and loaded globally.
-The copy is the driver: it keeps its own state, and appends one JSON line per
-launch to `WARPSIM_SUMMARY`, which :func:`last_launch` reads.
+`cuLaunchKernel`, ...) under the driver's soname, `libcuda.so.1`, which is
+how `cuda.bindings` looks the driver up among the libraries already loaded.
+So once `warpsim` is imported, a library that loads `libcuda.so.1` afterwards
+in the same process gets warpsim's driver (one loaded before keeps NVIDIA's).
+The driver appends one JSON line per launch to `WARPSIM_SUMMARY`, which
+:func:`last_launch` reads.
 """
 
-import hashlib
 import json
 import os
 import tempfile
 
-_PLACEHOLDER = b"\0libwsim.so.1\0"
-_SONAME = b"\0libcuda.so.1\0"
-
 _state = {"summary": None, "handle": None}
 
 
-def driver_library(link_name="libcuda.so.1"):
-    """The path of the driver copy (soname `libcuda.so.1`), written on first use."""
+def driver_library(link_name=None):
+    """The path of the driver library (the extension module); with `link_name`,
+    a link to it under that name in a folder of its own (what `warpsim exec` looks for)."""
     from . import _warpsim
 
-    src = _warpsim.__file__
-    with open(src, "rb") as f:
-        data = f.read()
-    if data.count(_PLACEHOLDER) != 1:
-        raise _warpsim.Error(f"{src}: no single soname placeholder to rename; the extension was not built by warpsim's build.rs")
-    digest = hashlib.sha256(data).hexdigest()[:16]
-    folder = os.path.join(tempfile.gettempdir(), f"warpsim-{os.getuid()}", digest)
-    path = os.path.join(folder, "libcuda.so.1")
-    if not os.path.exists(path):
-        os.makedirs(folder, exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as f:
-            f.write(data.replace(_PLACEHOLDER, _SONAME))
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, path)
+    path = os.path.abspath(_warpsim.__file__)
+    if link_name is None:
+        return path
+    folder = os.path.join(tempfile.gettempdir(), f"warpsim-{os.getuid()}", "lib")
+    os.makedirs(folder, exist_ok=True)
     link = os.path.join(folder, link_name)
-    if link_name != "libcuda.so.1" and not os.path.exists(link):
-        try:
-            os.symlink("libcuda.so.1", link)
-        except FileExistsError:
-            pass
+    if os.path.realpath(link) != os.path.realpath(path):
+        tmp = f"{link}.{os.getpid()}.tmp"
+        os.symlink(path, tmp)
+        os.replace(tmp, link)
     return link
 
 
@@ -60,15 +46,16 @@ def install(gpu=None, mode=None, check=None, summary=None):
     if check is not None:
         env["WARPSIM_CHECK"] = "1" if check else "0"
     if summary is None:
-        summary = env.get("WARPSIM_SUMMARY") or os.path.join(
-            tempfile.mkdtemp(prefix="warpsim-launches-"), "launches.jsonl"
-        )
+        summary = _state["summary"] or env.get("WARPSIM_SUMMARY")
+    if not summary:
+        summary = os.path.join(tempfile.mkdtemp(prefix="warpsim-launches-"), "launches.jsonl")
     env["WARPSIM_SUMMARY"] = summary
     _state["summary"] = summary
     path = driver_library()
     env["NUMBA_CUDA_DRIVER"] = path
     env["NUMBA_CUDA_ENABLE_PYNVJITLINK"] = "0"
     if _state["handle"] is None:
+        # Already loaded as the extension module: this makes its symbols global for ctypes users.
         _state["handle"] = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
     return path
 

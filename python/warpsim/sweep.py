@@ -14,12 +14,15 @@ Wall-clock time is left out, so every backend gives the same rows.
 import os
 import sys
 
+import numpy as np
+
 _LAUNCH_KEYS = ("grid", "block", "gpu", "mode", "shared_mem", "check", "opt_in", "max_instructions")
 
 
 def _row(module, kernel, config):
     cfg = dict(config)
-    args = cfg.pop("args", ())
+    # Arrays that arrive read-only (Ray's zero-copy object store) get a writable copy here.
+    args = [a.copy() if isinstance(a, np.ndarray) and not a.flags.writeable else a for a in cfg.pop("args", ())]
     kw = {k: cfg[k] for k in _LAUNCH_KEYS if k in cfg}
     kw.setdefault("mode", "functional")
     r = module.launch(kernel, args=args, progress=False, **kw)

@@ -64,7 +64,7 @@ def test_wrong_array_dtype_names_the_cpp_parameter(scale):
 
 def test_wrong_scalar_dtype_names_the_ptx_type(scale):
     out, x = arrays()
-    with pytest.raises(warpsim.ArgumentError, match=r"parameter 2 .* is \.s32 in the PTX, but f64 was given: 1\.5 is not an integer"):
+    with pytest.raises(warpsim.ArgumentError, match=r"parameter 2 .* is \.u32 in the PTX, but f64 was given: 1\.5 is not an integer; pass it as numpy\.uint32\(value\)$"):
         scale.launch("scale", 1, 32, [out, x, np.float64(1.5)])
     with pytest.raises(warpsim.ArgumentError, match="out of range"):
         scale.launch("scale", 1, 32, [out, x, np.int64(1 << 40)])

@@ -3,8 +3,9 @@
 //! the `warpsim` command (the CLI's own `main`, included from
 //! `crates/cli/src/main.rs`), and, by linking `warpsim-cuda`, the CUDA driver
 //! API that `warpsim.numba` points Numba at (a cdylib exports the
-//! `#[no_mangle]` functions of its dependencies). Its soname is a placeholder
-//! (`libwsim.so.1`, set in pyproject.toml) that `warpsim.numba` renames in a copy.
+//! `#[no_mangle]` functions of its dependencies). It also gets the driver's
+//! soname, `libcuda.so.1` (Cargo passes the driver crate's cdylib link
+//! arguments on to every cdylib above it), which is how `cuda.bindings` finds it.
 //!
 //! Every entry point catches panics and turns them, like every warpsim error,
 //! into a Python exception (`warpsim.Error` and its subclasses).
@@ -105,6 +106,7 @@ fn occupancy<'py>(
         if let Some(m) = j.as_object_mut() {
             m.insert("gpu".into(), preset.key.clone().into());
             m.insert("regs_per_thread".into(), regs.into());
+            m.insert("regs_estimated".into(), false.into());
         }
         run::json_to_py(py, &j)
     })
