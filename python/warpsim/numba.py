@@ -40,4 +40,19 @@ if "numba.cuda" in sys.modules:
     )
 _install()
 
-__all__ = ["configure", "last_launch", "launches"]
+
+def _nvjitlink_installed():
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("nvidia.nvjitlink") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+if _nvjitlink_installed():
+    warnings.warn(
+        "nvJitLink is installed (nvidia-nvjitlink): Numba then links kernels to SASS for a real GPU (LTO), "
+        "which warpsim cannot run; warpsim needs the PTX: pip uninstall nvidia-nvjitlink",
+        stacklevel=2,
+    )

@@ -33,12 +33,17 @@ SCRIPT = textwrap.dedent(
         if cuda.laneid == 0:
             out[cuda.grid(1) // 32] = v
 
+    # Explicit transfers: Numba's automatic ones allocate from the device's memory pool
+    # (cuDeviceGetMemPool), which warpsim's driver does not provide.
     n = 4096
-    a = np.arange(n, dtype=np.float32); b = np.ones(n, np.float32); c = np.zeros(n, np.float32)
-    vadd[n // 256, 256](a, b, c)
+    a = np.arange(n, dtype=np.float32); b = np.ones(n, np.float32)
+    dc = cuda.device_array(n, dtype=np.float32)
+    vadd[n // 256, 256](cuda.to_device(a), cuda.to_device(b), dc)
+    c = dc.copy_to_host()
     first = warpsim.last_launch()
-    x = np.arange(256, dtype=np.int32); out = np.zeros(8, np.int32)
-    lane_sum[1, 256](x, out)
+    x = np.arange(256, dtype=np.int32); dout = cuda.device_array(8, dtype=np.int32)
+    lane_sum[1, 256](cuda.to_device(x), dout)
+    out = dout.copy_to_host()
     print(json.dumps({"ok": bool((c == a + b).all()), "sums": out.tolist(), "want": x.reshape(8, 32).sum(1).tolist(),
                       "first": first, "last": warpsim.last_launch(), "n": len(warpsim.launches()),
                       "device": cuda.get_current_device().name.decode() if isinstance(cuda.get_current_device().name, bytes) else cuda.get_current_device().name}))
