@@ -36,6 +36,9 @@ fn host_error(e: HostError) -> PyErr {
     }
 }
 
+/// A kernel's `.entry` name, C++ signature and (name, PTX type, bytes) per parameter.
+type KernelInfo = (String, Option<String>, Vec<(String, String, u32)>);
+
 /// A PTX module: its text, its kernels compiled on first use.
 #[pyclass(module = "warpsim._warpsim", frozen)]
 pub struct Module {
@@ -74,7 +77,7 @@ impl Module {
 
     /// Kernel `name` (mangled, C++ name or unique prefix): its `.entry` name, its
     /// C++ signature when the name is mangled, and (name, PTX type, bytes) per parameter.
-    fn kernel_info(&self, name: &str) -> PyResult<(String, Option<String>, Vec<(String, String, u32)>)> {
+    fn kernel_info(&self, name: &str) -> PyResult<KernelInfo> {
         guarded(|| {
             let k = self.kernel(name)?;
             let params = k.ir().params.iter().map(|p| (p.name.clone(), p.ty.name().to_string(), p.size)).collect();
@@ -157,7 +160,7 @@ fn parse_args<'py>(args: &[Bound<'py, PyAny>]) -> PyResult<Vec<Arg<'py>>> {
                     let bytes = view.len as u64;
                     // Element types warpsim has no name for travel as bytes.
                     let (dtype, count) = match Dtype::parse(&dtype) {
-                        Some(d) if bytes % d.size_bytes() as u64 == 0 => (d, bytes / d.size_bytes() as u64),
+                        Some(d) if bytes.is_multiple_of(d.size_bytes() as u64) => (d, bytes / d.size_bytes() as u64),
                         _ => (Dtype::U8, bytes),
                     };
                     Ok(Arg::Buffer { name, dtype, count, view })
