@@ -235,12 +235,27 @@ pub fn launch(
                 Arg::Scalar(s) => ParamSpec::Scalar(s.clone()),
             })
             .collect();
-        let mut prepared = prepare(&k, &specs).map_err(host_error)?;
+        // `prepare` checks the arguments and lays out the parameters over zero-filled buffers
+        // (which cost nothing until touched); the launch's own context holds the same
+        // allocations, in the same order, served lazily from a copy of each array, as
+        // `warpsim run` serves `file:` inputs (writing them in costs more than the copy).
+        let laid_out = prepare(&k, &specs).map_err(host_error)?;
         let views: Vec<&View<'_>> =
             parsed.iter().filter_map(|a| if let Arg::Buffer { view, .. } = a { Some(view) } else { None }).collect();
-        for (b, view) in prepared.buffers.iter().zip(&views) {
-            prepared.ctx.write(b.ptr, view.bytes()).map_err(host_error)?;
+        let mut ctx = warpsim_host::Context::new();
+        ctx.load(&k);
+        let mut args = laid_out.args.clone();
+        let mut buffers = Vec::with_capacity(views.len());
+        for (b, view) in laid_out.buffers.iter().zip(&views) {
+            let filler: Arc<dyn warpsim_engine::Filler> = Arc::new(warpsim_engine::memory::BytesFiller(view.bytes().to_vec()));
+            let ptr = ctx.alloc(&b.spec.name, b.len, Some(filler));
+            if ptr != b.ptr {
+                let index = specs.iter().position(|s| matches!(s, ParamSpec::Buffer(x) if x.name == b.spec.name)).unwrap_or(0);
+                args.set_ptr(index, ptr).map_err(host_error)?;
+            }
+            buffers.push(warpsim_host::BoundBuffer { spec: b.spec.clone(), ptr, len: b.len });
         }
+        let mut prepared = Prepared { kernel: k.clone(), ctx, args, buffers };
         let o = options(gpu, mode, report)?;
         let watch = Arc::new(Progress::default());
         let opts = LaunchOptions {
