@@ -208,7 +208,13 @@ struct CorpusArgs {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    main_from_args(std::env::args_os())
+}
+
+/// The command line on `args` (the program's name first): the `warpsim`
+/// binary's, and the Python package's `warpsim` command, which includes this file.
+pub(crate) fn main_from_args(args: impl IntoIterator<Item = std::ffi::OsString>) {
+    let cli = Cli::parse_from(args);
     let r = match cli.command {
         Command::Occupancy(a) => occupancy_cmd::cmd_occupancy(a),
         Command::Run(a) => cmd_run(a),
@@ -371,7 +377,7 @@ fn cmd_run(a: RunArgs) -> Result<()> {
 /// More about a fault, in the user's terms: which buffer and element a
 /// global address is, and `--shared` for shared memory past a block's size
 /// when the launch gave no dynamic shared memory.
-fn fault_hint(f: &warpsim_engine::KernelFault, prepared: &warpsim_host::Prepared, dims: &Dims) -> String {
+pub(crate) fn fault_hint(f: &warpsim_engine::KernelFault, prepared: &warpsim_host::Prepared, dims: &Dims) -> String {
     use warpsim_engine::fault::FaultSpace;
     use warpsim_engine::FaultKind;
     match &f.kind {

@@ -1,0 +1,464 @@
+//! Modules and launches for Python: arguments (NumPy arrays as byte buffers,
+//! scalars as typed bits) laid out by the host library's `prepare`, one
+//! `warpsim_host::launch`, arrays written back in place, and the results in
+//! the words and numbers of `warpsim run` (`--json`, the terminal table, `--report`).
+
+use crate::{guarded, ArgumentError, Error, KernelFault, LaunchError, PtxError};
+use pyo3::prelude::*;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use warpsim_engine::{LaunchError as EngineError, Progress};
+use warpsim_host::{prepare, Dims, HostError, Kernel, LaunchOptions, LaunchSummary, Prepared, TimingMode};
+use warpsim_launch::{BufferSpec, Dtype, Init, NamedInit, ParamSpec, Role, ScalarParam};
+
+/// A `serde_json` value as the Python object `json.loads` makes of it.
+pub(crate) fn json_to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
+    py.import("json")?.call_method1("loads", (v.to_string(),))
+}
+
+/// A host-library error as the Python exception for its kind, with warpsim's message.
+fn host_error(e: HostError) -> PyErr {
+    let msg = e.to_string();
+    match e {
+        HostError::Parse(_) | HostError::Compile(_) | HostError::NoKernel(_) => PtxError::new_err(msg),
+        HostError::ParamCount { .. }
+        | HostError::ParamType { .. }
+        | HostError::NotAnAddress { .. }
+        | HostError::StructSize { .. }
+        | HostError::BufferName { .. }
+        | HostError::DuplicateBuffer { .. }
+        | HostError::NoParam { .. } => ArgumentError::new_err(msg),
+        HostError::Engine(EngineError::Fault(_)) | HostError::CheckedFault { error: EngineError::Fault(_), .. } => {
+            KernelFault::new_err(msg)
+        }
+        HostError::Refused(_) | HostError::Engine(_) | HostError::CheckedFault { .. } | HostError::Preset(_) => LaunchError::new_err(msg),
+        _ => Error::new_err(msg),
+    }
+}
+
+/// A kernel's `.entry` name, C++ signature and (name, PTX type, bytes) per parameter.
+type KernelInfo = (String, Option<String>, Vec<(String, String, u32)>);
+
+/// A PTX module: its text, its kernels compiled on first use.
+#[pyclass(module = "warpsim._warpsim", frozen)]
+pub struct Module {
+    inner: Mutex<warpsim_host::Module>,
+}
+
+impl Module {
+    fn kernel(&self, name: &str) -> PyResult<Kernel> {
+        let mut m = self.inner.lock().map_err(|_| Error::new_err("module lock poisoned"))?;
+        m.kernel(name).map_err(host_error)
+    }
+}
+
+#[pymethods]
+impl Module {
+    /// A module from PTX text; `name` is what messages call it (a file name).
+    #[new]
+    fn new(name: String, ptx: String) -> Module {
+        Module { inner: Mutex::new(warpsim_host::Module::from_ptx(name, ptx)) }
+    }
+
+    #[getter]
+    fn name(&self) -> PyResult<String> {
+        Ok(self.inner.lock().map_err(|_| Error::new_err("module lock poisoned"))?.name().to_string())
+    }
+
+    #[getter]
+    fn ptx(&self) -> PyResult<String> {
+        Ok(self.inner.lock().map_err(|_| Error::new_err("module lock poisoned"))?.source().to_string())
+    }
+
+    /// The `.entry` names, in source order.
+    fn entries(&self) -> PyResult<Vec<String>> {
+        guarded(|| self.inner.lock().map_err(|_| Error::new_err("module lock poisoned"))?.entries().map_err(host_error))
+    }
+
+    /// Kernel `name` (mangled, C++ name or unique prefix): its `.entry` name, its
+    /// C++ signature when the name is mangled, and (name, PTX type, bytes) per parameter.
+    fn kernel_info(&self, name: &str) -> PyResult<KernelInfo> {
+        guarded(|| {
+            let k = self.kernel(name)?;
+            let params = k.ir().params.iter().map(|p| (p.name.clone(), p.ty.name().to_string(), p.size)).collect();
+            Ok((k.name().to_string(), warpsim_ir::entry_names::demangle(k.name()), params))
+        })
+    }
+}
+
+/// An array's memory, as its `__array_interface__` describes it (NumPy's
+/// protocol; the buffer protocol is not in Python's stable ABI before 3.11).
+struct View<'py> {
+    /// Keeps the array, and so its memory, alive.
+    _array: Bound<'py, PyAny>,
+    ptr: usize,
+    len: usize,
+    readonly: bool,
+}
+
+impl<'py> View<'py> {
+    fn of(array: Bound<'py, PyAny>, name: &str) -> PyResult<View<'py>> {
+        let bad = |why: &str| ArgumentError::new_err(format!("`{name}`: {why}"));
+        let iface = array.getattr("__array_interface__").map_err(|_| bad("not an array (no __array_interface__)"))?;
+        let (ptr, readonly): (usize, bool) = iface.get_item("data")?.extract()?;
+        let shape: Vec<usize> = iface.get_item("shape")?.extract()?;
+        if !iface.get_item("strides")?.is_none() {
+            return Err(bad("the array must be C-contiguous"));
+        }
+        let typestr: String = iface.get_item("typestr")?.extract()?;
+        let item: usize = typestr.get(2..).and_then(|n| n.parse().ok()).ok_or_else(|| bad("unknown element type"))?;
+        if typestr.starts_with('>') && item > 1 {
+            return Err(bad(
+                "big-endian arrays are not supported (the GPU is little-endian): pass arr.astype(arr.dtype.newbyteorder('<'))",
+            ));
+        }
+        let len = shape.iter().try_fold(item, |a, &d| a.checked_mul(d)).ok_or_else(|| bad("too large"))?;
+        if ptr == 0 && len > 0 {
+            return Err(bad("the array has no memory"));
+        }
+        Ok(View { _array: array, ptr, len, readonly })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: NumPy's array interface says `len` bytes at `ptr` (C-contiguous) belong to
+        // the array, which `_array` keeps alive; the GIL is held while the slice is used, so
+        // no Python code resizes or frees it meanwhile.
+        unsafe { std::slice::from_raw_parts(self.ptr as *const u8, self.len) }
+    }
+
+    /// Reads the device bytes at `ptr` into the array.
+    fn write_back(&self, ctx: &warpsim_host::Context, ptr: warpsim_host::DevicePtr, name: &str) -> PyResult<()> {
+        if self.readonly {
+            return Err(ArgumentError::new_err(format!("`{name}` is read-only")));
+        }
+        if self.len == 0 {
+            return Ok(());
+        }
+        // SAFETY: as in `bytes`, and the array is writable (checked above); nothing else
+        // refers to its bytes while the GIL is held.
+        let out = unsafe { std::slice::from_raw_parts_mut(self.ptr as *mut u8, self.len) };
+        ctx.read(ptr, out, name).map_err(host_error)
+    }
+}
+
+/// One argument from Python: a C-contiguous array, or a scalar as bits.
+enum Arg<'py> {
+    Buffer { name: String, dtype: Dtype, count: u64, view: View<'py> },
+    Scalar(ScalarParam),
+}
+
+fn parse_args<'py>(args: &[Bound<'py, PyAny>]) -> PyResult<Vec<Arg<'py>>> {
+    args.iter()
+        .map(|a| {
+            let (kind, name, dtype, payload): (String, String, String, Bound<'py, PyAny>) = a.extract()?;
+            match kind.as_str() {
+                "buffer" => {
+                    let view = View::of(payload, &name)?;
+                    let bytes = view.len as u64;
+                    // Element types warpsim has no name for travel as bytes.
+                    let (dtype, count) = match Dtype::parse(&dtype) {
+                        Some(d) if bytes.is_multiple_of(d.size_bytes() as u64) => (d, bytes / d.size_bytes() as u64),
+                        _ => (Dtype::U8, bytes),
+                    };
+                    Ok(Arg::Buffer { name, dtype, count, view })
+                }
+                "scalar" => {
+                    let ty = Dtype::parse(&dtype)
+                        .filter(|d| d.is_scalar_type())
+                        .ok_or_else(|| ArgumentError::new_err(format!("`{name}`: unknown scalar type {dtype:?}")))?;
+                    Ok(Arg::Scalar(ScalarParam { name: Some(name), ty, bits: payload.extract()? }))
+                }
+                _ => Err(ArgumentError::new_err(format!("unknown argument kind {kind:?}"))),
+            }
+        })
+        .collect()
+}
+
+/// The options of one launch.
+struct Options {
+    timing: Option<TimingMode>,
+    limits: Arc<warpsim_gpu::GpuPreset>,
+}
+
+fn options(gpu: &str, mode: &str, report: bool) -> PyResult<Options> {
+    let tgpu = warpsim_timing::TimingGpu::resolve(gpu).map_err(|e| LaunchError::new_err(e.to_string()))?;
+    let limits = Arc::new(tgpu.preset.clone());
+    let timing = match mode {
+        "timing" => Some(TimingMode { gpu: Arc::new(tgpu), timeline: report }),
+        // As `warpsim run --report`: the report's run is on the timing model, with its timeline.
+        "functional" if report => Some(TimingMode { gpu: Arc::new(tgpu), timeline: true }),
+        "functional" => None,
+        other => return Err(LaunchError::new_err(format!("mode {other:?}: use \"functional\" or \"timing\""))),
+    };
+    Ok(Options { timing, limits })
+}
+
+/// Launches `kernel` of `module` over `args` (tuples made by `warpsim.Module.launch`):
+/// copies the arrays in, runs, and writes the writable ones back in place.
+#[pyfunction]
+#[pyo3(signature = (module, kernel, grid, block, args, shared = 0, mode = "functional", gpu = "h200", check = false,
+    max_instructions = 1 << 24, opt_in = false, report = false, lockstep = false, progress = false))]
+#[allow(clippy::too_many_arguments)]
+pub fn launch(
+    py: Python<'_>,
+    module: &Module,
+    kernel: &str,
+    grid: [u32; 3],
+    block: [u32; 3],
+    args: Vec<Bound<'_, PyAny>>,
+    shared: u32,
+    mode: &str,
+    gpu: &str,
+    check: bool,
+    max_instructions: u64,
+    opt_in: bool,
+    report: bool,
+    lockstep: bool,
+    progress: bool,
+) -> PyResult<Launch> {
+    guarded(|| {
+        let k = module.kernel(kernel)?;
+        let parsed = parse_args(&args)?;
+        let specs: Vec<ParamSpec> = parsed
+            .iter()
+            .map(|a| match a {
+                Arg::Buffer { name, dtype, count, view } => ParamSpec::Buffer(BufferSpec {
+                    name: name.clone(),
+                    dtype: *dtype,
+                    count: *count,
+                    init: Init::Named(NamedInit::Zeros),
+                    role: if view.readonly { Role::In } else { Role::Inout },
+                }),
+                Arg::Scalar(s) => ParamSpec::Scalar(s.clone()),
+            })
+            .collect();
+        // `prepare` checks the arguments and lays out the parameters over zero-filled buffers
+        // (which cost nothing until touched); the launch's own context holds the same
+        // allocations, in the same order, served lazily from a copy of each array, as
+        // `warpsim run` serves `file:` inputs (writing them in costs more than the copy).
+        let laid_out = prepare(&k, &specs).map_err(host_error)?;
+        let views: Vec<&View<'_>> =
+            parsed.iter().filter_map(|a| if let Arg::Buffer { view, .. } = a { Some(view) } else { None }).collect();
+        let mut ctx = warpsim_host::Context::new();
+        ctx.load(&k);
+        let mut args = laid_out.args.clone();
+        let mut buffers = Vec::with_capacity(views.len());
+        for (b, view) in laid_out.buffers.iter().zip(&views) {
+            let filler: Arc<dyn warpsim_engine::Filler> = Arc::new(warpsim_engine::memory::BytesFiller(view.bytes().to_vec()));
+            let ptr = ctx.alloc(&b.spec.name, b.len, Some(filler));
+            if ptr != b.ptr {
+                let index = specs.iter().position(|s| matches!(s, ParamSpec::Buffer(x) if x.name == b.spec.name)).unwrap_or(0);
+                args.set_ptr(index, ptr).map_err(host_error)?;
+            }
+            buffers.push(warpsim_host::BoundBuffer { spec: b.spec.clone(), ptr, len: b.len });
+        }
+        let mut prepared = Prepared { kernel: k.clone(), ctx, args, buffers };
+        let o = options(gpu, mode, report)?;
+        let watch = Arc::new(Progress::default());
+        let opts = LaunchOptions {
+            warp_size: o.limits.warp_size,
+            max_warp_instructions_per_block: max_instructions,
+            metrics: true,
+            check,
+            lockstep,
+            timing: o.timing,
+            limits: Some(o.limits),
+            shared_opt_in: opt_in,
+            progress: Some(watch.clone()),
+            ..Default::default()
+        };
+        let dims = Dims::new(grid, block, shared);
+        let nblocks = grid.iter().map(|&d| d as u64).product();
+        let t0 = Instant::now();
+        let r = py.detach(|| {
+            let _bar = warpsim::progress::watch(watch, nblocks, None, !progress);
+            prepared.launch(&dims, &opts)
+        });
+        let secs = t0.elapsed().as_secs_f64();
+        let summary = match r {
+            Ok(s) => s,
+            Err(e) => return Err(launch_error(py, e, &prepared, &dims)),
+        };
+        // A read-only array the kernel wrote is an error (its new contents would be lost).
+        for (b, view) in prepared.buffers.iter().zip(&views).filter(|(_, v)| v.readonly) {
+            let now = prepared.ctx.read_vec(b.ptr, b.len, &b.spec.name).map_err(host_error)?;
+            if now != view.bytes() {
+                return Err(ArgumentError::new_err(format!(
+                    "`{}` is a read-only array, but the kernel wrote to it; pass a writable array (e.g. `arr.copy()`) \
+                     to get its new contents",
+                    b.spec.name
+                )));
+            }
+        }
+        for (b, view) in prepared.buffers.iter().zip(&views).filter(|(_, v)| !v.readonly) {
+            view.write_back(&prepared.ctx, b.ptr, &b.spec.name)?;
+        }
+        let resident = prepared.ctx.resident_bytes();
+        Ok(Launch { prepared: Arc::new(prepared), dims, summary, secs, resident, timing_mode: mode == "timing" })
+    })
+}
+
+/// A launch's error as the Python exception for its kind; a fault names the
+/// array and element of its address, as `warpsim run` does.
+fn launch_error(py: Python<'_>, e: HostError, prepared: &Prepared, dims: &Dims) -> PyErr {
+    let (fault, diagnostics) = match &e {
+        HostError::Engine(EngineError::Fault(f)) => (f, None),
+        HostError::CheckedFault { error: EngineError::Fault(f), diagnostics } => (f, Some(diagnostics)),
+        _ => return host_error(e),
+    };
+    let msg = format!("{fault}{}", crate::cli_app::fault_hint(fault, prepared, dims));
+    let err = KernelFault::new_err(msg);
+    let d: Vec<serde_json::Value> = diagnostics.map(|d| d.iter().map(|x| x.to_json()).collect()).unwrap_or_default();
+    if let Ok(v) = json_to_py(py, &serde_json::Value::Array(d)) {
+        let _ = err.value(py).setattr("diagnostics", v);
+    }
+    err
+}
+
+/// What one launch produced: the numbers of `warpsim run --json`, its
+/// terminal table and its HTML report.
+#[pyclass(module = "warpsim._warpsim", frozen)]
+pub struct Launch {
+    prepared: Arc<Prepared>,
+    dims: Dims,
+    summary: LaunchSummary,
+    secs: f64,
+    resident: u64,
+    timing_mode: bool,
+}
+
+impl Launch {
+    fn warp_size(&self) -> u32 {
+        self.summary.metrics.as_ref().map_or(32, |m| m.totals.warp_size)
+    }
+
+    /// The timing model's report in timing mode (a functional launch's report run is not timing mode).
+    fn timed(&self) -> Option<&warpsim_timing::TimingReport> {
+        self.summary.timing.as_ref().filter(|_| self.timing_mode)
+    }
+
+    /// `warpsim run --json` (less `outputs` and `peak_rss_bytes`, which belong to a process).
+    fn json(&self) -> serde_json::Value {
+        let (s, k) = (&self.summary, &self.prepared.kernel);
+        let st = &s.stats;
+        let mut j = serde_json::json!({
+            "kernel": k.name(), "grid": self.dims.grid, "block": self.dims.block,
+            "blocks": st.blocks, "warps": st.warps,
+            "warp_instructions": st.warp_instructions,
+            "thread_instructions": st.thread_instructions,
+            "threads_per_instruction": st.threads_per_instruction(),
+            "sim_seconds": self.secs,
+        });
+        let m = s.metrics.as_ref();
+        let extra = match self.timed() {
+            Some(t) => serde_json::json!({
+                "cycles": t.cycles, "metrics": serde_json::Value::Object(t.to_ncu_json()), "timing": t.to_json(),
+            }),
+            None => {
+                let occ = crate::occupancy_cmd::launch_occupancy(k, self.dims.block, self.dims.dynamic_shared_bytes, self.warp_size());
+                serde_json::json!({
+                    "resident_global_bytes": self.resident,
+                    "occupancy": occ.map(|(o, _)| o),
+                    "metrics": m.map(|m| serde_json::Value::Object(m.totals.to_ncu_json())),
+                    "diagnostics": s.diagnostics.as_ref().map(|d| d.iter().map(|x| x.to_json()).collect::<Vec<_>>()),
+                })
+            }
+        };
+        if let (Some(o), serde_json::Value::Object(e)) = (j.as_object_mut(), extra) {
+            o.extend(e);
+            o.insert("lines".into(), m.map(|m| serde_json::to_value(&m.lines).unwrap_or_default()).unwrap_or_default());
+            if let Some(d) = &s.diagnostics {
+                o.insert("diagnostics".into(), d.iter().map(|x| x.to_json()).collect::<Vec<_>>().into());
+            }
+        }
+        j
+    }
+}
+
+#[pymethods]
+impl Launch {
+    /// The numbers of `warpsim run --json` as a dict (plus `lines`, the per-line rows).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        guarded(|| json_to_py(py, &self.json()))
+    }
+
+    /// Cycles on the timing model (timing mode), else None.
+    #[getter]
+    fn cycles(&self) -> Option<u64> {
+        self.timed().map(|t| t.cycles)
+    }
+
+    /// The device `printf` output of the launch.
+    #[getter]
+    fn printf(&self) -> String {
+        self.summary.stats.printf.clone()
+    }
+
+    /// The table `warpsim run` prints for this launch.
+    fn summary(&self) -> PyResult<String> {
+        guarded(|| {
+            let (s, k) = (&self.summary, &self.prepared.kernel);
+            let st = &s.stats;
+            let mut out = format!("kernel {}: grid {:?} x block {:?}\n", k.name(), self.dims.grid, self.dims.block);
+            out += &format!("  blocks               {:>14}\n", st.blocks);
+            out += &format!("  warps                {:>14}\n", st.warps);
+            out += &format!("  warp instructions    {:>14} (PTX)\n", st.warp_instructions);
+            if self.timed().is_none() {
+                out += &format!("  thread instructions  {:>14}\n", st.thread_instructions);
+            }
+            if let Some(m) = &s.metrics {
+                out += &format!("  as SASS, about       {:>14} (moves and parameter loads folded)\n", m.totals.warp_insts);
+                out += &m.render_summary();
+            }
+            match self.timed() {
+                Some(t) => out += &t.render_text(),
+                None => {
+                    let occ = crate::occupancy_cmd::launch_occupancy(k, self.dims.block, self.dims.dynamic_shared_bytes, self.warp_size());
+                    if let Some((_, line)) = occ {
+                        out += &line;
+                        out.push('\n');
+                    }
+                }
+            }
+            let rate = warpsim::progress::rate(st.warp_instructions as f64 / self.secs.max(1e-9));
+            out += &format!("  simulated in {:.3} s ({rate} warp instructions/s)\n", self.secs);
+            if let Some(d) = &s.diagnostics {
+                out += &format!("\n{}", warpsim::checking::render(d, false));
+            }
+            Ok(out)
+        })
+    }
+
+    /// The self-contained HTML report `warpsim run --report` writes.
+    fn html(&self) -> PyResult<String> {
+        guarded(|| {
+            let (s, k) = (&self.summary, &self.prepared.kernel);
+            let m = s.metrics.as_ref().ok_or_else(|| Error::new_err("the launch gathered no metrics"))?;
+            let (timeline, note) = match s.timing.as_ref().filter(|t| t.timeline.is_some()) {
+                Some(t) => (
+                    Some(warpsim::reporting::timeline_of(t, 400_000)),
+                    format!("From the timing model ({} preset), in the same run as the rest of this report.", t.gpu.to_uppercase()),
+                ),
+                None => (None, "No timeline: launch with report=True (or mode=\"timing\", report=True) to record one.".to_string()),
+            };
+            let rep = warpsim::reporting::build_report(
+                k.program(),
+                k.name(),
+                self.dims.grid,
+                self.dims.block,
+                self.dims.dynamic_shared_bytes,
+                self.warp_size(),
+                &s.stats,
+                m,
+                s.timing.as_ref(),
+                timeline,
+                note,
+                warpsim::reporting::Checked { diagnostics: s.diagnostics.as_deref(), fault: None },
+            );
+            Ok(warpsim_report::html(&rep))
+        })
+    }
+}
