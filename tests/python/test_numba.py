@@ -33,8 +33,6 @@ SCRIPT = textwrap.dedent(
         if cuda.laneid == 0:
             out[cuda.grid(1) // 32] = v
 
-    # Explicit transfers: Numba's automatic ones allocate from the device's memory pool
-    # (cuDeviceGetMemPool), which warpsim's driver does not provide.
     n = 4096
     a = np.arange(n, dtype=np.float32); b = np.ones(n, np.float32)
     dc = cuda.device_array(n, dtype=np.float32)
@@ -44,8 +42,13 @@ SCRIPT = textwrap.dedent(
     x = np.arange(256, dtype=np.int32); dout = cuda.device_array(8, dtype=np.int32)
     lane_sum[1, 256](cuda.to_device(x), dout)
     out = dout.copy_to_host()
-    print(json.dumps({"ok": bool((c == a + b).all()), "sums": out.tolist(), "want": x.reshape(8, 32).sum(1).tolist(),
-                      "first": first, "last": warpsim.last_launch(), "n": len(warpsim.launches()),
+    second = warpsim.last_launch()
+    # NumPy arrays straight to the kernel: Numba copies them in and out through the
+    # device's memory pool (stream-ordered allocation).
+    h = np.zeros(n, dtype=np.float32)
+    vadd[n // 256, 256](a, b, h)
+    print(json.dumps({"ok": bool((c == a + b).all()) and bool((h == a + b).all()), "sums": out.tolist(), "want": x.reshape(8, 32).sum(1).tolist(),
+                      "first": first, "second": second, "last": warpsim.last_launch(), "n": len(warpsim.launches()),
                       "device": cuda.get_current_device().name.decode() if isinstance(cuda.get_current_device().name, bytes) else cuda.get_current_device().name}))
     """
 )
@@ -78,8 +81,8 @@ def test_numba_kernels_run_on_warpsim_in_process(tmp_path, mode):
     assert out.returncode == 0, out.stderr
     j = json.loads(out.stdout.strip().splitlines()[-1])
     assert j["ok"] and j["sums"] == j["want"]
-    assert "vadd" in j["first"]["kernel"] and "lane_sum" in j["last"]["kernel"]
-    assert j["n"] == 2
+    assert "vadd" in j["first"]["kernel"] and "lane_sum" in j["second"]["kernel"] and "vadd" in j["last"]["kernel"]
+    assert j["n"] == 3
     # vadd: full warps, one load of each input and one store each: 4 sectors per request.
     assert j["first"]["threads_per_instruction"] == 32.0
     assert j["first"]["global_sectors"] == 4 * j["first"]["global_requests"]

@@ -199,7 +199,6 @@ api! {
         // SAFETY: out-pointer from the caller.
         unsafe { put(can, 0) }
     }
-    fn cuDeviceGetDefaultMemPool(_pool: *mut Handle, _dev: CUdevice) { Err(CUDA_ERROR_NOT_SUPPORTED) }
     fn cuDevicePrimaryCtxRetain(pctx: *mut Handle, dev: CUdevice) {
         device_ok(dev)?;
         with(|d| {

@@ -39,6 +39,7 @@
 pub mod api_core;
 pub mod api_mem;
 pub mod api_module;
+pub mod api_pool;
 pub mod api_stream;
 pub mod attrs;
 pub mod errors;

@@ -8,6 +8,7 @@
 use crate::api_core::*;
 use crate::api_mem::*;
 use crate::api_module::*;
+use crate::api_pool::*;
 use crate::api_stream::*;
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -59,6 +60,7 @@ fn table() -> &'static HashMap<&'static str, Vec<Row>> {
             ("cuDeviceGetCount", vec![(2000, Some(cuDeviceGetCount as *const () as usize))]),
             ("cuDeviceGetDefaultMemPool", vec![(11020, Some(cuDeviceGetDefaultMemPool as *const () as usize))]),
             ("cuDeviceGetLuid", vec![(10000, Some(cuDeviceGetLuid as *const () as usize))]),
+            ("cuDeviceGetMemPool", vec![(11020, Some(cuDeviceGetMemPool as *const () as usize))]),
             ("cuDeviceGetName", vec![(2000, Some(cuDeviceGetName as *const () as usize))]),
             ("cuDeviceGetPCIBusId", vec![(4010, Some(cuDeviceGetPCIBusId as *const () as usize))]),
             (
@@ -88,6 +90,7 @@ fn table() -> &'static HashMap<&'static str, Vec<Row>> {
                     (11000, Some(cuDevicePrimaryCtxSetFlags_v2 as *const () as usize)),
                 ],
             ),
+            ("cuDeviceSetMemPool", vec![(11020, Some(cuDeviceSetMemPool as *const () as usize))]),
             ("cuDeviceTotalMem", vec![(2000, None), (3020, Some(cuDeviceTotalMem_v2 as *const () as usize))]),
             ("cuDriverGetVersion", vec![(2020, Some(cuDriverGetVersion as *const () as usize))]),
             ("cuEventCreate", vec![(2000, Some(cuEventCreate as *const () as usize))]),
@@ -140,6 +143,7 @@ fn table() -> &'static HashMap<&'static str, Vec<Row>> {
             ("cuMemAdvise", vec![(8000, Some(cuMemAdvise as *const () as usize)), (12020, Some(cuMemAdvise_v2 as *const () as usize))]),
             ("cuMemAlloc", vec![(2000, None), (3020, Some(cuMemAlloc_v2 as *const () as usize))]),
             ("cuMemAllocAsync", vec![(11020, Some(cuMemAllocAsync as *const () as usize))]),
+            ("cuMemAllocFromPoolAsync", vec![(11020, Some(cuMemAllocFromPoolAsync as *const () as usize))]),
             ("cuMemAllocHost", vec![(2000, None), (3020, Some(cuMemAllocHost_v2 as *const () as usize))]),
             ("cuMemAllocManaged", vec![(6000, Some(cuMemAllocManaged as *const () as usize))]),
             ("cuMemAllocPitch", vec![(2000, None), (3020, Some(cuMemAllocPitch_v2 as *const () as usize))]),
@@ -157,6 +161,13 @@ fn table() -> &'static HashMap<&'static str, Vec<Row>> {
                 "cuMemPrefetchAsync",
                 vec![(8000, Some(cuMemPrefetchAsync as *const () as usize)), (12020, Some(cuMemPrefetchAsync_v2 as *const () as usize))],
             ),
+            ("cuMemPoolCreate", vec![(11020, Some(cuMemPoolCreate as *const () as usize))]),
+            ("cuMemPoolDestroy", vec![(11020, Some(cuMemPoolDestroy as *const () as usize))]),
+            ("cuMemPoolGetAccess", vec![(11020, Some(cuMemPoolGetAccess as *const () as usize))]),
+            ("cuMemPoolGetAttribute", vec![(11020, Some(cuMemPoolGetAttribute as *const () as usize))]),
+            ("cuMemPoolSetAccess", vec![(11020, Some(cuMemPoolSetAccess as *const () as usize))]),
+            ("cuMemPoolSetAttribute", vec![(11020, Some(cuMemPoolSetAttribute as *const () as usize))]),
+            ("cuMemPoolTrimTo", vec![(11020, Some(cuMemPoolTrimTo as *const () as usize))]),
             ("cuMemcpy", vec![(4000, Some(cuMemcpy as *const () as usize))]),
             ("cuMemcpyAsync", vec![(4000, Some(cuMemcpyAsync as *const () as usize))]),
             ("cuMemcpyDtoD", vec![(2000, None), (3020, Some(cuMemcpyDtoD_v2 as *const () as usize))]),
