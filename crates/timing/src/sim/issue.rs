@@ -266,6 +266,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     pub(super) fn issue(&mut self, s: usize, ws: u16, t: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
         let dec = gg.dec;
         let wsu = ws as usize;
+        self.smsp[s].wake_now();
         self.account(wsu, t, gg);
         if !self.warps[wsu].executed {
             self.execute_region(wsu, t, gg)?;
@@ -426,12 +427,12 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         w.caps.clear();
         // clock64 reads the SM's cycle.
         b.eng.set_clock(t);
-        let before = b.eng.stats().clone();
+        let before = (b.eng.stats().warp_instructions, b.eng.stats().thread_instructions);
         let mut obs = (Cap { recs: &mut w.caps, branch: (0, 0) }, &mut b.obs);
         let r = b.eng.run_warp(widx, len, gg.mem, &mut obs);
         w.branch = obs.0.branch;
-        gg.st.warp_insts += b.eng.stats().warp_instructions - before.warp_instructions;
-        gg.st.thread_insts += b.eng.stats().thread_instructions - before.thread_instructions;
+        gg.st.warp_insts += b.eng.stats().warp_instructions - before.0;
+        gg.st.thread_insts += b.eng.stats().thread_instructions - before.1;
         w.executed = true;
         w.stop = r.map_err(LaunchError::Fault)?;
         Ok(())
@@ -446,6 +447,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             if self.warps[ws].live && self.warps[ws].state == WS::Barrier && self.blocks[bslot].eng.state(wi) == WarpState::Ready {
                 let w = &mut self.warps[ws];
                 w.state = WS::Ready;
+                self.smsp[w.smsp as usize].wake_now();
                 if w.ready_at < t + lat {
                     w.ready_at = t + lat;
                 }
@@ -473,6 +475,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             self.warp_cycles += done - w.start;
         }
         let sp = &mut self.smsp[s];
+        sp.wake_now();
         if let Some(i) = sp.warps.iter().position(|&x| x as usize == wsu) {
             sp.warps.remove(i);
         }

@@ -41,11 +41,30 @@ pub(super) struct Smsp {
     /// Cycles with an issue, and the timeline span being extended.
     pub(super) issue_cycles: u64,
     pub(super) span: Option<Span>,
+    /// No warp here can issue before this cycle (from the last scan that
+    /// found none), until something changes a warp here: an issue, a barrier
+    /// release, a warp starting or retiring ([`Smsp::wake_now`]).
+    pub(super) wake: u64,
 }
 
 impl Smsp {
     pub(super) fn new() -> Self {
-        Smsp { warps: Vec::new(), last: NONE16, pipe_free: [0; NPIPES], issue_free: 0, q: Queues::default(), issue_cycles: 0, span: None }
+        Smsp {
+            warps: Vec::new(),
+            last: NONE16,
+            pipe_free: [0; NPIPES],
+            issue_free: 0,
+            q: Queues::default(),
+            issue_cycles: 0,
+            span: None,
+            wake: 0,
+        }
+    }
+
+    /// Something changed one of this sub-partition's warps: scan it again.
+    #[inline]
+    pub(super) fn wake_now(&mut self) {
+        self.wake = 0;
     }
 }
 
@@ -92,6 +111,10 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             if sp.issue_free > t {
                 return Ok((false, sp.issue_free));
             }
+            if sp.wake > t {
+                // The scan would find what the last one did: nothing before `wake`.
+                return Ok((false, sp.wake));
+            }
             sp.q.pop_started(t);
         }
         let nw = self.smsp[s].warps.len();
@@ -129,6 +152,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             self.issue(s, pick, t, gg)?;
             return Ok((true, t + 1));
         }
+        self.smsp[s].wake = next;
         Ok((false, next))
     }
 }
