@@ -7,7 +7,7 @@
 
 use super::sched::NONE16;
 use super::{Gpu, Sm};
-use crate::decode::{Class, Sb, TInst, PIPE_NONE};
+use crate::decode::{Class, Sb, TInst, PIPE_NONE, QUEUE_NONE};
 use crate::preset::TimingGpu;
 use crate::report::{Reason, Span, NREASONS};
 use warpsim_engine::block::{Stop, WarpState};
@@ -78,23 +78,30 @@ pub(super) enum WS {
     Done,
 }
 
-/// Timing state of a resident warp.
+/// Timing state of a resident warp. The fields the scheduler reads every
+/// cycle come first, in one cache line (`repr(C)` keeps the order), with the
+/// next instruction's pipes and queue copied in, so a scan touches nothing else.
+#[repr(C)]
 pub(super) struct WarpT {
-    pub(super) live: bool,
-    pub(super) block: u16,
-    pub(super) widx: u16,
-    pub(super) smsp: u8,
-    pub(super) age: u64,
     pub(super) state: WS,
-    /// Earliest issue of `next` as far as its own dependences go.
-    pub(super) ready_at: u64,
     /// Why it waits until `ready_at`.
     pub(super) reason: Reason,
     /// What held it back the last time it was ready but did not issue.
     pub(super) blocked: Reason,
+    /// `pipe`, `alt_pipe` and `queue` of the instruction at `next`.
+    pub(super) next_pipe: u8,
+    pub(super) next_alt_pipe: u8,
+    pub(super) next_queue: u8,
+    pub(super) live: bool,
+    pub(super) smsp: u8,
+    /// Earliest issue of `next` as far as its own dependences go.
+    pub(super) ready_at: u64,
     pub(super) next: u32,
+    pub(super) block: u16,
+    pub(super) widx: u16,
     /// Stall cycles are accounted up to here.
     pub(super) acct: u64,
+    pub(super) age: u64,
     pub(super) start: u64,
     pub(super) store_ack: u64,
     /// Results of an unknown instruction: nothing issues before this.
@@ -128,6 +135,9 @@ impl WarpT {
             reason: Reason::NoInstruction,
             blocked: Reason::NotSelected,
             next: 0,
+            next_pipe: PIPE_NONE,
+            next_alt_pipe: PIPE_NONE,
+            next_queue: QUEUE_NONE,
             acct: 0,
             start: 0,
             store_ack: 0,
@@ -549,6 +559,9 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 // The next instruction to issue: when its sources are ready
                 // (and, behind a `CALL` or `RET`, the branch has resolved).
                 w.next = pc;
+                w.next_pipe = ti.pipe;
+                w.next_alt_pipe = ti.alt_pipe;
+                w.next_queue = ti.queue;
                 let mut at = w.fence_until;
                 let mut why = Reason::Wait;
                 if ti.call_edge {

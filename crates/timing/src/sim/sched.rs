@@ -72,7 +72,6 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     /// Whether warp `ws` can issue at `t`; otherwise the earliest time it might, and why not.
     #[inline]
     fn check(&self, s: usize, ws: u16, t: u64, gg: &Gpu<'a, W>) -> Result<(), (u64, Reason)> {
-        let dec = gg.dec;
         let w = &self.warps[ws as usize];
         if !w.is_ready() {
             return Err((u64::MAX, Reason::Barrier));
@@ -80,16 +79,15 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         if w.ready_at > t {
             return Err((w.ready_at, w.reason));
         }
-        let ti = &dec.insts[w.next as usize];
         let sp = &self.smsp[s];
-        if ti.pipe != PIPE_NONE && sp.pipe_free[ti.pipe as usize] > t {
-            let alt = if ti.alt_pipe != PIPE_NONE { sp.pipe_free[ti.alt_pipe as usize] } else { u64::MAX };
+        if w.next_pipe != PIPE_NONE && sp.pipe_free[w.next_pipe as usize] > t {
+            let alt = if w.next_alt_pipe != PIPE_NONE { sp.pipe_free[w.next_alt_pipe as usize] } else { u64::MAX };
             if alt > t {
-                return Err((sp.pipe_free[ti.pipe as usize].min(alt), Reason::MathPipeThrottle));
+                return Err((sp.pipe_free[w.next_pipe as usize].min(alt), Reason::MathPipeThrottle));
             }
         }
         // Queues hold only entries that have not started (popped in `schedule`).
-        match ti.queue {
+        match w.next_queue {
             QUEUE_MIO if sp.q.mio.len() >= gg.sched.mio_queue_depth => {
                 Err((sp.q.mio.front().copied().unwrap_or(t + 1), Reason::MioThrottle))
             }
@@ -130,8 +128,9 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         };
         let mut next = u64::MAX;
         let mut pick = NONE16;
-        for k in 0..nw {
-            let ws = self.smsp[s].warps[(start + k) % nw];
+        let start = start.min(nw);
+        for k in (start..nw).chain(0..start) {
+            let ws = self.smsp[s].warps[k];
             match self.check(s, ws, t, gg) {
                 Ok(()) => {
                     if pick == NONE16 {
