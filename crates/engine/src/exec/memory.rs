@@ -327,12 +327,12 @@ impl<const W: usize> Warp<W> {
             Space::Const | Space::KernelParam => Err(FaultKind::Unsupported("store to a read-only state space".into())),
             Space::Shared => {
                 let i = shared_index(ctx.shared.len(), addr, size, access)?;
-                ctx.shared[i..i + size as usize].copy_from_slice(&v.to_le_bytes()[..size as usize]);
+                write_le(&mut ctx.shared[i..i + size as usize], v);
                 Ok(())
             }
             Space::Local => {
                 let i = self.local_slot(addr, size, lane, local_bytes, access)?;
-                self.local[i..i + size as usize].copy_from_slice(&v.to_le_bytes()[..size as usize]);
+                write_le(&mut self.local[i..i + size as usize], v);
                 Ok(())
             }
         }
@@ -367,14 +367,14 @@ impl<const W: usize> Warp<W> {
                 let i = shared_index(ctx.shared.len(), addr, size, access)?;
                 let old = read_le(&ctx.shared[i..i + size as usize]);
                 let new = f(old);
-                ctx.shared[i..i + size as usize].copy_from_slice(&new.to_le_bytes()[..size as usize]);
+                write_le(&mut ctx.shared[i..i + size as usize], new);
                 Ok(old)
             }
             Space::Local => {
                 let i = self.local_slot(addr, size, lane, local_bytes, access)?;
                 let old = read_le(&self.local[i..i + size as usize]);
                 let new = f(old);
-                self.local[i..i + size as usize].copy_from_slice(&new.to_le_bytes()[..size as usize]);
+                write_le(&mut self.local[i..i + size as usize], new);
                 Ok(old)
             }
             Space::Const | Space::KernelParam => Err(FaultKind::Unsupported("atomic on a read-only state space".into())),
@@ -423,11 +423,32 @@ fn shared_index(len: usize, addr: u64, size: u32, access: MemAccessKind) -> Resu
     Ok(addr as usize)
 }
 
-#[inline]
+/// A little-endian value of 1, 2, 4 or 8 bytes (fixed-size reads: no `memcpy` call per lane).
+#[inline(always)]
 fn read_le(b: &[u8]) -> u64 {
-    let mut x = [0u8; 8];
-    x[..b.len()].copy_from_slice(b);
-    u64::from_le_bytes(x)
+    match b.len() {
+        1 => b[0] as u64,
+        2 => u16::from_le_bytes([b[0], b[1]]) as u64,
+        4 => u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64,
+        8 => u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
+        n => {
+            let mut x = [0u8; 8];
+            x[..n].copy_from_slice(b);
+            u64::from_le_bytes(x)
+        }
+    }
+}
+
+/// Writes the low `dst.len()` bytes of `v`, little-endian (fixed-size writes for 1, 2, 4 and 8).
+#[inline(always)]
+fn write_le(dst: &mut [u8], v: u64) {
+    match dst.len() {
+        1 => dst[0] = v as u8,
+        2 => dst.copy_from_slice(&(v as u16).to_le_bytes()),
+        4 => dst.copy_from_slice(&(v as u32).to_le_bytes()),
+        8 => dst.copy_from_slice(&v.to_le_bytes()),
+        n => dst.copy_from_slice(&v.to_le_bytes()[..n]),
+    }
 }
 
 fn mem_fault(f: MemFault, space: FaultSpace, access: MemAccessKind) -> FaultKind {

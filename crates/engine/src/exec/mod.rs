@@ -185,9 +185,16 @@ fn write_col<T: Word, const W: usize>(r: &mut [T], d: u32, out: &[T; W], mask: u
         *dst = *out;
     } else {
         // Branch-free blend, which vectorises (a conditional store would not).
+        // The lane masks go through `black_box` so that LLVM cannot see they are
+        // all-ones or zero: it would turn the blend into a masked store
+        // (`vpmaskmovd`), microcoded and many times slower on AMD cores.
+        let mut ms = [T::ones_if(0); W];
         for l in 0..W {
-            let m = T::ones_if(mask >> l);
-            dst[l] = (out[l] & m) | (dst[l] & !m);
+            ms[l] = T::ones_if(mask >> l);
+        }
+        let ms = std::hint::black_box(ms);
+        for l in 0..W {
+            dst[l] = (out[l] & ms[l]) | (dst[l] & !ms[l]);
         }
     }
 }
