@@ -90,6 +90,20 @@ impl<const W: usize> Warp<W> {
         if O::WANTS_MEMORY {
             obs.memory(self.index, pc, space, MemAccessKind::Load, size * n as u32, &base, exec);
         }
+        if let (Space::Shared, 1, 4, Some(dk)) = (space, n, size, d[0]) {
+            if dk.bank == Bank::R32 && shared_words_ok::<W>(ctx.shared.len(), &base, exec) {
+                // Every active lane reads an aligned word inside the block's shared memory.
+                let mut o = [0u32; W];
+                for l in 0..W {
+                    if exec >> l & 1 != 0 {
+                        let a = base[l] as usize;
+                        o[l] = u32::from_le_bytes([ctx.shared[a], ctx.shared[a + 1], ctx.shared[a + 2], ctx.shared[a + 3]]);
+                    }
+                }
+                write32::<W>(&mut self.r32, dk.slot, &o, exec);
+                return Ok(());
+            }
+        }
         if let Some(alloc) = self.one_allocation(ctx, space, &base, exec, size * n as u32, vector_align(size, n)) {
             let mut m = exec;
             while m != 0 {
@@ -142,6 +156,20 @@ impl<const W: usize> Warp<W> {
         let size = size as u32;
         if O::WANTS_MEMORY {
             obs.memory(self.index, pc, space, MemAccessKind::Store, size * n as u32, &base, exec);
+        }
+        if let (Space::Shared, 1, 4) = (space, n, size) {
+            if s[0].bank == Bank::R32 && shared_words_ok::<W>(ctx.shared.len(), &base, exec) {
+                // Aligned words inside shared memory; lanes in order, so the highest lane's value stays.
+                let col = col32::<W>(&self.r32, s[0].slot);
+                let mut m = exec;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let a = base[l] as usize;
+                    ctx.shared[a..a + 4].copy_from_slice(&col[l].to_le_bytes());
+                }
+                return Ok(());
+            }
         }
         if let Some(alloc) = self.one_allocation(ctx, space, &base, exec, size * n as u32, vector_align(size, n)) {
             let mut m = exec;
@@ -410,6 +438,19 @@ fn vector_aligned(space: Space, addr: u64, size: u32, n: u8, access: MemAccessKi
     } else {
         Err(FaultKind::Misaligned { space, access, size: align, addr: a })
     }
+}
+
+/// Whether every active lane's 4-byte word at `base[l]` is aligned and inside
+/// `len` bytes of shared memory (then no lane can fault).
+#[inline(always)]
+fn shared_words_ok<const W: usize>(len: usize, base: &[u64; W], exec: u64) -> bool {
+    let mut bad = 0u64;
+    for l in 0..W {
+        let a = base[l];
+        let out = (a & 3 != 0) | (a >= (len as u64).saturating_sub(3));
+        bad |= (out as u64) & (exec >> l);
+    }
+    bad == 0
 }
 
 #[inline]
