@@ -58,17 +58,55 @@ struct BenchArgs {
     /// Cases to measure (default: all but the bug_ cases).
     #[arg(long = "case")]
     cases: Vec<String>,
-    /// Launches per case; the best is reported.
+    /// Launches per case and mode; the best is reported.
     #[arg(long, default_value_t = 3)]
     repeat: u32,
-    /// Measure with the metrics observer attached (default: the bare engine).
+    /// Modes to measure, comma-separated: functional (the bare engine),
+    /// metrics, check, timing (default: all four; with --metrics, --check or
+    /// --mode timing alone, just that one).
+    #[arg(long, value_delimiter = ',', value_enum)]
+    modes: Vec<BenchMode>,
+    /// Measure with the metrics observer attached (as `--modes metrics`).
     #[arg(long)]
     metrics: bool,
+    /// The speed-limit binary (../shared/tools/speed-limit), run in the same
+    /// invocation as the denominator of each ratio (default: $WARPSIM_SPEED_LIMIT,
+    /// /tmp/speed-limit/release/speed-limit, or target/release/speed-limit
+    /// beside the manifest's tools/speed-limit).
+    #[arg(long, value_name = "PATH")]
+    speed_limit: Option<PathBuf>,
+    /// Do not run the speed-limit loop.
+    #[arg(long)]
+    no_speed_limit: bool,
     /// Print JSON.
     #[arg(long)]
     json: bool,
     #[command(flatten)]
     engine: EngineArgs,
+}
+
+/// What `warpsim bench` measures a case in.
+#[derive(clap::ValueEnum, Copy, Clone, Debug, PartialEq, Eq)]
+enum BenchMode {
+    /// The bare functional engine.
+    Functional,
+    /// The engine with the metrics observer.
+    Metrics,
+    /// The engine with the checkers.
+    Check,
+    /// The cycle-level timing model (`--gpu`).
+    Timing,
+}
+
+impl BenchMode {
+    fn name(self) -> &'static str {
+        match self {
+            BenchMode::Functional => "functional",
+            BenchMode::Metrics => "metrics",
+            BenchMode::Check => "check",
+            BenchMode::Timing => "timing",
+        }
+    }
 }
 
 #[derive(Args, Clone)]
@@ -602,39 +640,220 @@ fn truncate(s: &str, n: usize) -> String {
     }
 }
 
+/// The loop of `../shared/tools/speed-limit` on this machine: millions of
+/// warp instructions per second with a full and a half mask.
+#[derive(Clone, Copy, Debug)]
+struct SpeedLimit {
+    full: f64,
+    half: f64,
+}
+
+/// How to build the speed-limit tool, for when it is not found.
+const SPEED_LIMIT_HINT: &str = "build it with: RUSTFLAGS=\"-C target-cpu=x86-64-v3\" cargo build --release \
+     --manifest-path ../shared/tools/speed-limit/Cargo.toml --target-dir /tmp/speed-limit \
+     (then `warpsim bench` finds /tmp/speed-limit/release/speed-limit; or pass --speed-limit PATH)";
+
+/// Where the speed-limit binary is: the option, the environment, then the usual build places.
+fn find_speed_limit(a: &BenchArgs) -> Option<PathBuf> {
+    if let Some(p) = &a.speed_limit {
+        return Some(p.clone());
+    }
+    if let Some(p) = std::env::var_os("WARPSIM_SPEED_LIMIT") {
+        return Some(PathBuf::from(p));
+    }
+    let mut places = vec![PathBuf::from("/tmp/speed-limit/release/speed-limit")];
+    if let Some(root) = a.manifest.parent().and_then(|c| c.parent()) {
+        places.push(root.join("tools/speed-limit/target/release/speed-limit"));
+    }
+    places.into_iter().find(|p| p.is_file())
+}
+
+/// Runs the speed-limit binary once; it prints `full N` and `half N`.
+fn run_speed_limit(bin: &std::path::Path) -> Result<SpeedLimit> {
+    let out = std::process::Command::new(bin).output().with_context(|| format!("running {}", bin.display()))?;
+    if !out.status.success() {
+        bail!("{} exited with {}", bin.display(), out.status);
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let get = |k: &str| -> Result<f64> {
+        let line = text.lines().find_map(|l| l.strip_prefix(k)).with_context(|| format!("{} printed no `{k}` line", bin.display()))?;
+        line.trim().parse().with_context(|| format!("{}: `{k}{line}` is not a number", bin.display()))
+    };
+    Ok(SpeedLimit { full: get("full ")?, half: get("half ")? })
+}
+
+/// One case measured in one mode.
+struct BenchCell {
+    seconds: f64,
+    warp_instructions: u64,
+    cycles: Option<u64>,
+}
+
+impl BenchCell {
+    fn mwips(&self) -> f64 {
+        self.warp_instructions as f64 / self.seconds.max(1e-12) / 1e6
+    }
+}
+
 fn cmd_bench(a: BenchArgs) -> Result<()> {
     a.engine.init_threads()?;
     a.engine.check_flags(false)?;
     let _watch = warpsim::progress::watch(Default::default(), 0, a.engine.timeout, true);
     let manifest = load_manifest(&a.manifest)?;
-    let mut opts = LaunchOptions { metrics: a.metrics, ..a.engine.options() };
-    if opts.check || opts.metrics {
-        // The functional observers take precedence over timing mode here.
-        opts.timing = None;
+    let base = a.engine.options();
+    let modes: Vec<BenchMode> = if !a.modes.is_empty() {
+        a.modes.clone()
+    } else if a.metrics {
+        vec![BenchMode::Metrics]
+    } else if base.check {
+        vec![BenchMode::Check]
+    } else if base.timing.is_some() {
+        vec![BenchMode::Timing]
+    } else {
+        vec![BenchMode::Functional, BenchMode::Metrics, BenchMode::Check, BenchMode::Timing]
+    };
+    let gpu = a.engine.timing.gpu.clone();
+    let mode_opts = |m: BenchMode| -> LaunchOptions {
+        let mut o = LaunchOptions { metrics: false, check: false, timing: None, ..base.clone() };
+        match m {
+            BenchMode::Functional => {}
+            BenchMode::Metrics => o.metrics = true,
+            BenchMode::Check => o.check = true,
+            BenchMode::Timing => {
+                o.warp_size = gpu.preset.warp_size;
+                o.timing = Some(warpsim_host::TimingMode { gpu: gpu.clone(), timeline: false });
+            }
+        }
+        o
+    };
+    // The speed-limit loop runs before and after the cases; the better run counts.
+    let limit_bin = if a.no_speed_limit { None } else { find_speed_limit(&a) };
+    let mut limit: Option<SpeedLimit> = None;
+    let sample_limit = |limit: &mut Option<SpeedLimit>| -> Result<()> {
+        if let Some(bin) = &limit_bin {
+            let s = run_speed_limit(bin)?;
+            *limit = Some(match *limit {
+                Some(l) => SpeedLimit { full: l.full.max(s.full), half: l.half.max(s.half) },
+                None => s,
+            });
+        }
+        Ok(())
+    };
+    sample_limit(&mut limit)?;
+    if limit_bin.is_none() && !a.no_speed_limit {
+        eprintln!("note: the speed-limit tool was not found, so no ratios; {SPEED_LIMIT_HINT}");
     }
     let mut cache = ProgramCache::default();
     let threads = if a.engine.serial { 1 } else { rayon::current_num_threads() };
-    let mut rows = Vec::new();
-    for c in manifest.cases.iter().filter(|c| if a.cases.is_empty() { !c.name.starts_with("bug_") } else { a.cases.contains(&c.name) }) {
+    let selected: Vec<_> = manifest
+        .cases
+        .iter()
+        .filter(|c| if a.cases.is_empty() { !c.name.starts_with("bug_") } else { a.cases.contains(&c.name) })
+        .collect();
+    if selected.is_empty() {
+        bail!("no case matches {:?}", a.cases);
+    }
+    let mut table: Vec<(String, f64, Vec<BenchCell>)> = Vec::new();
+    for c in selected {
         let kernel = cache.get(&c.ptx, &c.kernel).map_err(flat)?;
         let dims = Dims::new(c.grid, c.block, c.dynamic_shared_bytes);
-        let mut best = f64::INFINITY;
-        let mut insts = 0;
-        for _ in 0..a.repeat.max(1) {
-            let mut prepared = prepare(&kernel, &c.params).map_err(flat)?;
-            let t0 = Instant::now();
-            let s = prepared.launch(&dims, &opts).map_err(|e| anyhow::anyhow!("{}: {e}", c.name))?;
-            best = best.min(t0.elapsed().as_secs_f64());
-            insts = s.stats.warp_instructions;
+        let mut cells = Vec::new();
+        let mut tpi = 0.0;
+        for &m in &modes {
+            let opts = mode_opts(m);
+            let mut cell = BenchCell { seconds: f64::INFINITY, warp_instructions: 0, cycles: None };
+            for _ in 0..a.repeat.max(1) {
+                let mut prepared = prepare(&kernel, &c.params).map_err(flat)?;
+                let t0 = Instant::now();
+                let s = prepared.launch(&dims, &opts).map_err(|e| anyhow::anyhow!("{} ({}): {e}", c.name, m.name()))?;
+                cell.seconds = cell.seconds.min(t0.elapsed().as_secs_f64());
+                cell.warp_instructions = s.stats.warp_instructions;
+                cell.cycles = s.cycles();
+                tpi = s.stats.threads_per_instruction();
+            }
+            cells.push(cell);
         }
-        let rate = insts as f64 / best / 1e6;
-        if !a.json {
-            println!("{:<26} {:>12} warp insts {:>9.4} s {:>9.1} M warp insts/s", c.name, insts, best, rate);
-        }
-        rows.push(serde_json::json!({"name": c.name, "warp_instructions": insts, "seconds": best, "mwips": rate}));
+        table.push((c.name.clone(), tpi, cells));
     }
+    sample_limit(&mut limit)?;
+    let func = modes.iter().position(|&m| m == BenchMode::Functional);
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"threads": threads, "cases": rows}))?);
+        let rows: Vec<_> = table
+            .iter()
+            .map(|(name, tpi, cells)| {
+                let mut modes_j = serde_json::Map::new();
+                for (m, cell) in modes.iter().zip(cells) {
+                    let mut j = serde_json::json!({
+                        "warp_instructions": cell.warp_instructions, "seconds": cell.seconds, "mwips": cell.mwips(),
+                    });
+                    if let Some(l) = limit {
+                        j["ratio_full"] = serde_json::json!(cell.mwips() / l.full);
+                        j["ratio_half"] = serde_json::json!(cell.mwips() / l.half);
+                    }
+                    if let (Some(f), false) = (func, *m == BenchMode::Functional) {
+                        j["time_vs_functional"] = serde_json::json!(cell.seconds / cells[f].seconds);
+                    }
+                    if let Some(cy) = cell.cycles {
+                        j["cycles"] = serde_json::json!(cy);
+                    }
+                    modes_j.insert(m.name().to_string(), j);
+                }
+                serde_json::json!({"name": name, "threads_per_instruction": tpi, "modes": modes_j})
+            })
+            .collect();
+        let j = serde_json::json!({
+            "threads": threads,
+            "gpu": gpu.preset.key,
+            "speed_limit": limit.map(|l| serde_json::json!({"full_mwips": l.full, "half_mwips": l.half})),
+            "cases": rows,
+        });
+        println!("{}", serde_json::to_string_pretty(&j)?);
+        return Ok(());
+    }
+    match limit {
+        Some(l) => println!(
+            "speed limit (../shared/tools/speed-limit, this run): full mask {:.1} M, half mask {:.1} M warp insts/s; {threads} thread(s)",
+            l.full, l.half
+        ),
+        None => println!("{threads} thread(s); no speed-limit figure, so no ratios"),
+    }
+    println!("M: million warp instructions per second; /full, /half: ratio to the loop; x fn: time over the bare engine's");
+    let mut head = format!("{:<22} {:>11} {:>5}", "case", "warp insts", "thr");
+    for &m in &modes {
+        let h = match (m, limit.is_some(), func.is_some()) {
+            (BenchMode::Functional, true, _) => format!(" | {:>7} {:>5} {:>5}", "func M", "/full", "/half"),
+            (BenchMode::Functional, false, _) => format!(" | {:>7}", "func M"),
+            (BenchMode::Timing, true, _) => format!(" | {:>7} {:>5} {:>11}", "time M", "/full", "cycles"),
+            (BenchMode::Timing, false, _) => format!(" | {:>7} {:>11}", "time M", "cycles"),
+            (m, _, true) => format!(" | {:>7} {:>5}", if m == BenchMode::Metrics { "metr M" } else { "check M" }, "x fn"),
+            (m, _, false) => format!(" | {:>7}", if m == BenchMode::Metrics { "metr M" } else { "check M" }),
+        };
+        head.push_str(&h);
+    }
+    println!("{head}");
+    for (name, tpi, cells) in &table {
+        let insts = cells.first().map_or(0, |c| c.warp_instructions);
+        let mut line = format!("{:<22} {:>11} {:>5.1}", truncate(name, 22), insts, tpi);
+        for (m, cell) in modes.iter().zip(cells) {
+            let r = cell.mwips();
+            let s = match (m, limit) {
+                (BenchMode::Functional, Some(l)) => format!(" | {r:>7.1} {:>5.2} {:>5.2}", r / l.full, r / l.half),
+                (BenchMode::Functional, None) => format!(" | {r:>7.1}"),
+                (BenchMode::Timing, l) => {
+                    let cy = cell.cycles.map_or("-".to_string(), |c| c.to_string());
+                    match l {
+                        Some(l) => format!(" | {r:>7.1} {:>5.2} {cy:>11}", r / l.full),
+                        None => format!(" | {r:>7.1} {cy:>11}"),
+                    }
+                }
+                _ => match func {
+                    Some(f) => format!(" | {r:>7.1} {:>5.2}", cell.seconds / cells[f].seconds),
+                    None => format!(" | {r:>7.1}"),
+                },
+            };
+            line.push_str(&s);
+        }
+        println!("{line}");
     }
     Ok(())
 }

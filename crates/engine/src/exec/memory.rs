@@ -90,6 +90,20 @@ impl<const W: usize> Warp<W> {
         if O::WANTS_MEMORY {
             obs.memory(self.index, pc, space, MemAccessKind::Load, size * n as u32, &base, exec);
         }
+        if let (Space::Shared, 1, 4, Some(dk)) = (space, n, size, d[0]) {
+            if dk.bank == Bank::R32 && shared_words_ok::<W>(ctx.shared.len(), &base, exec) {
+                // Every active lane reads an aligned word inside the block's shared memory.
+                let mut o = [0u32; W];
+                for l in 0..W {
+                    if exec >> l & 1 != 0 {
+                        let a = base[l] as usize;
+                        o[l] = u32::from_le_bytes([ctx.shared[a], ctx.shared[a + 1], ctx.shared[a + 2], ctx.shared[a + 3]]);
+                    }
+                }
+                write32::<W>(&mut self.r32, dk.slot, &o, exec);
+                return Ok(());
+            }
+        }
         if let Some(alloc) = self.one_allocation(ctx, space, &base, exec, size * n as u32, vector_align(size, n)) {
             let mut m = exec;
             while m != 0 {
@@ -142,6 +156,20 @@ impl<const W: usize> Warp<W> {
         let size = size as u32;
         if O::WANTS_MEMORY {
             obs.memory(self.index, pc, space, MemAccessKind::Store, size * n as u32, &base, exec);
+        }
+        if let (Space::Shared, 1, 4) = (space, n, size) {
+            if s[0].bank == Bank::R32 && shared_words_ok::<W>(ctx.shared.len(), &base, exec) {
+                // Aligned words inside shared memory; lanes in order, so the highest lane's value stays.
+                let col = col32::<W>(&self.r32, s[0].slot);
+                let mut m = exec;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let a = base[l] as usize;
+                    ctx.shared[a..a + 4].copy_from_slice(&col[l].to_le_bytes());
+                }
+                return Ok(());
+            }
         }
         if let Some(alloc) = self.one_allocation(ctx, space, &base, exec, size * n as u32, vector_align(size, n)) {
             let mut m = exec;
@@ -327,12 +355,12 @@ impl<const W: usize> Warp<W> {
             Space::Const | Space::KernelParam => Err(FaultKind::Unsupported("store to a read-only state space".into())),
             Space::Shared => {
                 let i = shared_index(ctx.shared.len(), addr, size, access)?;
-                ctx.shared[i..i + size as usize].copy_from_slice(&v.to_le_bytes()[..size as usize]);
+                write_le(&mut ctx.shared[i..i + size as usize], v);
                 Ok(())
             }
             Space::Local => {
                 let i = self.local_slot(addr, size, lane, local_bytes, access)?;
-                self.local[i..i + size as usize].copy_from_slice(&v.to_le_bytes()[..size as usize]);
+                write_le(&mut self.local[i..i + size as usize], v);
                 Ok(())
             }
         }
@@ -367,14 +395,14 @@ impl<const W: usize> Warp<W> {
                 let i = shared_index(ctx.shared.len(), addr, size, access)?;
                 let old = read_le(&ctx.shared[i..i + size as usize]);
                 let new = f(old);
-                ctx.shared[i..i + size as usize].copy_from_slice(&new.to_le_bytes()[..size as usize]);
+                write_le(&mut ctx.shared[i..i + size as usize], new);
                 Ok(old)
             }
             Space::Local => {
                 let i = self.local_slot(addr, size, lane, local_bytes, access)?;
                 let old = read_le(&self.local[i..i + size as usize]);
                 let new = f(old);
-                self.local[i..i + size as usize].copy_from_slice(&new.to_le_bytes()[..size as usize]);
+                write_le(&mut self.local[i..i + size as usize], new);
                 Ok(old)
             }
             Space::Const | Space::KernelParam => Err(FaultKind::Unsupported("atomic on a read-only state space".into())),
@@ -412,6 +440,19 @@ fn vector_aligned(space: Space, addr: u64, size: u32, n: u8, access: MemAccessKi
     }
 }
 
+/// Whether every active lane's 4-byte word at `base[l]` is aligned and inside
+/// `len` bytes of shared memory (then no lane can fault).
+#[inline(always)]
+fn shared_words_ok<const W: usize>(len: usize, base: &[u64; W], exec: u64) -> bool {
+    let mut bad = 0u64;
+    for l in 0..W {
+        let a = base[l];
+        let out = (a & 3 != 0) | (a >= (len as u64).saturating_sub(3));
+        bad |= (out as u64) & (exec >> l);
+    }
+    bad == 0
+}
+
 #[inline]
 fn shared_index(len: usize, addr: u64, size: u32, access: MemAccessKind) -> Result<usize, FaultKind> {
     if !addr.is_multiple_of(size as u64) {
@@ -423,11 +464,32 @@ fn shared_index(len: usize, addr: u64, size: u32, access: MemAccessKind) -> Resu
     Ok(addr as usize)
 }
 
-#[inline]
+/// A little-endian value of 1, 2, 4 or 8 bytes (fixed-size reads: no `memcpy` call per lane).
+#[inline(always)]
 fn read_le(b: &[u8]) -> u64 {
-    let mut x = [0u8; 8];
-    x[..b.len()].copy_from_slice(b);
-    u64::from_le_bytes(x)
+    match b.len() {
+        1 => b[0] as u64,
+        2 => u16::from_le_bytes([b[0], b[1]]) as u64,
+        4 => u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64,
+        8 => u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
+        n => {
+            let mut x = [0u8; 8];
+            x[..n].copy_from_slice(b);
+            u64::from_le_bytes(x)
+        }
+    }
+}
+
+/// Writes the low `dst.len()` bytes of `v`, little-endian (fixed-size writes for 1, 2, 4 and 8).
+#[inline(always)]
+fn write_le(dst: &mut [u8], v: u64) {
+    match dst.len() {
+        1 => dst[0] = v as u8,
+        2 => dst.copy_from_slice(&(v as u16).to_le_bytes()),
+        4 => dst.copy_from_slice(&(v as u32).to_le_bytes()),
+        8 => dst.copy_from_slice(&v.to_le_bytes()),
+        n => dst.copy_from_slice(&v.to_le_bytes()[..n]),
+    }
 }
 
 fn mem_fault(f: MemFault, space: FaultSpace, access: MemAccessKind) -> FaultKind {

@@ -185,9 +185,16 @@ fn write_col<T: Word, const W: usize>(r: &mut [T], d: u32, out: &[T; W], mask: u
         *dst = *out;
     } else {
         // Branch-free blend, which vectorises (a conditional store would not).
+        // The lane masks go through `black_box` so that LLVM cannot see they are
+        // all-ones or zero: it would turn the blend into a masked store
+        // (`vpmaskmovd`), microcoded and many times slower on AMD cores.
+        let mut ms = [T::ones_if(0); W];
         for l in 0..W {
-            let m = T::ones_if(mask >> l);
-            dst[l] = (out[l] & m) | (dst[l] & !m);
+            ms[l] = T::ones_if(mask >> l);
+        }
+        let ms = std::hint::black_box(ms);
+        for l in 0..W {
+            dst[l] = (out[l] & ms[l]) | (dst[l] & !ms[l]);
         }
     }
 }
@@ -287,6 +294,14 @@ impl<const W: usize> Warp<W> {
         self.lane_value(r, if mask == 0 { 0 } else { mask.trailing_zeros() as usize })
     }
 
+    /// Sets the stack top's pc (the run loop keeps it in a local meanwhile).
+    #[inline(always)]
+    fn top_pc(&mut self, pc: u32) {
+        if let Some(t) = self.stack.last_mut() {
+            t.pc = pc;
+        }
+    }
+
     /// Runs this warp until it exits, reaches a barrier, faults or uses up
     /// `slice` instructions, with the SIMT stack's own order of lane groups.
     pub fn run<O: Observer>(&mut self, ctx: &mut WarpCtx<'_>, obs: &mut O, slice: u32) -> Result<Stop, WarpFault> {
@@ -348,37 +363,93 @@ impl<const W: usize> Warp<W> {
             if left == 0 {
                 return Ok(Stop::Yield);
             }
-            left -= 1;
-            if n.budget == 0 {
-                return Err(WarpFault::warp(pc, FaultKind::BudgetExceeded { limit: ctx.budget_limit }));
-            }
-            n.budget -= 1;
             let active = top.mask;
-            top.pc = pc + 1;
-            let inst = &code[pc as usize];
-            let exec = match inst.guard {
-                None => active,
-                Some(g) => {
-                    let p = self.preds[g.pred as usize];
-                    active & if g.negate { !p } else { p }
+            let rpc = top.rpc;
+            // Straight-line code of this stack entry runs in the inner loop with
+            // the pc in a local; the stack top is written back before anything
+            // that reads or changes the stack, and when the run ends.
+            let mut pc = pc;
+            let inst = loop {
+                left -= 1;
+                if n.budget == 0 {
+                    self.top_pc(pc);
+                    return Err(WarpFault::warp(pc, FaultKind::BudgetExceeded { limit: ctx.budget_limit }));
+                }
+                n.budget -= 1;
+                let inst = &code[pc as usize];
+                let exec = match inst.guard {
+                    None => active,
+                    Some(g) => {
+                        let p = self.preds[g.pred as usize];
+                        active & if g.negate { !p } else { p }
+                    }
+                };
+                n.clock += 1;
+                n.warp_insts += 1;
+                n.thread_insts += active.count_ones() as u64;
+                obs.instruction(self.index, pc, active, exec);
+                // Register-to-register instructions: they neither fault nor touch the stack.
+                let plain = match &inst.op {
+                    Op::Nop => true,
+                    // Integer, float, comparison and conversion lane loops (alu.rs).
+                    Op::Mov { d, a } => {
+                        if exec != 0 {
+                            self.mov(*d, *a, exec)
+                        }
+                        true
+                    }
+                    Op::Bin32 { f, d, a, b } => {
+                        if exec != 0 {
+                            self.bin32(*f, *d, *a, *b, exec)
+                        }
+                        true
+                    }
+                    Op::Bin64 { f, d, a, b } => {
+                        if exec != 0 {
+                            self.bin64(*f, *d, *a, *b, exec)
+                        }
+                        true
+                    }
+                    Op::Tern32 { f, d, a, b, c } => {
+                        if exec != 0 {
+                            self.tern32(*f, *d, *a, *b, *c, exec)
+                        }
+                        true
+                    }
+                    Op::Setp(st) => {
+                        if exec != 0 {
+                            self.setp(st, exec)
+                        }
+                        true
+                    }
+                    Op::Selp { d, a, b, c, negate } => {
+                        if exec != 0 {
+                            self.selp(*d, *a, *b, *c, *negate, exec)
+                        }
+                        true
+                    }
+                    _ => false,
+                };
+                let next = pc + 1;
+                if !plain {
+                    pc = next;
+                    self.top_pc(pc);
+                    if exec == 0 && !matches!(inst.op, Op::Bra { .. } | Op::BrxIdx { .. }) {
+                        break None;
+                    }
+                    break Some((inst, exec, pc - 1));
+                }
+                pc = next;
+                if (pc == rpc && rpc != NO_RECONV) || pc as usize >= code.len() || left == 0 || S::ACTIVE {
+                    self.top_pc(pc);
+                    break None;
                 }
             };
-            n.clock += 1;
-            n.warp_insts += 1;
-            n.thread_insts += active.count_ones() as u64;
-            obs.instruction(self.index, pc, active, exec);
-            if exec == 0 && !matches!(inst.op, Op::Bra { .. } | Op::BrxIdx { .. }) {
-                continue;
-            }
+            let Some((inst, exec, pc)) = inst else { continue };
             match &inst.op {
-                Op::Nop => {}
+                Op::Nop | Op::Mov { .. } | Op::Bin32 { .. } | Op::Bin64 { .. } | Op::Tern32 { .. } | Op::Setp(_) | Op::Selp { .. } => {}
                 Op::Fence => obs.fence(self.index, pc, exec),
                 Op::Mma(m) => self.exec_mma(ctx, obs, pc, exec, m)?,
-                // Integer, float, comparison and conversion lane loops (alu.rs).
-                Op::Mov { d, a } => self.mov(*d, *a, exec),
-                Op::Bin32 { f, d, a, b } => self.bin32(*f, *d, *a, *b, exec),
-                Op::Bin64 { f, d, a, b } => self.bin64(*f, *d, *a, *b, exec),
-                Op::Tern32 { f, d, a, b, c } => self.tern32(*f, *d, *a, *b, *c, exec),
                 Op::FmaF64 { d, a, b, c } => self.fma_f64(*d, *a, *b, *c, exec),
                 Op::Shift64 { left: shl, signed, d, a, b } => self.shift64(*shl, *signed, *d, *a, *b, exec),
                 Op::MulWide32 { signed, d, a, b } => self.mul_wide32(*signed, *d, *a, *b, exec),
@@ -389,9 +460,7 @@ impl<const W: usize> Warp<W> {
                     self.int_carry(*kind, *ty, *d, s, *cc, *carry_in, *carry_out, exec)
                 }
                 Op::Float { op, ty, mode, d, s } => self.float(*op, *ty, *mode, *d, s, exec),
-                Op::Setp(s) => self.setp(s, exec),
                 Op::Set { cmp, ty, dty, ftz, d, a, b, combine } => self.set(*cmp, *ty, *dty, *ftz, *d, *a, *b, *combine, exec),
-                Op::Selp { d, a, b, c, negate } => self.selp(*d, *a, *b, *c, *negate, exec),
                 Op::Slct { cty, ftz, d, a, b, c } => self.slct(*cty, *ftz, *d, *a, *b, *c, exec),
                 Op::Testp { class, ty, p, a } => self.testp(*class, *ty, *p, *a, exec),
                 Op::PredLogic { op, d, a, b } => self.pred_logic(*op, *d, *a, *b, exec),

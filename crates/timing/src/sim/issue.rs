@@ -7,7 +7,7 @@
 
 use super::sched::NONE16;
 use super::{Gpu, Sm};
-use crate::decode::{Class, Sb, TInst, PIPE_NONE};
+use crate::decode::{Class, Sb, TInst, PIPE_NONE, QUEUE_NONE};
 use crate::preset::TimingGpu;
 use crate::report::{Reason, Span, NREASONS};
 use warpsim_engine::block::{Stop, WarpState};
@@ -78,23 +78,30 @@ pub(super) enum WS {
     Done,
 }
 
-/// Timing state of a resident warp.
+/// Timing state of a resident warp. The fields the scheduler reads every
+/// cycle come first, in one cache line (`repr(C)` keeps the order), with the
+/// next instruction's pipes and queue copied in, so a scan touches nothing else.
+#[repr(C)]
 pub(super) struct WarpT {
-    pub(super) live: bool,
-    pub(super) block: u16,
-    pub(super) widx: u16,
-    pub(super) smsp: u8,
-    pub(super) age: u64,
     pub(super) state: WS,
-    /// Earliest issue of `next` as far as its own dependences go.
-    pub(super) ready_at: u64,
     /// Why it waits until `ready_at`.
     pub(super) reason: Reason,
     /// What held it back the last time it was ready but did not issue.
     pub(super) blocked: Reason,
+    /// `pipe`, `alt_pipe` and `queue` of the instruction at `next`.
+    pub(super) next_pipe: u8,
+    pub(super) next_alt_pipe: u8,
+    pub(super) next_queue: u8,
+    pub(super) live: bool,
+    pub(super) smsp: u8,
+    /// Earliest issue of `next` as far as its own dependences go.
+    pub(super) ready_at: u64,
     pub(super) next: u32,
+    pub(super) block: u16,
+    pub(super) widx: u16,
     /// Stall cycles are accounted up to here.
     pub(super) acct: u64,
+    pub(super) age: u64,
     pub(super) start: u64,
     pub(super) store_ack: u64,
     /// Results of an unknown instruction: nothing issues before this.
@@ -128,6 +135,9 @@ impl WarpT {
             reason: Reason::NoInstruction,
             blocked: Reason::NotSelected,
             next: 0,
+            next_pipe: PIPE_NONE,
+            next_alt_pipe: PIPE_NONE,
+            next_queue: QUEUE_NONE,
             acct: 0,
             start: 0,
             store_ack: 0,
@@ -266,6 +276,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     pub(super) fn issue(&mut self, s: usize, ws: u16, t: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
         let dec = gg.dec;
         let wsu = ws as usize;
+        self.smsp[s].wake_now();
         self.account(wsu, t, gg);
         if !self.warps[wsu].executed {
             self.execute_region(wsu, t, gg)?;
@@ -426,12 +437,12 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         w.caps.clear();
         // clock64 reads the SM's cycle.
         b.eng.set_clock(t);
-        let before = b.eng.stats().clone();
+        let before = (b.eng.stats().warp_instructions, b.eng.stats().thread_instructions);
         let mut obs = (Cap { recs: &mut w.caps, branch: (0, 0) }, &mut b.obs);
         let r = b.eng.run_warp(widx, len, gg.mem, &mut obs);
         w.branch = obs.0.branch;
-        gg.st.warp_insts += b.eng.stats().warp_instructions - before.warp_instructions;
-        gg.st.thread_insts += b.eng.stats().thread_instructions - before.thread_instructions;
+        gg.st.warp_insts += b.eng.stats().warp_instructions - before.0;
+        gg.st.thread_insts += b.eng.stats().thread_instructions - before.1;
         w.executed = true;
         w.stop = r.map_err(LaunchError::Fault)?;
         Ok(())
@@ -446,6 +457,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             if self.warps[ws].live && self.warps[ws].state == WS::Barrier && self.blocks[bslot].eng.state(wi) == WarpState::Ready {
                 let w = &mut self.warps[ws];
                 w.state = WS::Ready;
+                self.smsp[w.smsp as usize].wake_now();
                 if w.ready_at < t + lat {
                     w.ready_at = t + lat;
                 }
@@ -473,6 +485,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             self.warp_cycles += done - w.start;
         }
         let sp = &mut self.smsp[s];
+        sp.wake_now();
         if let Some(i) = sp.warps.iter().position(|&x| x as usize == wsu) {
             sp.warps.remove(i);
         }
@@ -546,6 +559,9 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 // The next instruction to issue: when its sources are ready
                 // (and, behind a `CALL` or `RET`, the branch has resolved).
                 w.next = pc;
+                w.next_pipe = ti.pipe;
+                w.next_alt_pipe = ti.alt_pipe;
+                w.next_queue = ti.queue;
                 let mut at = w.fence_until;
                 let mut why = Reason::Wait;
                 if ti.call_edge {

@@ -41,11 +41,30 @@ pub(super) struct Smsp {
     /// Cycles with an issue, and the timeline span being extended.
     pub(super) issue_cycles: u64,
     pub(super) span: Option<Span>,
+    /// No warp here can issue before this cycle (from the last scan that
+    /// found none), until something changes a warp here: an issue, a barrier
+    /// release, a warp starting or retiring ([`Smsp::wake_now`]).
+    pub(super) wake: u64,
 }
 
 impl Smsp {
     pub(super) fn new() -> Self {
-        Smsp { warps: Vec::new(), last: NONE16, pipe_free: [0; NPIPES], issue_free: 0, q: Queues::default(), issue_cycles: 0, span: None }
+        Smsp {
+            warps: Vec::new(),
+            last: NONE16,
+            pipe_free: [0; NPIPES],
+            issue_free: 0,
+            q: Queues::default(),
+            issue_cycles: 0,
+            span: None,
+            wake: 0,
+        }
+    }
+
+    /// Something changed one of this sub-partition's warps: scan it again.
+    #[inline]
+    pub(super) fn wake_now(&mut self) {
+        self.wake = 0;
     }
 }
 
@@ -53,7 +72,6 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     /// Whether warp `ws` can issue at `t`; otherwise the earliest time it might, and why not.
     #[inline]
     fn check(&self, s: usize, ws: u16, t: u64, gg: &Gpu<'a, W>) -> Result<(), (u64, Reason)> {
-        let dec = gg.dec;
         let w = &self.warps[ws as usize];
         if !w.is_ready() {
             return Err((u64::MAX, Reason::Barrier));
@@ -61,16 +79,15 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         if w.ready_at > t {
             return Err((w.ready_at, w.reason));
         }
-        let ti = &dec.insts[w.next as usize];
         let sp = &self.smsp[s];
-        if ti.pipe != PIPE_NONE && sp.pipe_free[ti.pipe as usize] > t {
-            let alt = if ti.alt_pipe != PIPE_NONE { sp.pipe_free[ti.alt_pipe as usize] } else { u64::MAX };
+        if w.next_pipe != PIPE_NONE && sp.pipe_free[w.next_pipe as usize] > t {
+            let alt = if w.next_alt_pipe != PIPE_NONE { sp.pipe_free[w.next_alt_pipe as usize] } else { u64::MAX };
             if alt > t {
-                return Err((sp.pipe_free[ti.pipe as usize].min(alt), Reason::MathPipeThrottle));
+                return Err((sp.pipe_free[w.next_pipe as usize].min(alt), Reason::MathPipeThrottle));
             }
         }
         // Queues hold only entries that have not started (popped in `schedule`).
-        match ti.queue {
+        match w.next_queue {
             QUEUE_MIO if sp.q.mio.len() >= gg.sched.mio_queue_depth => {
                 Err((sp.q.mio.front().copied().unwrap_or(t + 1), Reason::MioThrottle))
             }
@@ -92,6 +109,10 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             if sp.issue_free > t {
                 return Ok((false, sp.issue_free));
             }
+            if sp.wake > t {
+                // The scan would find what the last one did: nothing before `wake`.
+                return Ok((false, sp.wake));
+            }
             sp.q.pop_started(t);
         }
         let nw = self.smsp[s].warps.len();
@@ -107,8 +128,9 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         };
         let mut next = u64::MAX;
         let mut pick = NONE16;
-        for k in 0..nw {
-            let ws = self.smsp[s].warps[(start + k) % nw];
+        let start = start.min(nw);
+        for k in (start..nw).chain(0..start) {
+            let ws = self.smsp[s].warps[k];
             match self.check(s, ws, t, gg) {
                 Ok(()) => {
                     if pick == NONE16 {
@@ -129,6 +151,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             self.issue(s, pick, t, gg)?;
             return Ok((true, t + 1));
         }
+        self.smsp[s].wake = next;
         Ok((false, next))
     }
 }
