@@ -273,7 +273,11 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             for (i, x) in a.iter_mut().enumerate().take(n) {
                 *x = if cap.space == Space::Generic { cap.addrs[i].wrapping_sub(SHARED_WINDOW) } else { cap.addrs[i] };
             }
-            let c = warpsim_metrics::coalesce::shared_cost(&a[..n], shared, bytes);
+            let c = if ti.is_store || ti.is_atomic {
+                warpsim_metrics::coalesce::shared_cost(&a[..n], shared, bytes)
+            } else {
+                warpsim_metrics::coalesce::shared_load_cost(&a[..n], shared, bytes)
+            };
             let mut wf = c.wavefronts.max(1) as u64;
             let spec = &gg.memsys.spec;
             let mut busy = wf.div_ceil(spec.shared_wavefronts_per_cycle);
