@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 use warpsim_ir::op_table::MemOrder;
-use warpsim_ir::{Bin32, Bin64, Guard, Kernel, Op, RegRef, Space, Tern32};
+use warpsim_ir::{Addr, Bin32, Bin64, Guard, Kernel, Op, RegRef, Space, Tern32};
 
 /// Why a PTX instruction has no SASS counterpart of its own.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -110,11 +110,10 @@ pub fn merged_shared_loads(k: &Kernel) -> Vec<Merged> {
             close(&mut open, &mut out, None);
         }
         match &inst.op {
-            Op::Ld { space: Space::Shared, size, n: 1, addr, .. }
-                if inst.meta.ordering != MemOrder::Volatile && matches!(size, 4 | 8) && addr.base.is_some() =>
+            Op::Ld { space: Space::Shared, size, n: 1, addr: Addr { base: Some(base), offset }, .. }
+                if inst.meta.ordering != MemOrder::Volatile && matches!(size, 4 | 8) =>
             {
-                let base = addr.base.unwrap_or(RegRef::r32(0));
-                open.entry((base, *size, inst.guard)).or_default().push((pc, addr.offset));
+                open.entry((*base, *size, inst.guard)).or_default().push((pc, *offset));
             }
             Op::Ld { .. } => {}
             op if clears_remembered_loads(op) => close(&mut open, &mut out, None),
@@ -180,9 +179,7 @@ fn known_alignment(k: &Kernel) -> HashMap<RegRef, u32> {
             let (r32, r64) = (RegRef::r32, RegRef::r64);
             let fact: Option<(RegRef, u32)> = match &inst.op {
                 Op::Mov { d, a } => Some((*d, get(*a))),
-                Op::Bin32 { f, d, a, b } => {
-                    Some((r32(*d), bin_tz(*f as u8, get(r32(*a)), get(r32(*b)), consts.get(&r32(*b)).copied(), 32)))
-                }
+                Op::Bin32 { f, d, a, b } => Some((r32(*d), bin_tz(*f, get(r32(*a)), get(r32(*b)), consts.get(&r32(*b)).copied(), 32))),
                 Op::Bin64 { f, d, a, b } => {
                     let f = match f {
                         Bin64::Add => Some(Bin32::Add),
@@ -192,7 +189,7 @@ fn known_alignment(k: &Kernel) -> HashMap<RegRef, u32> {
                         Bin64::Or => Some(Bin32::Or),
                         _ => None,
                     };
-                    Some((r64(*d), f.map_or(0, |f| bin_tz(f as u8, get(r64(*a)), get(r64(*b)), None, 64))))
+                    Some((r64(*d), f.map_or(0, |f| bin_tz(f, get(r64(*a)), get(r64(*b)), None, 64))))
                 }
                 Op::Tern32 { f: Tern32::MadLo, d, a, b, c } => Some((r32(*d), (get(r32(*a)) + get(r32(*b))).min(get(r32(*c))).min(32))),
                 Op::MulWide32 { d, a, b, .. } => Some((r64(*d), (get(r32(*a)) + get(r32(*b))).min(64))),
@@ -222,12 +219,12 @@ fn known_alignment(k: &Kernel) -> HashMap<RegRef, u32> {
 }
 
 /// Low zero bits of `a f b` from those of the operands (`b_const`: b's value when known).
-fn bin_tz(f: u8, a: u32, b: u32, b_const: Option<u64>, bits: u32) -> u32 {
+fn bin_tz(f: Bin32, a: u32, b: u32, b_const: Option<u64>, bits: u32) -> u32 {
     let v = match f {
-        x if x == Bin32::Add as u8 || x == Bin32::Sub as u8 || x == Bin32::Or as u8 || x == Bin32::Xor as u8 => a.min(b),
-        x if x == Bin32::And as u8 => a.max(b),
-        x if x == Bin32::MulLo as u8 => a + b,
-        x if x == Bin32::Shl as u8 => match b_const {
+        Bin32::Add | Bin32::Sub | Bin32::Or | Bin32::Xor => a.min(b),
+        Bin32::And => a.max(b),
+        Bin32::MulLo => a + b,
+        Bin32::Shl => match b_const {
             Some(k) if k < bits as u64 => a + k as u32,
             _ => a,
         },
