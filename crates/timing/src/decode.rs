@@ -474,7 +474,10 @@ fn schedule(k: &Kernel, insts: &[TInst], start: usize, end: usize, gpu: &TimingG
             let war = ij.dsts.iter().any(|r| ii.srcs.contains(r));
             let waw = ij.dsts.iter().any(|r| ii.dsts.contains(r));
             let alias = ij.alias_of == Some((start + i) as u32);
-            let memo = ii.class == Class::Mem && ij.class == Class::Mem && (ii.is_store || ij.is_store || ii.is_atomic || ij.is_atomic);
+            let memo = ii.class == Class::Mem
+                && ij.class == Class::Mem
+                && (ii.is_store || ij.is_store || ii.is_atomic || ij.is_atomic)
+                && may_alias(&k.code[start + i].op, oj);
             if raw || war || waw || alias || memo || last {
                 preds[j].push(i);
             }
@@ -515,6 +518,21 @@ fn schedule(k: &Kernel, insts: &[TInst], start: usize, end: usize, gpu: &TimingG
         }
     }
     order
+}
+
+/// Whether two memory instructions may touch the same bytes, as ptxas
+/// judges it from their state spaces alone: global and shared (or local)
+/// memory never overlap, so a global load is hoisted above shared stores;
+/// a generic access, two in one space, or a copy (which reads one space
+/// and writes another) keep their order.
+fn may_alias(a: &Op, b: &Op) -> bool {
+    match (a.mem_access(), b.mem_access()) {
+        (Some(x), Some(y)) => {
+            let plain = |m: &MemAccess| matches!(m.kind, AccessKind::Load | AccessKind::Store | AccessKind::Atomic);
+            !plain(&x) || !plain(&y) || x.space == y.space || x.space == Space::Generic || y.space == Space::Generic
+        }
+        _ => true,
+    }
 }
 
 /// The base register of a memory instruction's address.
