@@ -75,7 +75,7 @@ if has validation; then
 fi
 
 ncu_groups() {
-  KRE='regex:^(empty_k|store_only|atom_|local_|spill_|call_k|bw_|chase($|<)|barrier_k|fma_|mufu_|smem_|mma_|gvec_|svec_|const_|wagg_|naive_)'
+  KRE='regex:^(empty_k|stream_dot|store_only|atom_|local_|spill_|call_k|bw_|chase($|<)|barrier_k|fma_|mufu_|smem_|mma_|gvec_|svec_|const_|wagg_|naive_)'
   for g in "$@"; do
     left=$(( HARD_S - $(el) ))
     if [ $(el) -gt $BUDGET_S ] || [ $left -lt 30 ]; then echo "budget: skipping ncu group $g"; continue; fi

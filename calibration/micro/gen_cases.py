@@ -94,6 +94,14 @@ def case_of(c):
         op, ch = k[7:-1].split(",")
         entry = f"_Z6mufu_kILi{op}ELi{ch}EEvPfi"
         params = [buf("out", "f32", nthreads, role="out"), sc("i32", p["iters"])]
+    elif k.startswith("atom_spread<"):
+        st = p["stride_words"]
+        entry = f"_Z11atom_spreadILi{st}EEvPiPKii"
+        params = [buf("p", "i32", b[0] * st), buf("zero", "i32", nthreads, role="in"), sc("i32", p["iters"])]
+    elif k == "stream_dot":
+        n = p["n"]
+        entry = "_Z10stream_dotPKdS0_Pdx"
+        params = [buf("a", "f64", n, "unit_f64", "in"), buf("b", "f64", n, "unit_f64", "in"), buf("out", "f64", 1, role="out"), sc("i64", n)]
     elif k == "empty_k":
         entry, params = "_Z7empty_kv", []
     elif k == "store_only":

@@ -206,6 +206,25 @@ __global__ void call_k(float* out, float a, int iters) {
   out[gtid()] = x;
 }
 
+// ------------------------------------------------------------------ atomics spread over a small array
+// Every block adds into the same n = blockDim.x words, word threadIdx.x * STRIDE (a histogram's
+// merge step): how the L2 spreads a small, hot array over its atomic units. The offset is loaded
+// (zero at run time) so ptxas cannot aggregate; the old value is not used (RED).
+template <int STRIDE>
+__global__ void atom_spread(int* p, const int* zero, int iters) {
+  unsigned a = threadIdx.x * STRIDE + zero[gtid()];
+  for (int i = 0; i < iters; i++) atomicAdd(p + a, 1);
+}
+// ------------------------------------------------------------------ streaming reads at low occupancy
+// A grid-stride f64 dot product without unrolling (step is a run-time value): bytes in flight are
+// set by blocks per SM, so bandwidth against blocks gives the loaded DRAM latency.
+__global__ void stream_dot(const double* a, const double* b, double* out, long long n) {
+  double v = 0.0;
+  long long step = (long long)gridDim.x * blockDim.x;
+  for (long long i = gtid(); i < n; i += step) v = fma(a[i], b[i], v);
+  if (v == -1.0) out[0] = v;
+}
+
 // ------------------------------------------------------------------ bandwidth
 // virtual element v in [0, total) touches element (v*stride) & mask
 __global__ void bw_read(const float* __restrict__ in, float* out, long long total, int stride, long long mask) {
@@ -479,7 +498,7 @@ int main(int argc, char** argv) {
   CK(cudaMemset(ip, 0, 64 << 20));
   CK(cudaMemset(iout, 0, 64 << 20));
   // the 2 GiB buffers only where the bandwidth group runs (smaller state for Nsight Compute to save and restore)
-  const bool bwg = want == "all" || want == "bw";
+  const bool bwg = want == "all" || want == "bw" || want == "stream";
   const long long BIG = bwg ? 1ll << 29 : 1ll << 24;  // floats: 2 GiB or 64 MiB
   float *big, *fout;
   CK(cudaMalloc(&big, BIG * 4));
@@ -581,6 +600,30 @@ int main(int argc, char** argv) {
       std::string pj = P("{\"total\":%lld,\"stride\":%d,\"span_bytes\":%lld}", t32, s, BIG * 4);
       dim3 g2((unsigned)(t32 / 256));
       add("bw", P("bw_copy_ref32M_s%d", s), "bw_copy", (const void*)bw_copy, g2, b, pj, L(bw_copy, g2, b, big, fout, t32, s, BIG - 1));
+    }
+  }
+  // ---- atomics spread over a small hot array, and streaming reads by blocks per SM
+  {
+    dim3 b(256);
+    for (int nb : {2, 4}) {
+      dim3 g(sms * nb);
+      for (int it : {1, 16}) {
+#define ASP(S)                                                                                                             \
+  add("atomspread", P("atomspread_s%d_b%d_it%d", S, nb, it), P("atom_spread<%d>", S), (const void*)atom_spread<S>, g, b,       \
+      P("{\"stride_words\":%d,\"blocks_per_sm\":%d,\"iters\":%d}", S, nb, it),                                             \
+      [=] { CK(cudaMemsetAsync(ip, 0, 64 << 20)); atom_spread<S><<<g, b>>>(ip, iout, it); });
+        ASP(1) ASP(2) ASP(8) ASP(32) ASP(64) ASP(256)
+      }
+    }
+    // a, b: two 8 MiB halves of `big` as doubles (1M each), the dot_f64 validation case's size, and 8x that
+    for (long long n : {1ll << 20, 1ll << 23}) {
+      for (int nb : {1, 2, 4, 8}) {
+        dim3 g(sms * nb);
+        const double* a = (const double*)big;
+        const double* bb = (const double*)big + n;
+        add("stream", P("stream_dot_n%lld_b%d", n, nb), "stream_dot", (const void*)stream_dot, g, b,
+            P("{\"n\":%lld,\"blocks_per_sm\":%d}", n, nb), L(stream_dot, g, b, a, bb, (double*)fout, n));
+      }
     }
   }
   // ---- latency

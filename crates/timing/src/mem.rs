@@ -103,6 +103,44 @@ impl Bandwidth {
     }
 }
 
+/// How busy a bandwidth resource has been lately: bytes arriving per
+/// window of [`LOAD_WINDOW`] cycles, for the last two windows, as a fraction
+/// of what it can serve. HBM's latency rises with its load well before the
+/// bandwidth is used up (queues in the memory controllers), and this is
+/// what the L2-miss latency is scaled by.
+pub struct LoadTracker {
+    /// Bytes a window can take at full rate.
+    cap: f64,
+    /// (window index, bytes) for the last windows, by index modulo the ring.
+    ring: [(u64, u64); 4],
+}
+
+/// Cycles per window of [`LoadTracker`].
+pub const LOAD_WINDOW: u64 = 256;
+
+impl LoadTracker {
+    pub fn new(rate: f64) -> Self {
+        LoadTracker { cap: (rate * LOAD_WINDOW as f64).max(1.0), ring: [(u64::MAX, 0); 4] }
+    }
+
+    /// Records `bytes` arriving at `t`; returns the utilisation (0 to 1) of
+    /// the window before `t`'s and `t`'s own, this arrival included.
+    pub fn arrive(&mut self, t: u64, bytes: u64) -> f64 {
+        let w = t / LOAD_WINDOW;
+        let slot = &mut self.ring[(w % 4) as usize];
+        if slot.0 != w {
+            *slot = (w, 0);
+        }
+        slot.1 += bytes;
+        let now = slot.1;
+        let prev = match w.checked_sub(1) {
+            Some(p) if self.ring[(p % 4) as usize].0 == p => self.ring[(p % 4) as usize].1,
+            _ => 0,
+        };
+        ((now + prev) as f64 / (2.0 * self.cap)).min(1.0)
+    }
+}
+
 /// Result of a cache lookup of one sector.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Lookup {
@@ -295,5 +333,17 @@ mod tests {
         }
         // Line 0 was least recently used and is gone.
         assert_eq!(c.access(0), Lookup::Miss);
+    }
+    #[test]
+    fn load_tracker_reports_recent_utilisation() {
+        // 4 bytes per cycle: a window of 256 cycles takes 1024 bytes.
+        let mut l = LoadTracker::new(4.0);
+        assert!((l.arrive(10, 512) - 0.25).abs() < 1e-9);
+        // The next window sees this one's 512 and its own.
+        assert!((l.arrive(300, 1024) - 0.75).abs() < 1e-9);
+        // Saturated: capped at 1.
+        assert_eq!(l.arrive(310, 4096), 1.0);
+        // Long idle: the old windows no longer count.
+        assert!((l.arrive(10_000, 256) - 0.125).abs() < 1e-9);
     }
 }

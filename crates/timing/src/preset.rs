@@ -83,6 +83,10 @@ pub struct TimingParams {
     pub dram_efficiency: f64,
     /// Bytes DRAM returns per L2 miss (HBM: 64, two sectors).
     pub dram_fetch_bytes: u32,
+    /// Extra L2-miss latency, in cycles, when DRAM has been fully busy for
+    /// the last few hundred cycles; in proportion to that load below it
+    /// (queues in the memory controllers). 0: latency does not grow with load.
+    pub dram_queue_cycles: f64,
     /// Cycles from the kernel starting to the first wave of blocks issuing.
     pub block_launch_cycles: u32,
     /// Cycles from a block finishing to the next block's warps issuing on
@@ -168,6 +172,7 @@ impl Default for TimingParams {
             dram_latency: None,
             dram_efficiency: 0.9,
             dram_fetch_bytes: 64,
+            dram_queue_cycles: 0.0,
             block_launch_cycles: 100,
             block_replace_cycles: 300,
             block_dispatch_cycles: 0,
@@ -220,6 +225,9 @@ impl TimingParams {
             if !(v.is_finite() && v > 0.0) {
                 return bad(f, "must be a positive number");
             }
+        }
+        if !(self.dram_queue_cycles.is_finite() && (0.0..=1e6).contains(&self.dram_queue_cycles)) {
+            return bad("timing.dram_queue_cycles", "must be a number of cycles from 0 to 1000000");
         }
         if self.dram_efficiency > 1.0 {
             return bad("timing.dram_efficiency", "is a fraction of the peak (at most 1)");

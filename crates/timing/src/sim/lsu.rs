@@ -6,7 +6,7 @@
 
 use super::issue::MemRec;
 use super::{Gpu, Sm};
-use crate::mem::{Bandwidth, Cache, Lookup};
+use crate::mem::{Bandwidth, Cache, LoadTracker, Lookup};
 use crate::preset::TimingGpu;
 use std::collections::{HashMap, VecDeque};
 use warpsim_engine::Observer;
@@ -25,6 +25,8 @@ pub(super) struct MemSpec {
     pub(super) l1_bytes_per_cycle: u64,
     /// Bytes one DRAM access brings into the L2.
     pub(super) dram_fetch_bytes: u64,
+    /// Extra L2-miss latency at full DRAM load (scaled by the recent load).
+    pub(super) dram_queue: f64,
     /// Atomic units: how many, bytes each owns in turn, and the cycles (in
     /// hundredths) per operation and between float operations on one word.
     pub(super) atomic_units: u64,
@@ -51,6 +53,7 @@ impl MemSpec {
             l1_lines_per_cycle: t.l1_lines_per_cycle as u64,
             l1_bytes_per_cycle: p.l1_bytes_per_cycle.max(1) as u64,
             dram_fetch_bytes: t.dram_fetch_bytes as u64,
+            dram_queue: t.dram_queue_cycles,
             atomic_units: t.l2_atomic_units as u64,
             atomic_chunk: t.l2_atomic_chunk_bytes as u64,
             atomic_op_centi: (t.atomic_unit_cycles * 100.0).round() as u64,
@@ -95,6 +98,7 @@ pub(super) struct MemSystem {
     pub(super) l2: Cache,
     pub(super) l2_bw: Bandwidth,
     pub(super) dram: Bandwidth,
+    pub(super) dram_load: LoadTracker,
     /// The L2's atomic units (operations booked in hundredths: 100 per
     /// operation), and when each word may take its next float operation
     /// (hundredths of a cycle).
@@ -112,6 +116,7 @@ impl MemSystem {
             l2: Cache::new(gpu.preset.l2_bytes, gpu.timing.l2_ways),
             l2_bw: Bandwidth::new(gpu.timing.l2_bytes_per_cycle),
             dram: Bandwidth::new(gpu.dram_bytes_per_cycle()),
+            dram_load: LoadTracker::new(gpu.dram_bytes_per_cycle()),
             atomic_units,
             atomic_words: HashMap::new(),
             st: MemCounters {
@@ -460,7 +465,11 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 let per = (fetch / 32).max(1);
                 let first = sec - sec % per;
                 let served = gg.memsys.dram.book(at_l2, fetch);
-                let r = served + gg.memsys.spec.lat_dram.saturating_sub(gg.memsys.spec.lat_l2);
+                let load = gg.memsys.dram_load.arrive(at_l2, fetch);
+                // The controllers' queueing below saturation; a saturated
+                // DRAM's backlog (the booking's delay) is the same queue.
+                let queue = ((gg.memsys.spec.dram_queue * load).round() as u64).saturating_sub(served.saturating_sub(at_l2));
+                let r = served + gg.memsys.spec.lat_dram.saturating_sub(gg.memsys.spec.lat_l2) + queue;
                 gg.memsys.st.dram_read_bytes += fetch;
                 gg.memsys.l2.fill(sec, r);
                 for x in first..first + per {
