@@ -45,7 +45,14 @@ pub struct LaunchConfig {
     pub serve_past_end: bool,
     /// Counters a progress display reads while the launch runs (updated once per block).
     pub progress: Option<Arc<Progress>>,
+    /// Bytes of call stack per thread for functions that are called rather
+    /// than inlined (recursion, function pointers): CUDA's
+    /// `cudaLimitStackSize`. A call whose frame does not fit faults.
+    pub stack_size: u32,
 }
+
+/// CUDA's default `cudaLimitStackSize`: 1 KiB per thread.
+pub const DEFAULT_STACK_SIZE: u32 = 1024;
 
 /// Blocks and warp instructions finished so far, for a progress line.
 #[derive(Debug, Default)]
@@ -68,6 +75,7 @@ impl Default for LaunchConfig {
             schedule: Schedule::Simt,
             serve_past_end: false,
             progress: None,
+            stack_size: DEFAULT_STACK_SIZE,
         }
     }
 }
