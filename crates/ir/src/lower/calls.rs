@@ -284,7 +284,7 @@ impl Lowerer<'_> {
         let ret_key = format!("{prefix}#ret");
         let saved_frames = std::mem::replace(&mut self.frames, vec![Frame { prefix, ret_label: Some(ret_key.clone()) }]);
         let saved_stack = std::mem::replace(&mut self.call_stack, vec![name.clone()]);
-        let saved_real = std::mem::replace(&mut self.current_real, Some(k));
+        let saved_real = self.current_real.replace(k);
         let (saved_loc, saved_inlined) = (self.cur_loc.take(), self.cur_inlined.take());
         self.prev_inst_end = f.span.start;
         let r = self.scope_statements(f.body.as_deref().unwrap_or(&[]));
