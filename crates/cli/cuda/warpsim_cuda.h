@@ -19,17 +19,11 @@
 // Exch, Min, Max, Inc, Dec, And, Or, Xor, CAS; clock, clock64; __ldg, __ldcg,
 // __ldca, __ldcs, __ldcv, __ldlu, __stcg, __stcs, __stwb; integer intrinsics
 // (__popc, __clz, __ffs, __brev, __byte_perm, __umulhi, __mul24, ...);
-// conversions; __launch_bounds__; and math functions: the IEEE ones that
-// are one PTX instruction (sqrtf, fmaf, fabsf, fminf, floorf, ...), the
+// conversions; and math functions: the IEEE ones that are one PTX
+// instruction (sqrtf, fmaf, fabsf, fminf, floorf, ...) and the
 // transcendentals in their fast form (expf, logf, sinf, powf, ... are
 // __expf, __logf, __sinf, __powf: .approx instructions, as with nvcc
-// -use_fast_math, since libdevice is not available), and the rest of CUDA's
-// math library (erff, lgammaf, atan2f, cbrtf, hypotf, ... and the double
-// functions exp, log, sin, pow, erf, ...), evaluated in double precision by
-// the code at the end of this file (range reduction and series written from
-// the definitions: within a few ulp of the exact result for float, not
-// bit-identical to libdevice). cuda_fp16.h and cooperative_groups.h are
-// stand-ins warpsim writes beside this file.
+// -use_fast_math, since libdevice is not available).
 //
 // `--cuda-feature=+ptx70` is needed because without a CUDA installation clang
 // does not know which PTX ISA it may target, and the `*_sync` builtins need
@@ -51,11 +45,8 @@
 #define __device__ __attribute__((device))
 #define __shared__ __attribute__((shared))
 #define __constant__ __attribute__((constant))
-#define __host__ __attribute__((host))
 #define __noinline__ __attribute__((noinline))
 #define __forceinline__ __inline__ __attribute__((always_inline))
-// `.maxntid` (and `.minnctapersm`) in the PTX, as with nvcc.
-#define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
 
 #define WS_INLINE static __device__ __forceinline__
 
@@ -400,6 +391,17 @@ WS_INLINE float tanf(float x) { return __tanf(x); }
 WS_INLINE void sincosf(float x, float *s, float *c) { __sincosf(x, s, c); }
 WS_INLINE float powf(float a, float b) { return __powf(a, b); }
 WS_INLINE float tanhf(float x) { return __tanhf(x); }
+
+// ---- added last, so that the lines above keep their numbers in committed PTX --------
+//
+// __host__ and __launch_bounds__ (`.maxntid`, `.minnctapersm` in the PTX, as
+// with nvcc); the rest of CUDA's math library (erff, lgammaf, atan2f, cbrtf,
+// hypotf, ... and the double functions exp, log, sin, pow, erf, ...). The
+// stand-ins for cuda_fp16.h and cooperative_groups.h are files of their own
+// that warpsim writes beside this one.
+
+#define __host__ __attribute__((host))
+#define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
 
 // ---- math: the rest of CUDA's library, evaluated in double precision ---------------
 //
