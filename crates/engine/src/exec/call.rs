@@ -305,6 +305,9 @@ impl<const W: usize> Warp<W> {
 mod tests {
     use super::super::testkit::*;
     use crate::fault::FaultKind;
+    use crate::launch::{alloc_module_globals, launch, LaunchArgs, LaunchConfig};
+    use crate::memory::GlobalMemory;
+    use crate::schedule::Schedule;
     use crate::LaunchError;
 
     const HEAD: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
@@ -360,6 +363,58 @@ DONE:
         r.result.as_ref().unwrap();
         let want: Vec<u32> = (0..64u32).map(|t| (1..=(t % 13).max(1)).product()).collect();
         assert_eq!(r.u32s(0, 64), want);
+    }
+
+    /// [`run_src`] of `src` with `cfg` (one block of `threads`), its buffer 0 read back.
+    fn run_with(src: &str, threads: u32, cfg: LaunchConfig) -> Result<Vec<u32>, LaunchError> {
+        let prog = warpsim_ir::compile_kernel("t.ptx", src, "k").unwrap_or_else(|e| panic!("{e}"));
+        let mut mem = GlobalMemory::new();
+        let globals = alloc_module_globals(&prog, &mut mem);
+        let out = mem.alloc("out", threads as u64 * 4, None);
+        let cfg = LaunchConfig { block: [threads, 1, 1], ..cfg };
+        let args = LaunchArgs {
+            program: &prog,
+            kernel: prog.kernel("k").unwrap(),
+            mem: &mem,
+            globals: &globals,
+            params: &out.to_le_bytes(),
+            cfg: &cfg,
+        };
+        launch(&args)?;
+        let mut b = vec![0u8; threads as usize * 4];
+        mem.read(out, &mut b).unwrap();
+        Ok(b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect())
+    }
+
+    #[test]
+    fn independent_thread_scheduling_keeps_calls_apart() {
+        // Random schedules reorder and split the lane groups inside the calls;
+        // results stay those of the SIMT stack.
+        let want: Vec<u32> = (0..64u32).map(|t| (1..=(t % 13).max(1)).product()).collect();
+        for seed in 0..12 {
+            let cfg = LaunchConfig { schedule: Schedule::Random { seed }, ..Default::default() };
+            assert_eq!(run_with(&fact_kernel(13), 64, cfg).unwrap(), want, "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn a_guarded_call_runs_for_its_lanes_only() {
+        let src = fact_kernel(13).replace(
+            "    st.param.b32 [a], %r2;\n    call.uni (b), fact, (a);\n    ld.param.b32 %r3, [b];\n    }\n    mul.wide",
+            "    .reg .pred %q;\n    st.param.b32 [a], %r2;\n    st.param.b32 [b], 7;\n    setp.lt.u32 %q, %r1, 20;\n    @%q call.uni (b), fact, (a);\n    ld.param.b32 %r3, [b];\n    }\n    mul.wide",
+        );
+        assert_ne!(src, fact_kernel(13));
+        let got = run_with(&src, 32, LaunchConfig::default()).unwrap();
+        let want: Vec<u32> = (0..32u32).map(|t| if t < 20 { (1..=(t % 13).max(1)).product() } else { 7 }).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_larger_stack_holds_deeper_recursion() {
+        let cfg = LaunchConfig { stack_size: 8192, ..Default::default() };
+        let got = run_with(&fact_kernel(101), 128, cfg).unwrap();
+        let want: Vec<u32> = (0..128u32).map(|t| (1..=(t % 101).max(1)).fold(1u32, |a, b| a.wrapping_mul(b))).collect();
+        assert_eq!(got, want);
     }
 
     #[test]
