@@ -53,6 +53,9 @@ pub struct LaunchConfig {
 
 /// CUDA's default `cudaLimitStackSize`: 1 KiB per thread.
 pub const DEFAULT_STACK_SIZE: u32 = 1024;
+/// The largest call stack per thread warpsim gives (local memory is
+/// allocated per lane: 256 MiB for a block of 1024 threads).
+pub const MAX_STACK_SIZE: u32 = 256 * 1024;
 
 /// Blocks and warp instructions finished so far, for a progress line.
 #[derive(Debug, Default)]
@@ -259,6 +262,12 @@ pub fn validate(kernel: &Kernel, params: &[u8], cfg: &LaunchConfig) -> Result<()
     }
     if cfg.block[2] > 64 || cfg.grid[1] > 65535 || cfg.grid[2] > 65535 || cfg.grid[0] > i32::MAX as u32 {
         return Err(LaunchError::Config("launch dimensions exceed the hardware limits".into()));
+    }
+    if cfg.stack_size > MAX_STACK_SIZE {
+        return Err(LaunchError::Config(format!(
+            "a call stack of {} bytes per thread is above warpsim's limit of {MAX_STACK_SIZE} (--stack-size)",
+            cfg.stack_size
+        )));
     }
     if let Some(r) = kernel.tuning.reqntid {
         if r != cfg.block {

@@ -418,6 +418,13 @@ DONE:
     }
 
     #[test]
+    fn a_stack_past_the_limit_is_refused() {
+        let cfg = LaunchConfig { stack_size: crate::launch::MAX_STACK_SIZE + 1, ..Default::default() };
+        let e = run_with(&fact_kernel(13), 32, cfg).unwrap_err();
+        assert!(matches!(&e, LaunchError::Config(m) if m.contains("--stack-size")), "{e:?}");
+    }
+
+    #[test]
     fn recursion_too_deep_is_a_stack_overflow() {
         // 1 KiB of stack, 32 bytes a frame: depth 100 does not fit.
         let r = run_src(&fact_kernel(101), 128, &[128 * 4], &[]);
