@@ -392,4 +392,402 @@ WS_INLINE void sincosf(float x, float *s, float *c) { __sincosf(x, s, c); }
 WS_INLINE float powf(float a, float b) { return __powf(a, b); }
 WS_INLINE float tanhf(float x) { return __tanhf(x); }
 
+// ---- added last, so that the lines above keep their numbers in committed PTX --------
+//
+// __host__ and __launch_bounds__ (`.maxntid`, `.minnctapersm` in the PTX, as
+// with nvcc); the rest of CUDA's math library (erff, lgammaf, atan2f, cbrtf,
+// hypotf, ... and the double functions exp, log, sin, pow, erf, ...). The
+// stand-ins for cuda_fp16.h and cooperative_groups.h are files of their own
+// that warpsim writes beside this one.
+
+#define __host__ __attribute__((host))
+#define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
+
+// ---- math: the rest of CUDA's library, evaluated in double precision ---------------
+//
+// No libdevice: each function is computed from its definition in double
+// precision (argument reduction, then a series or continued fraction with
+// enough terms for double), so that the float functions are within about
+// one ulp of the exact value; the double ones are good to ~1e-15 relative
+// (not correctly rounded). Arguments of sin/cos beyond ~1e9 lose accuracy.
+
+#define WS_MATH static __device__ __attribute__((noinline))
+
+WS_INLINE double __ws_pow2(int k) { return __builtin_bit_cast(double, (unsigned long long)(k + 1023) << 52); }
+// x * 2^k for any int k (two steps keep each factor a normal double).
+WS_INLINE double __ws_ldexp(double x, int k) {
+    if (k > 2046) k = 2046;
+    if (k < -2100) k = -2100;
+    int a = k / 2, b = k - a;
+    if (a < -1022) { x *= __ws_pow2(-1022); a += 1022; }
+    if (b < -1022) { x *= __ws_pow2(-1022); b += 1022; }
+    return x * __ws_pow2(a) * __ws_pow2(b);
+}
+WS_INLINE int __ws_isnan(double x) { return x != x; }
+WS_INLINE int __ws_isinf(double x) { return __builtin_fabs(x) == __builtin_inf(); }
+
+// ln 2 and pi/2 in parts (Cody-Waite): each hi part has trailing zero bits.
+#define WS_LN2_HI 6.93147180369123816490e-01
+#define WS_LN2_LO 1.90821492927058770002e-10
+#define WS_PI 3.14159265358979323846
+#define WS_SQRT_PI 1.77245385090551602730
+
+WS_MATH double __ws_exp(double x) {
+    if (__ws_isnan(x)) return x;
+    if (x > 709.79) return __builtin_inf();
+    if (x < -745.2) return 0.0;
+    double k = __builtin_rint(x * 1.4426950408889634);
+    double r = (x - k * WS_LN2_HI) - k * WS_LN2_LO;
+    // e^r for |r| <= 0.35: Taylor series to r^14.
+    double p = 1.0 / 87178291200.0;
+    const double inv[14] = {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0,
+                            1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0};
+    for (int i = 0; i < 14; i++) p = p * r + inv[i];
+    return __ws_ldexp(p, (int)k);
+}
+
+// e^x - 1 without cancellation near 0.
+WS_MATH double __ws_expm1(double x) {
+    if (__builtin_fabs(x) >= 0.5) return __ws_exp(x) - 1.0;
+    double term = x, sum = x;
+    for (int n = 2; n <= 20; n++) { term *= x / n; sum += term; }
+    return sum;
+}
+
+// log(1 + s') as 2 atanh(s) for |s| <= 0.1716, s = (m - 1) / (m + 1).
+WS_INLINE double __ws_log_kernel(double s) {
+    double s2 = s * s, p = 0.0;
+    for (int k = 25; k >= 3; k -= 2) p = p * s2 + 1.0 / k;
+    return 2.0 * (s + s * s2 * p);
+}
+
+WS_MATH double __ws_log(double x) {
+    if (__ws_isnan(x) || x < 0.0) return __builtin_nan("");
+    if (x == 0.0) return -__builtin_inf();
+    if (__ws_isinf(x)) return x;
+    int e = 0;
+    if (x < 2.2250738585072014e-308) { x *= 18014398509481984.0; e = -54; } // 2^54
+    unsigned long long b = __builtin_bit_cast(unsigned long long, x);
+    e += (int)((b >> 52) & 0x7ff) - 1023;
+    double m = __builtin_bit_cast(double, (b & 0x000fffffffffffffull) | 0x3ff0000000000000ull);
+    if (m > 1.4142135623730951) { m *= 0.5; e += 1; }
+    return e * WS_LN2_HI + (__ws_log_kernel((m - 1.0) / (m + 1.0)) + e * WS_LN2_LO);
+}
+
+WS_MATH double __ws_log1p(double x) {
+    if (__builtin_fabs(x) >= 0.5 || __ws_isnan(x)) return __ws_log(1.0 + x);
+    return __ws_log_kernel(x / (2.0 + x));
+}
+
+// sin and cos of |r| <= pi/4 (Taylor series).
+WS_INLINE double __ws_sin_kernel(double r) {
+    double r2 = r * r, p = 0.0;
+    for (int n = 19; n >= 3; n -= 2) p = (p + 1.0) * (-r2 / (n * (n - 1)));
+    return r + r * p;
+}
+WS_INLINE double __ws_cos_kernel(double r) {
+    double r2 = r * r, p = 0.0;
+    for (int n = 20; n >= 2; n -= 2) p = (p + 1.0) * (-r2 / (n * (n - 1)));
+    return 1.0 + p;
+}
+// x = k pi/2 + r: the quadrant k mod 4 and r (three-part pi/2).
+WS_INLINE double __ws_reduce(double x, int *q) {
+    double k = __builtin_rint(x * 0.63661977236758134308);
+    *q = (int)((long long)k & 3);
+    return ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) - k * 2.02226624871116645580e-21;
+}
+WS_MATH double __ws_sin(double x) {
+    if (__ws_isnan(x) || __ws_isinf(x)) return __builtin_nan("");
+    int q;
+    double r = __ws_reduce(x, &q);
+    double v = (q & 1) ? __ws_cos_kernel(r) : __ws_sin_kernel(r);
+    return (q & 2) ? -v : v;
+}
+WS_MATH double __ws_cos(double x) {
+    if (__ws_isnan(x) || __ws_isinf(x)) return __builtin_nan("");
+    int q;
+    double r = __ws_reduce(x, &q);
+    double v = (q & 1) ? __ws_sin_kernel(r) : __ws_cos_kernel(r);
+    return ((q + 1) & 2) ? -v : v;
+}
+// sin(pi x), cos(pi x) with the reduction exact (x - n/2 is exact).
+WS_MATH double __ws_sinpi(double x) {
+    if (__ws_isnan(x) || __ws_isinf(x)) return __builtin_nan("");
+    double n = __builtin_rint(2.0 * x);
+    double r = (x - 0.5 * n) * WS_PI;
+    int q = (int)((long long)n & 3);
+    double v = (q & 1) ? __ws_cos_kernel(r) : __ws_sin_kernel(r);
+    return (q & 2) ? -v : v;
+}
+WS_MATH double __ws_cospi(double x) { return __ws_sinpi(x + 0.5 - 2.0 * __builtin_rint((x + 0.5) * 0.5) + 0.0); }
+
+// atan of |x| <= 1: two halvings (atan x = 2 atan(x / (1 + sqrt(1 + x^2)))), then the series.
+WS_MATH double __ws_atan(double x) {
+    if (__ws_isnan(x)) return x;
+    double a = __builtin_fabs(x), base = 0.0, sign = x < 0 ? -1.0 : 1.0;
+    if (a > 1.0) { base = WS_PI / 2; a = 1.0 / a; sign = -sign; }
+    for (int i = 0; i < 2; i++) a = a / (1.0 + __builtin_sqrt(1.0 + a * a));
+    double a2 = a * a, p = 0.0;
+    for (int k = 31; k >= 3; k -= 2) p = p * (-a2) + 1.0 / k;
+    double t = 4.0 * (a - a * a2 * p);
+    // x > 1: atan x = pi/2 - atan(1/x).
+    return base != 0.0 ? (x < 0 ? -(base - t) : base - t) : sign * t;
+}
+WS_MATH double __ws_atan2(double y, double x) {
+    if (__ws_isnan(x) || __ws_isnan(y)) return x + y;
+    if (x == 0.0 && y == 0.0) return __builtin_signbit(x) ? __builtin_copysign(WS_PI, y) : y;
+    if (__ws_isinf(x) && __ws_isinf(y)) return __builtin_copysign(x > 0 ? WS_PI / 4 : 3 * WS_PI / 4, y);
+    if (x == 0.0 || __ws_isinf(y)) return __builtin_copysign(WS_PI / 2, y);
+    if (__ws_isinf(x)) return x > 0 ? __builtin_copysign(0.0, y) : __builtin_copysign(WS_PI, y);
+    double t = __ws_atan(__builtin_fabs(y / x));
+    if (__builtin_fabs(y) / __builtin_fabs(x) < 1e-300) t = __builtin_fabs(y) / __builtin_fabs(x);
+    if (x < 0) t = WS_PI - t;
+    return __builtin_copysign(t, y);
+}
+WS_MATH double __ws_asin(double x) {
+    if (!(__builtin_fabs(x) <= 1.0)) return __builtin_nan("");
+    return __ws_atan2(x, __builtin_sqrt((1.0 - x) * (1.0 + x)));
+}
+WS_MATH double __ws_acos(double x) {
+    if (!(__builtin_fabs(x) <= 1.0)) return __builtin_nan("");
+    return __ws_atan2(__builtin_sqrt((1.0 - x) * (1.0 + x)), x);
+}
+WS_MATH double __ws_sinh(double x) {
+    double a = __builtin_fabs(x);
+    if (a < 0.5) {
+        double x2 = x * x, p = 0.0;
+        for (int n = 21; n >= 3; n -= 2) p = (p + 1.0) * (x2 / (n * (n - 1)));
+        return x + x * p;
+    }
+    if (a > 710.0) return __builtin_copysign(__builtin_inf(), x);
+    double e = __ws_exp(a * 0.5);
+    double v = 0.5 * e * e - 0.5 / (e * e);
+    return __builtin_copysign(a > 700.0 ? 0.5 * e * e : v, x);
+}
+WS_MATH double __ws_cosh(double x) {
+    double a = __builtin_fabs(x);
+    if (a > 710.0) return __builtin_inf();
+    double e = __ws_exp(a * 0.5);
+    return 0.5 * e * e + 0.5 / (e * e);
+}
+WS_MATH double __ws_tanh(double x) {
+    double a = __builtin_fabs(x);
+    if (a > 20.0) return __builtin_copysign(1.0, x);
+    double m = __ws_expm1(2.0 * a);
+    return __builtin_copysign(m / (m + 2.0), x);
+}
+WS_MATH double __ws_asinh(double x) {
+    double a = __builtin_fabs(x);
+    if (a > 1e150) return __builtin_copysign(__ws_log(a) + (WS_LN2_HI + WS_LN2_LO), x);
+    return __builtin_copysign(__ws_log1p(a + a * a / (1.0 + __builtin_sqrt(1.0 + a * a))), x);
+}
+WS_MATH double __ws_acosh(double x) {
+    if (!(x >= 1.0)) return __builtin_nan("");
+    if (x > 1e150) return __ws_log(x) + (WS_LN2_HI + WS_LN2_LO);
+    double t = x - 1.0;
+    return __ws_log1p(t + __builtin_sqrt(2.0 * t + t * t));
+}
+WS_MATH double __ws_atanh(double x) {
+    double a = __builtin_fabs(x);
+    if (!(a <= 1.0)) return __builtin_nan("");
+    return __builtin_copysign(0.5 * __ws_log1p(2.0 * a / (1.0 - a)), x);
+}
+WS_MATH double __ws_cbrt(double x) {
+    if (x == 0.0 || __ws_isnan(x) || __ws_isinf(x)) return x;
+    double a = __builtin_fabs(x);
+    double y = __ws_exp(__ws_log(a) / 3.0);
+    for (int i = 0; i < 2; i++) y = y - (y * y * y - a) / (3.0 * y * y);
+    return __builtin_copysign(y, x);
+}
+WS_MATH double __ws_hypot(double x, double y) {
+    double a = __builtin_fabs(x), b = __builtin_fabs(y);
+    if (__ws_isinf(a) || __ws_isinf(b)) return __builtin_inf();
+    if (a < b) { double t = a; a = b; b = t; }
+    if (a == 0.0 || __ws_isnan(b)) return a + b;
+    double r = b / a;
+    return a * __builtin_sqrt(1.0 + r * r);
+}
+WS_MATH double __ws_pow(double x, double y) {
+    if (y == 0.0 || x == 1.0) return 1.0;
+    if (__ws_isnan(x) || __ws_isnan(y)) return x + y;
+    double yi = __builtin_rint(y);
+    int odd = yi == y && __builtin_fabs(y) < 9007199254740992.0 && __builtin_fmod(yi, 2.0) != 0.0;
+    if (x == 0.0) return y < 0 ? (odd ? __builtin_copysign(__builtin_inf(), x) : __builtin_inf()) : (odd ? x : 0.0);
+    if (x < 0.0 && yi != y) return __builtin_nan("");
+    double v = __ws_exp(y * __ws_log(__builtin_fabs(x)));
+    return (x < 0.0 && odd) ? -v : v;
+}
+// erf by its Taylor series (|x| <= 2), erfc by its continued fraction beyond.
+WS_MATH double __ws_erfc_cf(double a) {
+    double t = a;
+    for (int k = 80; k >= 1; k--) t = a + (k * 0.5) / t;
+    return __ws_exp(-a * a) / (WS_SQRT_PI * t);
+}
+WS_MATH double __ws_erf(double x) {
+    double a = __builtin_fabs(x);
+    if (__ws_isnan(x)) return x;
+    if (a > 2.0) return __builtin_copysign(1.0 - __ws_erfc_cf(a), x);
+    double x2 = x * x, term = x, sum = x;
+    for (int n = 1; n < 60; n++) {
+        term *= -x2 / n;
+        sum += term / (2 * n + 1);
+    }
+    return sum * (2.0 / WS_SQRT_PI);
+}
+WS_MATH double __ws_erfc(double x) {
+    if (__ws_isnan(x)) return x;
+    if (x > 2.0) return x > 27.3 ? 0.0 : __ws_erfc_cf(x);
+    if (x < -6.0) return 2.0;
+    return 1.0 - __ws_erf(x);
+}
+// erf^-1 by Newton's method from a logarithmic first guess.
+WS_MATH double __ws_erfinv(double y) {
+    if (!(__builtin_fabs(y) <= 1.0)) return __builtin_nan("");
+    if (__builtin_fabs(y) == 1.0) return __builtin_copysign(__builtin_inf(), y);
+    double w = -__ws_log((1.0 - y) * (1.0 + y));
+    double x = __builtin_copysign(__builtin_sqrt(w) * (1.0 - 0.1 / (1.0 + w)), y);
+    if (__builtin_fabs(y) < 0.7) x = y * WS_SQRT_PI * 0.5;
+    for (int i = 0; i < 60; i++) {
+        double d = (__ws_erf(x) - y) / (2.0 / WS_SQRT_PI * __ws_exp(-x * x));
+        x -= d;
+        if (__builtin_fabs(d) <= 1e-17 * __builtin_fabs(x)) break;
+    }
+    return x;
+}
+// log |Gamma(x)|: Stirling's series at x + 10 and the recurrence, the reflection formula below 0.
+WS_MATH double __ws_lgamma_pos(double x) {
+    double shift = 0.0;
+    if (x < 10.0) {
+        double p = 1.0;
+        while (x < 10.0) { p *= x; x += 1.0; }
+        shift = -__ws_log(p);
+    }
+    double z = 1.0 / x, z2 = z * z;
+    double s = z * (1.0 / 12 + z2 * (-1.0 / 360 + z2 * (1.0 / 1260 + z2 * (-1.0 / 1680 + z2 * (1.0 / 1188 + z2 * (-691.0 / 360360 + z2 * (1.0 / 156)))))));
+    return (x - 0.5) * __ws_log(x) - x + 0.91893853320467274178 + s + shift;
+}
+WS_MATH double __ws_lgamma(double x) {
+    if (__ws_isnan(x)) return x;
+    if (__ws_isinf(x)) return __builtin_inf();
+    if (x <= 0.0 && __builtin_rint(x) == x) return __builtin_inf();
+    if (x == 1.0 || x == 2.0) return 0.0;
+    if (x < 0.5) return __ws_log(WS_PI / __builtin_fabs(__ws_sinpi(x))) - __ws_lgamma_pos(1.0 - x);
+    return __ws_lgamma_pos(x);
+}
+WS_MATH double __ws_tgamma(double x) {
+    if (__ws_isnan(x)) return x;
+    if (x == 0.0) return __builtin_copysign(__builtin_inf(), x);
+    if (x < 0.0 && (__builtin_rint(x) == x || __ws_isinf(x))) return __builtin_nan("");
+    if (x > 171.7) return __builtin_inf();
+    if (x == __builtin_rint(x) && x <= 23.0) {
+        double f = 1.0;
+        for (double k = 2.0; k < x; k += 1.0) f *= k;
+        return f;
+    }
+    if (x < 0.5) return WS_PI / (__ws_sinpi(x) * __ws_exp(__ws_lgamma_pos(1.0 - x)));
+    return __ws_exp(__ws_lgamma_pos(x));
+}
+// The exact remainder of x / y (repeated exact subtraction of y 2^k).
+WS_MATH double __ws_fmod(double x, double y) {
+    if (__ws_isnan(x) || __ws_isnan(y) || __ws_isinf(x) || y == 0.0) return __builtin_nan("");
+    double a = __builtin_fabs(x), b = __builtin_fabs(y);
+    if (__ws_isinf(y) || a < b) return x;
+    while (a >= b) {
+        int ea = (int)((__builtin_bit_cast(unsigned long long, a) >> 52) & 0x7ff);
+        int eb = (int)((__builtin_bit_cast(unsigned long long, b) >> 52) & 0x7ff);
+        double t = eb == 0 || ea == 0 ? b : __ws_ldexp(b, ea - eb);
+        if (t > a) t *= 0.5;
+        if (t < b) t = b;
+        a -= t;
+    }
+    return __builtin_copysign(a, x);
+}
+
+// Single precision: the double results, rounded.
+#define WS_F1(name, impl) WS_INLINE float name(float x) { return (float)impl((double)x); }
+#define WS_D1(name, impl) WS_INLINE double name(double x) { return impl(x); }
+WS_F1(erff, __ws_erf)
+WS_F1(erfcf, __ws_erfc)
+WS_F1(erfinvf, __ws_erfinv)
+WS_F1(lgammaf, __ws_lgamma)
+WS_F1(tgammaf, __ws_tgamma)
+WS_F1(expm1f, __ws_expm1)
+WS_F1(log1pf, __ws_log1p)
+WS_F1(sinhf, __ws_sinh)
+WS_F1(coshf, __ws_cosh)
+WS_F1(asinhf, __ws_asinh)
+WS_F1(acoshf, __ws_acosh)
+WS_F1(atanhf, __ws_atanh)
+WS_F1(atanf, __ws_atan)
+WS_F1(asinf, __ws_asin)
+WS_F1(acosf, __ws_acos)
+WS_F1(cbrtf, __ws_cbrt)
+WS_F1(sinpif, __ws_sinpi)
+WS_F1(cospif, __ws_cospi)
+WS_INLINE float rcbrtf(float x) { return (float)(1.0 / __ws_cbrt((double)x)); }
+WS_INLINE float atan2f(float y, float x) { return (float)__ws_atan2((double)y, (double)x); }
+WS_INLINE float hypotf(float x, float y) { return (float)__builtin_sqrt((double)x * x + (double)y * y); }
+WS_INLINE float norm3df(float a, float b, float c) { return (float)__builtin_sqrt((double)a * a + (double)b * b + (double)c * c); }
+WS_INLINE float rhypotf(float x, float y) { return (float)(1.0 / __builtin_sqrt((double)x * x + (double)y * y)); }
+WS_INLINE float fmodf(float x, float y) { return (float)__ws_fmod((double)x, (double)y); }
+WS_INLINE float normcdff(float x) { return (float)(0.5 * __ws_erfc(-(double)x * 0.70710678118654752440)); }
+WS_INLINE float normcdfinvf(float p) { return (float)(-1.41421356237309504880 * __ws_erfinv(1.0 - 2.0 * (double)p)); }
+WS_INLINE float erfcinvf(float y) { return (float)__ws_erfinv(1.0 - (double)y); }
+WS_INLINE float ldexpf(float x, int k) { return (float)__ws_ldexp((double)x, k); }
+WS_INLINE float scalbnf(float x, int k) { return ldexpf(x, k); }
+WS_INLINE float fdimf(float a, float b) { return a > b ? a - b : (a != a || b != b ? a + b : 0.0f); }
+WS_INLINE float nearbyintf(float x) { return __builtin_rintf(x); }
+WS_INLINE long lrintf(float x) { return (long)__builtin_rintf(x); }
+WS_INLINE long lroundf(float x) { return (long)__builtin_roundf(x); }
+WS_INLINE float modff(float x, float *ip) { float t = __builtin_truncf(x); *ip = t; return __builtin_copysignf(x == t ? 0.0f : x - t, x); }
+WS_INLINE float frexpf(float x, int *e) {
+    if (x == 0.0f || x != x || __builtin_fabsf(x) == __builtin_inff()) { *e = 0; return x; }
+    double d = (double)x;
+    unsigned long long b = __builtin_bit_cast(unsigned long long, d);
+    *e = (int)((b >> 52) & 0x7ff) - 1022;
+    return (float)__builtin_bit_cast(double, (b & 0x800fffffffffffffull) | 0x3fe0000000000000ull);
+}
+WS_INLINE int ilogbf(float x) { int e; frexpf(x, &e); return e - 1; }
+WS_INLINE float logbf(float x) { return (float)ilogbf(x); }
+// Double precision.
+WS_D1(exp, __ws_exp)
+WS_D1(expm1, __ws_expm1)
+WS_D1(log, __ws_log)
+WS_D1(log1p, __ws_log1p)
+WS_D1(sin, __ws_sin)
+WS_D1(cos, __ws_cos)
+WS_D1(sinpi, __ws_sinpi)
+WS_D1(cospi, __ws_cospi)
+WS_D1(atan, __ws_atan)
+WS_D1(asin, __ws_asin)
+WS_D1(acos, __ws_acos)
+WS_D1(sinh, __ws_sinh)
+WS_D1(cosh, __ws_cosh)
+WS_D1(tanh, __ws_tanh)
+WS_D1(asinh, __ws_asinh)
+WS_D1(acosh, __ws_acosh)
+WS_D1(atanh, __ws_atanh)
+WS_D1(cbrt, __ws_cbrt)
+WS_D1(erf, __ws_erf)
+WS_D1(erfc, __ws_erfc)
+WS_D1(erfinv, __ws_erfinv)
+WS_D1(lgamma, __ws_lgamma)
+WS_D1(tgamma, __ws_tgamma)
+WS_INLINE double exp2(double x) { return __ws_exp(x * 0.69314718055994530942); }
+WS_INLINE double exp10(double x) { return __ws_exp(x * 2.30258509299404568402); }
+WS_INLINE double log2(double x) { return __ws_log(x) * 1.44269504088896340736; }
+WS_INLINE double log10(double x) { return __ws_log(x) * 0.43429448190325182765; }
+WS_INLINE double tan(double x) { return __ws_sin(x) / __ws_cos(x); }
+WS_INLINE void sincos(double x, double *s, double *c) { *s = __ws_sin(x); *c = __ws_cos(x); }
+WS_INLINE double atan2(double y, double x) { return __ws_atan2(y, x); }
+WS_INLINE double hypot(double x, double y) { return __ws_hypot(x, y); }
+WS_INLINE double pow(double x, double y) { return __ws_pow(x, y); }
+WS_INLINE double fmod(double x, double y) { return __ws_fmod(x, y); }
+WS_INLINE double ldexp(double x, int k) { return __ws_ldexp(x, k); }
+WS_INLINE double normcdf(double x) { return 0.5 * __ws_erfc(-x * 0.70710678118654752440); }
+WS_INLINE double round(double x) { return __builtin_round(x); }
+WS_INLINE double rint(double x) { return __builtin_rint(x); }
+#undef WS_F1
+#undef WS_D1
+
 #endif

@@ -17,7 +17,9 @@
 //! `-lineinfo` and `-gline-tables-only` keep `.loc` line info, so per-line reports name CUDA
 //! lines. For clang, `<tmp>` also holds empty stand-ins for `cuda_runtime.h`, `cuda.h`
 //! and `device_launch_parameters.h`, so kernels written for nvcc that include
-//! them compile unchanged.
+//! them compile unchanged, and stand-ins of warpsim's own for `cuda_fp16.h` and
+//! `cooperative_groups.h` (`cuda/`); the header defines the rest of CUDA's math
+//! library itself, since clang's wrappers call libdevice, which is not there.
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -26,6 +28,17 @@ use std::process::Command;
 
 /// The device API, as shipped.
 pub const HEADER: &str = include_str!("../cuda/warpsim_cuda.h");
+
+/// Stand-ins for toolkit headers that kernels include, written beside [`HEADER`]:
+/// (path under the header folder, text).
+pub const TOOLKIT_STANDINS: [(&str, &str); 3] = [
+    ("cuda_fp16.h", include_str!("../cuda/cuda_fp16.h")),
+    ("cooperative_groups.h", include_str!("../cuda/cooperative_groups.h")),
+    (
+        "cooperative_groups/reduce.h",
+        "// stand-in: cooperative_groups::reduce is in cooperative_groups.h\n#include \"../cooperative_groups.h\"\n",
+    ),
+];
 
 /// The oldest clang whose CUDA front end works with the header.
 pub const MIN_CLANG: u32 = 19;
@@ -234,6 +247,10 @@ impl HeaderDir {
         for stub in ["cuda_runtime.h", "cuda.h", "device_launch_parameters.h", "cuda_runtime_api.h"] {
             std::fs::write(d.join(stub), "// stand-in: warpsim's device API is in warpsim_cuda.h\n#include \"warpsim_cuda.h\"\n")
                 .map_err(io)?;
+        }
+        std::fs::create_dir_all(d.join("cooperative_groups")).map_err(io)?;
+        for (name, text) in TOOLKIT_STANDINS {
+            std::fs::write(d.join(name), text).map_err(io)?;
         }
         Ok(HeaderDir(d))
     }

@@ -124,6 +124,11 @@ struct EngineArgs {
     /// runaway loop (the default, 2^24, stops one in a few seconds).
     #[arg(long, default_value_t = 1 << 24)]
     max_instructions: u64,
+    /// Call stack bytes per thread for device functions that are called rather
+    /// than inlined (recursion, function pointers), as cudaLimitStackSize; a
+    /// call whose frame does not fit faults with "stack overflow".
+    #[arg(long, value_name = "BYTES", default_value_t = warpsim_engine::DEFAULT_STACK_SIZE)]
+    stack_size: u32,
     /// Stop after this many seconds of wall-clock time (exit status 124).
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<f64>,
@@ -176,6 +181,7 @@ impl EngineArgs {
             metrics: !self.no_metrics,
             serve_past_end: self.serve_past_end,
             shared_opt_in: self.opt_in,
+            stack_size: self.stack_size,
             ..Default::default()
         };
         self.checking.apply(&mut o);

@@ -38,7 +38,7 @@ pub fn fault_code(f: &KernelFault) -> CUresult {
         FaultKind::AssertFailed { .. } => CUDA_ERROR_ASSERT,
         FaultKind::BudgetExceeded { .. } => CUDA_ERROR_LAUNCH_TIMEOUT,
         FaultKind::Unsupported(_) => CUDA_ERROR_NOT_SUPPORTED,
-        FaultKind::Deadlock { .. } | FaultKind::Trap | FaultKind::Mbarrier(_) => CUDA_ERROR_LAUNCH_FAILED,
+        FaultKind::Deadlock { .. } | FaultKind::Trap | FaultKind::Mbarrier(_) | FaultKind::StackOverflow { .. } => CUDA_ERROR_LAUNCH_FAILED,
     }
 }
 

@@ -89,6 +89,8 @@ pub struct Block<'a, const W: usize> {
     clock: u64,
     budget: u64,
     stats: LaunchStats,
+    /// Local memory bytes per lane (see [`WarpCtx::local_bytes`]).
+    local_bytes: u32,
 }
 
 impl<'a, const W: usize> Block<'a, W> {
@@ -109,6 +111,8 @@ impl<'a, const W: usize> Block<'a, W> {
             clock: 0,
             budget: 0,
             stats: LaunchStats::default(),
+            // Called functions' frames take up to the stack size past the kernel's own.
+            local_bytes: kernel.local_bytes.saturating_add(if kernel.functions.is_empty() { 0 } else { cfg.stack_size }),
         }
     }
 
@@ -133,6 +137,7 @@ impl<'a, const W: usize> Block<'a, W> {
                 state: WarpState::Done,
                 past_end: Vec::new(),
                 printed: String::new(),
+                calls: Vec::new(),
             });
         }
         for w in 0..nwarps {
@@ -215,6 +220,8 @@ impl<'a, const W: usize> Block<'a, W> {
             serve_past_end: self.cfg.serve_past_end,
             warp_instructions: &mut self.stats.warp_instructions,
             thread_instructions: &mut self.stats.thread_instructions,
+            local_bytes: self.local_bytes,
+            stack_size: self.cfg.stack_size,
         };
         let r = self.warps[w].run_scheduled(&mut ctx, obs, sched, slice);
         if !self.warps[w].past_end.is_empty() {
@@ -419,6 +426,7 @@ impl<'a, const W: usize> Block<'a, W> {
         warp.present = present;
         warp.exited = 0;
         warp.local.clear();
+        warp.calls.clear();
         warp.state = WarpState::Ready;
         let mut tid = [[0u32; 3]; W];
         if cfg.block[1] == 1 && cfg.block[2] == 1 {

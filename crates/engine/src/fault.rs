@@ -46,6 +46,9 @@ pub enum FaultKind {
     BudgetExceeded { limit: u64 },
     #[error("trap instruction executed")]
     Trap,
+    /// A call's frame does not fit the per-thread stack (runaway recursion?).
+    #[error("stack overflow: call depth {depth} does not fit the {stack_size}-byte stack of each thread (runaway recursion?); if the kernel needs more, raise it with --stack-size BYTES")]
+    StackOverflow { depth: u32, stack_size: u32 },
     /// A device `assert` failed (`__assertfail`), as CUDA reports it.
     #[error("device assert failed: {file}:{line}: {function}: Assertion `{message}` failed.")]
     AssertFailed { message: String, file: String, line: u32, function: String },
@@ -80,6 +83,7 @@ impl KernelFault {
             FaultKind::Deadlock { .. }
             | FaultKind::BudgetExceeded { .. }
             | FaultKind::Trap
+            | FaultKind::StackOverflow { .. }
             | FaultKind::AssertFailed { .. }
             | FaultKind::Mbarrier(_)
             | FaultKind::Unsupported(_) => None,

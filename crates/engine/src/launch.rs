@@ -45,7 +45,17 @@ pub struct LaunchConfig {
     pub serve_past_end: bool,
     /// Counters a progress display reads while the launch runs (updated once per block).
     pub progress: Option<Arc<Progress>>,
+    /// Bytes of call stack per thread for functions that are called rather
+    /// than inlined (recursion, function pointers): CUDA's
+    /// `cudaLimitStackSize`. A call whose frame does not fit faults.
+    pub stack_size: u32,
 }
+
+/// CUDA's default `cudaLimitStackSize`: 1 KiB per thread.
+pub const DEFAULT_STACK_SIZE: u32 = 1024;
+/// The largest call stack per thread warpsim gives (local memory is
+/// allocated per lane: 256 MiB for a block of 1024 threads).
+pub const MAX_STACK_SIZE: u32 = 256 * 1024;
 
 /// Blocks and warp instructions finished so far, for a progress line.
 #[derive(Debug, Default)]
@@ -68,6 +78,7 @@ impl Default for LaunchConfig {
             schedule: Schedule::Simt,
             serve_past_end: false,
             progress: None,
+            stack_size: DEFAULT_STACK_SIZE,
         }
     }
 }
@@ -251,6 +262,12 @@ pub fn validate(kernel: &Kernel, params: &[u8], cfg: &LaunchConfig) -> Result<()
     }
     if cfg.block[2] > 64 || cfg.grid[1] > 65535 || cfg.grid[2] > 65535 || cfg.grid[0] > i32::MAX as u32 {
         return Err(LaunchError::Config("launch dimensions exceed the hardware limits".into()));
+    }
+    if cfg.stack_size > MAX_STACK_SIZE {
+        return Err(LaunchError::Config(format!(
+            "a call stack of {} bytes per thread is above warpsim's limit of {MAX_STACK_SIZE} (--stack-size)",
+            cfg.stack_size
+        )));
     }
     if let Some(r) = kernel.tuning.reqntid {
         if r != cfg.block {

@@ -25,7 +25,7 @@
 //! the observer: observers only observe, and with [`Simt`] every scheduling
 //! hook compiles away.
 
-use crate::exec::StackEntry;
+use crate::exec::{StackEntry, CALL_RPC};
 use std::sync::Arc;
 use warpsim_ir::op_table::{Flow, LatencyClass};
 use warpsim_ir::{Kernel, Op, Space};
@@ -190,7 +190,12 @@ impl RandomSchedule {
     /// may run in any order); how many.
     fn siblings(&self, stack: &[StackEntry]) -> usize {
         let Some(top) = stack.last() else { return 0 };
-        stack.iter().rev().take_while(|e| e.rpc == top.rpc && e.pc < self.plan.code_len && e.pc != e.rpc && e.mask != 0).count()
+        // A called function's entry ends the run: its caller's groups wait below it.
+        stack
+            .iter()
+            .rev()
+            .take_while(|e| e.rpc == top.rpc && e.rpc != CALL_RPC && e.pc < self.plan.code_len && e.pc != e.rpc && e.mask != 0)
+            .count()
     }
 }
 

@@ -57,6 +57,8 @@ pub struct LaunchOptions {
     pub shared_opt_in: bool,
     /// Counters of blocks and warp instructions done, for a progress line (functional engine).
     pub progress: Option<Arc<Progress>>,
+    /// Call stack bytes per thread for functions called rather than inlined (`cudaLimitStackSize`).
+    pub stack_size: u32,
 }
 
 /// Timing mode settings.
@@ -91,6 +93,7 @@ impl Default for LaunchOptions {
             limits: None,
             shared_opt_in: false,
             progress: None,
+            stack_size: d.stack_size,
         }
     }
 }
@@ -130,6 +133,7 @@ impl LaunchOptions {
             schedule: self.schedule,
             serve_past_end: self.serve_past_end,
             progress: self.progress.clone(),
+            stack_size: self.stack_size,
             ..Default::default()
         }
     }
@@ -274,6 +278,7 @@ fn observe<O: Observer + Send>(
                 regs_per_thread: kernel.regs_per_thread(),
                 timeline: mode.timeline,
                 max_warp_instructions_per_block: opts.max_warp_instructions_per_block,
+                stack_size: opts.stack_size,
                 ..Default::default()
             };
             let l = warpsim_timing::TimedLaunch {

@@ -425,6 +425,11 @@ pub enum Op {
     },
     Exit,
     Trap,
+    /// A call of a function lowered as code of its own (recursive, called
+    /// through a pointer, or too large to inline): see [`CallSite`].
+    Call(Box<CallSite>),
+    /// The end of such a function's code: its lanes return to their call site.
+    Ret,
     /// `call __assertfail, (message, file, line, function, charSize)`: the
     /// local offsets of the first four `.param` arguments.
     AssertFail {
@@ -524,6 +529,35 @@ impl Inst {
 impl Op {
     /// Whether this instruction can change control flow.
     pub fn is_branch(&self) -> bool {
-        matches!(self, Op::Bra { .. } | Op::BrxIdx { .. } | Op::Exit | Op::Trap | Op::AssertFail { .. })
+        matches!(self, Op::Bra { .. } | Op::BrxIdx { .. } | Op::Exit | Op::Trap | Op::AssertFail { .. } | Op::Call(_) | Op::Ret)
     }
+}
+
+/// Where one argument or result of a real call lives, on one side of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallSlot {
+    /// `.param` bytes at `off` in the side's frame (the callee's `size` is what moves).
+    Frame { off: u32, size: u32 },
+    /// A register (a `.reg` parameter, or a register passed as an argument).
+    Reg(RegRef),
+}
+
+/// Whom a call calls.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallTarget {
+    /// The function at this index of [`Kernel::functions`](crate::Kernel::functions).
+    Direct(u32),
+    /// The function whose address each lane holds in this 64-bit register.
+    Indirect(RegRef),
+}
+
+/// One `call` of a function that has code of its own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallSite {
+    pub target: CallTarget,
+    /// Bytes of the calling function's frame (the callee's frame starts past them).
+    pub caller_frame: u32,
+    /// The caller's arguments and result slots, in declaration order.
+    pub args: Vec<CallSlot>,
+    pub rets: Vec<CallSlot>,
 }

@@ -1,7 +1,7 @@
 //! A lowered kernel and program: code, per-instruction source information,
 //! register file shape, and the memory layout the engine must set up.
 
-use crate::inst::{Inst, RegRef};
+use crate::inst::{CallSlot, Inst, Pc, RegRef};
 use std::collections::BTreeMap;
 use warpsim_numerics::ScalarType;
 
@@ -82,6 +82,43 @@ pub struct Kernel {
     pub tuning: warpsim_ptx::Tuning,
     /// Registers declared in PTX (not counting constants), a lower bound on ptxas' allocation.
     pub declared_regs32: u32,
+    /// Functions lowered as code of their own (after the kernel's), which
+    /// `Op::Call` enters; empty when every call was inlined.
+    pub functions: Vec<FuncInfo>,
+    /// The frame-pointer registers (a 64-bit and a 32-bit slot) that a
+    /// function's `.local` and `.param` addresses are relative to; the
+    /// engine sets them on call and return.
+    pub frame_regs: Option<(u32, u32)>,
+}
+
+/// Where function addresses (`mov.u64 %rd, f;`) live: a range no data
+/// address reaches (below the global heap, above the local window).
+pub const FUNCTION_ADDR_BASE: u64 = 0x3000_0000_0000;
+/// Bytes between two functions' addresses.
+pub const FUNCTION_ADDR_STRIDE: u64 = 16;
+
+/// The address of the module's `index`-th function.
+pub fn function_addr(index: usize) -> u64 {
+    FUNCTION_ADDR_BASE + index as u64 * FUNCTION_ADDR_STRIDE
+}
+
+/// A function with code of its own in a kernel.
+#[derive(Clone, Debug)]
+pub struct FuncInfo {
+    pub name: String,
+    /// Its first instruction.
+    pub entry: Pc,
+    /// Its `.param` and `.local` bytes (a frame per call).
+    pub frame_bytes: u32,
+    /// Its parameters and results, as the callee sees them.
+    pub params: Vec<CallSlot>,
+    pub rets: Vec<CallSlot>,
+    /// Register slots its code writes (32-bit, 64-bit, predicate), as
+    /// half-open ranges: a call saves them for its lanes and the return
+    /// restores them, so that a recursive call leaves the caller's values.
+    pub saved: [(u32, u32); 3],
+    /// Its address as a function pointer.
+    pub addr: u64,
 }
 
 /// A module-level `.global` or `.const` variable.

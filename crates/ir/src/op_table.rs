@@ -11,7 +11,7 @@
 //! beside the op in [`InstMeta`], recorded at lowering, so that nobody
 //! re-parses opcode text downstream.
 
-use crate::inst::{Addr, BarKind, BarRed, Bin32, Bin64, CarryKind, Inst, Op, Pc, RegRef, Setp, Shfl, Space, Tern32};
+use crate::inst::{Addr, BarKind, BarRed, Bin32, Bin64, CallSlot, CallTarget, CarryKind, Inst, Op, Pc, RegRef, Setp, Shfl, Space, Tern32};
 use crate::mma::{BulkDir, MbarKind, MmaOp, SyncKind, WgmmaA};
 use warpsim_numerics::float::FloatOp;
 use warpsim_numerics::int::IntOp;
@@ -57,7 +57,23 @@ impl Op {
         let r64 = RegRef::r64;
         let pr = RegRef::pred;
         match self {
-            Op::Nop | Op::Fence | Op::Exit | Op::Trap | Op::Bra { .. } | Op::AssertFail { .. } | Op::Printf { .. } => {}
+            Op::Nop | Op::Fence | Op::Exit | Op::Trap | Op::Bra { .. } | Op::AssertFail { .. } | Op::Printf { .. } | Op::Ret => {}
+            // The callee's own registers are its business (saved and restored per call).
+            Op::Call(c) => {
+                if let CallTarget::Indirect(r) = c.target {
+                    f(R, r);
+                }
+                c.args.iter().for_each(|a| {
+                    if let CallSlot::Reg(r) = a {
+                        f(R, *r)
+                    }
+                });
+                c.rets.iter().for_each(|a| {
+                    if let CallSlot::Reg(r) = a {
+                        f(W, *r)
+                    }
+                });
+            }
             Op::Mov { d, a } => rw(&mut f, &[*a], *d),
             Op::Bin32 { d, a, b, .. } => rw(&mut f, &[r32(*a), r32(*b)], r32(*d)),
             Op::Bin64 { d, a, b, .. } => rw(&mut f, &[r64(*a), r64(*b)], r64(*d)),
@@ -598,6 +614,11 @@ impl Op {
             }
             Op::BrxIdx { targets, reconv, .. } => OpFacts { flow: Flow::Branch { targets, reconv: *reconv }, ..of(L::Branch) },
             Op::Exit | Op::Trap | Op::AssertFail { .. } => OpFacts { flow: Flow::Exit, ..of(L::Exit) },
+            // `CALL` and `RET` issue as branches. A call comes back to the
+            // next instruction; a return leaves its function (in the
+            // post-dominator tree, its function's exit).
+            Op::Call(_) => of(L::Branch),
+            Op::Ret => OpFacts { flow: Flow::Exit, ..of(L::Branch) },
             // A system call on the GPU; its cost is not modelled.
             Op::Printf { .. } => of(L::Alu),
             Op::Bar { .. } => of(L::Barrier),

@@ -163,8 +163,11 @@ impl Observer for MetricsObserver {
         }
         if local != 0 {
             let mut off = [0u64; 64];
-            for (o, &x) in off.iter_mut().zip(addrs) {
-                *o = if space == Space::Generic { x.wrapping_sub(LOCAL_WINDOW) } else { x };
+            // Only the local lanes' offsets (another lane's may be any value, e.g. a null pointer's).
+            for (l, (o, &x)) in off.iter_mut().zip(addrs).enumerate() {
+                if local >> l & 1 != 0 {
+                    *o = if space == Space::Generic { x.wrapping_sub(LOCAL_WINDOW) } else { x };
+                }
             }
             local_addresses(&off[..n], &mut tmp[..n]);
             let g = global_cost(&tmp[..n], local, bytes);

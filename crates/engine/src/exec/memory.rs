@@ -121,7 +121,7 @@ impl<const W: usize> Warp<W> {
             }
             return Ok(());
         }
-        let local_bytes = ctx.kernel.local_bytes;
+        let local_bytes = ctx.local_bytes;
         let mut m = exec;
         while m != 0 {
             let l = m.trailing_zeros() as usize;
@@ -184,7 +184,7 @@ impl<const W: usize> Warp<W> {
             }
             return Ok(());
         }
-        let local_bytes = ctx.kernel.local_bytes;
+        let local_bytes = ctx.local_bytes;
         let mut m = exec;
         while m != 0 {
             let l = m.trailing_zeros() as usize;
@@ -219,7 +219,7 @@ impl<const W: usize> Warp<W> {
         if O::WANTS_MEMORY {
             obs.memory(self.index, pc, space, MemAccessKind::Atomic, size, &base, exec);
         }
-        let local_bytes = ctx.kernel.local_bytes;
+        let local_bytes = ctx.local_bytes;
         let mut m = exec;
         while m != 0 {
             let l = m.trailing_zeros() as usize;

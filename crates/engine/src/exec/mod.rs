@@ -15,14 +15,16 @@
 // Lane loops index several columns by lane (`o[l] = f(x[l], y[l])`): the form that vectorises.
 #![allow(clippy::needless_range_loop)]
 
-use crate::fault::FaultKind;
+use crate::fault::{FaultKind, FaultSpace};
 use crate::memory::GlobalMemory;
+use crate::observer::MemAccessKind;
 use crate::observer::Observer;
 use crate::schedule::{SchedulePolicy, Simt};
 use warpsim_ir::cfg::NO_RECONV;
 use warpsim_ir::*;
 
 mod alu;
+mod call;
 mod control;
 mod memory;
 mod mma;
@@ -30,6 +32,7 @@ mod printf;
 mod warp;
 
 pub use alu::{bin32_lane, bin64_lane, fma_f32_lane, fma_f64_lane};
+pub use call::{CallRecord, CALL_RPC};
 pub use memory::atom_apply;
 pub use mma::MbarrierError;
 
@@ -72,6 +75,8 @@ pub struct Warp<const W: usize> {
     pub past_end: Vec<WarpFault>,
     /// Device `printf` output of this warp not yet collected by its block.
     pub printed: String,
+    /// Calls in progress (functions that were not inlined), innermost last.
+    pub calls: Vec<CallRecord>,
 }
 
 /// Why a warp stopped running.
@@ -136,6 +141,10 @@ pub struct WarpCtx<'a> {
     pub serve_past_end: bool,
     pub warp_instructions: &'a mut u64,
     pub thread_instructions: &'a mut u64,
+    /// Local memory bytes per lane: the kernel's, plus the call stack when it calls functions.
+    pub local_bytes: u32,
+    /// [`LaunchConfig::stack_size`](crate::launch::LaunchConfig::stack_size), for messages.
+    pub stack_size: u32,
 }
 
 #[inline(always)]
@@ -483,6 +492,9 @@ impl<const W: usize> Warp<W> {
                 Op::Bra { target, reconv } => self.bra(obs, sched, pc, active, exec, *target, *reconv),
                 Op::BrxIdx { index, targets, reconv } => self.brx_idx(obs, sched, pc, active, exec, *index, targets, *reconv)?,
                 Op::Exit => self.exit_lanes(exec),
+                // Calls of functions that were not inlined (call.rs).
+                Op::Call(site) => self.call(ctx, obs, pc, active, exec, site)?,
+                Op::Ret => self.ret(ctx, obs, pc, exec)?,
                 Op::Trap => return Err(WarpFault { pc, lane: Some(exec.trailing_zeros()), kind: FaultKind::Trap }),
                 // Device assert and printf (printf.rs).
                 Op::AssertFail { params } => return Err(self.assert_fail(ctx, pc, exec, params)),

@@ -21,6 +21,7 @@ pub fn bare(n32: u32, n64: u32, npred: u32) -> Warp<32> {
         state: WarpState::Ready,
         past_end: Vec::new(),
         printed: String::new(),
+        calls: Vec::new(),
     }
 }
 
@@ -76,6 +77,8 @@ impl Block {
             serve_past_end: true,
             warp_instructions: &mut self.warp_insts,
             thread_instructions: &mut self.thread_insts,
+            local_bytes: self.kernel.local_bytes,
+            stack_size: 1024,
         }
     }
 }

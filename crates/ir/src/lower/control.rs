@@ -1,4 +1,5 @@
-//! Control: branches, returns, barriers and calls (`.func` bodies are inlined).
+//! Control: branches, returns, barriers and calls (`.func` bodies are inlined
+//! where they can be; `calls.rs` has the others).
 
 use super::*;
 
@@ -93,8 +94,12 @@ impl Lowerer<'_> {
             Some(Operand::List(a, _)) => a,
             _ => &[],
         };
+        if let Some(Sym::Reg(..)) = self.lookup(callee) {
+            // Through a function pointer (`call (r), %rd, (a), prototype;`).
+            return self.real_call(i, callee, rets, args, guard, full);
+        }
         if ops.len() > k + 2 || self.lookup(callee).is_some() {
-            return self.err(*cspan, "indirect calls through a function pointer are not supported");
+            return self.err(*cspan, format!("`{callee}` is not a function"));
         }
         let m = self.m;
         if m.function(callee).is_none() && matches!(callee.as_str(), "vprintf" | "__assertfail") {
@@ -109,16 +114,16 @@ impl Lowerer<'_> {
             };
             return self.err(*cspan, msg);
         };
-        if self.call_stack.iter().any(|n| n == callee) {
-            return self.err(*cspan, format!("recursive call to `{callee}` is not supported"));
-        }
-        if self.call_stack.len() >= MAX_INLINE_DEPTH {
-            return self.err(*cspan, "calls nested too deeply");
-        }
         let body = f.body.as_ref().unwrap();
         let cost = (body.len() + f.params.len() + f.rets.len()) as u64;
-        if self.inline_counter >= MAX_INLINED_CALLS || self.statements + cost > MAX_LOWERED_STATEMENTS {
-            return self.err(*cspan, format!("inlining `{callee}` makes the kernel too large (too many calls in its call tree)"));
+        // Recursion, deep nesting and call trees too large to inline: a real call.
+        if self.calls.recursive.contains(callee)
+            || self.call_stack.iter().any(|n| n == callee)
+            || self.call_stack.len() >= MAX_INLINE_DEPTH
+            || self.inline_counter >= MAX_INLINED_CALLS
+            || self.statements + cost > MAX_LOWERED_STATEMENTS
+        {
+            return self.real_call(i, callee, rets, args, guard, full);
         }
         if f.params.len() != args.len() || f.rets.len() != rets.len() {
             return self.err(i.span, format!("`{callee}` takes {} arguments and {} results", f.params.len(), f.rets.len()));

@@ -2,7 +2,8 @@
 //!
 //! Names become register slots (allocated on first use, so `%r<100000>` costs
 //! nothing until used), immediates become constant registers, `.func` calls
-//! are inlined (recursion is reported), labels become program counters, and
+//! are inlined (recursive, address-taken and too-large functions get code of
+//! their own: `calls.rs`), labels become program counters, and
 //! every branch gets its reconvergence point from the post-dominator tree.
 //! Each PTX instruction is matched once (`instruction.rs` dispatches on the
 //! opcode to one file per family); anything not understood is an error
@@ -24,6 +25,7 @@ use warpsim_ptx::ast::{self, AddrBase, Function, Instruction, Module, Operand, S
 // One file per role: scopes and names, operands, the opcode dispatch, and
 // one per instruction family (tensor-core forms in `mma`).
 mod arith;
+mod calls;
 mod control;
 mod convert;
 mod instruction;
@@ -51,8 +53,9 @@ type LResult<T> = Result<T, LowerError>;
 pub fn lower_program(m: &Module, file: &str, src: &str) -> LResult<Program> {
     let mut p = lower_globals(m, file, src)?;
     let lines = LineIndex::new(src);
+    let calls = calls::ModuleCalls::new(m);
     for f in m.entries() {
-        p.kernels.push(lower_kernel(m, f, file, src, &lines)?);
+        p.kernels.push(lower_kernel(m, f, file, src, &lines, &calls)?);
     }
     Ok(p)
 }
@@ -63,7 +66,7 @@ pub fn lower_program_kernel(m: &Module, file: &str, src: &str, name: &str) -> LR
         return Ok(None);
     };
     let mut p = lower_globals(m, file, src)?;
-    p.kernels.push(lower_kernel(m, f, file, src, &LineIndex::new(src))?);
+    p.kernels.push(lower_kernel(m, f, file, src, &LineIndex::new(src), &calls::ModuleCalls::new(m))?);
     Ok(Some(p))
 }
 
@@ -135,6 +138,10 @@ fn lower_globals(m: &Module, file: &str, src: &str) -> LResult<Program> {
                         ScalarType::BF16 => half::bf16::from_f64(*f).to_bits() as u128,
                         _ => f.to_bits() as u128,
                     },
+                    // A function's address is known now; a variable's at allocation.
+                    ast::InitValue::Symbol(s, add) if m.function(s).is_some() => {
+                        calls::function_index(m, s).map_or(0, function_addr).wrapping_add(*add as u64) as u128
+                    }
                     ast::InitValue::Symbol(s, add) => {
                         relocs.push((off as u64, s.clone(), *add));
                         0
@@ -281,6 +288,17 @@ struct Lowerer<'a> {
     has_vectors: bool,
     /// Offset of the reserved shared memory (`%reserved_smem_offset_*`), once used.
     reserved_smem: Option<u32>,
+    /// The module's call graph (which functions get code of their own).
+    calls: &'a calls::ModuleCalls,
+    /// Functions with code of their own in this kernel, by index.
+    real_fns: Vec<calls::RealFn>,
+    real_by_name: HashMap<String, u32>,
+    /// The real function being lowered (`None`: the kernel).
+    current_real: Option<u32>,
+    /// Calls whose caller's frame size is known only at the end: (pc, caller).
+    frame_patches: Vec<(usize, Option<u32>)>,
+    /// Frame-pointer registers (64-bit, 32-bit), once a real function exists.
+    fp: Option<(RegRef, RegRef)>,
 }
 
 /// Bytes of shared memory `%reserved_smem_offset_*` name (the 1 KiB per
@@ -301,7 +319,7 @@ fn place(used: &mut u32, size: Option<u64>, align: u32) -> Option<u32> {
     Some(off)
 }
 
-fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str, lines: &LineIndex) -> LResult<Kernel> {
+fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str, lines: &LineIndex, calls: &calls::ModuleCalls) -> LResult<Kernel> {
     let mut l = Lowerer {
         m,
         file,
@@ -337,6 +355,12 @@ fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str, lines: &LineInd
         extern_patches: Vec::new(),
         prev_inst_end: f.span.start,
         pending_nounroll: false,
+        calls,
+        real_fns: Vec::new(),
+        real_by_name: HashMap::new(),
+        current_real: None,
+        frame_patches: Vec::new(),
+        fp: None,
     };
     // Module-level names: globals, consts, shared.
     for g in &m.globals {
@@ -363,6 +387,8 @@ fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str, lines: &LineInd
     l.scope_statements(body)?;
     // Falling off the end is an exit.
     l.push(Op::Exit, None, f.span, "ret");
+    // Functions that are called rather than inlined follow the kernel's code.
+    l.finish_real_calls()?;
     // Resolve labels.
     for (pc, keys, span) in std::mem::take(&mut l.fixups) {
         let mut pcs = Vec::with_capacity(keys.len());
@@ -424,6 +450,8 @@ fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str, lines: &LineInd
         local_bytes: l.local_bytes,
         tuning: f.tuning,
         declared_regs32: l.declared32,
+        functions: l.real_fns.into_iter().map(|f| f.info).collect(),
+        frame_regs: l.fp.map(|(a, b)| (a.slot, b.slot)),
     })
 }
 

@@ -124,7 +124,7 @@ impl Lowerer<'_> {
                     Ok(self.const_reg(ty, (off as i64).wrapping_add(offset) as u64))
                 }
             }
-            Some(Sym::Local(off)) => Ok(self.const_reg(ty, (off as i64).wrapping_add(offset) as u64)),
+            Some(Sym::Local(off)) => Ok(self.local_value((off as i64).wrapping_add(offset), ty, span)),
             Some(Sym::KParam(off)) => Ok(self.const_reg(ty, (off as i64).wrapping_add(offset) as u64)),
             Some(Sym::Global(g)) => {
                 let slot = match self.symbol_addrs.get(&g) {
@@ -168,6 +168,11 @@ impl Lowerer<'_> {
                     let d = self.alloc_reg(cty);
                     self.push(Op::Clock { kind: k, d }, None, *span, "mov");
                     return Ok(d);
+                }
+                // A function's address (a function pointer).
+                if self.m.function(name).is_some() {
+                    let addr = calls::function_index(self.m, name).map_or(0, function_addr);
+                    return Ok(self.const_reg(if bank_of(ty) == Bank::R64 { ty } else { ScalarType::U64 }, addr));
                 }
                 self.err(*span, format!("unknown register or symbol `{name}`"))
             }
@@ -320,7 +325,8 @@ impl Lowerer<'_> {
                     if r.bank == Bank::Pred {
                         return self.err(*span, "a predicate cannot be an address");
                     }
-                    let space = if space == Space::KernelParam && self.frames.len() > 1 { Space::Local } else { space };
+                    let in_function = self.frames.len() > 1 || self.current_real.is_some();
+                    let space = if space == Space::KernelParam && in_function { Space::Local } else { space };
                     Ok((space, Addr { base: Some(r), offset: *offset }))
                 }
                 Some(Sym::Shared(off)) => {
@@ -347,12 +353,7 @@ impl Lowerer<'_> {
                         _ => Ok((Space::Shared, Addr { base: None, offset: base_off.wrapping_add(*offset) })),
                     }
                 }
-                Some(Sym::Local(off)) => match space {
-                    Space::Generic => {
-                        Ok((Space::Generic, Addr { base: None, offset: (LOCAL_WINDOW as i64 + off as i64).wrapping_add(*offset) }))
-                    }
-                    _ => Ok((Space::Local, Addr { base: None, offset: (off as i64).wrapping_add(*offset) })),
-                },
+                Some(Sym::Local(off)) => Ok(self.local_address(off, *offset, space, *span)),
                 Some(Sym::KParam(off)) => Ok((Space::KernelParam, Addr { base: None, offset: (off as i64).wrapping_add(*offset) })),
                 Some(Sym::Global(_)) => {
                     let r = self.symbol_value(name, 0, ScalarType::U64, *span)?;

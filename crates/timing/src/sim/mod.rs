@@ -60,11 +60,19 @@ pub struct TimingOptions {
     pub timeline_limit: usize,
     /// Warp instructions one block may execute before it is stopped as runaway.
     pub max_warp_instructions_per_block: u64,
+    /// Call stack bytes per thread (`LaunchConfig::stack_size`).
+    pub stack_size: u32,
 }
 
 impl Default for TimingOptions {
     fn default() -> Self {
-        TimingOptions { regs_per_thread: None, timeline: false, timeline_limit: 4_000_000, max_warp_instructions_per_block: 1 << 28 }
+        TimingOptions {
+            regs_per_thread: None,
+            timeline: false,
+            timeline_limit: 4_000_000,
+            max_warp_instructions_per_block: 1 << 28,
+            stack_size: warpsim_engine::DEFAULT_STACK_SIZE,
+        }
     }
 }
 
@@ -195,6 +203,7 @@ fn timed<const W: usize, O: Observer>(
         max_warps_per_sm: p.max_warps_per_sm,
         max_warp_instructions_per_block: opts.max_warp_instructions_per_block,
         serial: true,
+        stack_size: opts.stack_size,
         ..Default::default()
     };
     validate(kernel, params, &cfg)?;

@@ -1,0 +1,228 @@
+//! Device functions that are called rather than inlined: recursion and
+//! function pointers, through `warpsim run` in functional, check and timing
+//! modes, and the stack-size limit (`--stack-size`) that ends runaway
+//! recursion with a fault.
+//!
+//! The PTX tests need no compiler. `tests/cu/recursion.cu` is compiled with
+//! nvcc (skipped, saying so, when there is none: see `nvcc()`) and with
+//! clang-19 (skipped without it), except under CI, where both must run.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("warpsim-calls-{}", std::process::id())).join(name);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// nvcc: `$WARPSIM_NVCC`, else the wheel in `.venv` or `/tmp/nvenv`.
+fn nvcc() -> Option<PathBuf> {
+    let found = std::env::var_os("WARPSIM_NVCC")
+        .filter(|p| !p.is_empty() && p != "none")
+        .map(PathBuf::from)
+        .or_else(|| [repo().join(".venv"), PathBuf::from("/tmp/nvenv")].iter().find_map(|v| warpsim::cuda::nvcc_in_venv(v)));
+    if found.is_none() {
+        assert!(std::env::var_os("CI").is_none(), "CI must have nvcc (.ci/run installs the wheel)");
+        eprintln!("SKIPPED: no nvcc (pip install nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-crt nvidia-cuda-cccl)");
+    }
+    found
+}
+
+fn have_clang19() -> bool {
+    let ok = Command::new("clang-19").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(std::env::var_os("CI").is_none(), "CI must have clang-19 (.ci/run installs it)");
+        eprintln!("SKIPPED: clang-19 is not on PATH (apt-get install clang-19)");
+    }
+    ok
+}
+
+/// `warpsim ARGS --out OUT` with the compiler `nvcc` names (`none`: clang).
+fn warpsim(args: &[&str], nvcc: &str, out: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_warpsim"))
+        .current_dir(repo())
+        .env_remove("WARPSIM_CLANG")
+        .env("WARPSIM_NVCC", nvcc)
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("running warpsim")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The `i32` data of a little-endian `.npy` file.
+fn npy_i32(path: &Path) -> Vec<i32> {
+    let b = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(b.starts_with(b"\x93NUMPY"));
+    let (hlen, start) = if b[6] == 1 {
+        (u16::from_le_bytes([b[8], b[9]]) as usize, 10)
+    } else {
+        (u32::from_le_bytes(b[8..12].try_into().unwrap()) as usize, 12)
+    };
+    b[start + hlen..].chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+fn fib(n: i32) -> i32 {
+    if n < 2 {
+        n
+    } else {
+        fib(n - 1) + fib(n - 2)
+    }
+}
+
+/// `tree_sum` over recursion.cu's tree.
+fn tree_sum(i: i32) -> i32 {
+    const TREE: [(i32, i32, i32); 7] = [(1, 2, 10), (3, 4, 20), (5, 6, 30), (-1, -1, 1), (-1, -1, 2), (-1, -1, 3), (-1, -1, 4)];
+    if i < 0 {
+        return 0;
+    }
+    let (l, r, v) = TREE[i as usize];
+    v + tree_sum(l) + tree_sum(r)
+}
+
+fn frames(up: Option<&[i32; 4]>, d: i32) -> i32 {
+    let mine = [d * 10, d * 10 + 1, d * 10 + 2, d * 10 + 3];
+    let below = if d == 0 { 0 } else { frames(Some(&mine), d - 1) };
+    below + mine[(d & 3) as usize] + up.map_or(0, |u| u[(d & 3) as usize])
+}
+
+/// What recursion.cu's kernel writes for 64 threads.
+fn recursion_expected(extra: i32) -> Vec<i32> {
+    let mut v = Vec::new();
+    for t in 0..64i32 {
+        let op = match t % 3 {
+            0 => t + 3,
+            1 => t * 3,
+            _ => t.max(3),
+        };
+        v.extend([fib(t % 12), tree_sum(t % 7), frames(None, t % 5 + extra), op]);
+    }
+    v
+}
+
+fn recursion_args<'a>(extra: &'a str, more: &[&'a str]) -> Vec<&'a str> {
+    let mut a = vec!["run", "crates/cli/tests/cu/recursion.cu", "--kernel", "recursion", "--grid", "1", "--block", "64"];
+    a.extend(["--param", "out:i32[256]=zeros:out", "--param", extra]);
+    a.extend(more);
+    a
+}
+
+/// recursion.cu in functional, check and timing modes, then past the stack.
+fn recursion_cu(compiler: &str, tag: &str) {
+    for (mode, more) in [("functional", &[][..]), ("check", &["--check"][..]), ("timing", &["--mode", "timing"][..])] {
+        let d = tmp(&format!("{tag}-{mode}"));
+        let o = warpsim(&recursion_args("i32=0", more), compiler, &d);
+        assert!(o.status.success(), "{tag} {mode}: {}{}", text(&o.stdout), text(&o.stderr));
+        assert_eq!(npy_i32(&d.join("out.npy")), recursion_expected(0), "{tag} {mode}");
+        if mode == "check" {
+            assert!(text(&o.stdout).contains("no problems found"), "{tag}: {}", text(&o.stdout));
+        }
+    }
+    // 100 more frames than the kernel needs do not fit the default 1 KiB.
+    let d = tmp(&format!("{tag}-overflow"));
+    let o = warpsim(&recursion_args("i32=100", &[]), compiler, &d);
+    let err = text(&o.stderr);
+    assert!(!o.status.success(), "{tag}: {}", text(&o.stdout));
+    assert!(err.contains("stack overflow: call depth") && err.contains("--stack-size"), "{tag}: {err}");
+    assert!(err.contains("recursion.cu"), "{tag}: the source line: {err}");
+    let o = warpsim(&recursion_args("i32=100", &["--stack-size", "65536"]), compiler, &d);
+    assert!(o.status.success(), "{tag}: {}", text(&o.stderr));
+    assert_eq!(npy_i32(&d.join("out.npy")), recursion_expected(100), "{tag} with a 64 KiB stack");
+}
+
+#[test]
+fn recursion_and_function_pointers_compiled_by_nvcc() {
+    let Some(nvcc) = nvcc() else { return };
+    recursion_cu(&nvcc.display().to_string(), "nvcc");
+}
+
+#[test]
+fn recursion_and_function_pointers_compiled_by_clang() {
+    if !have_clang19() {
+        return;
+    }
+    recursion_cu("none", "clang");
+}
+
+/// `fact` by real recursion in hand-written PTX (what clang and nvcc make).
+const FACT_PTX: &str = ".version 8.0
+.target sm_90
+.address_size 64
+.func (.param .b32 ret) fact(.param .b32 n)
+{
+    .reg .pred %p<2>; .reg .b32 %r<6>;
+    ld.param.u32 %r1, [n];
+    setp.lt.s32 %p1, %r1, 2;
+    mov.u32 %r5, 1;
+    @%p1 bra DONE;
+    add.s32 %r2, %r1, -1;
+    {
+    .param .b32 a; .param .b32 b;
+    st.param.b32 [a], %r2;
+    call.uni (b), fact, (a);
+    ld.param.b32 %r3, [b];
+    }
+    mul.lo.s32 %r5, %r3, %r1;
+DONE:
+    st.param.b32 [ret], %r5;
+    ret;
+}
+.visible .entry facts(.param .u64 out, .param .u32 m)
+{
+    .reg .b32 %r<6>; .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u32 %r4, [m];
+    mov.u32 %r1, %tid.x;
+    rem.u32 %r2, %r1, %r4;
+    {
+    .param .b32 a; .param .b32 b;
+    st.param.b32 [a], %r2;
+    call.uni (b), fact, (a);
+    ld.param.b32 %r3, [b];
+    }
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r3;
+    ret;
+}
+";
+
+#[test]
+fn recursive_ptx_runs_in_every_mode_and_overflows_clearly() {
+    let d = tmp("fact");
+    let ptx = d.join("fact.ptx");
+    std::fs::write(&ptx, FACT_PTX).unwrap();
+    let ptx = ptx.display().to_string();
+    let want: Vec<i32> = (0..128i32).map(|t| (1..=(t % 13).max(1)).product()).collect();
+    for more in [&[][..], &["--check"][..], &["--mode", "timing"][..]] {
+        let mut args = vec!["run", ptx.as_str(), "--grid", "1", "--block", "128", "--param", "out:i32[128]=zeros:out", "--param", "u32=13"];
+        args.extend(more);
+        let o = warpsim(&args, "none", &d);
+        assert!(o.status.success(), "{more:?}: {}", text(&o.stderr));
+        assert_eq!(npy_i32(&d.join("out.npy")), want, "{more:?}");
+    }
+    // Depths up to 99 need ~3 KiB of stack at 32 bytes a frame.
+    for more in [&[][..], &["--mode", "timing"][..]] {
+        let mut args =
+            vec!["run", ptx.as_str(), "--grid", "1", "--block", "128", "--param", "out:i32[128]=zeros:out", "--param", "u32=100"];
+        args.extend(more);
+        let o = warpsim(&args, "none", &d);
+        let err = text(&o.stderr);
+        assert!(!o.status.success() && err.contains("stack overflow: call depth") && err.contains("--stack-size"), "{more:?}: {err}");
+        args.extend(["--stack-size", "4096"]);
+        let o = warpsim(&args, "none", &d);
+        assert!(o.status.success(), "{more:?}: {}", text(&o.stderr));
+        // 13! overflows i32 as on the GPU: compare wrapping products.
+        let want: Vec<i32> = (0..128i32).map(|t| (1..=(t % 100).max(1)).fold(1i32, |a, b| a.wrapping_mul(b))).collect();
+        assert_eq!(npy_i32(&d.join("out.npy")), want, "{more:?}");
+    }
+}
