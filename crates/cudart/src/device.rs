@@ -5,16 +5,15 @@ use std::ffi::{c_char, c_int, c_uint};
 
 use crate::context;
 use crate::driver::cu;
-use crate::error::{answer, api, non_null, CudaErrorT, Error, NO_DEVICE};
+use crate::error::{api, entry_points, non_null, CudaErrorT, Error, NO_DEVICE};
 
 /// The runtime version this library implements (CUDA 13.0).
 pub const RUNTIME_VERSION: c_int = 13000;
 
-/// # Safety
-/// `count` is null or writable.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaGetDeviceCount(count: *mut c_int) -> CudaErrorT {
-    api(|| {
+entry_points! {
+    /// # Safety
+    /// `count` is null or writable.
+    fn __warpsim_cudaGetDeviceCount(count: *mut c_int) {
         let out = non_null(count)?;
         let n = context::device_count()?;
         // SAFETY: checked non-null.
@@ -23,7 +22,47 @@ pub unsafe extern "C" fn __warpsim_cudaGetDeviceCount(count: *mut c_int) -> Cuda
             return Err(Error(NO_DEVICE));
         }
         Ok(())
-    })
+    }
+
+    /// # Safety
+    /// `device` is null or writable.
+    fn __warpsim_cudaGetDevice(device: *mut c_int) -> device { Ok(context::current_device()) }
+
+    /// # Safety
+    /// `value` is null or writable.
+    fn __warpsim_cudaDeviceGetAttribute(value: *mut c_int, attr: c_int, device: c_int) -> value {
+        // cudaDeviceAttr carries the numbers of CUdevice_attribute.
+        context::attribute(device, attr)
+    }
+
+    /// # Safety
+    /// `value` is null or writable.
+    fn __warpsim_cudaDeviceGetLimit(value: *mut usize, limit: c_int) -> value {
+        context::ensure()?;
+        let mut v = 0;
+        // cudaLimit carries the numbers of CUlimit.
+        cu!(cuCtxGetLimit(&mut v, limit))?;
+        Ok(v)
+    }
+
+    /// # Safety
+    /// `version` is null or writable.
+    fn __warpsim_cudaDriverGetVersion(version: *mut c_int) -> version {
+        let mut v = 0;
+        // No driver is version 0, as the header says.
+        if crate::driver::driver().is_ok() {
+            cu!(cuDriverGetVersion(&mut v))?;
+        }
+        Ok(v)
+    }
+
+    /// # Safety
+    /// `version` is null or writable.
+    fn __warpsim_cudaRuntimeGetVersion(version: *mut c_int) -> version { Ok(RUNTIME_VERSION) }
+
+    /// # Safety
+    /// `prop` is null or points at a writable `cudaDeviceProp`.
+    fn __warpsim_cudaGetDeviceProperties(prop: *mut DeviceProp, device: c_int) -> prop { properties(device) }
 }
 
 #[no_mangle]
@@ -32,28 +71,6 @@ pub extern "C" fn __warpsim_cudaSetDevice(device: c_int) -> CudaErrorT {
         context::set_device(device)?;
         context::ensure().map(drop)
     })
-}
-
-/// # Safety
-/// `device` is null or writable.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaGetDevice(device: *mut c_int) -> CudaErrorT {
-    // SAFETY: `device` is null or writable, as the caller promises.
-    unsafe { answer(device, || Ok(context::current_device())) }
-}
-
-/// # Safety
-/// `value` is null or writable.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaDeviceGetAttribute(value: *mut c_int, attr: c_int, device: c_int) -> CudaErrorT {
-    // SAFETY: `value` is null or writable, as the caller promises.
-    unsafe {
-        answer(value, || {
-            // cudaDeviceAttr carries the numbers of CUdevice_attribute.
-            let v = context::attribute(device, attr)?;
-            Ok(v)
-        })
-    }
 }
 
 #[no_mangle]
@@ -77,53 +94,12 @@ pub extern "C" fn __warpsim_cudaSetDeviceFlags(_flags: c_uint) -> CudaErrorT {
     api(|| context::ensure().map(drop))
 }
 
-/// # Safety
-/// `value` is null or writable.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaDeviceGetLimit(value: *mut usize, limit: c_int) -> CudaErrorT {
-    // SAFETY: `value` is null or writable, as the caller promises.
-    unsafe {
-        answer(value, || {
-            context::ensure()?;
-            let mut v = 0;
-            // cudaLimit carries the numbers of CUlimit.
-            cu!(cuCtxGetLimit(&mut v, limit))?;
-            Ok(v)
-        })
-    }
-}
-
 #[no_mangle]
 pub extern "C" fn __warpsim_cudaDeviceSetLimit(limit: c_int, value: usize) -> CudaErrorT {
     api(|| {
         context::ensure()?;
         cu!(cuCtxSetLimit(limit, value))
     })
-}
-
-/// # Safety
-/// `version` is null or writable.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaDriverGetVersion(version: *mut c_int) -> CudaErrorT {
-    // SAFETY: `version` is null or writable, as the caller promises.
-    unsafe {
-        answer(version, || {
-            let mut v = 0;
-            // No driver is version 0, as the header says.
-            if crate::driver::driver().is_ok() {
-                cu!(cuDriverGetVersion(&mut v))?;
-            }
-            Ok(v)
-        })
-    }
-}
-
-/// # Safety
-/// `version` is null or writable.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaRuntimeGetVersion(version: *mut c_int) -> CudaErrorT {
-    // SAFETY: `version` is null or writable, as the caller promises.
-    unsafe { answer(version, || Ok(RUNTIME_VERSION)) }
 }
 
 /// `struct cudaDeviceProp` (driver_types.h, CUDA 13).
@@ -324,17 +300,4 @@ fn properties(device: c_int) -> Result<DeviceProp, Error> {
     p.gpu_pci_subsystem_id = a(140) as c_uint;
     p.host_numa_multinode_ipc_supported = a(143);
     Ok(p)
-}
-
-/// # Safety
-/// `prop` is null or points at a writable `cudaDeviceProp`.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaGetDeviceProperties(prop: *mut DeviceProp, device: c_int) -> CudaErrorT {
-    // SAFETY: `prop` is null or writable, as the caller promises.
-    unsafe {
-        answer(prop, || {
-            let p = properties(device)?;
-            Ok(p)
-        })
-    }
 }
