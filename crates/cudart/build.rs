@@ -2,7 +2,8 @@
 //! `-cudart shared` asks for (`cudaMalloc@libcudart.so.13`, ...).
 //!
 //! rustc hands the linker its own, unversioned export list first, and linkers keep the first
-//! version a symbol gets; so every C entry point is written as `__warpsim_NAME` in the source,
+//! version a symbol gets; so every C entry point is written as `__warpsim_NAME` in the source
+//! (an `extern "C" fn` or a row of an `entry_points!` table),
 //! and here each `NAME` is defined as an alias (`--defsym`) that the `libcudart.so.13` version
 //! node below exports. The names are read from the sources, so the list cannot drift.
 
@@ -27,8 +28,9 @@ fn main() {
     for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "rs")) {
         let text = std::fs::read_to_string(f).expect("a source file");
         for line in text.lines() {
-            let Some(at) = line.find(&format!("extern \"C\" fn {PREFIX}")) else { continue };
-            let rest = &line[at + "extern \"C\" fn ".len() + PREFIX.len()..];
+            // `extern "C" fn __warpsim_NAME`, or `fn __warpsim_NAME` in an `entry_points!` table.
+            let Some(at) = line.find(&format!("fn {PREFIX}")) else { continue };
+            let rest = &line[at + "fn ".len() + PREFIX.len()..];
             let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
             if !name.is_empty() {
                 names.push(name);

@@ -379,18 +379,12 @@ WS_INLINE float __tanhf(float x) {
     asm("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
     return r;
 }
-WS_INLINE float expf(float x) { return __expf(x); }
-WS_INLINE float exp2f(float x) { return __exp2f(x); }
-WS_INLINE float exp10f(float x) { return __exp10f(x); }
-WS_INLINE float logf(float x) { return __logf(x); }
-WS_INLINE float log2f(float x) { return __log2f(x); }
-WS_INLINE float log10f(float x) { return __log10f(x); }
-WS_INLINE float sinf(float x) { return __sinf(x); }
-WS_INLINE float cosf(float x) { return __cosf(x); }
-WS_INLINE float tanf(float x) { return __tanf(x); }
+// The standard names are the fast forms: NAMEf(x) is __NAMEf(x).
+#define WS_FAST(NAME) WS_INLINE float NAME##f(float x) { return __##NAME##f(x); }
+WS_FAST(exp) WS_FAST(exp2) WS_FAST(exp10) WS_FAST(log) WS_FAST(log2) WS_FAST(log10) WS_FAST(sin) WS_FAST(cos) WS_FAST(tan)
 WS_INLINE void sincosf(float x, float *s, float *c) { __sincosf(x, s, c); }
 WS_INLINE float powf(float a, float b) { return __powf(a, b); }
-WS_INLINE float tanhf(float x) { return __tanhf(x); }
+WS_FAST(tanh)
 
 // ---- added last, so that the lines above keep their numbers in committed PTX --------
 //

@@ -189,6 +189,15 @@ impl EngineArgs {
         o
     }
 
+    /// What `corpus` and `bench` do first: worker threads, flag checks, the `--timeout`
+    /// watch (keep it while the command runs) and the launch options.
+    fn start_batch(&self) -> Result<(warpsim::progress::Watch, LaunchOptions)> {
+        self.init_threads()?;
+        self.check_flags(false)?;
+        let watch = warpsim::progress::watch(Default::default(), 0, self.timeout, true);
+        Ok((watch, self.options()))
+    }
+
     fn init_threads(&self) -> Result<()> {
         if let Some(n) = self.threads {
             rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build_global().context("setting up worker threads")?;
@@ -557,11 +566,8 @@ impl RunShown<'_> {
 }
 
 fn cmd_corpus(a: CorpusArgs) -> Result<()> {
-    a.engine.init_threads()?;
-    a.engine.check_flags(false)?;
-    let _watch = warpsim::progress::watch(Default::default(), 0, a.engine.timeout, true);
+    let (_watch, opts) = a.engine.start_batch()?;
     let manifest = load_manifest(&a.manifest)?;
-    let opts = a.engine.options();
     let mut cache = ProgramCache::default();
     let selected: Vec<_> = manifest.cases.iter().filter(|c| a.cases.is_empty() || a.cases.contains(&c.name)).collect();
     if selected.is_empty() {
@@ -702,11 +708,8 @@ impl BenchCell {
 }
 
 fn cmd_bench(a: BenchArgs) -> Result<()> {
-    a.engine.init_threads()?;
-    a.engine.check_flags(false)?;
-    let _watch = warpsim::progress::watch(Default::default(), 0, a.engine.timeout, true);
+    let (_watch, base) = a.engine.start_batch()?;
     let manifest = load_manifest(&a.manifest)?;
-    let base = a.engine.options();
     let modes: Vec<BenchMode> = if !a.modes.is_empty() {
         a.modes.clone()
     } else if a.metrics {

@@ -204,24 +204,27 @@ fn a_static_cudart_build_gets_one_rebuild_message() {
 /// error names, reset): the program checks each answer against another way to it.
 #[test]
 fn the_runtime_api_answers_agree_with_each_other() {
-    let exe = build_file(&repo().join("crates/cli/tests/cu/runtime_api.cu"), "runtime_api", true);
-    let o = exec(&exe, &[]);
-    let out = text(&o.stdout);
-    let fails: Vec<&str> = out.lines().filter(|l| !l.starts_with("ok ")).collect();
-    assert_eq!(fails, ["0 failed"], "stdout:\n{out}\nstderr:\n{}", text(&o.stderr));
+    let out = self_checking("runtime_api");
     assert!(out.lines().count() > 70, "{out}");
-    assert_eq!(o.status.code(), Some(0));
 }
 
 /// `__managed__` variables live in memory the host code touches directly, both ways.
 #[test]
 fn managed_variables_are_shared_with_the_host() {
-    let exe = build_file(&repo().join("crates/cli/tests/cu/managed_vars.cu"), "managed_vars", true);
+    self_checking("managed_vars");
+}
+
+/// Builds and runs `tests/cu/NAME.cu`, a program that prints `ok ...` for each check that
+/// holds and `0 failed` at the end; asserts that nothing else is printed and it exits 0.
+/// Returns its stdout.
+fn self_checking(name: &str) -> String {
+    let exe = build_file(&repo().join(format!("crates/cli/tests/cu/{name}.cu")), name, true);
     let o = exec(&exe, &[]);
     let out = text(&o.stdout);
     let fails: Vec<&str> = out.lines().filter(|l| !l.starts_with("ok ")).collect();
     assert_eq!(fails, ["0 failed"], "stdout:\n{out}\nstderr:\n{}", text(&o.stderr));
     assert_eq!(o.status.code(), Some(0));
+    out
 }
 
 /// `warpsim run --json` of one launch of `kernel` from `ptx`.

@@ -2,8 +2,8 @@
 //! client asks for. The versions are those of the `PFN_<name>_v<version>`
 //! typedefs in cudaTypedefs.h (CUDA 13); the i-th ABI variant of a name
 //! (`cuX`, `cuX_v2`, ...) is its i-th version. `None`: a variant warpsim does
-//! not implement, answered `CUDA_ERROR_NOT_FOUND`. Generated; regenerate when
-//! functions are added.
+//! not implement, answered `CUDA_ERROR_NOT_FOUND`. One row a name:
+//! `name: version function, ...;` with `-` for such a variant.
 
 use crate::api_core::*;
 use crate::api_mem::*;
@@ -16,210 +16,168 @@ use std::sync::OnceLock;
 
 type Row = (i32, Option<usize>);
 
+/// The table from its rows: each function as its address, each `-` as `None`.
+macro_rules! procs {
+    ($($name:ident: $($version:literal $f:tt),+;)*) => {
+        [$((stringify!($name), vec![$(($version, procs!(@fn $f))),+])),*].into_iter().collect()
+    };
+    (@fn -) => { None };
+    (@fn $f:ident) => { Some($f as *const () as usize) };
+}
+
 fn table() -> &'static HashMap<&'static str, Vec<Row>> {
     static T: OnceLock<HashMap<&'static str, Vec<Row>>> = OnceLock::new();
     T.get_or_init(|| {
-        let rows: Vec<(&str, Vec<Row>)> = vec![
-            (
-                "cuCtxCreate",
-                vec![
-                    (2000, None),
-                    (3020, Some(cuCtxCreate_v2 as *const () as usize)),
-                    (11040, None),
-                    (12050, Some(cuCtxCreate_v4 as *const () as usize)),
-                ],
-            ),
-            ("cuCtxDestroy", vec![(2000, None), (4000, Some(cuCtxDestroy_v2 as *const () as usize))]),
-            ("cuCtxGetApiVersion", vec![(3020, Some(cuCtxGetApiVersion as *const () as usize))]),
-            ("cuCtxGetCacheConfig", vec![(3020, Some(cuCtxGetCacheConfig as *const () as usize))]),
-            ("cuCtxGetCurrent", vec![(4000, Some(cuCtxGetCurrent as *const () as usize))]),
-            (
-                "cuCtxGetDevice",
-                vec![(2000, Some(cuCtxGetDevice as *const () as usize)), (13000, Some(cuCtxGetDevice_v2 as *const () as usize))],
-            ),
-            ("cuCtxGetFlags", vec![(7000, Some(cuCtxGetFlags as *const () as usize))]),
-            ("cuCtxGetId", vec![(12000, Some(cuCtxGetId as *const () as usize))]),
-            ("cuCtxGetLimit", vec![(3010, Some(cuCtxGetLimit as *const () as usize))]),
-            ("cuCtxGetStreamPriorityRange", vec![(5050, Some(cuCtxGetStreamPriorityRange as *const () as usize))]),
-            ("cuCtxPopCurrent", vec![(2000, None), (4000, Some(cuCtxPopCurrent_v2 as *const () as usize))]),
-            ("cuCtxPushCurrent", vec![(2000, None), (4000, Some(cuCtxPushCurrent_v2 as *const () as usize))]),
-            ("cuCtxResetPersistingL2Cache", vec![(11000, Some(cuCtxResetPersistingL2Cache as *const () as usize))]),
-            ("cuCtxSetCacheConfig", vec![(3020, Some(cuCtxSetCacheConfig as *const () as usize))]),
-            ("cuCtxSetCurrent", vec![(4000, Some(cuCtxSetCurrent as *const () as usize))]),
-            ("cuCtxSetFlags", vec![(12010, Some(cuCtxSetFlags as *const () as usize))]),
-            ("cuCtxSetLimit", vec![(3010, Some(cuCtxSetLimit as *const () as usize))]),
-            (
-                "cuCtxSynchronize",
-                vec![(2000, Some(cuCtxSynchronize as *const () as usize)), (13000, Some(cuCtxSynchronize_v2 as *const () as usize))],
-            ),
-            ("cuDeviceCanAccessPeer", vec![(4000, Some(cuDeviceCanAccessPeer as *const () as usize))]),
-            ("cuDeviceComputeCapability", vec![(2000, Some(cuDeviceComputeCapability as *const () as usize))]),
-            ("cuDeviceGet", vec![(2000, Some(cuDeviceGet as *const () as usize))]),
-            ("cuDeviceGetAttribute", vec![(2000, Some(cuDeviceGetAttribute as *const () as usize))]),
-            ("cuDeviceGetByPCIBusId", vec![(4010, Some(cuDeviceGetByPCIBusId as *const () as usize))]),
-            ("cuDeviceGetCount", vec![(2000, Some(cuDeviceGetCount as *const () as usize))]),
-            ("cuDeviceGetDefaultMemPool", vec![(11020, Some(cuDeviceGetDefaultMemPool as *const () as usize))]),
-            ("cuDeviceGetLuid", vec![(10000, Some(cuDeviceGetLuid as *const () as usize))]),
-            ("cuDeviceGetMemPool", vec![(11020, Some(cuDeviceGetMemPool as *const () as usize))]),
-            ("cuDeviceGetName", vec![(2000, Some(cuDeviceGetName as *const () as usize))]),
-            ("cuDeviceGetPCIBusId", vec![(4010, Some(cuDeviceGetPCIBusId as *const () as usize))]),
-            (
-                "cuDeviceGetUuid",
-                vec![(9020, Some(cuDeviceGetUuid as *const () as usize)), (11040, Some(cuDeviceGetUuid_v2 as *const () as usize))],
-            ),
-            ("cuDevicePrimaryCtxGetState", vec![(7000, Some(cuDevicePrimaryCtxGetState as *const () as usize))]),
-            (
-                "cuDevicePrimaryCtxRelease",
-                vec![
-                    (7000, Some(cuDevicePrimaryCtxRelease as *const () as usize)),
-                    (11000, Some(cuDevicePrimaryCtxRelease_v2 as *const () as usize)),
-                ],
-            ),
-            (
-                "cuDevicePrimaryCtxReset",
-                vec![
-                    (7000, Some(cuDevicePrimaryCtxReset as *const () as usize)),
-                    (11000, Some(cuDevicePrimaryCtxReset_v2 as *const () as usize)),
-                ],
-            ),
-            ("cuDevicePrimaryCtxRetain", vec![(7000, Some(cuDevicePrimaryCtxRetain as *const () as usize))]),
-            (
-                "cuDevicePrimaryCtxSetFlags",
-                vec![
-                    (7000, Some(cuDevicePrimaryCtxSetFlags as *const () as usize)),
-                    (11000, Some(cuDevicePrimaryCtxSetFlags_v2 as *const () as usize)),
-                ],
-            ),
-            ("cuDeviceSetMemPool", vec![(11020, Some(cuDeviceSetMemPool as *const () as usize))]),
-            ("cuDeviceTotalMem", vec![(2000, None), (3020, Some(cuDeviceTotalMem_v2 as *const () as usize))]),
-            ("cuDriverGetVersion", vec![(2020, Some(cuDriverGetVersion as *const () as usize))]),
-            ("cuEventCreate", vec![(2000, Some(cuEventCreate as *const () as usize))]),
-            ("cuEventDestroy", vec![(2000, None), (4000, Some(cuEventDestroy_v2 as *const () as usize))]),
-            (
-                "cuEventElapsedTime",
-                vec![(2000, Some(cuEventElapsedTime as *const () as usize)), (12080, Some(cuEventElapsedTime_v2 as *const () as usize))],
-            ),
-            ("cuEventQuery", vec![(2000, Some(cuEventQuery as *const () as usize))]),
-            ("cuEventRecord", vec![(2000, Some(cuEventRecord as *const () as usize))]),
-            ("cuEventRecordWithFlags", vec![(11010, Some(cuEventRecordWithFlags as *const () as usize))]),
-            ("cuEventSynchronize", vec![(2000, Some(cuEventSynchronize as *const () as usize))]),
-            ("cuFuncGetAttribute", vec![(2020, Some(cuFuncGetAttribute as *const () as usize))]),
-            ("cuFuncGetModule", vec![(11000, Some(cuFuncGetModule as *const () as usize))]),
-            ("cuFuncGetName", vec![(12030, Some(cuFuncGetName as *const () as usize))]),
-            ("cuFuncIsLoaded", vec![(12040, Some(cuFuncIsLoaded as *const () as usize))]),
-            ("cuFuncLoad", vec![(12040, Some(cuFuncLoad as *const () as usize))]),
-            ("cuFuncSetAttribute", vec![(9000, Some(cuFuncSetAttribute as *const () as usize))]),
-            ("cuFuncSetCacheConfig", vec![(3000, Some(cuFuncSetCacheConfig as *const () as usize))]),
-            ("cuFuncSetSharedMemConfig", vec![(4020, Some(cuFuncSetSharedMemConfig as *const () as usize))]),
-            ("cuGetErrorName", vec![(6000, Some(cuGetErrorName as *const () as usize))]),
-            ("cuGetErrorString", vec![(6000, Some(cuGetErrorString as *const () as usize))]),
-            ("cuGetExportTable", vec![(3000, Some(cuGetExportTable as *const () as usize))]),
-            (
-                "cuGetProcAddress",
-                vec![(11030, Some(cuGetProcAddress as *const () as usize)), (12000, Some(cuGetProcAddress_v2 as *const () as usize))],
-            ),
-            ("cuInit", vec![(2000, Some(cuInit as *const () as usize))]),
-            ("cuKernelGetAttribute", vec![(12000, Some(cuKernelGetAttribute as *const () as usize))]),
-            ("cuKernelGetFunction", vec![(12000, Some(cuKernelGetFunction as *const () as usize))]),
-            ("cuKernelGetName", vec![(12030, Some(cuKernelGetName as *const () as usize))]),
-            ("cuKernelSetAttribute", vec![(12000, Some(cuKernelSetAttribute as *const () as usize))]),
-            ("cuKernelSetCacheConfig", vec![(12000, Some(cuKernelSetCacheConfig as *const () as usize))]),
-            ("cuLaunchCooperativeKernel", vec![(9000, Some(cuLaunchCooperativeKernel as *const () as usize))]),
-            ("cuLaunchHostFunc", vec![(10000, Some(cuLaunchHostFunc as *const () as usize)), (13010, None)]),
-            ("cuLaunchKernel", vec![(4000, Some(cuLaunchKernel as *const () as usize))]),
-            ("cuLaunchKernelEx", vec![(11060, Some(cuLaunchKernelEx as *const () as usize))]),
-            ("cuLibraryGetGlobal", vec![(12000, Some(cuLibraryGetGlobal as *const () as usize))]),
-            ("cuLibraryGetKernel", vec![(12000, Some(cuLibraryGetKernel as *const () as usize))]),
-            ("cuLibraryGetKernelCount", vec![(12040, Some(cuLibraryGetKernelCount as *const () as usize))]),
-            ("cuLibraryGetModule", vec![(12000, Some(cuLibraryGetModule as *const () as usize))]),
-            ("cuLibraryLoadData", vec![(12000, Some(cuLibraryLoadData as *const () as usize))]),
-            ("cuLibraryLoadFromFile", vec![(12000, Some(cuLibraryLoadFromFile as *const () as usize))]),
-            ("cuLibraryUnload", vec![(12000, Some(cuLibraryUnload as *const () as usize))]),
-            ("cuLinkAddData", vec![(5050, None), (6050, Some(cuLinkAddData_v2 as *const () as usize))]),
-            ("cuLinkAddFile", vec![(5050, None), (6050, Some(cuLinkAddFile_v2 as *const () as usize))]),
-            ("cuLinkComplete", vec![(5050, Some(cuLinkComplete as *const () as usize))]),
-            ("cuLinkCreate", vec![(5050, None), (6050, Some(cuLinkCreate_v2 as *const () as usize))]),
-            ("cuLinkDestroy", vec![(5050, Some(cuLinkDestroy as *const () as usize))]),
-            ("cuMemAdvise", vec![(8000, Some(cuMemAdvise as *const () as usize)), (12020, Some(cuMemAdvise_v2 as *const () as usize))]),
-            ("cuMemAlloc", vec![(2000, None), (3020, Some(cuMemAlloc_v2 as *const () as usize))]),
-            ("cuMemAllocAsync", vec![(11020, Some(cuMemAllocAsync as *const () as usize))]),
-            ("cuMemAllocFromPoolAsync", vec![(11020, Some(cuMemAllocFromPoolAsync as *const () as usize))]),
-            ("cuMemAllocHost", vec![(2000, None), (3020, Some(cuMemAllocHost_v2 as *const () as usize))]),
-            ("cuMemAllocManaged", vec![(6000, Some(cuMemAllocManaged as *const () as usize))]),
-            ("cuMemAllocPitch", vec![(2000, None), (3020, Some(cuMemAllocPitch_v2 as *const () as usize))]),
-            ("cuMemFree", vec![(2000, None), (3020, Some(cuMemFree_v2 as *const () as usize))]),
-            ("cuMemFreeAsync", vec![(11020, Some(cuMemFreeAsync as *const () as usize))]),
-            ("cuMemFreeHost", vec![(2000, Some(cuMemFreeHost as *const () as usize))]),
-            ("cuMemGetAddressRange", vec![(2000, None), (3020, Some(cuMemGetAddressRange_v2 as *const () as usize))]),
-            ("cuMemGetInfo", vec![(2000, None), (3020, Some(cuMemGetInfo_v2 as *const () as usize))]),
-            ("cuMemHostAlloc", vec![(2020, Some(cuMemHostAlloc as *const () as usize))]),
-            ("cuMemHostGetDevicePointer", vec![(2020, None), (3020, Some(cuMemHostGetDevicePointer_v2 as *const () as usize))]),
-            ("cuMemHostGetFlags", vec![(2030, Some(cuMemHostGetFlags as *const () as usize))]),
-            ("cuMemHostRegister", vec![(4000, None), (6050, Some(cuMemHostRegister_v2 as *const () as usize))]),
-            ("cuMemHostUnregister", vec![(4000, Some(cuMemHostUnregister as *const () as usize))]),
-            (
-                "cuMemPrefetchAsync",
-                vec![(8000, Some(cuMemPrefetchAsync as *const () as usize)), (12020, Some(cuMemPrefetchAsync_v2 as *const () as usize))],
-            ),
-            ("cuMemPoolCreate", vec![(11020, Some(cuMemPoolCreate as *const () as usize))]),
-            ("cuMemPoolDestroy", vec![(11020, Some(cuMemPoolDestroy as *const () as usize))]),
-            ("cuMemPoolGetAccess", vec![(11020, Some(cuMemPoolGetAccess as *const () as usize))]),
-            ("cuMemPoolGetAttribute", vec![(11020, Some(cuMemPoolGetAttribute as *const () as usize))]),
-            ("cuMemPoolSetAccess", vec![(11020, Some(cuMemPoolSetAccess as *const () as usize))]),
-            ("cuMemPoolSetAttribute", vec![(11020, Some(cuMemPoolSetAttribute as *const () as usize))]),
-            ("cuMemPoolTrimTo", vec![(11020, Some(cuMemPoolTrimTo as *const () as usize))]),
-            ("cuMemcpy", vec![(4000, Some(cuMemcpy as *const () as usize))]),
-            ("cuMemcpyAsync", vec![(4000, Some(cuMemcpyAsync as *const () as usize))]),
-            ("cuMemcpyDtoD", vec![(2000, None), (3020, Some(cuMemcpyDtoD_v2 as *const () as usize))]),
-            ("cuMemcpyDtoDAsync", vec![(3000, None), (3020, Some(cuMemcpyDtoDAsync_v2 as *const () as usize))]),
-            ("cuMemcpyDtoH", vec![(2000, None), (3020, Some(cuMemcpyDtoH_v2 as *const () as usize))]),
-            ("cuMemcpyDtoHAsync", vec![(2000, None), (3020, Some(cuMemcpyDtoHAsync_v2 as *const () as usize))]),
-            ("cuMemcpyHtoD", vec![(2000, None), (3020, Some(cuMemcpyHtoD_v2 as *const () as usize))]),
-            ("cuMemcpyHtoDAsync", vec![(2000, None), (3020, Some(cuMemcpyHtoDAsync_v2 as *const () as usize))]),
-            ("cuMemsetD16", vec![(2000, None), (3020, Some(cuMemsetD16_v2 as *const () as usize))]),
-            ("cuMemsetD16Async", vec![(3020, Some(cuMemsetD16Async as *const () as usize))]),
-            ("cuMemsetD32", vec![(2000, None), (3020, Some(cuMemsetD32_v2 as *const () as usize))]),
-            ("cuMemsetD32Async", vec![(3020, Some(cuMemsetD32Async as *const () as usize))]),
-            ("cuMemsetD8", vec![(2000, None), (3020, Some(cuMemsetD8_v2 as *const () as usize))]),
-            ("cuMemsetD8Async", vec![(3020, Some(cuMemsetD8Async as *const () as usize))]),
-            ("cuModuleGetFunction", vec![(2000, Some(cuModuleGetFunction as *const () as usize))]),
-            ("cuModuleGetFunctionCount", vec![(12040, Some(cuModuleGetFunctionCount as *const () as usize))]),
-            ("cuModuleGetGlobal", vec![(2000, None), (3020, Some(cuModuleGetGlobal_v2 as *const () as usize))]),
-            ("cuModuleGetLoadingMode", vec![(11070, Some(cuModuleGetLoadingMode as *const () as usize))]),
-            ("cuModuleLoad", vec![(2000, Some(cuModuleLoad as *const () as usize))]),
-            ("cuModuleLoadData", vec![(2000, Some(cuModuleLoadData as *const () as usize))]),
-            ("cuModuleLoadDataEx", vec![(2010, Some(cuModuleLoadDataEx as *const () as usize))]),
-            ("cuModuleLoadFatBinary", vec![(2000, Some(cuModuleLoadFatBinary as *const () as usize))]),
-            ("cuModuleUnload", vec![(2000, Some(cuModuleUnload as *const () as usize))]),
-            ("cuOccupancyAvailableDynamicSMemPerBlock", vec![(10020, Some(cuOccupancyAvailableDynamicSMemPerBlock as *const () as usize))]),
-            (
-                "cuOccupancyMaxActiveBlocksPerMultiprocessor",
-                vec![(6050, Some(cuOccupancyMaxActiveBlocksPerMultiprocessor as *const () as usize))],
-            ),
-            (
-                "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
-                vec![(7000, Some(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags as *const () as usize))],
-            ),
-            ("cuOccupancyMaxPotentialBlockSize", vec![(6050, Some(cuOccupancyMaxPotentialBlockSize as *const () as usize))]),
-            ("cuPointerGetAttribute", vec![(4000, Some(cuPointerGetAttribute as *const () as usize))]),
-            ("cuPointerGetAttributes", vec![(7000, Some(cuPointerGetAttributes as *const () as usize))]),
-            ("cuPointerSetAttribute", vec![(6000, Some(cuPointerSetAttribute as *const () as usize))]),
-            ("cuProfilerStart", vec![(0, Some(cuProfilerStart as *const () as usize))]),
-            ("cuProfilerStop", vec![(0, Some(cuProfilerStop as *const () as usize))]),
-            ("cuStreamAddCallback", vec![(5000, Some(cuStreamAddCallback as *const () as usize))]),
-            ("cuStreamCreate", vec![(2000, Some(cuStreamCreate as *const () as usize))]),
-            ("cuStreamCreateWithPriority", vec![(5050, Some(cuStreamCreateWithPriority as *const () as usize))]),
-            ("cuStreamDestroy", vec![(2000, None), (4000, Some(cuStreamDestroy_v2 as *const () as usize))]),
-            ("cuStreamGetCtx", vec![(9020, Some(cuStreamGetCtx as *const () as usize)), (12050, None)]),
-            ("cuStreamGetFlags", vec![(5050, Some(cuStreamGetFlags as *const () as usize))]),
-            ("cuStreamGetId", vec![(12000, Some(cuStreamGetId as *const () as usize))]),
-            ("cuStreamGetPriority", vec![(5050, Some(cuStreamGetPriority as *const () as usize))]),
-            ("cuStreamIsCapturing", vec![(10000, Some(cuStreamIsCapturing as *const () as usize))]),
-            ("cuStreamQuery", vec![(2000, Some(cuStreamQuery as *const () as usize))]),
-            ("cuStreamSynchronize", vec![(2000, Some(cuStreamSynchronize as *const () as usize))]),
-            ("cuStreamWaitEvent", vec![(3020, Some(cuStreamWaitEvent as *const () as usize))]),
-        ];
-        rows.into_iter().collect()
+        procs! {
+            cuCtxCreate: 2000 -, 3020 cuCtxCreate_v2, 11040 -, 12050 cuCtxCreate_v4;
+            cuCtxDestroy: 2000 -, 4000 cuCtxDestroy_v2;
+            cuCtxGetApiVersion: 3020 cuCtxGetApiVersion;
+            cuCtxGetCacheConfig: 3020 cuCtxGetCacheConfig;
+            cuCtxGetCurrent: 4000 cuCtxGetCurrent;
+            cuCtxGetDevice: 2000 cuCtxGetDevice, 13000 cuCtxGetDevice_v2;
+            cuCtxGetFlags: 7000 cuCtxGetFlags;
+            cuCtxGetId: 12000 cuCtxGetId;
+            cuCtxGetLimit: 3010 cuCtxGetLimit;
+            cuCtxGetStreamPriorityRange: 5050 cuCtxGetStreamPriorityRange;
+            cuCtxPopCurrent: 2000 -, 4000 cuCtxPopCurrent_v2;
+            cuCtxPushCurrent: 2000 -, 4000 cuCtxPushCurrent_v2;
+            cuCtxResetPersistingL2Cache: 11000 cuCtxResetPersistingL2Cache;
+            cuCtxSetCacheConfig: 3020 cuCtxSetCacheConfig;
+            cuCtxSetCurrent: 4000 cuCtxSetCurrent;
+            cuCtxSetFlags: 12010 cuCtxSetFlags;
+            cuCtxSetLimit: 3010 cuCtxSetLimit;
+            cuCtxSynchronize: 2000 cuCtxSynchronize, 13000 cuCtxSynchronize_v2;
+            cuDeviceCanAccessPeer: 4000 cuDeviceCanAccessPeer;
+            cuDeviceComputeCapability: 2000 cuDeviceComputeCapability;
+            cuDeviceGet: 2000 cuDeviceGet;
+            cuDeviceGetAttribute: 2000 cuDeviceGetAttribute;
+            cuDeviceGetByPCIBusId: 4010 cuDeviceGetByPCIBusId;
+            cuDeviceGetCount: 2000 cuDeviceGetCount;
+            cuDeviceGetDefaultMemPool: 11020 cuDeviceGetDefaultMemPool;
+            cuDeviceGetLuid: 10000 cuDeviceGetLuid;
+            cuDeviceGetMemPool: 11020 cuDeviceGetMemPool;
+            cuDeviceGetName: 2000 cuDeviceGetName;
+            cuDeviceGetPCIBusId: 4010 cuDeviceGetPCIBusId;
+            cuDeviceGetUuid: 9020 cuDeviceGetUuid, 11040 cuDeviceGetUuid_v2;
+            cuDevicePrimaryCtxGetState: 7000 cuDevicePrimaryCtxGetState;
+            cuDevicePrimaryCtxRelease: 7000 cuDevicePrimaryCtxRelease, 11000 cuDevicePrimaryCtxRelease_v2;
+            cuDevicePrimaryCtxReset: 7000 cuDevicePrimaryCtxReset, 11000 cuDevicePrimaryCtxReset_v2;
+            cuDevicePrimaryCtxRetain: 7000 cuDevicePrimaryCtxRetain;
+            cuDevicePrimaryCtxSetFlags: 7000 cuDevicePrimaryCtxSetFlags, 11000 cuDevicePrimaryCtxSetFlags_v2;
+            cuDeviceSetMemPool: 11020 cuDeviceSetMemPool;
+            cuDeviceTotalMem: 2000 -, 3020 cuDeviceTotalMem_v2;
+            cuDriverGetVersion: 2020 cuDriverGetVersion;
+            cuEventCreate: 2000 cuEventCreate;
+            cuEventDestroy: 2000 -, 4000 cuEventDestroy_v2;
+            cuEventElapsedTime: 2000 cuEventElapsedTime, 12080 cuEventElapsedTime_v2;
+            cuEventQuery: 2000 cuEventQuery;
+            cuEventRecord: 2000 cuEventRecord;
+            cuEventRecordWithFlags: 11010 cuEventRecordWithFlags;
+            cuEventSynchronize: 2000 cuEventSynchronize;
+            cuFuncGetAttribute: 2020 cuFuncGetAttribute;
+            cuFuncGetModule: 11000 cuFuncGetModule;
+            cuFuncGetName: 12030 cuFuncGetName;
+            cuFuncIsLoaded: 12040 cuFuncIsLoaded;
+            cuFuncLoad: 12040 cuFuncLoad;
+            cuFuncSetAttribute: 9000 cuFuncSetAttribute;
+            cuFuncSetCacheConfig: 3000 cuFuncSetCacheConfig;
+            cuFuncSetSharedMemConfig: 4020 cuFuncSetSharedMemConfig;
+            cuGetErrorName: 6000 cuGetErrorName;
+            cuGetErrorString: 6000 cuGetErrorString;
+            cuGetExportTable: 3000 cuGetExportTable;
+            cuGetProcAddress: 11030 cuGetProcAddress, 12000 cuGetProcAddress_v2;
+            cuInit: 2000 cuInit;
+            cuKernelGetAttribute: 12000 cuKernelGetAttribute;
+            cuKernelGetFunction: 12000 cuKernelGetFunction;
+            cuKernelGetName: 12030 cuKernelGetName;
+            cuKernelSetAttribute: 12000 cuKernelSetAttribute;
+            cuKernelSetCacheConfig: 12000 cuKernelSetCacheConfig;
+            cuLaunchCooperativeKernel: 9000 cuLaunchCooperativeKernel;
+            cuLaunchHostFunc: 10000 cuLaunchHostFunc, 13010 -;
+            cuLaunchKernel: 4000 cuLaunchKernel;
+            cuLaunchKernelEx: 11060 cuLaunchKernelEx;
+            cuLibraryGetGlobal: 12000 cuLibraryGetGlobal;
+            cuLibraryGetKernel: 12000 cuLibraryGetKernel;
+            cuLibraryGetKernelCount: 12040 cuLibraryGetKernelCount;
+            cuLibraryGetModule: 12000 cuLibraryGetModule;
+            cuLibraryLoadData: 12000 cuLibraryLoadData;
+            cuLibraryLoadFromFile: 12000 cuLibraryLoadFromFile;
+            cuLibraryUnload: 12000 cuLibraryUnload;
+            cuLinkAddData: 5050 -, 6050 cuLinkAddData_v2;
+            cuLinkAddFile: 5050 -, 6050 cuLinkAddFile_v2;
+            cuLinkComplete: 5050 cuLinkComplete;
+            cuLinkCreate: 5050 -, 6050 cuLinkCreate_v2;
+            cuLinkDestroy: 5050 cuLinkDestroy;
+            cuMemAdvise: 8000 cuMemAdvise, 12020 cuMemAdvise_v2;
+            cuMemAlloc: 2000 -, 3020 cuMemAlloc_v2;
+            cuMemAllocAsync: 11020 cuMemAllocAsync;
+            cuMemAllocFromPoolAsync: 11020 cuMemAllocFromPoolAsync;
+            cuMemAllocHost: 2000 -, 3020 cuMemAllocHost_v2;
+            cuMemAllocManaged: 6000 cuMemAllocManaged;
+            cuMemAllocPitch: 2000 -, 3020 cuMemAllocPitch_v2;
+            cuMemFree: 2000 -, 3020 cuMemFree_v2;
+            cuMemFreeAsync: 11020 cuMemFreeAsync;
+            cuMemFreeHost: 2000 cuMemFreeHost;
+            cuMemGetAddressRange: 2000 -, 3020 cuMemGetAddressRange_v2;
+            cuMemGetInfo: 2000 -, 3020 cuMemGetInfo_v2;
+            cuMemHostAlloc: 2020 cuMemHostAlloc;
+            cuMemHostGetDevicePointer: 2020 -, 3020 cuMemHostGetDevicePointer_v2;
+            cuMemHostGetFlags: 2030 cuMemHostGetFlags;
+            cuMemHostRegister: 4000 -, 6050 cuMemHostRegister_v2;
+            cuMemHostUnregister: 4000 cuMemHostUnregister;
+            cuMemPrefetchAsync: 8000 cuMemPrefetchAsync, 12020 cuMemPrefetchAsync_v2;
+            cuMemPoolCreate: 11020 cuMemPoolCreate;
+            cuMemPoolDestroy: 11020 cuMemPoolDestroy;
+            cuMemPoolGetAccess: 11020 cuMemPoolGetAccess;
+            cuMemPoolGetAttribute: 11020 cuMemPoolGetAttribute;
+            cuMemPoolSetAccess: 11020 cuMemPoolSetAccess;
+            cuMemPoolSetAttribute: 11020 cuMemPoolSetAttribute;
+            cuMemPoolTrimTo: 11020 cuMemPoolTrimTo;
+            cuMemcpy: 4000 cuMemcpy;
+            cuMemcpyAsync: 4000 cuMemcpyAsync;
+            cuMemcpyDtoD: 2000 -, 3020 cuMemcpyDtoD_v2;
+            cuMemcpyDtoDAsync: 3000 -, 3020 cuMemcpyDtoDAsync_v2;
+            cuMemcpyDtoH: 2000 -, 3020 cuMemcpyDtoH_v2;
+            cuMemcpyDtoHAsync: 2000 -, 3020 cuMemcpyDtoHAsync_v2;
+            cuMemcpyHtoD: 2000 -, 3020 cuMemcpyHtoD_v2;
+            cuMemcpyHtoDAsync: 2000 -, 3020 cuMemcpyHtoDAsync_v2;
+            cuMemsetD16: 2000 -, 3020 cuMemsetD16_v2;
+            cuMemsetD16Async: 3020 cuMemsetD16Async;
+            cuMemsetD32: 2000 -, 3020 cuMemsetD32_v2;
+            cuMemsetD32Async: 3020 cuMemsetD32Async;
+            cuMemsetD8: 2000 -, 3020 cuMemsetD8_v2;
+            cuMemsetD8Async: 3020 cuMemsetD8Async;
+            cuModuleGetFunction: 2000 cuModuleGetFunction;
+            cuModuleGetFunctionCount: 12040 cuModuleGetFunctionCount;
+            cuModuleGetGlobal: 2000 -, 3020 cuModuleGetGlobal_v2;
+            cuModuleGetLoadingMode: 11070 cuModuleGetLoadingMode;
+            cuModuleLoad: 2000 cuModuleLoad;
+            cuModuleLoadData: 2000 cuModuleLoadData;
+            cuModuleLoadDataEx: 2010 cuModuleLoadDataEx;
+            cuModuleLoadFatBinary: 2000 cuModuleLoadFatBinary;
+            cuModuleUnload: 2000 cuModuleUnload;
+            cuOccupancyAvailableDynamicSMemPerBlock: 10020 cuOccupancyAvailableDynamicSMemPerBlock;
+            cuOccupancyMaxActiveBlocksPerMultiprocessor: 6050 cuOccupancyMaxActiveBlocksPerMultiprocessor;
+            cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: 7000 cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags;
+            cuOccupancyMaxPotentialBlockSize: 6050 cuOccupancyMaxPotentialBlockSize;
+            cuPointerGetAttribute: 4000 cuPointerGetAttribute;
+            cuPointerGetAttributes: 7000 cuPointerGetAttributes;
+            cuPointerSetAttribute: 6000 cuPointerSetAttribute;
+            cuProfilerStart: 0 cuProfilerStart;
+            cuProfilerStop: 0 cuProfilerStop;
+            cuStreamAddCallback: 5000 cuStreamAddCallback;
+            cuStreamCreate: 2000 cuStreamCreate;
+            cuStreamCreateWithPriority: 5050 cuStreamCreateWithPriority;
+            cuStreamDestroy: 2000 -, 4000 cuStreamDestroy_v2;
+            cuStreamGetCtx: 9020 cuStreamGetCtx, 12050 -;
+            cuStreamGetFlags: 5050 cuStreamGetFlags;
+            cuStreamGetId: 12000 cuStreamGetId;
+            cuStreamGetPriority: 5050 cuStreamGetPriority;
+            cuStreamIsCapturing: 10000 cuStreamIsCapturing;
+            cuStreamQuery: 2000 cuStreamQuery;
+            cuStreamSynchronize: 2000 cuStreamSynchronize;
+            cuStreamWaitEvent: 3020 cuStreamWaitEvent;
+        }
     })
 }
 

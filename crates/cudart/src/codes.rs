@@ -3,7 +3,8 @@
 
 use std::ffi::CStr;
 
-/// (code, name, message), in code order.
+/// (code, name, message), in code order, one a line.
+#[rustfmt::skip]
 pub const ERRORS: &[(i32, &CStr, &CStr)] = &[
     (0, c"cudaSuccess", c"no error"),
     (1, c"cudaErrorInvalidValue", c"invalid argument"),
@@ -45,16 +46,8 @@ pub const ERRORS: &[(i32, &CStr, &CStr)] = &[
     (52, c"cudaErrorMissingConfiguration", c"__global__ function call is not configured"),
     (53, c"cudaErrorPriorLaunchFailure", c"unspecified launch failure in prior launch"),
     (65, c"cudaErrorLaunchMaxDepthExceeded", c"launch would exceed maximum depth of nested launches"),
-    (
-        66,
-        c"cudaErrorLaunchFileScopedTex",
-        c"launch failed because kernel uses unsupported, file-scoped textures (texture objects are supported)",
-    ),
-    (
-        67,
-        c"cudaErrorLaunchFileScopedSurf",
-        c"launch failed because kernel uses unsupported, file-scoped surfaces (surface objects are supported)",
-    ),
+    (66, c"cudaErrorLaunchFileScopedTex", c"launch failed because kernel uses unsupported, file-scoped textures (texture objects are supported)"),
+    (67, c"cudaErrorLaunchFileScopedSurf", c"launch failed because kernel uses unsupported, file-scoped surfaces (surface objects are supported)"),
     (68, c"cudaErrorSyncDepthExceeded", c"cudaDeviceSynchronize failed because caller's grid depth exceeds cudaLimitDevRuntimeSyncDepth"),
     (69, c"cudaErrorLaunchPendingCountExceeded", c"launch failed because launch would exceed cudaLimitDevRuntimePendingLaunchCount"),
     (98, c"cudaErrorInvalidDeviceFunction", c"invalid device function"),
@@ -141,11 +134,7 @@ pub const ERRORS: &[(i32, &CStr, &CStr)] = &[
     (907, c"cudaErrorCapturedEvent", c"operation not permitted on an event last recorded in a capturing stream"),
     (908, c"cudaErrorStreamCaptureWrongThread", c"attempt to terminate a thread-local capture sequence from another thread"),
     (909, c"cudaErrorTimeout", c"wait operation timed out"),
-    (
-        910,
-        c"cudaErrorGraphExecUpdateFailure",
-        c"the graph update was not performed because it included changes which violated constraints specific to instantiated graph update",
-    ),
+    (910, c"cudaErrorGraphExecUpdateFailure", c"the graph update was not performed because it included changes which violated constraints specific to instantiated graph update"),
     (911, c"cudaErrorExternalDevice", c"an async error has occured in external entity outside of CUDA"),
     (912, c"cudaErrorInvalidClusterSize", c"a kernel launch error has occurred due to cluster misconfiguration"),
     (913, c"cudaErrorFunctionNotLoaded", c"the function handle is not loaded when calling an API that requires a loaded function"),
@@ -153,11 +142,7 @@ pub const ERRORS: &[(i32, &CStr, &CStr)] = &[
     (915, c"cudaErrorInvalidResourceConfiguration", c"one or more resources are insufficient or non-applicable for the operation"),
     (917, c"cudaErrorStreamDetached", c"API call not permitted since the green context associated with the stream has been destroyed"),
     (918, c"cudaErrorGraphRecaptureFailure", c"recapturing to the source graph failed and had to be terminated"),
-    (
-        919,
-        c"cudaErrorFabricNotReady",
-        c"GPU fabric is not ready within the probe wait budget; application may retry (see CUDA_FABRIC_INIT_TIMEOUT_MS)",
-    ),
+    (919, c"cudaErrorFabricNotReady", c"GPU fabric is not ready within the probe wait budget; application may retry (see CUDA_FABRIC_INIT_TIMEOUT_MS)"),
     (999, c"cudaErrorUnknown", c"unknown error"),
     (10000, c"cudaErrorApiFailureBase", c"api failure base"),
 ];

@@ -89,6 +89,35 @@ pub unsafe fn answer<T>(out: *mut T, f: impl FnOnce() -> Result<T, Error>) -> Cu
     })
 }
 
+/// Defines C entry points (`#[no_mangle] pub unsafe extern "C"`, each with its doc and
+/// `# Safety` section) whose body runs under [`api`]:
+/// * `fn NAME(ARGS) { BODY }`: the body gives `Result<(), Error>`;
+/// * `fn NAME(ARGS) -> OUT { BODY }`: the body gives `Result<T, Error>`, which [`answer`]
+///   writes through the pointer argument `OUT` (null: `cudaErrorInvalidValue`).
+///
+/// The name is written out (`__warpsim_cudaMalloc`) so that build.rs finds it.
+macro_rules! entry_points {
+    () => {};
+    ($(#[$m:meta])* fn $name:ident($($a:ident: $t:ty),* $(,)?) -> $out:ident $body:block $($rest:tt)*) => {
+        $(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($a: $t),*) -> $crate::error::CudaErrorT {
+            // SAFETY: the output pointer is null or writable, as the caller promises.
+            unsafe { $crate::error::answer($out, || $body) }
+        }
+        $crate::error::entry_points! { $($rest)* }
+    };
+    ($(#[$m:meta])* fn $name:ident($($a:ident: $t:ty),* $(,)?) $body:block $($rest:tt)*) => {
+        $(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($a: $t),*) -> $crate::error::CudaErrorT {
+            $crate::error::api(|| $body)
+        }
+        $crate::error::entry_points! { $($rest)* }
+    };
+}
+pub(crate) use entry_points;
+
 /// A null output pointer is `cudaErrorInvalidValue`.
 pub fn non_null<T>(p: *mut T) -> Result<*mut T, Error> {
     if p.is_null() {

@@ -9,7 +9,7 @@ use std::ffi::{c_int, c_uint, c_void};
 
 use crate::context;
 use crate::driver::{cu, Handle};
-use crate::error::{answer, api, non_null, CudaErrorT, Error, INVALID_CONFIGURATION, INVALID_VALUE};
+use crate::error::{entry_points, non_null, CudaErrorT, Error, INVALID_CONFIGURATION, INVALID_VALUE};
 use crate::register::function;
 
 /// `dim3`.
@@ -47,16 +47,10 @@ pub unsafe extern "C" fn __warpsim___cudaPushCallConfiguration(grid: Dim3, block
     }
 }
 
-/// # Safety
-/// The pointers are null or writable (`stream` points at a `cudaStream_t`).
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim___cudaPopCallConfiguration(
-    grid: *mut Dim3,
-    block: *mut Dim3,
-    shared: *mut usize,
-    stream: *mut c_void,
-) -> CudaErrorT {
-    api(|| {
+entry_points! {
+    /// # Safety
+    /// The pointers are null or writable (`stream` points at a `cudaStream_t`).
+    fn __warpsim___cudaPopCallConfiguration(grid: *mut Dim3, block: *mut Dim3, shared: *mut usize, stream: *mut c_void) {
         let c = CONFIGS.try_with(|s| s.borrow_mut().pop()).ok().flatten().ok_or(Error(INVALID_CONFIGURATION))?;
         // SAFETY: each pointer is checked for null; the caller gives writable slots.
         unsafe {
@@ -66,7 +60,7 @@ pub unsafe extern "C" fn __warpsim___cudaPopCallConfiguration(
             non_null(stream.cast::<usize>())?.write(c.stream);
         }
         Ok(())
-    })
+    }
 }
 
 /// Checks a launch's shape against the device, as the runtime does before the driver sees it.
@@ -89,38 +83,26 @@ fn launch(func: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, 
     cu!(cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared, stream, args, std::ptr::null_mut()))
 }
 
-/// Also `__cudaLaunchKernel` (CUDA 13's host stubs, with the handle of `__cudaGetKernel`).
-///
-/// # Safety
-/// `func` is a registered host stub (or its kernel handle); `args` points at one pointer per
-/// kernel parameter, each to a value of that parameter's type.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaLaunchKernel(
-    func: *const c_void,
-    grid: Dim3,
-    block: Dim3,
-    args: *mut *mut c_void,
-    shared: usize,
-    stream: Handle,
-) -> CudaErrorT {
-    api(|| launch(func, grid, block, args, shared, stream))
-}
+entry_points! {
+    /// Also `__cudaLaunchKernel` (CUDA 13's host stubs, with the handle of `__cudaGetKernel`).
+    ///
+    /// # Safety
+    /// `func` is a registered host stub (or its kernel handle); `args` points at one pointer per
+    /// kernel parameter, each to a value of that parameter's type.
+    fn __warpsim_cudaLaunchKernel(func: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, shared: usize, stream: Handle) {
+        launch(func, grid, block, args, shared, stream)
+    }
 
-/// The per-thread-default-stream launch (`--default-stream per-thread`); also `cudaLaunchKernel_ptsz`.
-///
-/// # Safety
-/// As [`__warpsim_cudaLaunchKernel`].
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim___cudaLaunchKernel_ptsz(
-    kernel: *const c_void,
-    grid: Dim3,
-    block: Dim3,
-    args: *mut *mut c_void,
-    shared: usize,
-    stream: Handle,
-) -> CudaErrorT {
-    let stream = if stream.is_null() { STREAM_PER_THREAD as Handle } else { stream };
-    api(|| launch(kernel, grid, block, args, shared, stream))
+    /// The per-thread-default-stream launch (`--default-stream per-thread`); also `cudaLaunchKernel_ptsz`.
+    ///
+    /// # Safety
+    /// As [`__warpsim_cudaLaunchKernel`].
+    fn __warpsim___cudaLaunchKernel_ptsz(
+        kernel: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, shared: usize, stream: Handle,
+    ) {
+        let stream = if stream.is_null() { STREAM_PER_THREAD as Handle } else { stream };
+        launch(kernel, grid, block, args, shared, stream)
+    }
 }
 
 /// `struct cudaFuncAttributes` (driver_types.h, CUDA 13).
@@ -154,75 +136,59 @@ fn func_attribute(f: Handle, attr: c_int) -> Result<c_int, Error> {
     Ok(v)
 }
 
-/// # Safety
-/// `attr` is null or points at a writable `cudaFuncAttributes`.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaFuncGetAttributes(attr: *mut FuncAttributes, func: *const c_void) -> CudaErrorT {
-    // SAFETY: `attr` is null or writable, as the caller promises.
-    unsafe {
-        answer(attr, || {
-            let f = function(func)?;
-            let a = |n| func_attribute(f, n);
-            // Attributes a driver may not know read as 0, as for an older driver.
-            let opt = |n| func_attribute(f, n).unwrap_or(0);
-            let v = FuncAttributes {
-                max_threads_per_block: a(0)?,
-                shared_size_bytes: a(1)?.max(0) as usize,
-                const_size_bytes: a(2)?.max(0) as usize,
-                local_size_bytes: a(3)?.max(0) as usize,
-                num_regs: a(4)?,
-                ptx_version: a(5)?,
-                binary_version: a(6)?,
-                cache_mode_ca: opt(7),
-                max_dynamic_shared_size_bytes: opt(8),
-                preferred_shmem_carveout: opt(9),
-                cluster_dim_must_be_set: opt(10),
-                required_cluster_width: opt(11),
-                required_cluster_height: opt(12),
-                required_cluster_depth: opt(13),
-                non_portable_cluster_size_allowed: opt(14),
-                cluster_scheduling_policy_preference: opt(15),
-                device_node_update_status: opt(16),
-                shared_memory_mode: opt(17),
-                reserved: [0; 14],
-            };
-            Ok(v)
-        })
+entry_points! {
+    /// # Safety
+    /// `attr` is null or points at a writable `cudaFuncAttributes`.
+    fn __warpsim_cudaFuncGetAttributes(attr: *mut FuncAttributes, func: *const c_void) -> attr {
+        let f = function(func)?;
+        let a = |n| func_attribute(f, n);
+        // Attributes a driver may not know read as 0, as for an older driver.
+        let opt = |n| func_attribute(f, n).unwrap_or(0);
+        let v = FuncAttributes {
+            max_threads_per_block: a(0)?,
+            shared_size_bytes: a(1)?.max(0) as usize,
+            const_size_bytes: a(2)?.max(0) as usize,
+            local_size_bytes: a(3)?.max(0) as usize,
+            num_regs: a(4)?,
+            ptx_version: a(5)?,
+            binary_version: a(6)?,
+            cache_mode_ca: opt(7),
+            max_dynamic_shared_size_bytes: opt(8),
+            preferred_shmem_carveout: opt(9),
+            cluster_dim_must_be_set: opt(10),
+            required_cluster_width: opt(11),
+            required_cluster_height: opt(12),
+            required_cluster_depth: opt(13),
+            non_portable_cluster_size_allowed: opt(14),
+            cluster_scheduling_policy_preference: opt(15),
+            device_node_update_status: opt(16),
+            shared_memory_mode: opt(17),
+            reserved: [0; 14],
+        };
+        Ok(v)
     }
-}
 
-/// # Safety
-/// `func` is a registered host stub.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaFuncSetAttribute(func: *const c_void, attr: c_int, value: c_int) -> CudaErrorT {
-    api(|| cu!(cuFuncSetAttribute(function(func)?, attr, value)))
-}
+    /// # Safety
+    /// `func` is a registered host stub.
+    fn __warpsim_cudaFuncSetAttribute(func: *const c_void, attr: c_int, value: c_int) {
+        cu!(cuFuncSetAttribute(function(func)?, attr, value))
+    }
 
-/// # Safety
-/// `func` is a registered host stub.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaFuncSetCacheConfig(func: *const c_void, config: c_int) -> CudaErrorT {
-    api(|| cu!(cuFuncSetCacheConfig(function(func)?, config)))
-}
+    /// # Safety
+    /// `func` is a registered host stub.
+    fn __warpsim_cudaFuncSetCacheConfig(func: *const c_void, config: c_int) {
+        cu!(cuFuncSetCacheConfig(function(func)?, config))
+    }
 
-/// # Safety
-/// `blocks` is null or writable; `func` is a registered host stub.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
-    blocks: *mut c_int,
-    func: *const c_void,
-    block_size: c_int,
-    dynamic_shared: usize,
-    flags: c_uint,
-) -> CudaErrorT {
-    // SAFETY: `blocks` is null or writable, as the caller promises.
-    unsafe {
-        answer(blocks, || {
-            let f = function(func)?;
-            let mut n = 0;
-            cu!(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&mut n, f, block_size, dynamic_shared, flags))?;
-            Ok(n)
-        })
+    /// # Safety
+    /// `blocks` is null or writable; `func` is a registered host stub.
+    fn __warpsim_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+        blocks: *mut c_int, func: *const c_void, block_size: c_int, dynamic_shared: usize, flags: c_uint,
+    ) -> blocks {
+        let f = function(func)?;
+        let mut n = 0;
+        cu!(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&mut n, f, block_size, dynamic_shared, flags))?;
+        Ok(n)
     }
 }
 

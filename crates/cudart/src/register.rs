@@ -10,7 +10,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use crate::context;
 use crate::driver::{cu, CUdeviceptr, Handle};
-use crate::error::{api, CudaErrorT, Error, INVALID_DEVICE_FUNCTION, INVALID_SYMBOL, INVALID_VALUE};
+use crate::error::{entry_points, Error, INVALID_DEVICE_FUNCTION, INVALID_SYMBOL, INVALID_VALUE};
 
 /// `__fatBinC_Wrapper_t`'s magic: `{u32 magic, u32 version, const void* data, void* filename}`.
 const WRAPPER_MAGIC: u32 = 0x466243B1;
@@ -302,20 +302,16 @@ pub fn symbol_range(host_var: *const c_void, count: usize, offset: usize) -> Res
     }
 }
 
-/// Also `cudaGetKernel`.
-///
-/// # Safety
-/// `kernel` is null or writable; `host_fun` is any value.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim___cudaGetKernel(kernel: *mut *mut c_void, host_fun: *const c_void) -> CudaErrorT {
-    api(|| {
-        let out = crate::error::non_null(kernel)?;
+entry_points! {
+    /// Also `cudaGetKernel`.
+    ///
+    /// # Safety
+    /// `kernel` is null or writable; `host_fun` is any value.
+    fn __warpsim___cudaGetKernel(kernel: *mut *mut c_void, host_fun: *const c_void) -> kernel {
         if !with(|r| r.functions.contains_key(&(host_fun as usize))) {
             return Err(Error(INVALID_DEVICE_FUNCTION));
         }
         // The runtime's kernel handle is the host stub itself: launches find it the same way.
-        // SAFETY: checked non-null; the caller gives a writable slot.
-        unsafe { out.write(host_fun as *mut c_void) };
-        Ok(())
-    })
+        Ok(host_fun.cast_mut())
+    }
 }

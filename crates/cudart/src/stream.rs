@@ -6,24 +6,86 @@ use std::ffi::{c_float, c_int, c_uint, c_void};
 
 use crate::context;
 use crate::driver::{cu, Handle};
-use crate::error::{answer, api, CudaErrorT};
+use crate::error::{entry_points, CudaErrorT};
 
-/// # Safety
-/// `stream` is null or writable.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaStreamCreateWithPriority(stream: *mut Handle, flags: c_uint, priority: c_int) -> CudaErrorT {
-    // SAFETY: `stream` is null or writable, as the caller promises.
-    unsafe {
-        answer(stream, || {
-            context::ensure()?;
-            let mut s = std::ptr::null_mut();
-            match priority {
-                0 => cu!(cuStreamCreate(&mut s, flags))?,
-                p => cu!(cuStreamCreateWithPriority(&mut s, flags, p))?,
-            }
-            Ok(s)
-        })
+/// `cudaHostFn_t`.
+type HostFn = Option<unsafe extern "C" fn(*mut c_void)>;
+
+entry_points! {
+    /// # Safety
+    /// `stream` is null or writable.
+    fn __warpsim_cudaStreamCreateWithPriority(stream: *mut Handle, flags: c_uint, priority: c_int) -> stream {
+        context::ensure()?;
+        let mut s = std::ptr::null_mut();
+        match priority {
+            0 => cu!(cuStreamCreate(&mut s, flags))?,
+            p => cu!(cuStreamCreateWithPriority(&mut s, flags, p))?,
+        }
+        Ok(s)
     }
+
+    /// # Safety
+    /// `stream` is a stream of this process.
+    fn __warpsim_cudaStreamDestroy(stream: Handle) { context::ensure()?; cu!(cuStreamDestroy_v2(stream)) }
+
+    /// # Safety
+    /// `stream` is a stream of this process or a default stream.
+    fn __warpsim_cudaStreamSynchronize(stream: Handle) { context::ensure()?; cu!(cuStreamSynchronize(stream)) }
+
+    /// # Safety
+    /// `stream` is a stream of this process or a default stream.
+    fn __warpsim_cudaStreamQuery(stream: Handle) { context::ensure()?; cu!(cuStreamQuery(stream)) }
+
+    /// # Safety
+    /// `stream` and `event` are handles of this process.
+    fn __warpsim_cudaStreamWaitEvent(stream: Handle, event: Handle, flags: c_uint) {
+        context::ensure()?;
+        cu!(cuStreamWaitEvent(stream, event, flags))
+    }
+
+    /// # Safety
+    /// `f` is a function the stream may call with `data` once it reaches this point.
+    fn __warpsim_cudaLaunchHostFunc(stream: Handle, f: HostFn, data: *mut c_void) {
+        context::ensure()?;
+        cu!(cuLaunchHostFunc(stream, f, data))
+    }
+
+    /// # Safety
+    /// `event` is null or writable.
+    fn __warpsim_cudaEventCreateWithFlags(event: *mut Handle, flags: c_uint) -> event {
+        context::ensure()?;
+        let mut e = std::ptr::null_mut();
+        cu!(cuEventCreate(&mut e, flags))?;
+        Ok(e)
+    }
+
+    /// # Safety
+    /// `event` and `stream` are handles of this process.
+    fn __warpsim_cudaEventRecord(event: Handle, stream: Handle) { context::ensure()?; cu!(cuEventRecord(event, stream)) }
+
+    /// # Safety
+    /// `event` is an event of this process.
+    fn __warpsim_cudaEventQuery(event: Handle) { context::ensure()?; cu!(cuEventQuery(event)) }
+
+    /// # Safety
+    /// `event` is an event of this process.
+    fn __warpsim_cudaEventSynchronize(event: Handle) { context::ensure()?; cu!(cuEventSynchronize(event)) }
+
+    /// # Safety
+    /// `ms` is null or writable; the events are events of this process.
+    fn __warpsim_cudaEventElapsedTime(ms: *mut c_float, start: Handle, end: Handle) -> ms {
+        context::ensure()?;
+        let mut v = 0.0;
+        match cu!(cuEventElapsedTime_v2(&mut v, start, end)) {
+            Err(e) if e.0 == crate::error::NOT_SUPPORTED => cu!(cuEventElapsedTime(&mut v, start, end))?,
+            r => r?,
+        }
+        Ok(v)
+    }
+
+    /// # Safety
+    /// `event` is an event of this process.
+    fn __warpsim_cudaEventDestroy(event: Handle) { context::ensure()?; cu!(cuEventDestroy_v2(event)) }
 }
 
 /// # Safety
@@ -43,135 +105,9 @@ pub unsafe extern "C" fn __warpsim_cudaStreamCreate(stream: *mut Handle) -> Cuda
 }
 
 /// # Safety
-/// `stream` is a stream of this process.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaStreamDestroy(stream: Handle) -> CudaErrorT {
-    api(|| {
-        context::ensure()?;
-        cu!(cuStreamDestroy_v2(stream))
-    })
-}
-
-/// # Safety
-/// `stream` is a stream of this process or a default stream.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaStreamSynchronize(stream: Handle) -> CudaErrorT {
-    api(|| {
-        context::ensure()?;
-        cu!(cuStreamSynchronize(stream))
-    })
-}
-
-/// # Safety
-/// `stream` is a stream of this process or a default stream.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaStreamQuery(stream: Handle) -> CudaErrorT {
-    api(|| {
-        context::ensure()?;
-        cu!(cuStreamQuery(stream))
-    })
-}
-
-/// # Safety
-/// `stream` and `event` are handles of this process.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaStreamWaitEvent(stream: Handle, event: Handle, flags: c_uint) -> CudaErrorT {
-    api(|| {
-        context::ensure()?;
-        cu!(cuStreamWaitEvent(stream, event, flags))
-    })
-}
-
-/// `cudaHostFn_t`.
-type HostFn = Option<unsafe extern "C" fn(*mut c_void)>;
-
-/// # Safety
-/// `f` is a function the stream may call with `data` once it reaches this point.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaLaunchHostFunc(stream: Handle, f: HostFn, data: *mut c_void) -> CudaErrorT {
-    api(|| {
-        context::ensure()?;
-        cu!(cuLaunchHostFunc(stream, f, data))
-    })
-}
-
-/// # Safety
-/// `event` is null or writable.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaEventCreateWithFlags(event: *mut Handle, flags: c_uint) -> CudaErrorT {
-    // SAFETY: `event` is null or writable, as the caller promises.
-    unsafe {
-        answer(event, || {
-            context::ensure()?;
-            let mut e = std::ptr::null_mut();
-            cu!(cuEventCreate(&mut e, flags))?;
-            Ok(e)
-        })
-    }
-}
-
-/// # Safety
 /// `event` is null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn __warpsim_cudaEventCreate(event: *mut Handle) -> CudaErrorT {
     // SAFETY: the same contract.
     unsafe { __warpsim_cudaEventCreateWithFlags(event, 0) }
-}
-
-/// # Safety
-/// `event` and `stream` are handles of this process.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaEventRecord(event: Handle, stream: Handle) -> CudaErrorT {
-    api(|| {
-        context::ensure()?;
-        cu!(cuEventRecord(event, stream))
-    })
-}
-
-/// # Safety
-/// `event` is an event of this process.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaEventQuery(event: Handle) -> CudaErrorT {
-    api(|| {
-        context::ensure()?;
-        cu!(cuEventQuery(event))
-    })
-}
-
-/// # Safety
-/// `event` is an event of this process.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaEventSynchronize(event: Handle) -> CudaErrorT {
-    api(|| {
-        context::ensure()?;
-        cu!(cuEventSynchronize(event))
-    })
-}
-
-/// # Safety
-/// `ms` is null or writable; the events are events of this process.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaEventElapsedTime(ms: *mut c_float, start: Handle, end: Handle) -> CudaErrorT {
-    // SAFETY: `ms` is null or writable, as the caller promises.
-    unsafe {
-        answer(ms, || {
-            context::ensure()?;
-            let mut v = 0.0;
-            match cu!(cuEventElapsedTime_v2(&mut v, start, end)) {
-                Err(e) if e.0 == crate::error::NOT_SUPPORTED => cu!(cuEventElapsedTime(&mut v, start, end))?,
-                r => r?,
-            }
-            Ok(v)
-        })
-    }
-}
-
-/// # Safety
-/// `event` is an event of this process.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim_cudaEventDestroy(event: Handle) -> CudaErrorT {
-    api(|| {
-        context::ensure()?;
-        cu!(cuEventDestroy_v2(event))
-    })
 }

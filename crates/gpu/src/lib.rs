@@ -27,6 +27,6 @@ pub mod refusal;
 mod render;
 
 pub use occupancy::{occupancy, Limiter, Limits, Occupancy, OccupancyError, OccupancyInput, PartialWarps};
-pub use preset::{GpuPreset, Latencies, OccupancyRule, PresetError, Vendor};
+pub use preset::{read_preset_file, GpuPreset, Latencies, OccupancyRule, PresetError, Vendor};
 pub use refusal::{LaunchRefused, LaunchRequest};
 pub use render::WIDTH as RENDER_WIDTH;

@@ -177,6 +177,20 @@ pub enum PresetError {
     Invalid { origin: String, field: &'static str, msg: String },
 }
 
+impl PresetError {
+    /// A JSON error at its line and column of `origin`.
+    pub fn json(origin: &str, e: &serde_json::Error) -> PresetError {
+        PresetError::Json { origin: origin.to_string(), line: e.line(), column: e.column(), msg: e.to_string() }
+    }
+}
+
+/// A preset file's text and its name for errors (what every preset format's `from_file` reads).
+pub fn read_preset_file(path: &Path) -> Result<(String, String), PresetError> {
+    let shown = path.display().to_string();
+    let src = std::fs::read_to_string(path).map_err(|source| PresetError::Io { path: shown.clone(), source })?;
+    Ok((src, shown))
+}
+
 /// The presets shipped with warpsim, in the order [`GpuPreset::names`] lists them.
 const BUILTIN: [(&str, &str); 5] = [
     ("t4", include_str!("../presets/t4.json")),
@@ -209,20 +223,13 @@ impl GpuPreset {
 
     /// A user's preset file (same format as `presets/*.json`).
     pub fn from_file(path: impl AsRef<Path>) -> Result<GpuPreset, PresetError> {
-        let path = path.as_ref();
-        let shown = path.display().to_string();
-        let src = std::fs::read_to_string(path).map_err(|source| PresetError::Io { path: shown.clone(), source })?;
+        let (src, shown) = read_preset_file(path.as_ref())?;
         Self::from_json_str(&src, &shown)
     }
 
     /// Parses and validates a preset; `origin` names it in errors.
     pub fn from_json_str(src: &str, origin: &str) -> Result<GpuPreset, PresetError> {
-        let p: GpuPreset = serde_json::from_str(src).map_err(|e| PresetError::Json {
-            origin: origin.to_string(),
-            line: e.line(),
-            column: e.column(),
-            msg: e.to_string(),
-        })?;
+        let p: GpuPreset = serde_json::from_str(src).map_err(|e| PresetError::json(origin, &e))?;
         p.validate(origin)?;
         Ok(p)
     }

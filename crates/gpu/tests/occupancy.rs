@@ -241,12 +241,16 @@ fn partial_warp_waste() {
     assert_eq!((o.warps_per_block, o.partial_warps.idle_lanes_per_block), (2, 28));
 }
 
+/// `render_text` of preset `p` for `input` (printed, for a failing test's output).
+fn rendered(p: &str, input: OccupancyInput) -> String {
+    let t = occ(p, input).render_text(&preset(p));
+    println!("{t}");
+    t
+}
+
 #[test]
 fn render_text_explains() {
-    let a100 = preset("a100");
-    let o = occupancy(&a100, &OccupancyInput::new(256, 64)).unwrap();
-    let t = o.render_text(&a100);
-    println!("{t}");
+    let t = rendered("a100", OccupancyInput::new(256, 64));
     assert!(t.contains("Limited by registers: 64 regs/thread x 32 lanes = 2048 per warp"), "{t}");
     assert!(t.contains("50.0%"), "{t}");
     let rows: Vec<&str> = t.lines().filter(|l| l.trim_start().starts_with("scheduler")).collect();
@@ -257,26 +261,18 @@ fn render_text_explains() {
     }
 
     // Partial warps show as `+`: 100 threads = 4 warps, the 4th partial; 16 blocks fill 64 slots.
-    let h200 = preset("h200");
-    let o = occupancy(&h200, &OccupancyInput::new(100, 32)).unwrap();
-    let t = o.render_text(&h200);
-    println!("{t}");
+    let t = rendered("h200", OccupancyInput::new(100, 32));
     let pic: String = t.lines().filter(|l| l.contains("scheduler ") && l.contains('|')).collect();
     assert_eq!(pic.matches('+').count(), 16, "{t}");
     assert_eq!(pic.matches('#').count(), 48, "{t}");
     assert!(t.contains("28 idle lanes"), "{t}");
 
     // Zero blocks: the sentence says why.
-    let o = occupancy(&h200, &OccupancyInput::new(32, 17).shared(4096, 49152)).unwrap();
-    let t = o.render_text(&h200);
-    println!("{t}");
+    let t = rendered("h200", OccupancyInput::new(32, 17).shared(4096, 49152));
     assert!(t.contains("Limited by shared memory"), "{t}");
     assert!(t.contains("without opting in"), "{t}");
 
-    let mi = preset("mi300x");
-    let o = occupancy(&mi, &OccupancyInput::new(256, 128)).unwrap();
-    let t = o.render_text(&mi);
-    println!("{t}");
+    let t = rendered("mi300x", OccupancyInput::new(256, 128));
     assert!(t.contains("SIMD 3"), "{t}");
     assert!(t.contains("waves"), "{t}");
 }

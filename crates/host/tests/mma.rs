@@ -855,6 +855,11 @@ fn run_src(src: &str, kernel: &str, args: Vec<Arg>, block: u32) -> Run {
     try_src(src, kernel, args, block, 1 << 24, |_| {}).unwrap_or_else(|e| panic!("{kernel}: {e}"))
 }
 
+/// Kernel `k(.param .u64 out)` with `%p<4>`, `%r<8>` and `%rd<8>` declared: `body`, then `ret`.
+fn out_kernel(body: &str) -> String {
+    format!("{HEAD}.visible .entry k(.param .u64 out)\n{{\n.reg .pred %p<4>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<8>;\n{body}ret;\n}}\n")
+}
+
 fn u32s(b: &[u8]) -> Vec<u32> {
     from_bytes(b, u32::from_le_bytes)
 }
@@ -862,13 +867,8 @@ fn u32s(b: &[u8]) -> Vec<u32> {
 #[test]
 fn mbarrier_phases_tokens_and_transactions() {
     // Lane 0 drives one mbarrier through four phases and records what each wait saw.
-    let src = format!(
-        "{HEAD}.visible .entry k(.param .u64 out)
-{{
-.reg .pred %p<4>;
-.reg .b32 %r<8>;
-.reg .b64 %rd<8>;
-.shared .align 8 .b64 bar;
+    let src = out_kernel(
+        ".shared .align 8 .b64 bar;
 ld.param.u64 %rd1, [out];
 mov.u32 %r1, %tid.x;
 setp.ne.u32 %p1, %r1, 0;
@@ -917,9 +917,7 @@ selp.u32 %r2, 1, 0, %p2;
 st.global.u32 [%rd1+40], %r2;
 mbarrier.inval.shared::cta.b64 [bar];
 DONE:
-ret;
-}}
-"
+",
     );
     let r = run_src(&src, "k", vec![Arg::Zeros(44)], 32);
     // 0: phase 0 open after one of three arrivals; 1: two still pending; 2: token wait done
@@ -1151,13 +1149,8 @@ ret;
 
 #[test]
 fn elect_setmaxnreg_and_fences_run() {
-    let src = format!(
-        "{HEAD}.visible .entry k(.param .u64 out)
-{{
-.reg .pred %p<2>;
-.reg .b32 %r<4>;
-.reg .b64 %rd<4>;
-ld.param.u64 %rd1, [out];
+    let src = out_kernel(
+        "ld.param.u64 %rd1, [out];
 setmaxnreg.inc.sync.aligned.u32 232;
 fence.proxy.async.shared::cta;
 fence.mbarrier_init.release.cluster;
@@ -1169,9 +1162,7 @@ DONE:
 wgmma.commit_group.sync.aligned;
 wgmma.wait_group.sync.aligned 0;
 setmaxnreg.dec.sync.aligned.u32 40;
-ret;
-}}
-"
+",
     );
     let r = run_src(&src, "k", vec![Arg::Buf(vec![0xFF; 4])], 128);
     assert_eq!(u32s(&r.buf(0)), [0], "lane 0 was elected and wrote its lane id");

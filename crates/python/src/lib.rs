@@ -3,9 +3,8 @@
 //! the `warpsim` command (the CLI's own `main`, included from
 //! `crates/cli/src/main.rs`), and, by linking `warpsim-cuda`, the CUDA driver
 //! API that `warpsim.numba` points Numba at (a cdylib exports the
-//! `#[no_mangle]` functions of its dependencies). It also gets the driver's
-//! soname, `libcuda.so.1` (Cargo passes the driver crate's cdylib link
-//! arguments on to every cdylib above it), which is how `cuda.bindings` finds it.
+//! `#[no_mangle]` functions of its dependencies). It also takes the driver's
+//! soname, `libcuda.so.1` (build.rs), which is how `cuda.bindings` finds it.
 //!
 //! Every entry point catches panics and turns them, like every warpsim error,
 //! into a Python exception (`warpsim.Error` and its subclasses).
