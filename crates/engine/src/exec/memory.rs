@@ -105,19 +105,18 @@ impl<const W: usize> Warp<W> {
             }
         }
         if let Some(alloc) = self.one_allocation(ctx, space, &base, exec, size * n as u32, vector_align(size, n)) {
-            let mut m = exec;
-            while m != 0 {
-                let l = m.trailing_zeros() as usize;
-                m &= m - 1;
-                for k in 0..n as usize {
-                    // SAFETY: `one_allocation` checked that every active lane's `n * size` bytes lie
-                    // in `alloc` and that its address is a multiple of the vector's size (so each element's of `size`).
-                    let raw = unsafe { alloc.load_at(base[l] - alloc.base + k as u64 * size as u64, size) };
-                    if let Some(dk) = d[k] {
-                        let v = if signed { sext(raw, size * 8) } else { raw };
-                        self.put_lane(dk, l, v)
+            for k in 0..n as usize {
+                let Some(dk) = d[k] else { continue };
+                let mut v = [0u64; W];
+                // SAFETY: `one_allocation` checked that every active lane's `n * size` bytes lie
+                // in `alloc` and that its address is a multiple of the vector's size (so each element's of `size`).
+                unsafe { alloc.load_lanes(&base, alloc.base.wrapping_sub(k as u64 * size as u64), exec, size, &mut v) };
+                if signed {
+                    for x in &mut v {
+                        *x = sext(*x, size * 8);
                     }
                 }
+                self.scatter(dk, &v, exec);
             }
             return Ok(());
         }
@@ -172,15 +171,12 @@ impl<const W: usize> Warp<W> {
             }
         }
         if let Some(alloc) = self.one_allocation(ctx, space, &base, exec, size * n as u32, vector_align(size, n)) {
-            let mut m = exec;
-            while m != 0 {
-                let l = m.trailing_zeros() as usize;
-                m &= m - 1;
-                for k in 0..n as usize {
-                    let v = self.lane_value(s[k], l);
-                    // SAFETY: as for loads, `one_allocation` checked bounds and alignment for every active lane.
-                    unsafe { alloc.store_at(base[l] - alloc.base + k as u64 * size as u64, size, v) };
-                }
+            // Element by element, lanes in order: vectors are aligned to their whole size, so two
+            // lanes' vectors are the same bytes or disjoint and the highest lane's value stays.
+            for k in 0..n as usize {
+                let v = self.gather(s[k]);
+                // SAFETY: as for loads, `one_allocation` checked bounds and alignment for every active lane.
+                unsafe { alloc.store_lanes(&base, alloc.base.wrapping_sub(k as u64 * size as u64), exec, size, &v) };
             }
             return Ok(());
         }
