@@ -86,6 +86,48 @@ impl SharedCost {
     }
 }
 
+/// [`phased_cost`] of one phase of at most 64 lanes, one word per lane (the
+/// common 32-bit access), without gathering the words first.
+fn one_word_phase(addrs: &[u64], mask: u64) -> SharedCost {
+    let mask = mask & lane_bits(addrs.len());
+    if mask == 0 {
+        return SharedCost::default();
+    }
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    for (l, &a) in addrs.iter().enumerate() {
+        let on = mask >> l & 1 != 0;
+        lo = if on { lo.min(a / 4) } else { lo };
+        hi = if on { hi.max(a / 4) } else { hi };
+    }
+    // Words within 32 of each other sit in distinct banks: one wavefront (broadcasts included).
+    if hi - lo < 32 {
+        return SharedCost { wavefronts: 1, ideal_wavefronts: 1 };
+    }
+    let (row0, row1) = (lo / 32, hi / 32);
+    let wavefronts = if row1 - row0 < 64 {
+        // One bitset of rows (word / 32) per bank.
+        let mut rows = [0u64; 32];
+        for (l, &a) in addrs.iter().enumerate() {
+            if mask >> l & 1 != 0 {
+                let w = a / 4;
+                rows[(w % 32) as usize] |= 1 << (w / 32 - row0);
+            }
+        }
+        rows.iter().map(|r| r.count_ones()).max().unwrap_or(0)
+    } else {
+        let mut words = [0u64; 64];
+        let mut k = 0;
+        for (l, &a) in addrs.iter().enumerate() {
+            if mask >> l & 1 != 0 {
+                words[k] = a / 4;
+                k += 1;
+            }
+        }
+        max_words_per_bank(&mut words[..k])
+    };
+    SharedCost { wavefronts, ideal_wavefronts: 1 }
+}
+
 /// The most distinct words any one bank must serve.
 fn max_words_per_bank(words: &mut [u64]) -> u32 {
     let (lo, hi) = words.iter().fold((u64::MAX, 0), |(lo, hi), &w| (lo.min(w / 32), hi.max(w / 32)));
@@ -146,6 +188,9 @@ fn lane_bits(n: usize) -> u64 {
 
 fn phased_cost(addrs: &[u64], mask: u64, bytes: u32, lanes_per_phase: usize) -> SharedCost {
     let words_per_lane = (bytes / 4).max(1) as usize;
+    if words_per_lane == 1 && addrs.len() <= lanes_per_phase.min(64) {
+        return one_word_phase(addrs, mask);
+    }
     let mut cost = SharedCost::default();
     let n = addrs.len();
     let mut start = 0;
@@ -243,6 +288,27 @@ mod tests {
                 };
                 assert_eq!(s.wavefronts, want_degree * phases, "shared bytes {bytes} stride {stride}");
             }
+        }
+    }
+
+    #[test]
+    fn one_word_phases_equal_gathering_the_words() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for round in 0..4000 {
+            let spread = [4u64, 128, 256, 8192, 1 << 20][round % 5];
+            let a: Vec<u64> = (0..32).map(|_| next() % spread * 4).collect();
+            let mask = if round % 3 == 0 { u32::MAX as u64 } else { next() & u32::MAX as u64 };
+            let mut words: Vec<u64> = (0..32).filter(|l| mask >> l & 1 != 0).map(|l| a[l] / 4).collect();
+            let want = if words.is_empty() { 0 } else { max_words_per_bank(&mut words) };
+            let got = one_word_phase(&a, mask);
+            assert_eq!(got.wavefronts, want, "{a:?} {mask:#x}");
+            assert_eq!(got.ideal_wavefronts, (mask != 0) as u32);
         }
     }
 
