@@ -34,6 +34,9 @@ fn distinct(v: &mut [u64]) -> u32 {
 
 /// Sectors, lines and bytes for `bytes` per lane at `addrs[lane]`, lanes in `mask`.
 pub fn global_cost(addrs: &[u64], mask: u64, bytes: u32) -> GlobalCost {
+    if let Some(c) = ascending_global_cost(addrs, mask, bytes) {
+        return c;
+    }
     // Up to 64 lanes; a lane's naturally aligned access (at most 16 bytes)
     // touches one sector, a misaligned one two.
     let mut secs = [0u64; 160];
@@ -60,6 +63,34 @@ pub fn global_cost(addrs: &[u64], mask: u64, bytes: u32) -> GlobalCost {
     let lines = if secs.is_empty() { 0 } else { 1 + secs.windows(2).filter(|w| w[0] >> 2 != w[1] >> 2).count() as u32 };
     let unique_lanes = distinct(&mut starts[..ns]);
     GlobalCost { sectors, lines, bytes_requested: mask.count_ones() * bytes, ideal_sectors: (unique_lanes * bytes).div_ceil(32) }
+}
+
+/// [`global_cost`] without lists, when the active lanes' addresses do not
+/// decrease and each lane's access is naturally aligned (one sector): the
+/// distinct sectors, lines and lanes are then the changes along the lanes.
+/// `None` otherwise.
+fn ascending_global_cost(addrs: &[u64], mask: u64, bytes: u32) -> Option<GlobalCost> {
+    if !bytes.is_power_of_two() || bytes > 32 {
+        return None;
+    }
+    let (mut sectors, mut lines, mut unique) = (0u32, 0u32, 0u32);
+    let (mut prev, mut prev_sector, mut prev_line) = (None::<u64>, u64::MAX, u64::MAX);
+    let mut m = mask;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let &a = addrs.get(l)?;
+        if a & (bytes as u64 - 1) != 0 || prev.is_some_and(|p| a < p) {
+            return None;
+        }
+        unique += (prev != Some(a)) as u32;
+        prev = Some(a);
+        let s = a >> 5;
+        sectors += (s != prev_sector) as u32;
+        lines += (s >> 2 != prev_line) as u32;
+        (prev_sector, prev_line) = (s, s >> 2);
+    }
+    Some(GlobalCost { sectors, lines, bytes_requested: mask.count_ones() * bytes, ideal_sectors: (unique * bytes).div_ceil(32) })
 }
 
 /// Local memory is interleaved across the lanes of a warp, 4 bytes at a time:
@@ -288,6 +319,44 @@ mod tests {
                 };
                 assert_eq!(s.wavefronts, want_degree * phases, "shared bytes {bytes} stride {stride}");
             }
+        }
+    }
+
+    #[test]
+    fn ascending_accesses_cost_as_the_general_count() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for round in 0..4000 {
+            let bytes = [1u32, 2, 4, 8, 16][round % 5];
+            let step = [0u64, 1, 1, 2, 8, 33][round % 6] * bytes as u64;
+            let mut a = 0x7f00_0000_1000u64 + next() % 64 * bytes as u64;
+            let addrs: Vec<u64> = (0..32)
+                .map(|_| {
+                    a += if next() % 4 == 0 { bytes as u64 * (next() % 3) } else { step };
+                    a
+                })
+                .collect();
+            let mask = if round % 3 == 0 { u32::MAX as u64 } else { next() & u32::MAX as u64 };
+            let Some(fast) = ascending_global_cost(&addrs, mask, bytes) else { panic!("ascending and aligned: {addrs:?}") };
+            // The general count, from sorted lists.
+            let mut secs: Vec<u64> = (0..32).filter(|l| mask >> l & 1 != 0).map(|l| addrs[l] >> 5).collect();
+            secs.sort_unstable();
+            let lines = secs.windows(2).filter(|w| w[0] >> 2 != w[1] >> 2).count() as u32 + !secs.is_empty() as u32;
+            secs.dedup();
+            let mut starts: Vec<u64> = (0..32).filter(|l| mask >> l & 1 != 0).map(|l| addrs[l]).collect();
+            starts.dedup();
+            let want = GlobalCost {
+                sectors: secs.len() as u32,
+                lines,
+                bytes_requested: mask.count_ones() * bytes,
+                ideal_sectors: (starts.len() as u32 * bytes).div_ceil(32),
+            };
+            assert_eq!(fast, want, "{addrs:?} {mask:#x} {bytes}");
         }
     }
 
