@@ -439,30 +439,49 @@ impl<'a, const W: usize> Block<'a, W> {
             }
         }
         for &(r, sp) in &kernel.specials {
-            let value = |lane: u32| -> u64 {
-                let l32 = lane & 31;
-                match sp {
-                    Special::Tid(d) => tid[lane as usize][d as usize] as u64,
-                    Special::Ntid(d) => cfg.block[d as usize] as u64,
-                    Special::Ctaid(d) => ctaid[d as usize] as u64,
-                    Special::Nctaid(d) => cfg.grid[d as usize] as u64,
-                    Special::LaneId => lane as u64,
-                    Special::WarpId => w as u64,
-                    Special::NWarpId => cfg.max_warps_per_sm as u64,
-                    Special::SmId => block_linear % cfg.num_sms.max(1) as u64,
-                    Special::NSmId => cfg.num_sms as u64,
-                    Special::LanemaskEq => 1u64 << l32,
-                    Special::LanemaskLe => (2u64 << l32) - 1,
-                    Special::LanemaskLt => (1u64 << l32) - 1,
-                    Special::LanemaskGe => (0xFFFF_FFFFu64 << l32) & 0xFFFF_FFFF,
-                    Special::LanemaskGt => (0xFFFF_FFFEu64 << l32) & 0xFFFF_FFFF,
-                    Special::WarpSize => W as u64,
-                    Special::GridId => 1,
-                    Special::DynamicSmemSize => cfg.dynamic_shared_bytes as u64,
-                    Special::TotalSmemSize => (kernel.dynamic_shared_offset + cfg.dynamic_shared_bytes) as u64,
+            // One lane loop per kind of special, so that the loops hold no `match`.
+            let uniform = match sp {
+                Special::Tid(d) => {
+                    write_lanes::<W>(warp, r, |lane| tid[lane as usize][d as usize] as u64);
+                    continue;
                 }
+                Special::LaneId => {
+                    write_lanes::<W>(warp, r, |lane| lane as u64);
+                    continue;
+                }
+                Special::LanemaskEq => {
+                    write_lanes::<W>(warp, r, |lane| 1u64 << (lane & 31));
+                    continue;
+                }
+                Special::LanemaskLe => {
+                    write_lanes::<W>(warp, r, |lane| (2u64 << (lane & 31)) - 1);
+                    continue;
+                }
+                Special::LanemaskLt => {
+                    write_lanes::<W>(warp, r, |lane| (1u64 << (lane & 31)) - 1);
+                    continue;
+                }
+                Special::LanemaskGe => {
+                    write_lanes::<W>(warp, r, |lane| (0xFFFF_FFFFu64 << (lane & 31)) & 0xFFFF_FFFF);
+                    continue;
+                }
+                Special::LanemaskGt => {
+                    write_lanes::<W>(warp, r, |lane| (0xFFFF_FFFEu64 << (lane & 31)) & 0xFFFF_FFFF);
+                    continue;
+                }
+                Special::Ntid(d) => cfg.block[d as usize] as u64,
+                Special::Ctaid(d) => ctaid[d as usize] as u64,
+                Special::Nctaid(d) => cfg.grid[d as usize] as u64,
+                Special::WarpId => w as u64,
+                Special::NWarpId => cfg.max_warps_per_sm as u64,
+                Special::SmId => block_linear % cfg.num_sms.max(1) as u64,
+                Special::NSmId => cfg.num_sms as u64,
+                Special::WarpSize => W as u64,
+                Special::GridId => 1,
+                Special::DynamicSmemSize => cfg.dynamic_shared_bytes as u64,
+                Special::TotalSmemSize => (kernel.dynamic_shared_offset + cfg.dynamic_shared_bytes) as u64,
             };
-            write_lanes::<W>(warp, r, value);
+            write_lanes::<W>(warp, r, |_| uniform);
         }
     }
 }

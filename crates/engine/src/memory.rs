@@ -24,6 +24,17 @@ const ALLOC_GAP: u64 = PAGE_SIZE;
 pub trait Filler: Send + Sync {
     /// Writes the bytes at `[byte_offset, byte_offset + out.len())` of the allocation.
     fn fill(&self, byte_offset: u64, out: &mut [u8]);
+
+    /// The naturally aligned `size`-byte value (1, 2, 4 or 8 bytes, zero-extended)
+    /// at each of `offsets`, into `out`: a warp's load from a page nothing has
+    /// stored to asks for all its lanes in one call.
+    fn gather(&self, size: u32, offsets: &[u64], out: &mut [u64]) {
+        for (o, &off) in out.iter_mut().zip(offsets) {
+            let mut b = [0u8; 8];
+            self.fill(off, &mut b[..size as usize]);
+            *o = u64::from_le_bytes(b);
+        }
+    }
 }
 
 /// Initial bytes given inline (module-level `.global` initialisers).
@@ -102,30 +113,213 @@ impl Allocation {
         }
     }
 
-    /// Stores the low `size` bytes of `v` at byte offset `off`, without checks.
+    /// For each lane `l` in `mask`, loads the `size`-byte value at offset
+    /// `addr[l] - sub` into `out[l]` (other lanes' values are unspecified): a
+    /// warp's access, with the page looked up once per run of lanes in one
+    /// page and one [`Filler::gather`] for the lanes on pages nothing has
+    /// stored to.
     ///
     /// # Safety
-    /// As for [`Allocation::load_at`].
+    /// `size` is 1, 2, 4 or 8 and, for every lane in `mask`, the offset is a
+    /// multiple of `size` with `offset + size <= self.size`.
     #[inline]
-    pub unsafe fn store_at(&self, off: u64, size: u32, v: u64) {
-        debug_assert!(off + size as u64 <= self.size && off.is_multiple_of(size as u64));
-        let page = self.page((off >> PAGE_SHIFT) as usize);
-        let in_page = (off & (PAGE_SIZE - 1)) as usize;
-        // SAFETY: as in `load_at`.
+    pub unsafe fn load_lanes<const W: usize>(&self, addr: &[u64; W], sub: u64, mask: u64, size: u32, out: &mut [u64; W]) {
+        // SAFETY: the caller's guarantees, passed on.
         unsafe {
-            let p = (page.as_ptr() as *const u8).add(in_page);
             match size {
-                1 => (*(p as *const AtomicU8)).store(v as u8, Relaxed),
-                2 => (*(p as *const AtomicU16)).store(v as u16, Relaxed),
-                4 => (*(p as *const AtomicU32)).store(v as u32, Relaxed),
-                _ => (*(p as *const AtomicU64)).store(v, Relaxed),
+                1 => self.load_lanes_sized::<W, 1>(addr, sub, mask, out),
+                2 => self.load_lanes_sized::<W, 2>(addr, sub, mask, out),
+                4 => self.load_lanes_sized::<W, 4>(addr, sub, mask, out),
+                _ => self.load_lanes_sized::<W, 8>(addr, sub, mask, out),
             }
+        }
+    }
+
+    /// [`Allocation::load_lanes`] for a size known at compile time.
+    ///
+    /// # Safety
+    /// As for [`Allocation::load_lanes`], with `S` the size.
+    #[inline(always)]
+    unsafe fn load_lanes_sized<const W: usize, const S: u32>(&self, addr: &[u64; W], sub: u64, mask: u64, out: &mut [u64; W]) {
+        if mask == 0 {
+            return;
+        }
+        let Some((offs, page)) = lane_offsets::<W>(addr, sub, mask) else {
+            // SAFETY: the caller's guarantees, passed on.
+            return unsafe { self.load_lanes_paged::<W, S>(addr, sub, mask, out) };
+        };
+        // Every lane (inactive ones at an active lane's offset) in one page.
+        match self.pages[page].get() {
+            Some(p) => {
+                let p = p.as_ptr() as *const u8;
+                for l in 0..W {
+                    // SAFETY: each offset is an active lane's: a multiple of `S` inside the allocation and
+                    // (as all are) in this page, so the atomic's pointer is aligned; the page outlives `&self`.
+                    out[l] = unsafe { load_sized::<S>(p.add((offs[l] & (PAGE_SIZE - 1)) as usize)) };
+                }
+            }
+            None => match &self.filler {
+                Some(f) => f.gather(S, &offs, out),
+                None => *out = [0; W],
+            },
+        }
+    }
+
+    /// [`Allocation::load_lanes_sized`] for lanes on several pages.
+    ///
+    /// # Safety
+    /// As for [`Allocation::load_lanes`], with `S` the size.
+    #[cold]
+    unsafe fn load_lanes_paged<const W: usize, const S: u32>(&self, addr: &[u64; W], sub: u64, mask: u64, out: &mut [u64; W]) {
+        let mut missing = 0u64;
+        let (mut at, mut page) = (usize::MAX, None::<*const u8>);
+        for l in set_lanes(mask) {
+            let off = addr[l].wrapping_sub(sub);
+            let pi = (off >> PAGE_SHIFT) as usize;
+            if pi != at {
+                at = pi;
+                page = self.pages[pi].get().map(|p| p.as_ptr() as *const u8);
+            }
+            match page {
+                // SAFETY: the offset is a multiple of `S` inside the allocation, so the `S` bytes lie
+                // inside this page and the atomic's pointer is aligned; the page outlives `&self`.
+                Some(p) => out[l] = unsafe { load_sized::<S>(p.add((off & (PAGE_SIZE - 1)) as usize)) },
+                None => missing |= 1 << l,
+            }
+        }
+        if missing == 0 {
+            return;
+        }
+        let Some(f) = &self.filler else {
+            for l in set_lanes(missing) {
+                out[l] = 0;
+            }
+            return;
+        };
+        let (mut offs, mut vals, mut n) = ([0u64; W], [0u64; W], 0);
+        for l in set_lanes(missing) {
+            offs[n] = addr[l].wrapping_sub(sub);
+            n += 1;
+        }
+        f.gather(S, &offs[..n], &mut vals[..n]);
+        for (l, v) in set_lanes(missing).zip(vals) {
+            out[l] = v;
+        }
+    }
+
+    /// For each lane `l` in `mask`, lowest first, stores the low `size` bytes
+    /// of `v[l]` at offset `addr[l] - sub`, materialising pages as needed.
+    ///
+    /// # Safety
+    /// As for [`Allocation::load_lanes`].
+    #[inline]
+    pub unsafe fn store_lanes<const W: usize>(&self, addr: &[u64; W], sub: u64, mask: u64, size: u32, v: &[u64; W]) {
+        // SAFETY: the caller's guarantees, passed on.
+        unsafe {
+            match size {
+                1 => self.store_lanes_sized::<W, 1>(addr, sub, mask, v),
+                2 => self.store_lanes_sized::<W, 2>(addr, sub, mask, v),
+                4 => self.store_lanes_sized::<W, 4>(addr, sub, mask, v),
+                _ => self.store_lanes_sized::<W, 8>(addr, sub, mask, v),
+            }
+        }
+    }
+
+    /// [`Allocation::store_lanes`] for a size known at compile time.
+    ///
+    /// # Safety
+    /// As for [`Allocation::load_lanes`], with `S` the size.
+    #[inline(always)]
+    unsafe fn store_lanes_sized<const W: usize, const S: u32>(&self, addr: &[u64; W], sub: u64, mask: u64, v: &[u64; W]) {
+        if mask == 0 {
+            return;
+        }
+        if let Some((offs, page)) = lane_offsets::<W>(addr, sub, mask) {
+            let p = self.page(page).as_ptr() as *const u8;
+            for l in set_lanes(mask) {
+                // SAFETY: as in `load_lanes_sized`.
+                unsafe { store_sized::<S>(p.add((offs[l] & (PAGE_SIZE - 1)) as usize), v[l]) }
+            }
+            return;
+        }
+        let (mut at, mut page) = (usize::MAX, std::ptr::null::<u8>());
+        for l in set_lanes(mask) {
+            let off = addr[l].wrapping_sub(sub);
+            let pi = (off >> PAGE_SHIFT) as usize;
+            if pi != at {
+                at = pi;
+                page = self.page(pi).as_ptr() as *const u8;
+            }
+            // SAFETY: as in `load_lanes_sized`.
+            unsafe { store_sized::<S>(page.add((off & (PAGE_SIZE - 1)) as usize), v[l]) }
         }
     }
 
     /// Pages materialised so far (for memory accounting and tests).
     pub fn resident_pages(&self) -> usize {
         self.pages.iter().filter(|p| p.get().is_some()).count()
+    }
+}
+
+/// Each lane's offset `addr[l] - sub` (an inactive lane takes the lowest
+/// active lane's) and their page, when all lie in one page; `mask` is not 0.
+#[inline(always)]
+fn lane_offsets<const W: usize>(addr: &[u64; W], sub: u64, mask: u64) -> Option<([u64; W], usize)> {
+    let first = addr[mask.trailing_zeros() as usize].wrapping_sub(sub);
+    let mut offs = [0u64; W];
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    for l in 0..W {
+        let o = if mask >> l & 1 != 0 { addr[l].wrapping_sub(sub) } else { first };
+        offs[l] = o;
+        lo = lo.min(o);
+        hi = hi.max(o);
+    }
+    (lo >> PAGE_SHIFT == hi >> PAGE_SHIFT).then_some((offs, (lo >> PAGE_SHIFT) as usize))
+}
+
+/// The lanes set in `mask`, lowest first.
+#[inline(always)]
+fn set_lanes(mut mask: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let l = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            l
+        })
+    })
+}
+
+/// A relaxed atomic load of `S` (1, 2, 4 or 8) bytes, zero-extended.
+///
+/// # Safety
+/// `p` points to `S` bytes of a live page, aligned to `S`.
+#[inline(always)]
+unsafe fn load_sized<const S: u32>(p: *const u8) -> u64 {
+    // SAFETY: the caller's guarantee; every page word is an atomic, so any aligned part is one too.
+    unsafe {
+        match S {
+            1 => (*(p as *const AtomicU8)).load(Relaxed) as u64,
+            2 => (*(p as *const AtomicU16)).load(Relaxed) as u64,
+            4 => (*(p as *const AtomicU32)).load(Relaxed) as u64,
+            _ => (*(p as *const AtomicU64)).load(Relaxed),
+        }
+    }
+}
+
+/// A relaxed atomic store of the low `S` (1, 2, 4 or 8) bytes of `v`.
+///
+/// # Safety
+/// As for [`load_sized`].
+#[inline(always)]
+unsafe fn store_sized<const S: u32>(p: *const u8, v: u64) {
+    // SAFETY: as in `load_sized`.
+    unsafe {
+        match S {
+            1 => (*(p as *const AtomicU8)).store(v as u8, Relaxed),
+            2 => (*(p as *const AtomicU16)).store(v as u16, Relaxed),
+            4 => (*(p as *const AtomicU32)).store(v as u32, Relaxed),
+            _ => (*(p as *const AtomicU64)).store(v, Relaxed),
+        }
     }
 }
 
@@ -387,5 +581,46 @@ mod tests {
         m.store(a + (3 << 30) + 8, 8, u64::MAX).unwrap();
         assert_eq!(m.resident_bytes(), PAGE_SIZE);
         assert_eq!(m.load(a + (3 << 30) + 9, 1), Ok(0xff));
+    }
+
+    #[test]
+    fn lane_accesses_equal_single_ones_across_pages() {
+        let mut m = GlobalMemory::new();
+        let a = m.alloc("a", 3 * PAGE_SIZE, Some(Arc::new(Iota)));
+        m.store(a + PAGE_SIZE + 64, 8, 0x0102_0304_0506_0708).unwrap(); // page 1 materialised, 0 and 2 not
+        let alloc = m.find(a).unwrap();
+        for size in [1u32, 2, 4, 8] {
+            // Lanes straddle the three pages, out of order, two on the same address.
+            let mut addr: [u64; 8] = [0, 7, 1, 2, 3, 0, 9, 17].map(|k| a + PAGE_SIZE - 16 + k * 8 * size as u64);
+            addr[6] = a + 2 * PAGE_SIZE + 8 * size as u64;
+            let mask = 0b1110_1111;
+            let mut got = [u64::MAX; 8];
+            // SAFETY: every address is aligned to `size` and inside the allocation.
+            unsafe { alloc.load_lanes(&addr, a, mask, size, &mut got) };
+            for l in 0..8 {
+                let want = if mask >> l & 1 != 0 { m.load(addr[l], size).unwrap() } else { u64::MAX };
+                assert_eq!(got[l], want, "size {size} lane {l}");
+            }
+            let v: [u64; 8] = std::array::from_fn(|l| 0x1111_1111_1111_1111 * (l as u64 + 1));
+            // SAFETY: as above.
+            unsafe { alloc.store_lanes(&addr, a, mask, size, &v) };
+            assert_eq!(m.load(addr[5], size).unwrap(), v[5] & (u64::MAX >> (64 - size * 8)), "the higher lane's store stays");
+            assert_eq!(m.load(addr[7], size).unwrap(), v[7] & (u64::MAX >> (64 - size * 8)));
+        }
+        assert_eq!(m.resident_bytes(), 3 * PAGE_SIZE);
+        // All lanes in one page: unmaterialised (from the filler), then materialised.
+        let mut m = GlobalMemory::new();
+        let a = m.alloc("b", 2 * PAGE_SIZE, Some(Arc::new(Iota)));
+        let alloc = m.find(a).unwrap();
+        let addr: [u64; 8] = [3, 1, 4, 1, 5, 9, 2, 6].map(|k| a + PAGE_SIZE + k * 4);
+        for round in 0..2 {
+            let mut got = [0u64; 8];
+            // SAFETY: aligned addresses inside the allocation.
+            unsafe { alloc.load_lanes(&addr, a, 0b1011_0110, 4, &mut got) };
+            for l in [1, 2, 4, 5, 7] {
+                assert_eq!(got[l], m.load(addr[l], 4).unwrap(), "round {round} lane {l}");
+            }
+            m.store(a + PAGE_SIZE + 4, 4, 77).unwrap();
+        }
     }
 }

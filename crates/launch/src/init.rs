@@ -316,17 +316,52 @@ impl BufferInit {
     }
 }
 
-/// Element bits for the (initialiser, dtype) pairs that are common enough to
-/// skip the general value conversion; `None` for the rest.
-fn fast_element(n: NamedInit, dtype: Dtype) -> Option<fn(u64) -> u64> {
-    Some(match (n, dtype) {
-        (NamedInit::UnitF32, Dtype::F32) => |i| unit_f32(i).to_bits() as u64,
-        (NamedInit::UnitF64, Dtype::F64) => |i| unit_f64(i).to_bits(),
-        (NamedInit::HashU32, Dtype::I32 | Dtype::U32) => |i| hash_u32(i) as u64,
-        (NamedInit::Iota, Dtype::I32 | Dtype::U32) => |i| i as u32 as u64,
-        (NamedInit::Iota, Dtype::I64 | Dtype::U64) => |i| i,
-        _ => return None,
-    })
+/// The (initialiser, dtype) pairs common enough to skip the general value
+/// conversion: [`FastElement::bits`] gives an element's bits.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum FastElement {
+    Zeros,
+    UnitF32,
+    UnitF64,
+    HashU32,
+    Iota32,
+    Iota64,
+}
+
+impl FastElement {
+    fn of(n: NamedInit, dtype: Dtype) -> Option<FastElement> {
+        Some(match (n, dtype) {
+            (NamedInit::Zeros, _) => FastElement::Zeros,
+            (NamedInit::UnitF32, Dtype::F32) => FastElement::UnitF32,
+            (NamedInit::UnitF64, Dtype::F64) => FastElement::UnitF64,
+            (NamedInit::HashU32, Dtype::I32 | Dtype::U32) => FastElement::HashU32,
+            (NamedInit::Iota, Dtype::I32 | Dtype::U32) => FastElement::Iota32,
+            (NamedInit::Iota, Dtype::I64 | Dtype::U64) => FastElement::Iota64,
+            _ => return None,
+        })
+    }
+
+    /// Element `i`'s bits.
+    #[inline(always)]
+    fn bits(self, i: u64) -> u64 {
+        match self {
+            FastElement::Zeros => 0,
+            FastElement::UnitF32 => unit_f32(i).to_bits() as u64,
+            FastElement::UnitF64 => unit_f64(i).to_bits(),
+            FastElement::HashU32 => hash_u32(i) as u64,
+            FastElement::Iota32 => i as u32 as u64,
+            FastElement::Iota64 => i,
+        }
+    }
+
+    /// `out[j]` = the bits of element `offsets[j] >> shift`, in a loop with
+    /// `self` a constant (so it vectorises).
+    #[inline(always)]
+    fn each(self, shift: u32, offsets: &[u64], out: &mut [u64]) {
+        for (o, &off) in out.iter_mut().zip(offsets) {
+            *o = self.bits(off >> shift);
+        }
+    }
 }
 
 fn fill_named(n: NamedInit, dtype: Dtype, offset: u64, out: &mut [u8]) {
@@ -334,10 +369,10 @@ fn fill_named(n: NamedInit, dtype: Dtype, offset: u64, out: &mut [u8]) {
     let mut i = offset / size as u64;
     let mut within = (offset % size as u64) as usize;
     let mut k = 0;
-    let fast = fast_element(n, dtype);
+    let fast = FastElement::of(n, dtype);
     while k < out.len() {
         let bits = match fast {
-            Some(f) => f(i),
+            Some(f) => f.bits(i),
             None => encode(dtype, n.value(i)),
         };
         let bytes = bits.to_le_bytes();
@@ -426,6 +461,39 @@ impl Filler for BufferInit {
     fn fill(&self, byte_offset: u64, out: &mut [u8]) {
         self.fill_bytes(byte_offset, out)
     }
+
+    /// Whole aligned elements of a named initialiser come straight from its
+    /// element function, inline bytes straight from the bytes; the rest byte by byte.
+    fn gather(&self, size: u32, offsets: &[u64], out: &mut [u64]) {
+        let size64 = size as u64;
+        let fast = match &self.source {
+            Source::Named(n) if size as usize == self.dtype.size_bytes() => FastElement::of(*n, self.dtype),
+            _ => None,
+        };
+        let in_bounds = |off: u64| off.checked_add(size64).is_some_and(|end| end <= self.byte_len);
+        if let Some(f) = fast {
+            if offsets.iter().all(|&off| in_bounds(off) && off.is_multiple_of(size64)) {
+                let shift = size.trailing_zeros();
+                match f {
+                    FastElement::Zeros => out.fill(0),
+                    FastElement::UnitF32 => FastElement::UnitF32.each(shift, offsets, out),
+                    FastElement::UnitF64 => FastElement::UnitF64.each(shift, offsets, out),
+                    FastElement::HashU32 => FastElement::HashU32.each(shift, offsets, out),
+                    FastElement::Iota32 => FastElement::Iota32.each(shift, offsets, out),
+                    FastElement::Iota64 => FastElement::Iota64.each(shift, offsets, out),
+                }
+                return;
+            }
+        }
+        for (o, &off) in out.iter_mut().zip(offsets) {
+            let mut x = [0u8; 8];
+            match &self.source {
+                Source::Bytes(b) if in_bounds(off) => x[..size as usize].copy_from_slice(&b[off as usize..(off + size64) as usize]),
+                _ => self.fill_bytes(off, &mut x[..size as usize]),
+            }
+            *o = u64::from_le_bytes(x);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -436,9 +504,33 @@ mod fast_path_tests {
     fn fast_elements_equal_the_general_conversion() {
         for n in NamedInit::ALL {
             for d in Dtype::ALL {
-                if let Some(f) = fast_element(n, d) {
+                if let Some(f) = FastElement::of(n, d) {
                     for i in [0u64, 1, 2, 3, 1000, 1 << 20, (1 << 32) + 5] {
-                        assert_eq!(f(i), encode(d, n.value(i)), "{n:?} {d:?} {i}");
+                        assert_eq!(f.bits(i), encode(d, n.value(i)), "{n:?} {d:?} {i}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn gather_equals_fill() {
+        let inits = NamedInit::ALL.iter().map(|n| Init::Named(*n)).chain([Init::Values((0..10).map(|i| Value::Int(i * 3)).collect())]);
+        for init in inits {
+            for d in Dtype::ALL {
+                let Ok(b) = BufferInit::new(d, init.clone(), 10) else { continue };
+                for size in [1u32, 2, 4, 8] {
+                    // In bounds and aligned (the fast path), then with one past the end and one misaligned.
+                    let inside: Vec<u64> = (0..10 * d.size_bytes() as u64 / size as u64).rev().map(|k| k * size as u64).collect();
+                    let outside = inside.iter().copied().chain([!(size as u64 - 1), 1]);
+                    for offs in [inside.clone(), outside.collect()] {
+                        let mut got = vec![0; offs.len()];
+                        b.gather(size, &offs, &mut got);
+                        for (&o, &g) in offs.iter().zip(&got) {
+                            let mut x = [0u8; 8];
+                            b.fill(o, &mut x[..size as usize]);
+                            assert_eq!(g, u64::from_le_bytes(x), "{init:?} {d:?} size {size} offset {o}");
+                        }
                     }
                 }
             }

@@ -34,6 +34,9 @@ fn distinct(v: &mut [u64]) -> u32 {
 
 /// Sectors, lines and bytes for `bytes` per lane at `addrs[lane]`, lanes in `mask`.
 pub fn global_cost(addrs: &[u64], mask: u64, bytes: u32) -> GlobalCost {
+    if let Some(c) = ascending_global_cost(addrs, mask, bytes) {
+        return c;
+    }
     // Up to 64 lanes; a lane's naturally aligned access (at most 16 bytes)
     // touches one sector, a misaligned one two.
     let mut secs = [0u64; 160];
@@ -62,6 +65,34 @@ pub fn global_cost(addrs: &[u64], mask: u64, bytes: u32) -> GlobalCost {
     GlobalCost { sectors, lines, bytes_requested: mask.count_ones() * bytes, ideal_sectors: (unique_lanes * bytes).div_ceil(32) }
 }
 
+/// [`global_cost`] without lists, when the active lanes' addresses do not
+/// decrease and each lane's access is naturally aligned (one sector): the
+/// distinct sectors, lines and lanes are then the changes along the lanes.
+/// `None` otherwise.
+fn ascending_global_cost(addrs: &[u64], mask: u64, bytes: u32) -> Option<GlobalCost> {
+    if !bytes.is_power_of_two() || bytes > 32 {
+        return None;
+    }
+    let (mut sectors, mut lines, mut unique) = (0u32, 0u32, 0u32);
+    let (mut prev, mut prev_sector, mut prev_line) = (None::<u64>, u64::MAX, u64::MAX);
+    let mut m = mask;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let &a = addrs.get(l)?;
+        if a & (bytes as u64 - 1) != 0 || prev.is_some_and(|p| a < p) {
+            return None;
+        }
+        unique += (prev != Some(a)) as u32;
+        prev = Some(a);
+        let s = a >> 5;
+        sectors += (s != prev_sector) as u32;
+        lines += (s >> 2 != prev_line) as u32;
+        (prev_sector, prev_line) = (s, s >> 2);
+    }
+    Some(GlobalCost { sectors, lines, bytes_requested: mask.count_ones() * bytes, ideal_sectors: (unique * bytes).div_ceil(32) })
+}
+
 /// Local memory is interleaved across the lanes of a warp, 4 bytes at a time:
 /// the same offset in every lane is one coalesced line. Maps per-lane offsets
 /// to the addresses that interleaving gives, for [`global_cost`].
@@ -84,6 +115,48 @@ impl SharedCost {
     pub fn conflicts(&self) -> u32 {
         self.wavefronts - self.ideal_wavefronts
     }
+}
+
+/// [`phased_cost`] of one phase of at most 64 lanes, one word per lane (the
+/// common 32-bit access), without gathering the words first.
+fn one_word_phase(addrs: &[u64], mask: u64) -> SharedCost {
+    let mask = mask & lane_bits(addrs.len());
+    if mask == 0 {
+        return SharedCost::default();
+    }
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    for (l, &a) in addrs.iter().enumerate() {
+        let on = mask >> l & 1 != 0;
+        lo = if on { lo.min(a / 4) } else { lo };
+        hi = if on { hi.max(a / 4) } else { hi };
+    }
+    // Words within 32 of each other sit in distinct banks: one wavefront (broadcasts included).
+    if hi - lo < 32 {
+        return SharedCost { wavefronts: 1, ideal_wavefronts: 1 };
+    }
+    let (row0, row1) = (lo / 32, hi / 32);
+    let wavefronts = if row1 - row0 < 64 {
+        // One bitset of rows (word / 32) per bank.
+        let mut rows = [0u64; 32];
+        for (l, &a) in addrs.iter().enumerate() {
+            if mask >> l & 1 != 0 {
+                let w = a / 4;
+                rows[(w % 32) as usize] |= 1 << (w / 32 - row0);
+            }
+        }
+        rows.iter().map(|r| r.count_ones()).max().unwrap_or(0)
+    } else {
+        let mut words = [0u64; 64];
+        let mut k = 0;
+        for (l, &a) in addrs.iter().enumerate() {
+            if mask >> l & 1 != 0 {
+                words[k] = a / 4;
+                k += 1;
+            }
+        }
+        max_words_per_bank(&mut words[..k])
+    };
+    SharedCost { wavefronts, ideal_wavefronts: 1 }
 }
 
 /// The most distinct words any one bank must serve.
@@ -146,6 +219,9 @@ fn lane_bits(n: usize) -> u64 {
 
 fn phased_cost(addrs: &[u64], mask: u64, bytes: u32, lanes_per_phase: usize) -> SharedCost {
     let words_per_lane = (bytes / 4).max(1) as usize;
+    if words_per_lane == 1 && addrs.len() <= lanes_per_phase.min(64) {
+        return one_word_phase(addrs, mask);
+    }
     let mut cost = SharedCost::default();
     let n = addrs.len();
     let mut start = 0;
@@ -243,6 +319,65 @@ mod tests {
                 };
                 assert_eq!(s.wavefronts, want_degree * phases, "shared bytes {bytes} stride {stride}");
             }
+        }
+    }
+
+    #[test]
+    fn ascending_accesses_cost_as_the_general_count() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for round in 0..4000 {
+            let bytes = [1u32, 2, 4, 8, 16][round % 5];
+            let step = [0u64, 1, 1, 2, 8, 33][round % 6] * bytes as u64;
+            let mut a = 0x7f00_0000_1000u64 + next() % 64 * bytes as u64;
+            let addrs: Vec<u64> = (0..32)
+                .map(|_| {
+                    a += if next() % 4 == 0 { bytes as u64 * (next() % 3) } else { step };
+                    a
+                })
+                .collect();
+            let mask = if round % 3 == 0 { u32::MAX as u64 } else { next() & u32::MAX as u64 };
+            let Some(fast) = ascending_global_cost(&addrs, mask, bytes) else { panic!("ascending and aligned: {addrs:?}") };
+            // The general count, from sorted lists.
+            let mut secs: Vec<u64> = (0..32).filter(|l| mask >> l & 1 != 0).map(|l| addrs[l] >> 5).collect();
+            secs.sort_unstable();
+            let lines = secs.windows(2).filter(|w| w[0] >> 2 != w[1] >> 2).count() as u32 + !secs.is_empty() as u32;
+            secs.dedup();
+            let mut starts: Vec<u64> = (0..32).filter(|l| mask >> l & 1 != 0).map(|l| addrs[l]).collect();
+            starts.dedup();
+            let want = GlobalCost {
+                sectors: secs.len() as u32,
+                lines,
+                bytes_requested: mask.count_ones() * bytes,
+                ideal_sectors: (starts.len() as u32 * bytes).div_ceil(32),
+            };
+            assert_eq!(fast, want, "{addrs:?} {mask:#x} {bytes}");
+        }
+    }
+
+    #[test]
+    fn one_word_phases_equal_gathering_the_words() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for round in 0..4000 {
+            let spread = [4u64, 128, 256, 8192, 1 << 20][round % 5];
+            let a: Vec<u64> = (0..32).map(|_| next() % spread * 4).collect();
+            let mask = if round % 3 == 0 { u32::MAX as u64 } else { next() & u32::MAX as u64 };
+            let mut words: Vec<u64> = (0..32).filter(|l| mask >> l & 1 != 0).map(|l| a[l] / 4).collect();
+            let want = if words.is_empty() { 0 } else { max_words_per_bank(&mut words) };
+            let got = one_word_phase(&a, mask);
+            assert_eq!(got.wavefronts, want, "{a:?} {mask:#x}");
+            assert_eq!(got.ideal_wavefronts, (mask != 0) as u32);
         }
     }
 

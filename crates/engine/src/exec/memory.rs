@@ -91,33 +91,36 @@ impl<const W: usize> Warp<W> {
             obs.memory(self.index, pc, space, MemAccessKind::Load, size * n as u32, &base, exec);
         }
         if let (Space::Shared, 1, 4, Some(dk)) = (space, n, size, d[0]) {
-            if dk.bank == Bank::R32 && shared_words_ok::<W>(ctx.shared.len(), &base, exec) {
-                // Every active lane reads an aligned word inside the block's shared memory.
-                let mut o = [0u32; W];
+            if dk.bank == Bank::R32 && exec != 0 && shared_words_ok::<W>(ctx.shared.len(), &base, exec) {
+                // Every active lane reads an aligned word inside the block's shared memory; an
+                // inactive lane reads the first active lane's and keeps its register. Straight
+                // into the column: a lane array copied in after scalar writes stalls the copy.
+                let first = base[exec.trailing_zeros() as usize];
+                let sh = ctx.shared.as_ptr();
+                let col: &mut [u32; W] = (&mut self.r32[dk.slot as usize * W..][..W]).try_into().unwrap();
                 for l in 0..W {
-                    if exec >> l & 1 != 0 {
-                        let a = base[l] as usize;
-                        o[l] = u32::from_le_bytes([ctx.shared[a], ctx.shared[a + 1], ctx.shared[a + 2], ctx.shared[a + 3]]);
-                    }
+                    let on = exec >> l & 1 != 0;
+                    let a = if on { base[l] } else { first } as usize;
+                    // SAFETY: `shared_words_ok` checked `a + 4 <= shared.len()` for every active lane's address.
+                    let v = u32::from_le(unsafe { (sh.add(a) as *const u32).read_unaligned() });
+                    col[l] = if on { v } else { col[l] };
                 }
-                write32::<W>(&mut self.r32, dk.slot, &o, exec);
                 return Ok(());
             }
         }
         if let Some(alloc) = self.one_allocation(ctx, space, &base, exec, size * n as u32, vector_align(size, n)) {
-            let mut m = exec;
-            while m != 0 {
-                let l = m.trailing_zeros() as usize;
-                m &= m - 1;
-                for k in 0..n as usize {
-                    // SAFETY: `one_allocation` checked that every active lane's `n * size` bytes lie
-                    // in `alloc` and that its address is a multiple of the vector's size (so each element's of `size`).
-                    let raw = unsafe { alloc.load_at(base[l] - alloc.base + k as u64 * size as u64, size) };
-                    if let Some(dk) = d[k] {
-                        let v = if signed { sext(raw, size * 8) } else { raw };
-                        self.put_lane(dk, l, v)
+            for k in 0..n as usize {
+                let Some(dk) = d[k] else { continue };
+                let mut v = [0u64; W];
+                // SAFETY: `one_allocation` checked that every active lane's `n * size` bytes lie
+                // in `alloc` and that its address is a multiple of the vector's size (so each element's of `size`).
+                unsafe { alloc.load_lanes(&base, alloc.base.wrapping_sub(k as u64 * size as u64), exec, size, &mut v) };
+                if signed {
+                    for x in &mut v {
+                        *x = sext(*x, size * 8);
                     }
                 }
+                self.scatter(dk, &v, exec);
             }
             return Ok(());
         }
@@ -161,26 +164,24 @@ impl<const W: usize> Warp<W> {
             if s[0].bank == Bank::R32 && shared_words_ok::<W>(ctx.shared.len(), &base, exec) {
                 // Aligned words inside shared memory; lanes in order, so the highest lane's value stays.
                 let col = col32::<W>(&self.r32, s[0].slot);
+                let sh = ctx.shared.as_mut_ptr();
                 let mut m = exec;
                 while m != 0 {
                     let l = m.trailing_zeros() as usize;
                     m &= m - 1;
-                    let a = base[l] as usize;
-                    ctx.shared[a..a + 4].copy_from_slice(&col[l].to_le_bytes());
+                    // SAFETY: `shared_words_ok` checked `base[l] + 4 <= shared.len()` for every active lane.
+                    unsafe { (sh.add(base[l] as usize) as *mut u32).write_unaligned(col[l].to_le()) };
                 }
                 return Ok(());
             }
         }
         if let Some(alloc) = self.one_allocation(ctx, space, &base, exec, size * n as u32, vector_align(size, n)) {
-            let mut m = exec;
-            while m != 0 {
-                let l = m.trailing_zeros() as usize;
-                m &= m - 1;
-                for k in 0..n as usize {
-                    let v = self.lane_value(s[k], l);
-                    // SAFETY: as for loads, `one_allocation` checked bounds and alignment for every active lane.
-                    unsafe { alloc.store_at(base[l] - alloc.base + k as u64 * size as u64, size, v) };
-                }
+            // Element by element, lanes in order: vectors are aligned to their whole size, so two
+            // lanes' vectors are the same bytes or disjoint and the highest lane's value stays.
+            for k in 0..n as usize {
+                let v = self.gather(s[k]);
+                // SAFETY: as for loads, `one_allocation` checked bounds and alignment for every active lane.
+                unsafe { alloc.store_lanes(&base, alloc.base.wrapping_sub(k as u64 * size as u64), exec, size, &v) };
             }
             return Ok(());
         }
