@@ -10,14 +10,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
-}
+mod common;
+use common::{have_clang19, repo};
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("warpsim-calls-{}", std::process::id())).join(name);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::scratch("calls", name)
 }
 
 /// nvcc: `$WARPSIM_NVCC`, else the wheel in `.venv` or `/tmp/nvenv`.
@@ -31,15 +28,6 @@ fn nvcc() -> Option<PathBuf> {
         eprintln!("SKIPPED: no nvcc (pip install nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-crt nvidia-cuda-cccl)");
     }
     found
-}
-
-fn have_clang19() -> bool {
-    let ok = Command::new("clang-19").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(std::env::var_os("CI").is_none(), "CI must have clang-19 (.ci/run installs it)");
-        eprintln!("SKIPPED: clang-19 is not on PATH (apt-get install clang-19)");
-    }
-    ok
 }
 
 /// `warpsim ARGS --out OUT` with the compiler `nvcc` names (`none`: clang).
@@ -61,14 +49,7 @@ fn text(b: &[u8]) -> String {
 
 /// The `i32` data of a little-endian `.npy` file.
 fn npy_i32(path: &Path) -> Vec<i32> {
-    let b = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert!(b.starts_with(b"\x93NUMPY"));
-    let (hlen, start) = if b[6] == 1 {
-        (u16::from_le_bytes([b[8], b[9]]) as usize, 10)
-    } else {
-        (u32::from_le_bytes(b[8..12].try_into().unwrap()) as usize, 12)
-    };
-    b[start + hlen..].chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect()
+    common::npy(path).chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect()
 }
 
 fn fib(n: i32) -> i32 {

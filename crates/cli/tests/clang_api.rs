@@ -11,23 +11,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
-}
+mod common;
+use common::{have_clang19, repo};
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("warpsim-clang-api-{}", std::process::id())).join(name);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn have_clang19() -> bool {
-    let ok = Command::new("clang-19").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(std::env::var_os("CI").is_none(), "CI must have clang-19 (.ci/run installs it)");
-        eprintln!("SKIPPED: clang-19 is not on PATH (apt-get install clang-19)");
-    }
-    ok
+    common::scratch("clang-api", name)
 }
 
 fn run(kernel: &str, block: &str, params: &[&str], out: &Path) -> Output {

@@ -11,23 +11,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
-}
+mod common;
+use common::{have_clang19, npy, repo};
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("warpsim-cuda-path-{}", std::process::id())).join(name);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn have_clang19() -> bool {
-    let ok = Command::new("clang-19").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(std::env::var_os("CI").is_none(), "CI must have clang-19 (.ci/run installs it)");
-        eprintln!("SKIPPED: clang-19 is not on PATH (apt-get install clang-19)");
-    }
-    ok
+    common::scratch("cuda-path", name)
 }
 
 fn warpsim(args: &[&str], out: &Path) -> Output {
@@ -40,18 +28,6 @@ fn warpsim(args: &[&str], out: &Path) -> Output {
         .arg(out)
         .output()
         .expect("running warpsim")
-}
-
-/// The data of a little-endian `.npy` file.
-fn npy(path: &Path) -> Vec<u8> {
-    let b = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert!(b.starts_with(b"\x93NUMPY"));
-    let (hlen, start) = if b[6] == 1 {
-        (u16::from_le_bytes([b[8], b[9]]) as usize, 10)
-    } else {
-        (u32::from_le_bytes(b[8..12].try_into().unwrap()) as usize, 12)
-    };
-    b[start + hlen..].to_vec()
 }
 
 fn u32s(b: &[u8]) -> Vec<u32> {

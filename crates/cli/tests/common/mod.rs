@@ -1,0 +1,39 @@
+//! Helpers the CUDA-compiling integration tests share (`mod common;`): the
+//! repository root, a scratch folder per test process, whether clang-19 is
+//! there (it must be under CI), and `.npy` payloads.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// `$TMP/warpsim-SUITE-PID/NAME`, created.
+pub fn scratch(suite: &str, name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("warpsim-{suite}-{}", std::process::id())).join(name);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+pub fn have_clang19() -> bool {
+    let ok = Command::new("clang-19").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(std::env::var_os("CI").is_none(), "CI must have clang-19 (.ci/run installs it)");
+        eprintln!("SKIPPED: clang-19 is not on PATH (apt-get install clang-19)");
+    }
+    ok
+}
+
+/// The data bytes of a little-endian `.npy` file.
+pub fn npy(path: &Path) -> Vec<u8> {
+    let b = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(b.starts_with(b"\x93NUMPY"));
+    let (hlen, start) = if b[6] == 1 {
+        (u16::from_le_bytes([b[8], b[9]]) as usize, 10)
+    } else {
+        (u32::from_le_bytes(b[8..12].try_into().unwrap()) as usize, 12)
+    };
+    b[start + hlen..].to_vec()
+}
