@@ -465,10 +465,14 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 let per = (fetch / 32).max(1);
                 let first = sec - sec % per;
                 let served = gg.memsys.dram.book(at_l2, fetch);
-                let load = gg.memsys.dram_load.arrive(at_l2, fetch);
                 // The controllers' queueing below saturation; a saturated
                 // DRAM's backlog (the booking's delay) is the same queue.
-                let queue = ((gg.memsys.spec.dram_queue * load).round() as u64).saturating_sub(served.saturating_sub(at_l2));
+                let queue = if gg.memsys.spec.dram_queue > 0.0 {
+                    let load = gg.memsys.dram_load.arrive(at_l2, fetch);
+                    ((gg.memsys.spec.dram_queue * load).round() as u64).saturating_sub(served.saturating_sub(at_l2))
+                } else {
+                    0
+                };
                 let r = served + gg.memsys.spec.lat_dram.saturating_sub(gg.memsys.spec.lat_l2) + queue;
                 gg.memsys.st.dram_read_bytes += fetch;
                 gg.memsys.l2.fill(sec, r);
