@@ -29,19 +29,22 @@ impl<const W: usize> Warp<W> {
     #[inline(always)]
     fn member_groups(&self, mask: u32, exec: u64) -> Option<[u64; W]> {
         let masks = col32::<W>(&self.r32, mask);
-        let mut groups = [exec; W];
-        let mut split = false;
-        for l in 0..W {
+        let narrow = |l: usize| {
             let half = l & !31;
             let m = (masks[l] as u64) << half;
             let own = exec & (0xFFFF_FFFFu64 << half);
-            let narrow = exec >> l & 1 != 0 && m >> l & 1 != 0 && own & !m != 0;
-            if narrow {
-                groups[l] = exec & m;
-            }
-            split |= narrow;
+            exec >> l & 1 != 0 && m >> l & 1 != 0 && own & !m != 0
+        };
+        if !(0..W).any(narrow) {
+            return None;
         }
-        split.then_some(groups)
+        let mut groups = [exec; W];
+        for (l, g) in groups.iter_mut().enumerate() {
+            if narrow(l) {
+                *g = exec & (masks[l] as u64) << (l & !31);
+            }
+        }
+        Some(groups)
     }
 
     #[inline(always)]
