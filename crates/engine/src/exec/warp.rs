@@ -21,6 +21,32 @@ impl<const W: usize> Warp<W> {
         obs.warp_sync(self.index, pc, &WarpSyncEvent { kind, exec, live: self.present & !self.exited, masks: &masks, sources });
     }
 
+    /// Each executing lane's member group: the executing lanes its member mask
+    /// names (lanes 32..63 read the mask's upper half), or `None` when every
+    /// lane's group is all of `exec` (the common case, `0xffffffff`), which
+    /// keeps the whole-warp path. A mask naming every executing lane of its
+    /// half, or not naming its own lane (undefined in PTX), keeps all of `exec`.
+    #[inline(always)]
+    fn member_groups(&self, mask: u32, exec: u64) -> Option<[u64; W]> {
+        let masks = col32::<W>(&self.r32, mask);
+        let narrow = |l: usize| {
+            let half = l & !31;
+            let m = (masks[l] as u64) << half;
+            let own = exec & (0xFFFF_FFFFu64 << half);
+            exec >> l & 1 != 0 && m >> l & 1 != 0 && own & !m != 0
+        };
+        if !(0..W).any(narrow) {
+            return None;
+        }
+        let mut groups = [exec; W];
+        for (l, g) in groups.iter_mut().enumerate() {
+            if narrow(l) {
+                *g = exec & (masks[l] as u64) << (l & !31);
+            }
+        }
+        Some(groups)
+    }
+
     #[inline(always)]
     pub(super) fn bar_warp_sync<O: Observer>(&mut self, obs: &mut O, pc: u32, exec: u64, mask: RegRef) {
         if O::WANTS_SYNC {
@@ -95,6 +121,9 @@ impl<const W: usize> Warp<W> {
             self.report_sync(obs, pc, WarpSyncKind::Vote, exec, RegRef::r32(mask), None);
         }
         let pv = (self.preds[a as usize] ^ if negate { u64::MAX } else { 0 }) & exec;
+        if let Some(groups) = self.member_groups(mask, exec) {
+            return self.vote_groups(mode, d, pv, exec, &groups);
+        }
         let r = match mode {
             VoteMode::Ballot => {
                 let mut o = [0u64; W];
@@ -112,6 +141,32 @@ impl<const W: usize> Warp<W> {
         match d.bank {
             Bank::Pred => set_pred(&mut self.preds, d.slot, bits, exec),
             Bank::R32 | Bank::R64 => self.scatter(d, &[bits & 1; W], exec),
+        }
+    }
+
+    /// `vote` where lanes' member masks split the executing lanes into groups
+    /// (`tiled_partition`): each lane votes over its own group.
+    #[inline(never)]
+    fn vote_groups(&mut self, mode: VoteMode, d: RegRef, pv: u64, exec: u64, groups: &[u64; W]) {
+        let mut o = [0u64; W];
+        let mut bits = 0u64;
+        for l in 0..W {
+            let (g, sel) = (groups[l], pv & groups[l]);
+            let r = match mode {
+                VoteMode::Ballot => {
+                    o[l] = (sel >> (l & !31)) & 0xFFFF_FFFF;
+                    continue;
+                }
+                VoteMode::All => sel == g,
+                VoteMode::Any => sel != 0,
+                VoteMode::Uni => sel == g || sel == 0,
+            };
+            o[l] = r as u64;
+            bits |= (r as u64) << l;
+        }
+        match (mode, d.bank) {
+            (VoteMode::Ballot, _) | (_, Bank::R32 | Bank::R64) => self.scatter(d, &o, exec),
+            (_, Bank::Pred) => set_pred(&mut self.preds, d.slot, bits, exec),
         }
     }
 
@@ -133,7 +188,24 @@ impl<const W: usize> Warp<W> {
         let v = self.gather(a);
         let mut o = [0u32; W];
         let mut pbits = 0u64;
-        if all {
+        if let Some(groups) = self.member_groups(mask, exec) {
+            // Each lane matches within its own member group.
+            for l in 0..W {
+                if exec >> l & 1 == 0 {
+                    continue;
+                }
+                let g = groups[l];
+                let mut mm = 0u64;
+                for k in 0..W {
+                    if g >> k & 1 != 0 && v[k] == v[l] {
+                        mm |= 1 << k;
+                    }
+                }
+                let hit = if all { (mm == g).then_some(g) } else { Some(mm) };
+                o[l] = hit.map_or(0, |m| (m >> (l & !31)) as u32);
+                pbits |= ((all && hit.is_some()) as u64) << l;
+            }
+        } else if all {
             let first = v[exec.trailing_zeros() as usize];
             let same = (0..W).all(|l| exec >> l & 1 == 0 || v[l] == first);
             for (l, x) in o.iter_mut().enumerate() {
@@ -228,11 +300,36 @@ impl<const W: usize> Warp<W> {
             self.report_sync(obs, pc, WarpSyncKind::Elect, exec, RegRef::r32(mask), None);
         }
         let mv = self.uniform(RegRef::r32(mask), exec);
-        let cand = exec & (mv | mv << 32);
-        let leader = if cand == 0 { exec.trailing_zeros() } else { cand.trailing_zeros() };
-        set_pred(&mut self.preds, p, 1u64 << leader, exec);
+        let leader_of = |mv: u64| {
+            let cand = exec & (mv | mv << 32);
+            if cand == 0 {
+                exec.trailing_zeros()
+            } else {
+                cand.trailing_zeros()
+            }
+        };
+        let masks = col32::<W>(&self.r32, mask);
+        if (0..W).all(|l| exec >> l & 1 == 0 || masks[l] as u64 == mv) {
+            let leader = leader_of(mv);
+            set_pred(&mut self.preds, p, 1u64 << leader, exec);
+            if let Some(d) = d {
+                write32::<W>(&mut self.r32, d, &[leader & 31; W], exec);
+            }
+            return;
+        }
+        // Lanes give different masks (`tiled_partition`): each group elects its own leader.
+        let mut o = [0u32; W];
+        let mut bits = 0u64;
+        for l in 0..W {
+            // A lane its mask does not name (undefined) keeps the first lane's mask.
+            let own = masks[l] >> (l & 31) & 1 != 0;
+            let leader = leader_of(if own { masks[l] as u64 } else { mv });
+            o[l] = leader & 31;
+            bits |= ((leader as usize == l) as u64) << l;
+        }
+        set_pred(&mut self.preds, p, bits, exec);
         if let Some(d) = d {
-            write32::<W>(&mut self.r32, d, &[leader & 31; W], exec);
+            write32::<W>(&mut self.r32, d, &o, exec);
         }
     }
 }
@@ -288,6 +385,55 @@ mod tests {
         assert_eq!(col(&w, 1)[0], 0xFF);
         w.activemask(0, 0xF0F0);
         assert_eq!(col(&w, 0)[4], 0xF0F0);
+    }
+
+    /// Per-lane results of vote, redux, match and elect over `tiled_partition<8>`
+    /// tiles: each lane's membermask (a register, 0xff << (lane & 24)) names its tile.
+    #[test]
+    fn tile_masks_split_collectives_per_lane() {
+        let body = "
+            .reg .u32 %r<16>; .reg .u64 %rd<4>; .reg .pred %p<4>;
+            ld.param.u64 %rd0, [p0];
+            mov.u32 %r0, %laneid; and.b32 %r1, %r0, 24; shl.b32 %r2, 255, %r1;
+            rem.u32 %r3, %r0, 3; setp.eq.u32 %p0, %r3, 0;
+            vote.sync.ballot.b32 %r4, %p0, %r2;
+            setp.ne.u32 %p1, %r0, 5; vote.sync.all.pred %p2, %p1, %r2; selp.u32 %r5, 1, 0, %p2;
+            setp.eq.u32 %p1, %r0, 5; vote.sync.any.pred %p2, %p1, %r2; selp.u32 %r6, 1, 0, %p2;
+            setp.lt.u32 %p1, %r0, 8; vote.sync.uni.pred %p2, %p1, %r2; selp.u32 %r7, 1, 0, %p2;
+            redux.sync.add.u32 %r8, %r0, %r2;
+            match.any.sync.b32 %r9, %r3, %r2;
+            setp.lt.u32 %p1, %r0, 16; selp.u32 %r10, 7, %r0, %p1;
+            match.all.sync.b32 %r11|%p3, %r10, %r2; selp.u32 %r12, 1, 0, %p3;
+            elect.sync %r13|%p3, %r2; selp.u32 %r14, 1, 0, %p3;
+            mul.wide.u32 %rd1, %r0, 48; add.u64 %rd2, %rd0, %rd1;
+            st.global.u32 [%rd2], %r4; st.global.u32 [%rd2+4], %r5; st.global.u32 [%rd2+8], %r6;
+            st.global.u32 [%rd2+12], %r7; st.global.u32 [%rd2+16], %r8; st.global.u32 [%rd2+20], %r9;
+            st.global.u32 [%rd2+24], %r11; st.global.u32 [%rd2+28], %r12; st.global.u32 [%rd2+32], %r13;
+            st.global.u32 [%rd2+36], %r14;
+            ret;";
+        let r = run(body, 32, &[32 * 48], &[]);
+        r.result.as_ref().unwrap();
+        let out = r.u32s(0, 32 * 12);
+        for l in 0..32u32 {
+            let tile: Vec<u32> = (l & 24..(l & 24) + 8).collect();
+            let bits = |f: &dyn Fn(u32) -> bool| tile.iter().filter(|&&k| f(k)).fold(0u32, |b, &k| b | 1 << k);
+            let tile_mask = bits(&|_| true);
+            let all_eq = |f: &dyn Fn(u32) -> u32| tile.iter().all(|&k| f(k) == f(tile[0]));
+            let val = |k: u32| if k < 16 { 7 } else { k };
+            let want = [
+                bits(&|k| k % 3 == 0),
+                tile.iter().all(|&k| k != 5) as u32,
+                tile.contains(&5) as u32,
+                all_eq(&|k| (k < 8) as u32) as u32,
+                tile.iter().sum(),
+                bits(&|k| k % 3 == l % 3),
+                if all_eq(&val) { tile_mask } else { 0 },
+                all_eq(&val) as u32,
+                tile[0],
+                (l == tile[0]) as u32,
+            ];
+            assert_eq!(out[l as usize * 12..][..10], want, "lane {l}");
+        }
     }
 
     #[test]
