@@ -16,31 +16,54 @@
 /// Cycles per bandwidth bucket.
 pub const BUCKET: u64 = 16;
 
+/// Buckets per chunk of [`Bandwidth`]'s storage.
+const CHUNK: u64 = 64;
+
+/// Bytes booked in a bucket, and for a full bucket a later bucket that may
+/// have room (path-compressed, as in union-find; never read below `base`).
+type Slot = (u64, u64);
+
 /// A resource serving `rate` bytes per cycle.
+///
+/// Buckets live in chunks of [`CHUNK`], allocated when first booked: a
+/// request far in the future (a long DRAM latency) costs one chunk, not
+/// every bucket up to it, so memory does not grow with latencies.
 pub struct Bandwidth {
     /// Bytes per bucket.
     cap: u64,
-    /// Bucket index of `used[0]`.
+    /// The first bucket that may still be booked (everything earlier is retired).
     base: u64,
-    /// Bytes booked per bucket, and for a full bucket a later bucket that
-    /// may have room (path-compressed, as in union-find).
-    used: std::collections::VecDeque<(u64, u64)>,
+    /// Chunk index of `chunks[0]`.
+    base_chunk: u64,
+    chunks: std::collections::VecDeque<Option<Box<[Slot; CHUNK as usize]>>>,
     pub bytes: u64,
 }
 
 impl Bandwidth {
     pub fn new(rate: f64) -> Self {
-        Bandwidth { cap: ((rate * BUCKET as f64).round() as u64).max(1), base: 0, used: Default::default(), bytes: 0 }
+        Bandwidth { cap: ((rate * BUCKET as f64).round() as u64).max(1), base: 0, base_chunk: 0, chunks: Default::default(), bytes: 0 }
     }
 
+    /// Bucket `b` (at or after `base`).
     #[inline]
-    fn slot(&mut self, b: u64) -> &mut (u64, u64) {
-        let i = (b - self.base) as usize;
-        while self.used.len() <= i {
-            let next = self.base + self.used.len() as u64 + 1;
-            self.used.push_back((0, next));
+    fn slot(&mut self, b: u64) -> &mut Slot {
+        let c = b / CHUNK;
+        let i = (c - self.base_chunk) as usize;
+        if self.chunks.len() <= i {
+            self.chunks.resize(i + 1, None);
         }
-        &mut self.used[i]
+        let chunk = self.chunks[i].get_or_insert_with(|| {
+            let first = c * CHUNK;
+            Box::new(std::array::from_fn(|k| (0, first + k as u64 + 1)))
+        });
+        &mut chunk[(b % CHUNK) as usize]
+    }
+
+    /// The bucket after full bucket `b` to look at next.
+    #[inline]
+    fn next(&mut self, b: u64) -> u64 {
+        let base = self.base;
+        self.slot(b).1.max(base)
     }
 
     /// The first bucket at or after `b` with room.
@@ -48,14 +71,13 @@ impl Bandwidth {
     fn find(&mut self, b: u64) -> u64 {
         let mut x = b;
         while self.slot(x).0 >= self.cap {
-            x = self.slot(x).1;
+            x = self.next(x);
         }
         // Path compression.
         let mut y = b;
         while y != x {
-            let s = self.slot(y);
-            let n = s.1;
-            s.1 = x;
+            let n = self.next(y);
+            self.slot(y).1 = x;
             y = n;
         }
         x
@@ -86,20 +108,21 @@ impl Bandwidth {
 
     /// Forgets buckets before `t` (nothing will arrive earlier).
     pub fn retire(&mut self, t: u64) {
-        let b = t / BUCKET;
-        while self.base < b && !self.used.is_empty() {
-            self.used.pop_front();
-            self.base += 1;
+        self.base = self.base.max(t / BUCKET);
+        let c = self.base / CHUNK;
+        while self.base_chunk < c && !self.chunks.is_empty() {
+            self.chunks.pop_front();
+            self.base_chunk += 1;
         }
-        if self.used.is_empty() {
-            self.base = self.base.max(b);
+        if self.chunks.is_empty() {
+            self.base_chunk = c;
         }
-        // Pointers into retired buckets now point at `base` or later.
-        for s in self.used.iter_mut() {
-            if s.1 < self.base {
-                s.1 = self.base;
-            }
-        }
+    }
+
+    /// Chunks of buckets held (for tests of the memory bound).
+    #[cfg(test)]
+    fn chunks_held(&self) -> usize {
+        self.chunks.iter().filter(|c| c.is_some()).count()
     }
 }
 
@@ -320,6 +343,25 @@ mod tests {
         assert!((1084..=1105).contains(&last), "{last}");
         // A later arrival after the backlog is not delayed.
         assert_eq!(b.book(5000, 32), 5000);
+    }
+
+    #[test]
+    fn bandwidth_memory_does_not_grow_with_the_distance_of_a_booking() {
+        let mut b = Bandwidth::new(32.0);
+        assert_eq!(b.book(10, 32), 10);
+        // A booking 10^9 cycles ahead (62.5 million buckets) takes one more chunk.
+        assert!((1_000_000_000..1_000_000_016).contains(&b.book(1_000_000_000, 32)));
+        assert_eq!(b.chunks_held(), 2);
+        // Saturating across a chunk edge fills later buckets in order.
+        let edge = CHUNK * BUCKET * 3 - BUCKET;
+        let mut last = 0;
+        for _ in 0..64 {
+            last = b.book(edge, 32);
+        }
+        assert!(last >= edge + 48 && last < edge + 80, "{last}");
+        b.retire(edge + 200);
+        // Retired buckets are gone; bookings before the retire point are served at it.
+        assert!(b.book(0, 32) >= (edge + 200) / BUCKET * BUCKET);
     }
 
     #[test]
