@@ -23,6 +23,14 @@ const CHUNK: u64 = 64;
 /// have room (path-compressed, as in union-find; never read below `base`).
 type Slot = (u64, u64);
 
+/// Chunk `c`'s buckets, empty, each pointing at the next.
+#[cold]
+#[inline(never)]
+fn fresh_chunk(c: u64) -> Box<[Slot; CHUNK as usize]> {
+    let first = c * CHUNK;
+    Box::new(std::array::from_fn(|k| (0, first + k as u64 + 1)))
+}
+
 /// A resource serving `rate` bytes per cycle.
 ///
 /// Buckets live in chunks of [`CHUNK`], allocated when first booked: a
@@ -49,35 +57,38 @@ impl Bandwidth {
     fn slot(&mut self, b: u64) -> &mut Slot {
         let c = b / CHUNK;
         let i = (c - self.base_chunk) as usize;
-        if self.chunks.len() <= i {
-            self.chunks.resize(i + 1, None);
+        if i >= self.chunks.len() {
+            self.grow(i);
         }
-        let chunk = self.chunks[i].get_or_insert_with(|| {
-            let first = c * CHUNK;
-            Box::new(std::array::from_fn(|k| (0, first + k as u64 + 1)))
-        });
+        let chunk = self.chunks[i].get_or_insert_with(|| fresh_chunk(c));
         &mut chunk[(b % CHUNK) as usize]
     }
 
-    /// The bucket after full bucket `b` to look at next.
-    #[inline]
-    fn next(&mut self, b: u64) -> u64 {
-        let base = self.base;
-        self.slot(b).1.max(base)
+    /// Room for chunk index `i`.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, i: usize) {
+        self.chunks.resize(i + 1, None);
     }
 
     /// The first bucket at or after `b` with room.
     #[inline]
     fn find(&mut self, b: u64) -> u64 {
+        let (cap, base) = (self.cap, self.base);
         let mut x = b;
-        while self.slot(x).0 >= self.cap {
-            x = self.next(x);
+        loop {
+            let s = *self.slot(x);
+            if s.0 < cap {
+                break;
+            }
+            x = s.1.max(base);
         }
         // Path compression.
         let mut y = b;
         while y != x {
-            let n = self.next(y);
-            self.slot(y).1 = x;
+            let s = self.slot(y);
+            let n = s.1.max(base);
+            s.1 = x;
             y = n;
         }
         x
