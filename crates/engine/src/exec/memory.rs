@@ -85,7 +85,7 @@ impl<const W: usize> Warp<W> {
             // `ld.param` at a constant offset: kernel parameters are uniform, so one read is broadcast to every lane.
             for k in 0..n as usize {
                 let off = (addr.offset as u64).wrapping_add(k as u64 * size as u64);
-                let raw = self.load(ctx, space, off, size, 0, 0).map_err(|kind| WarpFault::warp(pc, kind))?;
+                let raw = self.load(ctx, space, off, size, 0).map_err(|kind| WarpFault::warp(pc, kind))?;
                 if let Some(dk) = d[k] {
                     self.scatter(dk, &[if signed { sext(raw, size * 8) } else { raw }; W], exec);
                 }
@@ -128,7 +128,7 @@ impl<const W: usize> Warp<W> {
             return Ok(());
         }
         self.lane_by_lane(pc, space, MemAccessKind::Load, &base, size, n, exec, |w, l, k, a| {
-            let raw = w.load(ctx, space, a, size, l, ctx.local_bytes)?;
+            let raw = w.load(ctx, space, a, size, l)?;
             if let Some(dk) = d[k] {
                 w.put_lane(dk, l, if signed { sext(raw, size * 8) } else { raw })
             }
@@ -178,7 +178,7 @@ impl<const W: usize> Warp<W> {
         }
         self.lane_by_lane(pc, space, MemAccessKind::Store, &base, size, n, exec, |w, l, k, a| {
             let v = w.lane_value(s[k], l);
-            w.store(ctx, space, a, size, v, l, ctx.local_bytes)
+            w.store(ctx, space, a, size, v, l)
         })
     }
 
@@ -224,14 +224,10 @@ impl<const W: usize> Warp<W> {
     ) -> Result<(), WarpFault> {
         let size = ty.bytes();
         let base = self.observed_addresses(obs, pc, space, MemAccessKind::Atomic, size, addr, exec);
-        let local_bytes = ctx.local_bytes;
-        let mut m = exec;
-        while m != 0 {
-            let l = m.trailing_zeros() as usize;
-            m &= m - 1;
+        for l in lanes(exec) {
             let bv = self.lane_value(b, l);
             let cv = self.lane_value(c, l);
-            let old = self.atomic(ctx, space, base[l], op, ty, bv, cv, l, local_bytes).map_err(|kind| WarpFault::lane(pc, l, kind))?;
+            let old = self.atomic(ctx, space, base[l], op, ty, bv, cv, l).map_err(|kind| WarpFault::lane(pc, l, kind))?;
             if let Some(dr) = d {
                 let v = if ty.is_signed() { sext(old, size * 8) } else { old };
                 self.put_lane(dr, l, v)
@@ -291,15 +287,7 @@ impl<const W: usize> Warp<W> {
     }
 
     /// One lane's load of `size` bytes, checked.
-    pub(super) fn load(
-        &mut self,
-        ctx: &WarpCtx<'_>,
-        space: Space,
-        addr: u64,
-        size: u32,
-        lane: usize,
-        local_bytes: u32,
-    ) -> Result<u64, FaultKind> {
+    pub(super) fn load(&mut self, ctx: &WarpCtx<'_>, space: Space, addr: u64, size: u32, lane: usize) -> Result<u64, FaultKind> {
         let (space, addr) = resolve_generic(space, addr);
         let access = MemAccessKind::Load;
         match space {
@@ -322,7 +310,7 @@ impl<const W: usize> Warp<W> {
                 Ok(read_le(&ctx.shared[i..i + size as usize]))
             }
             Space::Local => {
-                let i = self.local_slot(addr, size, lane, local_bytes, access)?;
+                let i = self.local_slot(addr, size, lane, ctx.local_bytes, access)?;
                 Ok(read_le(&self.local[i..i + size as usize]))
             }
             Space::KernelParam => {
@@ -343,7 +331,6 @@ impl<const W: usize> Warp<W> {
         size: u32,
         v: u64,
         lane: usize,
-        local_bytes: u32,
     ) -> Result<(), FaultKind> {
         let (space, addr) = resolve_generic(space, addr);
         let access = MemAccessKind::Store;
@@ -364,7 +351,7 @@ impl<const W: usize> Warp<W> {
                 Ok(())
             }
             Space::Local => {
-                let i = self.local_slot(addr, size, lane, local_bytes, access)?;
+                let i = self.local_slot(addr, size, lane, ctx.local_bytes, access)?;
                 write_le(&mut self.local[i..i + size as usize], v);
                 Ok(())
             }
@@ -381,7 +368,6 @@ impl<const W: usize> Warp<W> {
         b: u64,
         c: u64,
         lane: usize,
-        local_bytes: u32,
     ) -> Result<u64, FaultKind> {
         let (space, addr) = resolve_generic(space, addr);
         let size = ty.bytes();
@@ -404,7 +390,7 @@ impl<const W: usize> Warp<W> {
                 Ok(old)
             }
             Space::Local => {
-                let i = self.local_slot(addr, size, lane, local_bytes, access)?;
+                let i = self.local_slot(addr, size, lane, ctx.local_bytes, access)?;
                 let old = read_le(&self.local[i..i + size as usize]);
                 let new = f(old);
                 write_le(&mut self.local[i..i + size as usize], new);
