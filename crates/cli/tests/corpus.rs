@@ -1,16 +1,10 @@
 //! Corpus-wide: every non-bug case gives the H200's output bytes; the bug
 //! cases run to a result or a clear error, never a panic.
 
-use std::path::PathBuf;
+mod common;
+use common::manifest;
 use warpsim_host::corpus::{run_case, CaseStatus};
 use warpsim_host::{LaunchOptions as RunOptions, ProgramCache};
-
-fn manifest() -> warpsim_launch::Manifest {
-    let p = std::env::var_os("WARPSIM_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/cases.json"));
-    warpsim_launch::load_manifest(&p).unwrap_or_else(|e| panic!("loading {}: {e}", p.display()))
-}
 
 #[test]
 fn every_non_bug_case_matches_the_h200() {

@@ -4,15 +4,10 @@
 //! `../shared/corpus/cases.json`; its terminal output (every section, at most
 //! 100 columns, no colour off a terminal) and its `--json`.
 
-use std::path::PathBuf;
+mod common;
+use common::{corpus_dir, manifest};
 use std::process::Command;
 use warpsim::demo::{run_demo, DemoResults};
-
-fn corpus_dir() -> PathBuf {
-    std::env::var_os("WARPSIM_CORPUS")
-        .map(|p| PathBuf::from(p).parent().unwrap().to_path_buf())
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"))
-}
 
 fn findings() -> String {
     let p = corpus_dir().join("README.md");
@@ -36,11 +31,6 @@ fn numbers(s: &str) -> Vec<f64> {
 fn demo() -> &'static DemoResults {
     static D: std::sync::OnceLock<DemoResults> = std::sync::OnceLock::new();
     D.get_or_init(|| run_demo(false).expect("the demo runs"))
-}
-
-fn manifest() -> warpsim_launch::Manifest {
-    let p = corpus_dir().join("cases.json");
-    warpsim_launch::load_manifest(&p).unwrap_or_else(|e| panic!("loading {}: {e}", p.display()))
 }
 
 #[test]

@@ -64,18 +64,12 @@
 //! strided_read_4 / strided_read_1: warpsim 1.36, H200 1.44 (seed 1.45), -5.7%
 //! ```
 
+mod common;
+use common::manifest;
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use warpsim_host::corpus::{run_case, CaseStatus};
 use warpsim_host::{LaunchOptions as RunOptions, ProgramCache, TimingMode};
-
-fn manifest() -> warpsim_launch::Manifest {
-    let p = std::env::var_os("WARPSIM_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/cases.json"));
-    warpsim_launch::load_manifest(&p).unwrap_or_else(|e| panic!("loading {}: {e}", p.display()))
-}
 
 fn timing(gpu: &str) -> RunOptions {
     let gpu = warpsim_timing::TimingGpu::by_name(gpu).unwrap();

@@ -9,6 +9,7 @@
 
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
+use warpsim_ir::set_bits;
 
 pub const PAGE_SHIFT: u32 = 16;
 pub const PAGE_SIZE: u64 = 1 << PAGE_SHIFT;
@@ -17,6 +18,31 @@ const WORDS_PER_PAGE: usize = (PAGE_SIZE / 8) as usize;
 /// First address handed out for global allocations (generic == global here).
 pub const GLOBAL_BASE: u64 = 0x7f00_0000_0000;
 pub use warpsim_ir::window::{LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
+/// `$call` with the constant `$S` bound to the access size `size` (1, 2, 4,
+/// anything else 8): one run-time size turned into a const generic.
+macro_rules! with_size {
+    ($size:expr, $S:ident => $call:expr) => {
+        match $size {
+            1 => {
+                const $S: u32 = 1;
+                $call
+            }
+            2 => {
+                const $S: u32 = 2;
+                $call
+            }
+            4 => {
+                const $S: u32 = 4;
+                $call
+            }
+            _ => {
+                const $S: u32 = 8;
+                $call
+            }
+        }
+    };
+}
+
 /// Guard gap between allocations, so a one-past-the-end access never lands in a neighbour.
 const ALLOC_GAP: u64 = PAGE_SIZE;
 
@@ -104,12 +130,7 @@ impl Allocation {
         // `in_page + size <= PAGE_SIZE` and the atomic's pointer is aligned; the page outlives `&self`.
         unsafe {
             let p = (page.as_ptr() as *const u8).add(in_page);
-            match size {
-                1 => (*(p as *const AtomicU8)).load(Relaxed) as u64,
-                2 => (*(p as *const AtomicU16)).load(Relaxed) as u64,
-                4 => (*(p as *const AtomicU32)).load(Relaxed) as u64,
-                _ => (*(p as *const AtomicU64)).load(Relaxed),
-            }
+            with_size!(size, S => load_sized::<S>(p))
         }
     }
 
@@ -125,14 +146,7 @@ impl Allocation {
     #[inline]
     pub unsafe fn load_lanes<const W: usize>(&self, addr: &[u64; W], sub: u64, mask: u64, size: u32, out: &mut [u64; W]) {
         // SAFETY: the caller's guarantees, passed on.
-        unsafe {
-            match size {
-                1 => self.load_lanes_sized::<W, 1>(addr, sub, mask, out),
-                2 => self.load_lanes_sized::<W, 2>(addr, sub, mask, out),
-                4 => self.load_lanes_sized::<W, 4>(addr, sub, mask, out),
-                _ => self.load_lanes_sized::<W, 8>(addr, sub, mask, out),
-            }
-        }
+        unsafe { with_size!(size, S => self.load_lanes_sized::<W, S>(addr, sub, mask, out)) }
     }
 
     /// [`Allocation::load_lanes`] for a size known at compile time.
@@ -173,7 +187,7 @@ impl Allocation {
     unsafe fn load_lanes_paged<const W: usize, const S: u32>(&self, addr: &[u64; W], sub: u64, mask: u64, out: &mut [u64; W]) {
         let mut missing = 0u64;
         let (mut at, mut page) = (usize::MAX, None::<*const u8>);
-        for l in set_lanes(mask) {
+        for l in set_bits(mask) {
             let off = addr[l].wrapping_sub(sub);
             let pi = (off >> PAGE_SHIFT) as usize;
             if pi != at {
@@ -191,18 +205,18 @@ impl Allocation {
             return;
         }
         let Some(f) = &self.filler else {
-            for l in set_lanes(missing) {
+            for l in set_bits(missing) {
                 out[l] = 0;
             }
             return;
         };
         let (mut offs, mut vals, mut n) = ([0u64; W], [0u64; W], 0);
-        for l in set_lanes(missing) {
+        for l in set_bits(missing) {
             offs[n] = addr[l].wrapping_sub(sub);
             n += 1;
         }
         f.gather(S, &offs[..n], &mut vals[..n]);
-        for (l, v) in set_lanes(missing).zip(vals) {
+        for (l, v) in set_bits(missing).zip(vals) {
             out[l] = v;
         }
     }
@@ -215,14 +229,7 @@ impl Allocation {
     #[inline]
     pub unsafe fn store_lanes<const W: usize>(&self, addr: &[u64; W], sub: u64, mask: u64, size: u32, v: &[u64; W]) {
         // SAFETY: the caller's guarantees, passed on.
-        unsafe {
-            match size {
-                1 => self.store_lanes_sized::<W, 1>(addr, sub, mask, v),
-                2 => self.store_lanes_sized::<W, 2>(addr, sub, mask, v),
-                4 => self.store_lanes_sized::<W, 4>(addr, sub, mask, v),
-                _ => self.store_lanes_sized::<W, 8>(addr, sub, mask, v),
-            }
-        }
+        unsafe { with_size!(size, S => self.store_lanes_sized::<W, S>(addr, sub, mask, v)) }
     }
 
     /// [`Allocation::store_lanes`] for a size known at compile time.
@@ -236,14 +243,14 @@ impl Allocation {
         }
         if let Some((offs, page)) = lane_offsets::<W>(addr, sub, mask) {
             let p = self.page(page).as_ptr() as *const u8;
-            for l in set_lanes(mask) {
+            for l in set_bits(mask) {
                 // SAFETY: as in `load_lanes_sized`.
                 unsafe { store_sized::<S>(p.add((offs[l] & (PAGE_SIZE - 1)) as usize), v[l]) }
             }
             return;
         }
         let (mut at, mut page) = (usize::MAX, std::ptr::null::<u8>());
-        for l in set_lanes(mask) {
+        for l in set_bits(mask) {
             let off = addr[l].wrapping_sub(sub);
             let pi = (off >> PAGE_SHIFT) as usize;
             if pi != at {
@@ -275,18 +282,6 @@ fn lane_offsets<const W: usize>(addr: &[u64; W], sub: u64, mask: u64) -> Option<
         hi = hi.max(o);
     }
     (lo >> PAGE_SHIFT == hi >> PAGE_SHIFT).then_some((offs, (lo >> PAGE_SHIFT) as usize))
-}
-
-/// The lanes set in `mask`, lowest first.
-#[inline(always)]
-fn set_lanes(mut mask: u64) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        (mask != 0).then(|| {
-            let l = mask.trailing_zeros() as usize;
-            mask &= mask - 1;
-            l
-        })
-    })
 }
 
 /// A relaxed atomic load of `S` (1, 2, 4 or 8) bytes, zero-extended.
@@ -418,14 +413,7 @@ impl GlobalMemory {
     pub fn store(&self, addr: u64, size: u32, v: u64) -> Result<(), MemFault> {
         let p = self.locate(addr, size)?;
         // SAFETY: `locate` returned a pointer to a naturally aligned, in-bounds word of a live page.
-        unsafe {
-            match size {
-                1 => (*(p as *const AtomicU8)).store(v as u8, Relaxed),
-                2 => (*(p as *const AtomicU16)).store(v as u16, Relaxed),
-                4 => (*(p as *const AtomicU32)).store(v as u32, Relaxed),
-                _ => (*(p as *const AtomicU64)).store(v, Relaxed),
-            }
-        }
+        unsafe { with_size!(size, S => store_sized::<S>(p, v)) }
         Ok(())
     }
 

@@ -2,25 +2,35 @@
 //! run end to end on a small kernel of our own: one input buffer of bytes in,
 //! one output buffer of bytes out, one thread unless a test says otherwise.
 
-use warpsim_host::{launch, Args, Context, Dims, LaunchOptions, Module};
+use warpsim_host::{launch, Args, Context, DevicePtr, Dims, Kernel, LaunchOptions, Module};
 
 const HEAD: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
 
 /// Runs kernel `k(.param .u64 in, .param .u64 out)` of `ptx` with `input`
 /// and an output of `out_len` zero bytes; returns the output.
 fn run_with(ptx: &str, input: &[u8], out_len: usize, threads: u32) -> Vec<u8> {
-    let mut module = Module::from_ptx("t.ptx", format!("{HEAD}{ptx}"));
-    let kernel = module.kernel("k").unwrap_or_else(|e| panic!("{e}"));
+    let kernel = kernel_k(ptx);
     let mut ctx = Context::new();
     let inp = ctx.alloc("in", input.len().max(1) as u64, None);
     ctx.write(inp, input).unwrap();
     let out = ctx.alloc("out", out_len as u64, None);
     ctx.write(out, &vec![0; out_len]).unwrap();
-    let mut args = Args::new(&kernel);
-    args.set_ptr(0, inp).unwrap();
-    args.set_ptr(1, out).unwrap();
+    let args = in_out_args(&kernel, inp, out);
     launch(&mut ctx, &kernel, &Dims::linear(1, threads), args.bytes(), &LaunchOptions::default()).unwrap_or_else(|e| panic!("{e}"));
     ctx.read_vec(out, out_len as u64, "out").unwrap()
+}
+
+/// Kernel `k` of the module `ptx` (after [`HEAD`]).
+fn kernel_k(ptx: &str) -> Kernel {
+    Module::from_ptx("t.ptx", format!("{HEAD}{ptx}")).kernel("k").unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The arguments `(in, out)` of `kernel`.
+fn in_out_args(kernel: &Kernel, inp: DevicePtr, out: DevicePtr) -> Args {
+    let mut args = Args::new(kernel);
+    args.set_ptr(0, inp).unwrap();
+    args.set_ptr(1, out).unwrap();
+    args
 }
 
 /// Kernel `k(.param .u64 in, .param .u64 out)` with `in` in `a` and `out`
@@ -237,14 +247,11 @@ fn past_the_end_within_the_page() {
     ld.global.u32 x, [a+4];
     st.global.u32 [b], x;",
     );
-    let mut module = Module::from_ptx("t.ptx", format!("{HEAD}{ptx}"));
-    let kernel = module.kernel("k").unwrap();
+    let kernel = kernel_k(&ptx);
     let mut ctx = Context::new();
     let inp = ctx.alloc("in", 4, None);
     let out = ctx.alloc("out", 4, None);
-    let mut args = Args::new(&kernel);
-    args.set_ptr(0, inp).unwrap();
-    args.set_ptr(1, out).unwrap();
+    let args = in_out_args(&kernel, inp, out);
     // By default (strict bounds) it faults; served as a GPU would with `serve_past_end`.
     let e = launch(&mut ctx, &kernel, &Dims::linear(1, 1), args.bytes(), &LaunchOptions::default()).unwrap_err();
     assert!(e.to_string().contains("out-of-bounds global store"), "{e}");
@@ -256,8 +263,7 @@ fn past_the_end_within_the_page() {
     assert!(w.contains("out-of-bounds global store of 4 bytes") && w.contains("PTX line 11"), "{w}");
     // 64 KiB on: past the page, a fault.
     let far = ptx.replace("[a+4]", "[a+65536]");
-    let mut module = Module::from_ptx("t.ptx", format!("{HEAD}{far}"));
-    let kernel = module.kernel("k").unwrap();
+    let kernel = kernel_k(&far);
     let e = launch(&mut ctx, &kernel, &Dims::linear(1, 1), args.bytes(), &serve).unwrap_err();
     assert!(e.to_string().contains("out-of-bounds global store"), "{e}");
 }
@@ -274,13 +280,10 @@ fn past_the_end_is_reported_by_check() {
     ld.global.u32 x, [a+8];
     ret;
 }";
-    let mut module = Module::from_ptx("t.ptx", format!("{HEAD}{ptx}"));
-    let kernel = module.kernel("k").unwrap();
+    let kernel = kernel_k(ptx);
     let mut ctx = Context::new();
     let inp = ctx.alloc("in", 8, None);
-    let mut args = Args::new(&kernel);
-    args.set_ptr(0, inp).unwrap();
-    args.set_ptr(1, inp).unwrap();
+    let args = in_out_args(&kernel, inp, inp);
     let opts = LaunchOptions { check: true, serve_past_end: true, ..Default::default() };
     let s = launch(&mut ctx, &kernel, &Dims::linear(1, 1), args.bytes(), &opts).unwrap();
     let d = s.diagnostics.unwrap();
@@ -332,8 +335,7 @@ fn device_printf() {
     }
     ret;
 }"#;
-    let mut module = Module::from_ptx("t.ptx", format!("{HEAD}{ptx}"));
-    let kernel = module.kernel("k").unwrap_or_else(|e| panic!("{e}"));
+    let kernel = kernel_k(ptx);
     let mut ctx = Context::new();
     let args = Args::new(&kernel);
     let s = launch(&mut ctx, &kernel, &Dims::linear(1, 2), args.bytes(), &LaunchOptions::default()).unwrap_or_else(|e| panic!("{e}"));
@@ -389,8 +391,7 @@ fn device_assert() {
 $L__BB0_2:
     ret;
 }"#;
-    let mut module = Module::from_ptx("t.ptx", format!("{HEAD}{ptx}"));
-    let kernel = module.kernel("k").unwrap_or_else(|e| panic!("{e}"));
+    let kernel = kernel_k(ptx);
     let mut ctx = Context::new();
     let args = Args::new(&kernel);
     let e = launch(&mut ctx, &kernel, &Dims::linear(1, 4), args.bytes(), &LaunchOptions::default()).unwrap_err().to_string();

@@ -259,6 +259,16 @@ mod tests {
         (0..32).map(f).collect()
     }
 
+    /// A xorshift64 generator from `seed` (not 0).
+    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
     #[test]
     fn strides_of_4_byte_loads_give_the_corpus_sector_counts() {
         // The corpus: strides 1, 2, 4, 8, 16, 32 floats -> 4, 8, 16, 32, 32, 32 sectors.
@@ -324,20 +334,14 @@ mod tests {
 
     #[test]
     fn ascending_accesses_cost_as_the_general_count() {
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x2545_F491_4F6C_DD1Du64);
         for round in 0..4000 {
             let bytes = [1u32, 2, 4, 8, 16][round % 5];
             let step = [0u64, 1, 1, 2, 8, 33][round % 6] * bytes as u64;
             let mut a = 0x7f00_0000_1000u64 + next() % 64 * bytes as u64;
             let addrs: Vec<u64> = (0..32)
                 .map(|_| {
-                    a += if next() % 4 == 0 { bytes as u64 * (next() % 3) } else { step };
+                    a += if next().is_multiple_of(4) { bytes as u64 * (next() % 3) } else { step };
                     a
                 })
                 .collect();
@@ -362,13 +366,7 @@ mod tests {
 
     #[test]
     fn one_word_phases_equal_gathering_the_words() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15u64);
         for round in 0..4000 {
             let spread = [4u64, 128, 256, 8192, 1 << 20][round % 5];
             let a: Vec<u64> = (0..32).map(|_| next() % spread * 4).collect();

@@ -1,6 +1,6 @@
-//! Helpers the CUDA-compiling integration tests share (`mod common;`): the
-//! repository root, a scratch folder per test process, whether clang-19 is
-//! there (it must be under CI), and `.npy` payloads.
+//! Helpers the integration tests share (`mod common;`): the repository root,
+//! the corpus, a scratch folder per test process, whether clang-19 is there
+//! (it must be under CI), and `.npy` payloads.
 #![allow(dead_code)] // each test binary uses its own subset
 
 use std::path::{Path, PathBuf};
@@ -8,6 +8,24 @@ use std::process::Command;
 
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// The corpus manifest: `$WARPSIM_CORPUS`, else `../shared/corpus/cases.json`
+/// beside the repository.
+pub fn manifest_path() -> PathBuf {
+    std::env::var_os("WARPSIM_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/cases.json"))
+}
+
+/// The folder of the corpus manifest (its README, kernels).
+pub fn corpus_dir() -> PathBuf {
+    manifest_path().parent().unwrap().to_path_buf()
+}
+
+pub fn manifest() -> warpsim_launch::Manifest {
+    let p = manifest_path();
+    warpsim_launch::load_manifest(&p).unwrap_or_else(|e| panic!("loading {}: {e}", p.display()))
 }
 
 /// `$TMP/warpsim-SUITE-PID/NAME`, created.

@@ -310,51 +310,38 @@ mod tests {
     use crate::schedule::Schedule;
     use crate::LaunchError;
 
-    const HEAD: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
+    /// nvcc's call of a one-argument function: `ret = func(arg)` through a
+    /// block of `.param` frames (`call` is `call` or `call.uni`).
+    fn call1(call: &str, func: &str, arg: &str, ret: &str) -> String {
+        format!("    {{\n    .param .b32 a; .param .b32 b;\n    st.param.b32 [a], {arg};\n    {call} (b), {func}, (a);\n    ld.param.b32 {ret}, [b];\n    }}")
+    }
 
     /// `fact(n)` by real recursion, `.param` frames as nvcc writes them.
-    const FACT: &str = ".func (.param .b32 ret) fact(.param .b32 n)
-{
+    fn fact() -> String {
+        format!(
+            ".func (.param .b32 ret) fact(.param .b32 n)
+{{
     .reg .pred %p<2>; .reg .b32 %r<6>;
     ld.param.u32 %r1, [n];
     setp.lt.s32 %p1, %r1, 2;
     mov.u32 %r5, 1;
     @%p1 bra DONE;
     add.s32 %r2, %r1, -1;
-    {
-    .param .b32 a; .param .b32 b;
-    st.param.b32 [a], %r2;
-    call.uni (b), fact, (a);
-    ld.param.b32 %r3, [b];
-    }
+{}
     mul.lo.s32 %r5, %r3, %r1;
 DONE:
     st.param.b32 [ret], %r5;
     ret;
-}
-";
-
-    fn fact_kernel(modulo: u32) -> String {
-        format!(
-            "{HEAD}{FACT}.visible .entry k(.param .u64 p0)
-{{
-    .reg .b32 %r<6>; .reg .b64 %rd<4>;
-    ld.param.u64 %rd1, [p0];
-    mov.u32 %r1, %tid.x;
-    rem.u32 %r2, %r1, {modulo};
-    {{
-    .param .b32 a; .param .b32 b;
-    st.param.b32 [a], %r2;
-    call.uni (b), fact, (a);
-    ld.param.b32 %r3, [b];
-    }}
-    mul.wide.u32 %rd2, %r1, 4;
-    add.s64 %rd3, %rd1, %rd2;
-    st.global.u32 [%rd3], %r3;
-    ret;
 }}
-"
+",
+            call1("call.uni", "fact", "%r2", "%r3")
         )
+    }
+
+    /// `out[t] = fact(t % modulo)`.
+    fn fact_kernel(modulo: u32) -> String {
+        let body = format!("    rem.u32 %r2, %r1, {modulo};\n{}", call1("call.uni", "fact", "%r2", "%r3"));
+        per_thread(&fact(), &body, "%r3")
     }
 
     #[test]
@@ -441,8 +428,8 @@ DONE:
     fn each_call_has_its_own_local_array() {
         // f(d): a local array filled with d, then f(d-1), then the array is
         // read back: a shared frame would give the innermost values.
-        let src = format!(
-            "{HEAD}.func (.param .b32 ret) f(.param .b32 d)
+        let f = format!(
+            ".func (.param .b32 ret) f(.param .b32 d)
 {{
     .local .align 4 .b8 arr[16];
     .reg .pred %p<2>; .reg .b32 %r<8>; .reg .b64 %rd<4>;
@@ -454,12 +441,7 @@ DONE:
     setp.eq.s32 %p1, %r1, 0;
     @%p1 bra DONE;
     add.s32 %r2, %r1, -1;
-    {{
-    .param .b32 a; .param .b32 b;
-    st.param.b32 [a], %r2;
-    call.uni (b), f, (a);
-    ld.param.b32 %r4, [b];
-    }}
+{}
 DONE:
     ld.local.u32 %r5, [arr];
     cvta.local.u64 %rd2, %rd1;
@@ -469,24 +451,10 @@ DONE:
     st.param.b32 [ret], %r4;
     ret;
 }}
-.visible .entry k(.param .u64 p0)
-{{
-    .reg .b32 %r<6>; .reg .b64 %rd<4>;
-    ld.param.u64 %rd1, [p0];
-    mov.u32 %r1, %tid.x;
-    {{
-    .param .b32 a; .param .b32 b;
-    st.param.b32 [a], %r1;
-    call (b), f, (a);
-    ld.param.b32 %r3, [b];
-    }}
-    mul.wide.u32 %rd2, %r1, 4;
-    add.s64 %rd3, %rd1, %rd2;
-    st.global.u32 [%rd3], %r3;
-    ret;
-}}
-"
+",
+            call1("call.uni", "f", "%r2", "%r4")
         );
+        let src = per_thread(&f, &call1("call", "f", "%r1", "%r3"), "%r3");
         let r = run_src(&src, 8, &[32], &[]);
         r.result.as_ref().unwrap();
         // Sum over d = t..0 of 2d = t(t+1).
@@ -495,61 +463,53 @@ DONE:
 
     #[test]
     fn function_pointers_dispatch_per_lane() {
-        let src = format!(
-            "{HEAD}.func (.param .b32 r) twice(.param .b32 x)
-{{
+        const FUNCS: &str = ".func (.param .b32 r) twice(.param .b32 x)
+{
     .reg .b32 %r<3>;
     ld.param.u32 %r1, [x];
     add.s32 %r2, %r1, %r1;
     st.param.b32 [r], %r2;
     ret;
-}}
+}
 .func (.param .b32 r) square(.param .b32 x)
-{{
+{
     .reg .b32 %r<3>;
     ld.param.u32 %r1, [x];
     mul.lo.s32 %r2, %r1, %r1;
     st.param.b32 [r], %r2;
     ret;
-}}
-.global .align 8 .u64 table[2] = {{twice, square}};
-.visible .entry k(.param .u64 p0)
-{{
-    .reg .pred %p<2>; .reg .b32 %r<6>; .reg .b64 %rd<10>;
-    ld.param.u64 %rd1, [p0];
-    mov.u32 %r1, %tid.x;
-    and.b32 %r2, %r1, 1;
+}
+.global .align 8 .u64 table[2] = {twice, square};
+";
+        let src = per_thread(
+            FUNCS,
+            "    and.b32 %r2, %r1, 1;
     setp.eq.b32 %p1, %r2, 1;
     mov.u64 %rd4, twice;
     mov.u64 %rd5, square;
     selp.b64 %rd6, %rd5, %rd4, %p1;
-    {{
+    {
     .param .b32 a; .param .b32 b;
     st.param.b32 [a], %r1;
     prototype_0 : .callprototype (.param .b32 _) _ (.param .b32 _);
     call (b), %rd6, (a), prototype_0;
     ld.param.b32 %r3, [b];
-    }}
+    }
     shr.u32 %r4, %r1, 1;
     and.b32 %r4, %r4, 1;
     mul.wide.u32 %rd7, %r4, 8;
     mov.u64 %rd8, table;
     add.s64 %rd8, %rd8, %rd7;
     ld.global.u64 %rd9, [%rd8];
-    {{
+    {
     .param .b32 a; .param .b32 b;
     st.param.b32 [a], 3;
     prototype_1 : .callprototype (.param .b32 _) _ (.param .b32 _);
     call (b), %rd9, (a), prototype_1;
     ld.param.b32 %r5, [b];
-    }}
-    add.s32 %r3, %r3, %r5;
-    mul.wide.u32 %rd2, %r1, 4;
-    add.s64 %rd3, %rd1, %rd2;
-    st.global.u32 [%rd3], %r3;
-    ret;
-}}
-"
+    }
+    add.s32 %r3, %r3, %r5;",
+            "%r3",
         );
         let r = run_src(&src, 32, &[128], &[]);
         r.result.as_ref().unwrap();

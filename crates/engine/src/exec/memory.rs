@@ -37,6 +37,25 @@ impl<const W: usize> Warp<W> {
         out
     }
 
+    /// Each lane's address, told to `obs` as an access of `bytes` per lane.
+    #[inline(always)]
+    fn observed_addresses<O: Observer>(
+        &self,
+        obs: &mut O,
+        pc: u32,
+        space: Space,
+        access: MemAccessKind,
+        bytes: u32,
+        addr: &Addr,
+        exec: u64,
+    ) -> [u64; W] {
+        let base = self.addresses(addr);
+        if O::WANTS_MEMORY {
+            obs.memory(self.index, pc, space, access, bytes, &base, exec);
+        }
+        base
+    }
+
     #[inline(always)]
     pub(super) fn cvta(&mut self, to_generic: bool, window: u64, d: RegRef, a: RegRef, exec: u64) {
         let v = self.gather(a);
@@ -45,30 +64,6 @@ impl<const W: usize> Warp<W> {
             o[l] = if to_generic { v[l].wrapping_add(window) } else { v[l].wrapping_sub(window) };
         }
         self.scatter(d, &o, exec);
-    }
-
-    /// `ld.param` at a constant offset: kernel parameters are uniform, so one read is broadcast to every lane.
-    #[inline(always)]
-    pub(super) fn ld_param(
-        &mut self,
-        ctx: &WarpCtx<'_>,
-        pc: u32,
-        size: u8,
-        signed: bool,
-        n: u8,
-        d: &[Option<RegRef>; 4],
-        addr: &Addr,
-        exec: u64,
-    ) -> Result<(), WarpFault> {
-        for k in 0..n as usize {
-            let off = (addr.offset as u64).wrapping_add(k as u64 * size as u64);
-            let raw = self.load(ctx, Space::KernelParam, off, size as u32, 0, 0).map_err(|kind| WarpFault::warp(pc, kind))?;
-            if let Some(dk) = d[k] {
-                let v = if signed { sext(raw, size as u32 * 8) } else { raw };
-                self.scatter(dk, &[v; W], exec);
-            }
-        }
-        Ok(())
     }
 
     #[inline(always)]
@@ -85,11 +80,19 @@ impl<const W: usize> Warp<W> {
         addr: &Addr,
         exec: u64,
     ) -> Result<(), WarpFault> {
-        let base = self.addresses(addr);
         let size = size as u32;
-        if O::WANTS_MEMORY {
-            obs.memory(self.index, pc, space, MemAccessKind::Load, size * n as u32, &base, exec);
+        if space == Space::KernelParam && addr.base.is_none() {
+            // `ld.param` at a constant offset: kernel parameters are uniform, so one read is broadcast to every lane.
+            for k in 0..n as usize {
+                let off = (addr.offset as u64).wrapping_add(k as u64 * size as u64);
+                let raw = self.load(ctx, space, off, size, 0).map_err(|kind| WarpFault::warp(pc, kind))?;
+                if let Some(dk) = d[k] {
+                    self.scatter(dk, &[if signed { sext(raw, size * 8) } else { raw }; W], exec);
+                }
+            }
+            return Ok(());
         }
+        let base = self.observed_addresses(obs, pc, space, MemAccessKind::Load, size * n as u32, addr, exec);
         if let (Space::Shared, 1, 4, Some(dk)) = (space, n, size, d[0]) {
             if dk.bank == Bank::R32 && exec != 0 && shared_words_ok::<W>(ctx.shared.len(), &base, exec) {
                 // Every active lane reads an aligned word inside the block's shared memory; an
@@ -124,22 +127,13 @@ impl<const W: usize> Warp<W> {
             }
             return Ok(());
         }
-        let local_bytes = ctx.local_bytes;
-        let mut m = exec;
-        while m != 0 {
-            let l = m.trailing_zeros() as usize;
-            m &= m - 1;
-            vector_aligned(space, base[l], size, n, MemAccessKind::Load).map_err(|kind| WarpFault::lane(pc, l, kind))?;
-            for k in 0..n as usize {
-                let a = base[l].wrapping_add(k as u64 * size as u64);
-                let raw = self.load(ctx, space, a, size, l, local_bytes).map_err(|kind| WarpFault::lane(pc, l, kind))?;
-                if let Some(dk) = d[k] {
-                    let v = if signed { sext(raw, size * 8) } else { raw };
-                    self.put_lane(dk, l, v)
-                }
+        self.lane_by_lane(pc, space, MemAccessKind::Load, &base, size, n, exec, |w, l, k, a| {
+            let raw = w.load(ctx, space, a, size, l)?;
+            if let Some(dk) = d[k] {
+                w.put_lane(dk, l, if signed { sext(raw, size * 8) } else { raw })
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     #[inline(always)]
@@ -155,11 +149,8 @@ impl<const W: usize> Warp<W> {
         addr: &Addr,
         exec: u64,
     ) -> Result<(), WarpFault> {
-        let base = self.addresses(addr);
         let size = size as u32;
-        if O::WANTS_MEMORY {
-            obs.memory(self.index, pc, space, MemAccessKind::Store, size * n as u32, &base, exec);
-        }
+        let base = self.observed_addresses(obs, pc, space, MemAccessKind::Store, size * n as u32, addr, exec);
         if let (Space::Shared, 1, 4) = (space, n, size) {
             if s[0].bank == Bank::R32 && shared_words_ok::<W>(ctx.shared.len(), &base, exec) {
                 // Aligned words inside shared memory; lanes in order, so the highest lane's value stays.
@@ -185,16 +176,32 @@ impl<const W: usize> Warp<W> {
             }
             return Ok(());
         }
-        let local_bytes = ctx.local_bytes;
-        let mut m = exec;
-        while m != 0 {
-            let l = m.trailing_zeros() as usize;
-            m &= m - 1;
-            vector_aligned(space, base[l], size, n, MemAccessKind::Store).map_err(|kind| WarpFault::lane(pc, l, kind))?;
+        self.lane_by_lane(pc, space, MemAccessKind::Store, &base, size, n, exec, |w, l, k, a| {
+            let v = w.lane_value(s[k], l);
+            w.store(ctx, space, a, size, v, l)
+        })
+    }
+
+    /// The checked path of a load or store: lane by lane, lowest first, the
+    /// lane's vector alignment checked, then `element(warp, lane, k, address)`
+    /// for each of its `n` elements; the first faulting lane ends the access.
+    #[inline(always)]
+    fn lane_by_lane(
+        &mut self,
+        pc: u32,
+        space: Space,
+        access: MemAccessKind,
+        base: &[u64; W],
+        size: u32,
+        n: u8,
+        exec: u64,
+        mut element: impl FnMut(&mut Self, usize, usize, u64) -> Result<(), FaultKind>,
+    ) -> Result<(), WarpFault> {
+        for l in lanes(exec) {
+            vector_aligned(space, base[l], size, n, access).map_err(|kind| WarpFault::lane(pc, l, kind))?;
             for k in 0..n as usize {
                 let a = base[l].wrapping_add(k as u64 * size as u64);
-                let v = self.lane_value(s[k], l);
-                self.store(ctx, space, a, size, v, l, local_bytes).map_err(|kind| WarpFault::lane(pc, l, kind))?;
+                element(self, l, k, a).map_err(|kind| WarpFault::lane(pc, l, kind))?;
             }
         }
         Ok(())
@@ -215,19 +222,12 @@ impl<const W: usize> Warp<W> {
         c: RegRef,
         exec: u64,
     ) -> Result<(), WarpFault> {
-        let base = self.addresses(addr);
         let size = ty.bytes();
-        if O::WANTS_MEMORY {
-            obs.memory(self.index, pc, space, MemAccessKind::Atomic, size, &base, exec);
-        }
-        let local_bytes = ctx.local_bytes;
-        let mut m = exec;
-        while m != 0 {
-            let l = m.trailing_zeros() as usize;
-            m &= m - 1;
+        let base = self.observed_addresses(obs, pc, space, MemAccessKind::Atomic, size, addr, exec);
+        for l in lanes(exec) {
             let bv = self.lane_value(b, l);
             let cv = self.lane_value(c, l);
-            let old = self.atomic(ctx, space, base[l], op, ty, bv, cv, l, local_bytes).map_err(|kind| WarpFault::lane(pc, l, kind))?;
+            let old = self.atomic(ctx, space, base[l], op, ty, bv, cv, l).map_err(|kind| WarpFault::lane(pc, l, kind))?;
             if let Some(dr) = d {
                 let v = if ty.is_signed() { sext(old, size * 8) } else { old };
                 self.put_lane(dr, l, v)
@@ -287,15 +287,7 @@ impl<const W: usize> Warp<W> {
     }
 
     /// One lane's load of `size` bytes, checked.
-    pub(super) fn load(
-        &mut self,
-        ctx: &WarpCtx<'_>,
-        space: Space,
-        addr: u64,
-        size: u32,
-        lane: usize,
-        local_bytes: u32,
-    ) -> Result<u64, FaultKind> {
+    pub(super) fn load(&mut self, ctx: &WarpCtx<'_>, space: Space, addr: u64, size: u32, lane: usize) -> Result<u64, FaultKind> {
         let (space, addr) = resolve_generic(space, addr);
         let access = MemAccessKind::Load;
         match space {
@@ -318,7 +310,7 @@ impl<const W: usize> Warp<W> {
                 Ok(read_le(&ctx.shared[i..i + size as usize]))
             }
             Space::Local => {
-                let i = self.local_slot(addr, size, lane, local_bytes, access)?;
+                let i = self.local_slot(addr, size, lane, ctx.local_bytes, access)?;
                 Ok(read_le(&self.local[i..i + size as usize]))
             }
             Space::KernelParam => {
@@ -339,7 +331,6 @@ impl<const W: usize> Warp<W> {
         size: u32,
         v: u64,
         lane: usize,
-        local_bytes: u32,
     ) -> Result<(), FaultKind> {
         let (space, addr) = resolve_generic(space, addr);
         let access = MemAccessKind::Store;
@@ -360,7 +351,7 @@ impl<const W: usize> Warp<W> {
                 Ok(())
             }
             Space::Local => {
-                let i = self.local_slot(addr, size, lane, local_bytes, access)?;
+                let i = self.local_slot(addr, size, lane, ctx.local_bytes, access)?;
                 write_le(&mut self.local[i..i + size as usize], v);
                 Ok(())
             }
@@ -377,7 +368,6 @@ impl<const W: usize> Warp<W> {
         b: u64,
         c: u64,
         lane: usize,
-        local_bytes: u32,
     ) -> Result<u64, FaultKind> {
         let (space, addr) = resolve_generic(space, addr);
         let size = ty.bytes();
@@ -400,7 +390,7 @@ impl<const W: usize> Warp<W> {
                 Ok(old)
             }
             Space::Local => {
-                let i = self.local_slot(addr, size, lane, local_bytes, access)?;
+                let i = self.local_slot(addr, size, lane, ctx.local_bytes, access)?;
                 let old = read_le(&self.local[i..i + size as usize]);
                 let new = f(old);
                 write_le(&mut self.local[i..i + size as usize], new);

@@ -482,9 +482,6 @@ impl<const W: usize> Warp<W> {
                 Op::Clock { kind, d } => self.clock(*kind, *d, n.clock, exec),
                 // Loads, stores, atomics and address conversion (memory.rs).
                 Op::Cvta { to_generic, window, d, a } => self.cvta(*to_generic, *window, *d, *a, exec),
-                Op::Ld { space: Space::KernelParam, size, signed, n, d, addr } if addr.base.is_none() => {
-                    self.ld_param(ctx, pc, *size, *signed, *n, d, addr, exec)?
-                }
                 Op::Ld { space, size, signed, n, d, addr } => self.ld(ctx, obs, pc, *space, *size, *signed, *n, d, addr, exec)?,
                 Op::St { space, size, n, s, addr } => self.st(ctx, obs, pc, *space, *size, *n, s, addr, exec)?,
                 Op::Atom { space, op, ty, d, addr, b, c } => self.atom(ctx, obs, pc, *space, *op, *ty, *d, addr, *b, *c, exec)?,

@@ -15,7 +15,7 @@ impl<const W: usize> Warp<W> {
     fn param_u64(&mut self, ctx: &WarpCtx<'_>, off: u32, size: u32, lane: usize) -> Result<u64, FaultKind> {
         // The `.param` variables are in the calling function's frame.
         let at = self.frame_base(ctx, lane).wrapping_add(off as u64);
-        self.load(ctx, Space::Local, at, size, lane, ctx.local_bytes)
+        self.load(ctx, Space::Local, at, size, lane)
     }
 
     fn c_string(&mut self, ctx: &WarpCtx<'_>, addr: u64, lane: usize) -> Result<String, FaultKind> {
@@ -24,7 +24,7 @@ impl<const W: usize> Warp<W> {
         }
         let mut bytes = Vec::new();
         for i in 0..MAX_STR {
-            let b = self.load(ctx, Space::Generic, addr.wrapping_add(i), 1, lane, ctx.local_bytes)? as u8;
+            let b = self.load(ctx, Space::Generic, addr.wrapping_add(i), 1, lane)? as u8;
             if b == 0 {
                 break;
             }
@@ -121,7 +121,7 @@ impl<const W: usize> Warp<W> {
             i += 1;
             let mut arg = |w: &mut Self, size: u64| -> Result<u64, FaultKind> {
                 pos = pos.next_multiple_of(size);
-                let v = w.load(ctx, Space::Generic, buf.wrapping_add(pos), size as u32, lane, ctx.local_bytes)?;
+                let v = w.load(ctx, Space::Generic, buf.wrapping_add(pos), size as u32, lane)?;
                 pos += size;
                 Ok(v)
             };

@@ -83,8 +83,31 @@ impl Block {
     }
 }
 
+pub const HEAD: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
+
 fn kernel_src(params: &str, body: &str) -> String {
-    format!(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k({params})\n{{\n{body}\n}}\n")
+    format!("{HEAD}.visible .entry k({params})\n{{\n{body}\n}}\n")
+}
+
+/// A module of `items` (functions, variables) and kernel `k(.param .u64 p0)`
+/// in which each thread runs `body`, with `%r1` = `%tid.x`, `%rd1` = `p0` and
+/// `%p<4>`, `%r<8>`, `%rd<10>` declared, then stores 32-bit register `out`
+/// at word `%tid.x` of `p0`.
+pub fn per_thread(items: &str, body: &str, out: &str) -> String {
+    format!(
+        "{HEAD}{items}.visible .entry k(.param .u64 p0)
+{{
+    .reg .pred %p<4>; .reg .b32 %r<8>; .reg .b64 %rd<10>;
+    ld.param.u64 %rd1, [p0];
+    mov.u32 %r1, %tid.x;
+{body}
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], {out};
+    ret;
+}}
+"
+    )
 }
 
 /// A finished one-block launch of a test kernel.

@@ -2,21 +2,15 @@
 //! partial warps, divergence and reconvergence, barriers, faults, budgets.
 
 use super::*;
-use crate::exec::testkit::run_src;
+use crate::exec::testkit::{per_thread, run_src, HEAD};
 use crate::fault::FaultKind;
-
-const HEADER: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
 
 #[test]
 fn divergent_if_else_reconverges() {
     // out[t] = (t odd) ? t*3 : t+100; then every lane adds 1 after reconvergence.
-    let src = format!(
-        "{HEADER}.visible .entry k(.param .u64 out)
-{{
-    .reg .pred %p<2>; .reg .b32 %r<6>; .reg .b64 %rd<4>;
-    ld.param.u64 %rd1, [out];
-    mov.u32 %r1, %tid.x;
-    and.b32 %r2, %r1, 1;
+    let src = per_thread(
+        "",
+        "    and.b32 %r2, %r1, 1;
     setp.eq.s32 %p1, %r2, 0;
     @%p1 bra EVEN;
     mul.lo.s32 %r3, %r1, 3;
@@ -24,12 +18,8 @@ fn divergent_if_else_reconverges() {
 EVEN:
     add.s32 %r3, %r1, 100;
 JOIN:
-    add.s32 %r3, %r3, 1;
-    mul.wide.u32 %rd2, %r1, 4;
-    add.s64 %rd3, %rd1, %rd2;
-    st.global.u32 [%rd3], %r3;
-    ret;
-}}"
+    add.s32 %r3, %r3, 1;",
+        "%r3",
     );
     let r = run_src(&src, 40, &[160], &[]);
     let stats = r.result.as_ref().unwrap();
@@ -45,13 +35,9 @@ JOIN:
 
 #[test]
 fn barrier_and_shared_memory_reverse() {
-    let src = format!(
-        "{HEADER}.visible .entry k(.param .u64 out)
-{{
-    .reg .b32 %r<8>; .reg .b64 %rd<4>;
-    .shared .align 4 .b8 s[256];
-    ld.param.u64 %rd1, [out];
-    mov.u32 %r1, %tid.x;
+    let src = per_thread(
+        "",
+        "    .shared .align 4 .b8 s[256];
     shl.b32 %r2, %r1, 2;
     mov.u32 %r3, s;
     add.s32 %r4, %r3, %r2;
@@ -60,12 +46,8 @@ fn barrier_and_shared_memory_reverse() {
     sub.s32 %r5, 63, %r1;
     shl.b32 %r5, %r5, 2;
     add.s32 %r5, %r3, %r5;
-    ld.shared.u32 %r6, [%r5];
-    mul.wide.u32 %rd2, %r1, 4;
-    add.s64 %rd3, %rd1, %rd2;
-    st.global.u32 [%rd3], %r6;
-    ret;
-}}"
+    ld.shared.u32 %r6, [%r5];",
+        "%r6",
     );
     let r = run_src(&src, 64, &[256], &[]);
     r.result.as_ref().unwrap();
@@ -78,7 +60,7 @@ fn barrier_and_shared_memory_reverse() {
 #[test]
 fn one_past_the_end_store_faults_with_its_place() {
     let src = format!(
-        "{HEADER}.visible .entry k(.param .u64 out)
+        "{HEAD}.visible .entry k(.param .u64 out)
 {{
     .reg .b32 %r<4>; .reg .b64 %rd<4>;
     ld.param.u64 %rd1, [out];
@@ -104,7 +86,7 @@ fn one_past_the_end_store_faults_with_its_place() {
 
 #[test]
 fn runaway_loop_hits_the_budget() {
-    let src = format!("{HEADER}.visible .entry k()\n{{\nL: bra.uni L;\n}}");
+    let src = format!("{HEAD}.visible .entry k()\n{{\nL: bra.uni L;\n}}");
     let prog = warpsim_ir::compile_kernel("t.ptx", &src, "k").unwrap();
     let mem = GlobalMemory::new();
     let cfg = LaunchConfig { max_warp_instructions_per_block: 10_000, ..Default::default() };
@@ -115,7 +97,7 @@ fn runaway_loop_hits_the_budget() {
 #[test]
 fn barrier_reached_by_part_of_the_block_is_a_deadlock() {
     let src = format!(
-        "{HEADER}.visible .entry k()
+        "{HEAD}.visible .entry k()
 {{
     .reg .pred %p<2>; .reg .b32 %r<2>;
     mov.u32 %r1, %tid.x;

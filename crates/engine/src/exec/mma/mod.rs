@@ -132,8 +132,7 @@ impl<const W: usize> Warp<W> {
     }
 
     fn mem_read(&mut self, ctx: &WarpCtx<'_>, pc: u32, space: Space, addr: u64, size: u32, lane: usize) -> Result<u64, WarpFault> {
-        let local = ctx.local_bytes;
-        self.load(ctx, space, addr, size, lane, local).map_err(|kind| WarpFault::lane(pc, lane, kind))
+        self.load(ctx, space, addr, size, lane).map_err(|kind| WarpFault::lane(pc, lane, kind))
     }
 
     fn mem_write(
@@ -146,7 +145,6 @@ impl<const W: usize> Warp<W> {
         v: u64,
         lane: usize,
     ) -> Result<(), WarpFault> {
-        let local = ctx.local_bytes;
-        self.store(ctx, space, addr, size, v, lane, local).map_err(|kind| WarpFault::lane(pc, lane, kind))
+        self.store(ctx, space, addr, size, v, lane).map_err(|kind| WarpFault::lane(pc, lane, kind))
     }
 }
