@@ -5,8 +5,9 @@
 
 use crate::{guarded, ArgumentError, Error, KernelFault, LaunchError, PtxError};
 use pyo3::prelude::*;
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 use warpsim_engine::{LaunchError as EngineError, Progress};
 use warpsim_host::{prepare, Dims, HostError, Kernel, LaunchOptions, LaunchSummary, Prepared, TimingMode};
 use warpsim_launch::{BufferSpec, Dtype, Init, NamedInit, ParamSpec, Role, ScalarParam};
@@ -273,10 +274,10 @@ pub fn launch(
         let dims = Dims::new(grid, block, shared);
         let nblocks = grid.iter().map(|&d| d as u64).product();
         let t0 = Instant::now();
-        let r = py.detach(|| {
+        let r = interruptible(py, &watch.clone(), || {
             let _bar = warpsim::progress::watch(watch, nblocks, None, !progress);
             prepared.launch(&dims, &opts)
-        });
+        })?;
         let secs = t0.elapsed().as_secs_f64();
         let summary = match r {
             Ok(s) => s,
@@ -298,6 +299,52 @@ pub fn launch(
         }
         let resident = prepared.ctx.resident_bytes();
         Ok(Launch { prepared: Arc::new(prepared), dims, summary, secs, resident, timing_mode: mode == "timing" })
+    })
+}
+
+/// How often a launch's caller looks for Python signals (Ctrl-C) while it runs.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// Runs `f`, a launch watched by `progress`, on a thread of its own without
+/// the GIL, while this thread (the main one, which Python's signal handlers
+/// run on) checks for signals every [`SIGNAL_POLL`]. When a handler raises
+/// (Ctrl-C: `KeyboardInterrupt`), the launch is told to stop, and its
+/// exception comes back once the launch has stopped (within a slice of
+/// instructions per running block).
+fn interruptible<T: Send>(py: Python<'_>, progress: &Progress, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    let done = (Mutex::new(None), Condvar::new());
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let r = catch_unwind(AssertUnwindSafe(f));
+            if let Ok(mut slot) = done.0.lock() {
+                *slot = Some(r);
+            }
+            done.1.notify_all();
+        });
+        // The result, once there, waiting at most one poll for it.
+        let take = || {
+            let slot = done.0.lock().unwrap_or_else(|e| e.into_inner());
+            let (mut slot, _) = done.1.wait_timeout_while(slot, SIGNAL_POLL, |r| r.is_none()).unwrap_or_else(|e| e.into_inner());
+            slot.take()
+        };
+        let mut interrupted = None;
+        let r = loop {
+            if let Some(r) = py.detach(take) {
+                break r;
+            }
+            if interrupted.is_none() {
+                if let Err(e) = py.check_signals() {
+                    progress.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    interrupted = Some(e);
+                }
+            }
+        };
+        match (interrupted, r) {
+            (Some(e), _) => Err(e),
+            (None, Ok(v)) => Ok(v),
+            // `guarded` turns the panic into `warpsim.Error`.
+            (None, Err(p)) => std::panic::resume_unwind(p),
+        }
     })
 }
 
