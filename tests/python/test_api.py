@@ -1,5 +1,7 @@
 """The API on real kernels, compared with what `warpsim run --json` says of the same launch."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -120,3 +122,19 @@ def test_the_warpsim_command_runs_from_the_package(tmp_path):
     assert '"warps": 2' in out.stdout
     bad = subprocess.run([sys.executable, "-m", "warpsim", "run", "nope.ptx"], cwd=tmp_path, capture_output=True, text=True)
     assert bad.returncode == 1 and "nope.ptx" in bad.stderr
+
+
+def test_exec_from_the_package_runs_python_programs_and_warns_about_others(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "warpsim", "exec"]
+    env = {k: v for k, v in os.environ.items() if k != "WARPSIM_LIB_DIR"}
+    py = subprocess.run(cmd + ["--", sys.executable, "-c", "print('hi')"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert py.returncode == 0 and py.stdout == "hi\n", py.stderr
+    assert "not a Python program" not in py.stderr
+    true = shutil.which("true")
+    other = subprocess.run(cmd + ["--gpu", "t4", true], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert other.returncode == 0, other.stderr
+    assert f"{true} is not a Python program" in other.stderr and "cargo build --release --workspace" in other.stderr

@@ -16,7 +16,7 @@ use crate::observer::{NoObserver, Observer};
 use crate::schedule::{RandomSchedule, Schedule, SchedulePlan, SchedulePolicy, Simt};
 use rayon::prelude::*;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use warpsim_ir::{Kernel, Program};
 
@@ -57,11 +57,22 @@ pub const DEFAULT_STACK_SIZE: u32 = 1024;
 /// allocated per lane: 256 MiB for a block of 1024 threads).
 pub const MAX_STACK_SIZE: u32 = 256 * 1024;
 
-/// Blocks and warp instructions finished so far, for a progress line.
+/// Blocks and warp instructions finished so far, for a progress line; and a
+/// stop request from whoever watches the launch (Ctrl-C in Python).
 #[derive(Debug, Default)]
 pub struct Progress {
     pub blocks: AtomicU64,
     pub warp_instructions: AtomicU64,
+    /// Set: running blocks stop after their current slice, the rest do not
+    /// start, and the launch ends in [`LaunchError::Stopped`].
+    pub stop: AtomicBool,
+}
+
+impl Progress {
+    /// Whether [`Progress::stop`] is set.
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
 }
 
 impl Default for LaunchConfig {
@@ -130,6 +141,9 @@ pub enum LaunchError {
     Fault(Box<KernelFault>),
     #[error("invalid launch: {0}")]
     Config(String),
+    /// [`Progress::stop`] was set before the launch finished.
+    #[error("the launch was stopped before it finished")]
+    Stopped,
 }
 
 /// Allocates the module's `.global` and `.const` variables; returns name -> address.
@@ -305,11 +319,13 @@ fn run_blocks<'a, const W: usize, O: Observer + Send, S: SchedulePolicy + Clone 
     let nblocks = cfg.grid.iter().map(|&d| d as u64).product::<u64>();
     let first_fault = AtomicU64::new(u64::MAX);
     let new_block = || Block::<W>::new(kernel, cfg, template, params);
+    let stop = cfg.progress.as_deref();
+    let stopped = || stop.is_some_and(Progress::stopped);
     let run_one = |b: u64, obs: &mut O, block: &mut Block<'_, W>| -> Result<LaunchStats, (u64, Box<KernelFault>)> {
-        if b > first_fault.load(Ordering::Relaxed) {
+        if b > first_fault.load(Ordering::Relaxed) || stopped() {
             return Ok(LaunchStats::default());
         }
-        let r = run_block::<W, O, S>(block, mem, b, obs, policy).map_err(|f| {
+        let r = run_block::<W, O, S>(block, mem, b, obs, policy, &stopped).map_err(|f| {
             first_fault.fetch_min(b, Ordering::Relaxed);
             (b, f)
         });
@@ -350,18 +366,21 @@ fn run_blocks<'a, const W: usize, O: Observer + Send, S: SchedulePolicy + Clone 
     };
     match fault {
         Some((_, f)) => (Err(LaunchError::Fault(f)), obs),
+        None if stopped() => (Err(LaunchError::Stopped), obs),
         None => (Ok(stats), obs),
     }
 }
 
 /// One block, functionally: warps run round-robin, each up to a slice of
-/// instructions, until every warp has exited or none can go on.
+/// instructions, until every warp has exited or none can go on, or until
+/// `stopped` (the launch then reports [`LaunchError::Stopped`]).
 fn run_block<'a, const W: usize, O: Observer, S: SchedulePolicy + Clone>(
     block: &mut Block<'a, W>,
     mem: &GlobalMemory,
     b: u64,
     obs: &mut O,
     policy: &S,
+    stopped: &dyn Fn() -> bool,
 ) -> Result<LaunchStats, Box<KernelFault>> {
     const SLICE: u32 = 4096;
     block.begin(b, obs);
@@ -386,6 +405,9 @@ fn run_block<'a, const W: usize, O: Observer, S: SchedulePolicy + Clone>(
         }
         if !progressed {
             return Err(Box::new(block.deadlock()));
+        }
+        if stopped() {
+            return Ok(block.stats().clone());
         }
     }
 }

@@ -55,7 +55,8 @@ pub struct LaunchOptions {
     /// The kernel opted in to more shared memory per block than the default
     /// (`cudaFuncAttributeMaxDynamicSharedMemorySize`).
     pub shared_opt_in: bool,
-    /// Counters of blocks and warp instructions done, for a progress line (functional engine).
+    /// Counters of blocks and warp instructions done, for a progress line
+    /// (functional engine), and the flag that stops a launch (either engine).
     pub progress: Option<Arc<Progress>>,
     /// Call stack bytes per thread for functions called rather than inlined (`cudaLimitStackSize`).
     pub stack_size: u32,
@@ -279,6 +280,7 @@ fn observe<O: Observer + Send>(
                 timeline: mode.timeline,
                 max_warp_instructions_per_block: opts.max_warp_instructions_per_block,
                 stack_size: opts.stack_size,
+                progress: opts.progress.clone(),
                 ..Default::default()
             };
             let l = warpsim_timing::TimedLaunch {

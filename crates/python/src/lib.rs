@@ -9,6 +9,7 @@
 //! Every entry point catches panics and turns them, like every warpsim error,
 //! into a Python exception (`warpsim.Error` and its subclasses).
 
+mod layout;
 mod run;
 
 use pyo3::exceptions::PyException;

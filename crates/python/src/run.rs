@@ -3,13 +3,15 @@
 //! `warpsim_host::launch`, arrays written back in place, and the results in
 //! the words and numbers of `warpsim run` (`--json`, the terminal table, `--report`).
 
+use crate::layout::{array_bytes, element_layout, lay_out, options, raise_for, scalar_type, written_read_only, Input, Raise};
 use crate::{guarded, ArgumentError, Error, KernelFault, LaunchError, PtxError};
 use pyo3::prelude::*;
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 use warpsim_engine::{LaunchError as EngineError, Progress};
-use warpsim_host::{prepare, Dims, HostError, Kernel, LaunchOptions, LaunchSummary, Prepared, TimingMode};
-use warpsim_launch::{BufferSpec, Dtype, Init, NamedInit, ParamSpec, Role, ScalarParam};
+use warpsim_host::{Dims, HostError, Kernel, LaunchOptions, LaunchSummary, Prepared};
+use warpsim_launch::ScalarParam;
 
 /// A `serde_json` value as the Python object `json.loads` makes of it.
 pub(crate) fn json_to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
@@ -19,20 +21,12 @@ pub(crate) fn json_to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResul
 /// A host-library error as the Python exception for its kind, with warpsim's message.
 fn host_error(e: HostError) -> PyErr {
     let msg = e.to_string();
-    match e {
-        HostError::Parse(_) | HostError::Compile(_) | HostError::NoKernel(_) => PtxError::new_err(msg),
-        HostError::ParamCount { .. }
-        | HostError::ParamType { .. }
-        | HostError::NotAnAddress { .. }
-        | HostError::StructSize { .. }
-        | HostError::BufferName { .. }
-        | HostError::DuplicateBuffer { .. }
-        | HostError::NoParam { .. } => ArgumentError::new_err(msg),
-        HostError::Engine(EngineError::Fault(_)) | HostError::CheckedFault { error: EngineError::Fault(_), .. } => {
-            KernelFault::new_err(msg)
-        }
-        HostError::Refused(_) | HostError::Engine(_) | HostError::CheckedFault { .. } | HostError::Preset(_) => LaunchError::new_err(msg),
-        _ => Error::new_err(msg),
+    match raise_for(&e) {
+        Raise::Ptx => PtxError::new_err(msg),
+        Raise::Argument => ArgumentError::new_err(msg),
+        Raise::Fault => KernelFault::new_err(msg),
+        Raise::Launch => LaunchError::new_err(msg),
+        Raise::Other => Error::new_err(msg),
     }
 }
 
@@ -98,24 +92,13 @@ struct View<'py> {
 
 impl<'py> View<'py> {
     fn of(array: Bound<'py, PyAny>, name: &str) -> PyResult<View<'py>> {
-        let bad = |why: &str| ArgumentError::new_err(format!("`{name}`: {why}"));
-        let iface = array.getattr("__array_interface__").map_err(|_| bad("not an array (no __array_interface__)"))?;
+        let bad = |why: &dyn std::fmt::Display| ArgumentError::new_err(format!("`{name}`: {why}"));
+        let iface = array.getattr("__array_interface__").map_err(|_| bad(&"not an array (no __array_interface__)"))?;
         let (ptr, readonly): (usize, bool) = iface.get_item("data")?.extract()?;
         let shape: Vec<usize> = iface.get_item("shape")?.extract()?;
-        if !iface.get_item("strides")?.is_none() {
-            return Err(bad("the array must be C-contiguous"));
-        }
+        let strided = !iface.get_item("strides")?.is_none();
         let typestr: String = iface.get_item("typestr")?.extract()?;
-        let item: usize = typestr.get(2..).and_then(|n| n.parse().ok()).ok_or_else(|| bad("unknown element type"))?;
-        if typestr.starts_with('>') && item > 1 {
-            return Err(bad(
-                "big-endian arrays are not supported (the GPU is little-endian): pass arr.astype(arr.dtype.newbyteorder('<'))",
-            ));
-        }
-        let len = shape.iter().try_fold(item, |a, &d| a.checked_mul(d)).ok_or_else(|| bad("too large"))?;
-        if ptr == 0 && len > 0 {
-            return Err(bad("the array has no memory"));
-        }
+        let len = array_bytes(&typestr, &shape, strided, ptr).map_err(|e| bad(&e))?;
         Ok(View { _array: array, ptr, len, readonly })
     }
 
@@ -144,10 +127,13 @@ impl<'py> View<'py> {
     }
 }
 
-/// One argument from Python: a C-contiguous array, or a scalar as bits.
-enum Arg<'py> {
-    Buffer { name: String, dtype: Dtype, count: u64, view: View<'py> },
-    Scalar(ScalarParam),
+/// One argument from Python (a tuple made by `warpsim.Module.launch`): an
+/// array's view, which keeps it alive, or a scalar's bits.
+struct Arg<'py> {
+    view: Option<View<'py>>,
+    name: String,
+    dtype: String,
+    bits: u64,
 }
 
 fn parse_args<'py>(args: &[Bound<'py, PyAny>]) -> PyResult<Vec<Arg<'py>>> {
@@ -155,45 +141,28 @@ fn parse_args<'py>(args: &[Bound<'py, PyAny>]) -> PyResult<Vec<Arg<'py>>> {
         .map(|a| {
             let (kind, name, dtype, payload): (String, String, String, Bound<'py, PyAny>) = a.extract()?;
             match kind.as_str() {
-                "buffer" => {
-                    let view = View::of(payload, &name)?;
-                    let bytes = view.len as u64;
-                    // Element types warpsim has no name for travel as bytes.
-                    let (dtype, count) = match Dtype::parse(&dtype) {
-                        Some(d) if bytes.is_multiple_of(d.size_bytes() as u64) => (d, bytes / d.size_bytes() as u64),
-                        _ => (Dtype::U8, bytes),
-                    };
-                    Ok(Arg::Buffer { name, dtype, count, view })
-                }
-                "scalar" => {
-                    let ty = Dtype::parse(&dtype)
-                        .filter(|d| d.is_scalar_type())
-                        .ok_or_else(|| ArgumentError::new_err(format!("`{name}`: unknown scalar type {dtype:?}")))?;
-                    Ok(Arg::Scalar(ScalarParam { name: Some(name), ty, bits: payload.extract()? }))
-                }
+                "buffer" => Ok(Arg { view: Some(View::of(payload, &name)?), name, dtype, bits: 0 }),
+                "scalar" => Ok(Arg { view: None, name, dtype, bits: payload.extract()? }),
                 _ => Err(ArgumentError::new_err(format!("unknown argument kind {kind:?}"))),
             }
         })
         .collect()
 }
 
-/// The options of one launch.
-struct Options {
-    timing: Option<TimingMode>,
-    limits: Arc<warpsim_gpu::GpuPreset>,
-}
-
-fn options(gpu: &str, mode: &str, report: bool) -> PyResult<Options> {
-    let tgpu = warpsim_timing::TimingGpu::resolve(gpu).map_err(|e| LaunchError::new_err(e.to_string()))?;
-    let limits = Arc::new(tgpu.preset.clone());
-    let timing = match mode {
-        "timing" => Some(TimingMode { gpu: Arc::new(tgpu), timeline: report }),
-        // As `warpsim run --report`: the report's run is on the timing model, with its timeline.
-        "functional" if report => Some(TimingMode { gpu: Arc::new(tgpu), timeline: true }),
-        "functional" => None,
-        other => return Err(LaunchError::new_err(format!("mode {other:?}: use \"functional\" or \"timing\""))),
-    };
-    Ok(Options { timing, limits })
+/// The launch's inputs over the arguments' bytes.
+fn inputs<'a>(args: &'a [Arg<'_>]) -> PyResult<Vec<Input<'a>>> {
+    args.iter()
+        .map(|Arg { view, name, dtype, bits }| match view {
+            Some(v) => {
+                let (dtype, count) = element_layout(dtype, v.len as u64);
+                Ok(Input::Buffer { name: name.clone(), dtype, count, bytes: v.bytes(), readonly: v.readonly })
+            }
+            None => {
+                let ty = scalar_type(dtype).ok_or_else(|| ArgumentError::new_err(format!("`{name}`: unknown scalar type {dtype:?}")))?;
+                Ok(Input::Scalar(ScalarParam { name: Some(name.clone()), ty, bits: *bits }))
+            }
+        })
+        .collect()
 }
 
 /// Launches `kernel` of `module` over `args` (tuples made by `warpsim.Module.launch`):
@@ -222,41 +191,9 @@ pub fn launch(
     guarded(|| {
         let k = module.kernel(kernel)?;
         let parsed = parse_args(&args)?;
-        let specs: Vec<ParamSpec> = parsed
-            .iter()
-            .map(|a| match a {
-                Arg::Buffer { name, dtype, count, view } => ParamSpec::Buffer(BufferSpec {
-                    name: name.clone(),
-                    dtype: *dtype,
-                    count: *count,
-                    init: Init::Named(NamedInit::Zeros),
-                    role: if view.readonly { Role::In } else { Role::Inout },
-                }),
-                Arg::Scalar(s) => ParamSpec::Scalar(s.clone()),
-            })
-            .collect();
-        // `prepare` checks the arguments and lays out the parameters over zero-filled buffers
-        // (which cost nothing until touched); the launch's own context holds the same
-        // allocations, in the same order, served lazily from a copy of each array, as
-        // `warpsim run` serves `file:` inputs (writing them in costs more than the copy).
-        let laid_out = prepare(&k, &specs).map_err(host_error)?;
-        let views: Vec<&View<'_>> =
-            parsed.iter().filter_map(|a| if let Arg::Buffer { view, .. } = a { Some(view) } else { None }).collect();
-        let mut ctx = warpsim_host::Context::new();
-        ctx.load(&k);
-        let mut args = laid_out.args.clone();
-        let mut buffers = Vec::with_capacity(views.len());
-        for (b, view) in laid_out.buffers.iter().zip(&views) {
-            let filler: Arc<dyn warpsim_engine::Filler> = Arc::new(warpsim_engine::memory::BytesFiller(view.bytes().to_vec()));
-            let ptr = ctx.alloc(&b.spec.name, b.len, Some(filler));
-            if ptr != b.ptr {
-                let index = specs.iter().position(|s| matches!(s, ParamSpec::Buffer(x) if x.name == b.spec.name)).unwrap_or(0);
-                args.set_ptr(index, ptr).map_err(host_error)?;
-            }
-            buffers.push(warpsim_host::BoundBuffer { spec: b.spec.clone(), ptr, len: b.len });
-        }
-        let mut prepared = Prepared { kernel: k.clone(), ctx, args, buffers };
-        let o = options(gpu, mode, report)?;
+        let inputs = inputs(&parsed)?;
+        let mut prepared = lay_out(&k, &inputs).map_err(host_error)?;
+        let o = options(gpu, mode, report).map_err(|e| LaunchError::new_err(e.to_string()))?;
         let watch = Arc::new(Progress::default());
         let opts = LaunchOptions {
             warp_size: o.limits.warp_size,
@@ -273,31 +210,74 @@ pub fn launch(
         let dims = Dims::new(grid, block, shared);
         let nblocks = grid.iter().map(|&d| d as u64).product();
         let t0 = Instant::now();
-        let r = py.detach(|| {
+        let r = interruptible(py, &watch.clone(), || {
             let _bar = warpsim::progress::watch(watch, nblocks, None, !progress);
             prepared.launch(&dims, &opts)
-        });
+        })?;
         let secs = t0.elapsed().as_secs_f64();
         let summary = match r {
             Ok(s) => s,
             Err(e) => return Err(launch_error(py, e, &prepared, &dims)),
         };
         // A read-only array the kernel wrote is an error (its new contents would be lost).
-        for (b, view) in prepared.buffers.iter().zip(&views).filter(|(_, v)| v.readonly) {
-            let now = prepared.ctx.read_vec(b.ptr, b.len, &b.spec.name).map_err(host_error)?;
-            if now != view.bytes() {
-                return Err(ArgumentError::new_err(format!(
-                    "`{}` is a read-only array, but the kernel wrote to it; pass a writable array (e.g. `arr.copy()`) \
-                     to get its new contents",
-                    b.spec.name
-                )));
-            }
+        if let Some(name) = written_read_only(&prepared, &inputs).map_err(host_error)? {
+            return Err(ArgumentError::new_err(format!(
+                "`{name}` is a read-only array, but the kernel wrote to it; pass a writable array (e.g. `arr.copy()`) \
+                 to get its new contents"
+            )));
         }
-        for (b, view) in prepared.buffers.iter().zip(&views).filter(|(_, v)| !v.readonly) {
+        let views = parsed.iter().filter_map(|a| a.view.as_ref());
+        for (b, view) in prepared.buffers.iter().zip(views).filter(|(_, v)| !v.readonly) {
             view.write_back(&prepared.ctx, b.ptr, &b.spec.name)?;
         }
         let resident = prepared.ctx.resident_bytes();
         Ok(Launch { prepared: Arc::new(prepared), dims, summary, secs, resident, timing_mode: mode == "timing" })
+    })
+}
+
+/// How often a launch's caller looks for Python signals (Ctrl-C) while it runs.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// Runs `f`, a launch watched by `progress`, on a thread of its own without
+/// the GIL, while this thread (the main one, which Python's signal handlers
+/// run on) checks for signals every [`SIGNAL_POLL`]. When a handler raises
+/// (Ctrl-C: `KeyboardInterrupt`), the launch is told to stop, and its
+/// exception comes back once the launch has stopped (within a slice of
+/// instructions per running block).
+fn interruptible<T: Send>(py: Python<'_>, progress: &Progress, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    let done = (Mutex::new(None), Condvar::new());
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let r = catch_unwind(AssertUnwindSafe(f));
+            if let Ok(mut slot) = done.0.lock() {
+                *slot = Some(r);
+            }
+            done.1.notify_all();
+        });
+        // The result, once there, waiting at most one poll for it.
+        let take = || {
+            let slot = done.0.lock().unwrap_or_else(|e| e.into_inner());
+            let (mut slot, _) = done.1.wait_timeout_while(slot, SIGNAL_POLL, |r| r.is_none()).unwrap_or_else(|e| e.into_inner());
+            slot.take()
+        };
+        let mut interrupted = None;
+        let r = loop {
+            if let Some(r) = py.detach(take) {
+                break r;
+            }
+            if interrupted.is_none() {
+                if let Err(e) = py.check_signals() {
+                    progress.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    interrupted = Some(e);
+                }
+            }
+        };
+        match (interrupted, r) {
+            (Some(e), _) => Err(e),
+            (None, Ok(v)) => Ok(v),
+            // `guarded` turns the panic into `warpsim.Error`.
+            (None, Err(p)) => std::panic::resume_unwind(p),
+        }
     })
 }
 
@@ -338,6 +318,39 @@ impl Launch {
     /// The timing model's report in timing mode (a functional launch's report run is not timing mode).
     fn timed(&self) -> Option<&warpsim_timing::TimingReport> {
         self.summary.timing.as_ref().filter(|_| self.timing_mode)
+    }
+
+    /// The table `warpsim run` prints for this launch.
+    fn text(&self) -> String {
+        let (s, k) = (&self.summary, &self.prepared.kernel);
+        let st = &s.stats;
+        let mut out = format!("kernel {}: grid {:?} x block {:?}\n", k.name(), self.dims.grid, self.dims.block);
+        out += &format!("  blocks               {:>14}\n", st.blocks);
+        out += &format!("  warps                {:>14}\n", st.warps);
+        out += &format!("  warp instructions    {:>14} (PTX)\n", st.warp_instructions);
+        if self.timed().is_none() {
+            out += &format!("  thread instructions  {:>14}\n", st.thread_instructions);
+        }
+        if let Some(m) = &s.metrics {
+            out += &format!("  as SASS, about       {:>14} (moves and parameter loads folded)\n", m.totals.warp_insts);
+            out += &m.render_summary();
+        }
+        match self.timed() {
+            Some(t) => out += &t.render_text(),
+            None => {
+                let occ = crate::occupancy_cmd::launch_occupancy(k, self.dims.block, self.dims.dynamic_shared_bytes, self.warp_size());
+                if let Some((_, line)) = occ {
+                    out += &line;
+                    out.push('\n');
+                }
+            }
+        }
+        let rate = warpsim::progress::rate(st.warp_instructions as f64 / self.secs.max(1e-9));
+        out += &format!("  simulated in {:.3} s ({rate} warp instructions/s)\n", self.secs);
+        if let Some(d) = &s.diagnostics {
+            out += &format!("\n{}", warpsim::checking::render(d, false));
+        }
+        out
     }
 
     /// `warpsim run --json` (less `outputs` and `peak_rss_bytes`, which belong to a process).
@@ -399,37 +412,7 @@ impl Launch {
 
     /// The table `warpsim run` prints for this launch.
     fn summary(&self) -> PyResult<String> {
-        guarded(|| {
-            let (s, k) = (&self.summary, &self.prepared.kernel);
-            let st = &s.stats;
-            let mut out = format!("kernel {}: grid {:?} x block {:?}\n", k.name(), self.dims.grid, self.dims.block);
-            out += &format!("  blocks               {:>14}\n", st.blocks);
-            out += &format!("  warps                {:>14}\n", st.warps);
-            out += &format!("  warp instructions    {:>14} (PTX)\n", st.warp_instructions);
-            if self.timed().is_none() {
-                out += &format!("  thread instructions  {:>14}\n", st.thread_instructions);
-            }
-            if let Some(m) = &s.metrics {
-                out += &format!("  as SASS, about       {:>14} (moves and parameter loads folded)\n", m.totals.warp_insts);
-                out += &m.render_summary();
-            }
-            match self.timed() {
-                Some(t) => out += &t.render_text(),
-                None => {
-                    let occ = crate::occupancy_cmd::launch_occupancy(k, self.dims.block, self.dims.dynamic_shared_bytes, self.warp_size());
-                    if let Some((_, line)) = occ {
-                        out += &line;
-                        out.push('\n');
-                    }
-                }
-            }
-            let rate = warpsim::progress::rate(st.warp_instructions as f64 / self.secs.max(1e-9));
-            out += &format!("  simulated in {:.3} s ({rate} warp instructions/s)\n", self.secs);
-            if let Some(d) = &s.diagnostics {
-                out += &format!("\n{}", warpsim::checking::render(d, false));
-            }
-            Ok(out)
-        })
+        guarded(|| Ok(self.text()))
     }
 
     /// The self-contained HTML report `warpsim run --report` writes.
@@ -460,5 +443,61 @@ impl Launch {
             );
             Ok(warpsim_report::html(&rep))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::tests::{f32_bytes, n, scale_kernel};
+
+    /// The scale kernel over 32 threads of which `active` have an element, as `launch` runs it.
+    fn launched(active: u32, mode: &str, check: bool) -> Launch {
+        let (zeros, x) = (vec![0u8; 128], f32_bytes(&[1.5; 32]));
+        let (dtype, count) = element_layout("f32", 128);
+        let inputs = [
+            Input::Buffer { name: "out".into(), dtype, count, bytes: &zeros, readonly: false },
+            Input::Buffer { name: "x".into(), dtype, count, bytes: &x, readonly: true },
+            n(active),
+        ];
+        let mut prepared = lay_out(&scale_kernel(), &inputs).unwrap();
+        let o = options("h200", mode, false).unwrap();
+        let opts = LaunchOptions { metrics: true, check, timing: o.timing, limits: Some(o.limits), ..Default::default() };
+        let dims = Dims::new([1, 1, 1], [32, 1, 1], 0);
+        let summary = prepared.launch(&dims, &opts).unwrap();
+        let resident = prepared.ctx.resident_bytes();
+        Launch { prepared: Arc::new(prepared), dims, summary, secs: 0.5, resident, timing_mode: mode == "timing" }
+    }
+
+    #[test]
+    fn results_carry_warpsim_runs_numbers() {
+        let (full, half) = (launched(32, "functional", false), launched(16, "functional", false));
+        let (jf, jh) = (full.json(), half.json());
+        assert_eq!(jf["kernel"], "_Z5scalePfPKfi");
+        assert_eq!((jf["blocks"].as_u64(), jf["warps"].as_u64()), (Some(1), Some(1)));
+        // Half the lanes skip the loads and stores: fewer threads per instruction.
+        assert_eq!(jf["threads_per_instruction"].as_f64(), Some(32.0));
+        let tpi = jh["threads_per_instruction"].as_f64().unwrap();
+        assert!(tpi < 32.0 && tpi > 16.0, "{tpi}");
+        assert!(jf["metrics"].as_object().is_some_and(|m| !m.is_empty()));
+        assert!(jf["occupancy"].is_object() && jf["cycles"].is_null() && jf["diagnostics"].is_null());
+        assert!(jf["lines"].as_array().is_some_and(|l| !l.is_empty()), "per-line rows");
+        let text = full.text();
+        let insts = jf["warp_instructions"].as_u64().unwrap();
+        assert!(text.contains(&format!("warp instructions    {insts:>14} (PTX)")), "{text}");
+        assert!(text.contains("thread instructions") && text.contains("simulated in 0.500 s"), "{text}");
+    }
+
+    #[test]
+    fn timed_and_checked_results_carry_cycles_and_diagnostics() {
+        let t = launched(32, "timing", false);
+        let j = t.json();
+        let cycles = j["cycles"].as_u64().unwrap();
+        assert_eq!(t.cycles(), Some(cycles));
+        assert!(cycles > 0 && j["timing"].is_object());
+        assert!(!t.text().contains("thread instructions"), "the timing model's table has no thread instructions");
+        let c = launched(32, "functional", true);
+        assert!(c.json()["diagnostics"].is_array());
+        assert_eq!(c.cycles(), None);
     }
 }

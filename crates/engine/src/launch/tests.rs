@@ -95,6 +95,27 @@ fn runaway_loop_hits_the_budget() {
 }
 
 #[test]
+fn a_stop_request_ends_a_runaway_launch() {
+    let src = format!("{HEADER}.visible .entry k()\n{{\nL: bra.uni L;\n}}");
+    let prog = warpsim_ir::compile_kernel("t.ptx", &src, "k").unwrap();
+    let mem = GlobalMemory::new();
+    let progress = Arc::new(Progress::default());
+    let cfg = LaunchConfig {
+        grid: [64, 1, 1],
+        max_warp_instructions_per_block: u64::MAX,
+        progress: Some(progress.clone()),
+        ..Default::default()
+    };
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        progress.stop.store(true, Ordering::Relaxed);
+    });
+    let e = launch_no_params(&prog, &mem, &cfg).unwrap_err();
+    stopper.join().unwrap();
+    assert!(matches!(e, LaunchError::Stopped), "{e}");
+}
+
+#[test]
 fn barrier_reached_by_part_of_the_block_is_a_deadlock() {
     let src = format!(
         "{HEAD}.visible .entry k()

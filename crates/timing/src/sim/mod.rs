@@ -62,6 +62,8 @@ pub struct TimingOptions {
     pub max_warp_instructions_per_block: u64,
     /// Call stack bytes per thread (`LaunchConfig::stack_size`).
     pub stack_size: u32,
+    /// Its `stop` flag ends the launch at the next quantum in `LaunchError::Stopped`.
+    pub progress: Option<std::sync::Arc<warpsim_engine::Progress>>,
 }
 
 impl Default for TimingOptions {
@@ -72,6 +74,7 @@ impl Default for TimingOptions {
             timeline_limit: 4_000_000,
             max_warp_instructions_per_block: 1 << 28,
             stack_size: warpsim_engine::DEFAULT_STACK_SIZE,
+            progress: None,
         }
     }
 }
@@ -346,6 +349,9 @@ fn drive<'a, const W: usize, O: Observer>(sms: &mut [Sm<'a, W, O>], gg: &mut Gpu
         }
         if next == u64::MAX {
             break;
+        }
+        if gg.opts.progress.as_ref().is_some_and(|p| p.stopped()) {
+            return Err(LaunchError::Stopped);
         }
         // Skip quanta in which nothing happens anywhere.
         t = end.max(next - next % q);

@@ -1,0 +1,69 @@
+"""Ctrl-C during a long launch raises KeyboardInterrupt promptly and leaves
+the interpreter (and warpsim) usable: the launch runs without the GIL while
+the calling thread looks for signals, and stops when told to."""
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import warpsim
+
+# Counts to `n` in every thread, then stores the count: with a huge `n`, a runaway loop.
+SPIN_PTX = """.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry spin(.param .u64 out, .param .u32 n)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<4>;
+    .reg .pred %p<2>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u32 %r2, [n];
+    mov.u32 %r1, 0;
+LOOP:
+    add.u32 %r1, %r1, 1;
+    setp.lt.u32 %p1, %r1, %r2;
+    @%p1 bra LOOP;
+    mov.u32 %r3, %tid.x;
+    mul.wide.u32 %rd2, %r3, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r1;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("mode", ["functional", "timing"])
+def test_ctrl_c_stops_a_runaway_launch_and_the_next_launch_runs(mode):
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals reach Python's main thread only")
+    m = warpsim.Module(ptx=SPIN_PTX, name="spin.ptx")
+    out = np.zeros(256, np.uint32)
+    sent = []
+
+    def interrupt():
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Timer(0.5, interrupt)
+    t0 = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            # Billions of instructions per block, with no budget to stop them.
+            m.launch("spin", 1024, 256, [out, np.uint32(0xFFFFFFFF)], mode=mode, max_instructions=1 << 62)
+    finally:
+        timer.cancel()
+    stopped = time.monotonic()
+    assert sent, "the launch ended before the interrupt was sent"
+    assert stopped - sent[0] < 1.0, f"KeyboardInterrupt came {stopped - sent[0]:.2f} s after SIGINT"
+    assert stopped - t0 < 5.0
+    # The interrupted launch wrote nothing back; the next one runs in full.
+    assert not out.any()
+    r = m.launch("spin", 2, 256, [out, np.uint32(100)], mode=mode)
+    assert (out == 100).all()
+    assert r.to_dict()["blocks"] == 2
