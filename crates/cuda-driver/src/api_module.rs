@@ -294,8 +294,9 @@ fn launch(
     extra: *mut *mut c_void,
 ) -> Result<(), CUresult> {
     let dims = Dims::new(grid, block, shared);
+    let stack = crate::callsite::capture();
     // SAFETY: the caller's parameter pointers, read while the launch is set up.
-    with(|d| d.launch(h(f), dims, |k| unsafe { param_bytes(k, params, extra) }))
+    with(|d| d.launch(h(f), dims, stack.as_ref(), |k| unsafe { param_bytes(k, params, extra) }))
 }
 
 /// `CUlaunchConfig` of cuda.h.
