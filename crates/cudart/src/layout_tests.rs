@@ -1,7 +1,8 @@
-//! The runtime's C structs against NVIDIA's header: `offsetof` of every field of
-//! `cudaDeviceProp`, `cudaFuncAttributes` and `cudaPointerAttributes` (compiled with the C
-//! compiler from the header the nvcc wheel ships) equals the Rust struct's, field by field in
-//! declaration order, and so do the sizes. The header is found as the whole-program tests find
+//! The runtime's C structs against NVIDIA's headers: `offsetof` of every field of
+//! `cudaDeviceProp`, `cudaFuncAttributes`, `cudaPointerAttributes`, `cudaPitchedPtr`,
+//! `cudaExtent`, `cudaPos`, `cudaMemcpy3DParms` (driver_types.h) and `CUDA_MEMCPY2D`,
+//! `CUDA_MEMCPY3D` (cuda.h), compiled with the C compiler from the headers the nvcc wheel
+//! ships, equals the Rust struct's, field by field in declaration order, and so do the sizes. The header is found as the whole-program tests find
 //! nvcc (`$WARPSIM_NVCC`, the `.venv` at the repository root, `/tmp/nvenv`); without it the
 //! test says it skipped, except under CI.
 
@@ -11,6 +12,7 @@ use std::process::Command;
 use crate::device::DeviceProp;
 use crate::launch::FuncAttributes;
 use crate::memory::PointerAttributes;
+use crate::pitched::{Extent, Memcpy2D, Memcpy3D, Memcpy3DParms, PitchedPtr, Pos};
 
 macro_rules! offsets {
     ($t:ty; $($f:ident),* $(,)?) => {
@@ -40,11 +42,16 @@ fn include_or_skip() -> Option<PathBuf> {
     d
 }
 
-/// The field names of `struct NAME` in the header, in order (declarations `TYPE name[N];`).
+/// The field names of `struct NAME` in driver_types.h, in order (declarations `TYPE name[N];`).
 fn header_fields(header: &str, name: &str) -> Vec<String> {
-    let start = header.find(&format!("struct __device_builtin__ {name}\n{{")).unwrap_or_else(|| panic!("no struct {name}"));
+    fields_after(header, &format!("struct __device_builtin__ {name}\n{{"))
+}
+
+/// The field names of the struct whose definition starts with `start`.
+fn fields_after(header: &str, start_text: &str) -> Vec<String> {
+    let start = header.find(start_text).unwrap_or_else(|| panic!("no `{start_text}`"));
     let body = &header[start..];
-    let body = &body[body.find('{').unwrap() + 1..body.find("\n};").unwrap()];
+    let body = &body[body.find('{').unwrap() + 1..body.find("\n}").unwrap()];
     let mut text = String::new();
     let mut rest = body;
     // Drop comments.
@@ -61,11 +68,13 @@ fn header_fields(header: &str, name: &str) -> Vec<String> {
         .collect()
 }
 
-/// `sizeof` and the offsets of `fields` of `struct NAME`, as the C compiler lays them out.
+/// `sizeof` and the offsets of `fields` of `struct NAME` (of driver_types.h, or cuda.h for a
+/// `CUDA_` name), as the C compiler lays them out.
 fn c_layout(include: &Path, name: &str, fields: &[String]) -> Vec<usize> {
     let dir = std::env::temp_dir().join(format!("warpsim-cudart-layout-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut c = String::from("#include <stddef.h>\n#include <stdio.h>\n#include <driver_types.h>\nint main(void) {\n");
+    let h = if name.starts_with("CUDA_") { "cuda.h" } else { "driver_types.h" };
+    let mut c = format!("#include <stddef.h>\n#include <stdio.h>\n#include <{h}>\nint main(void) {{\n");
     c += &format!("  printf(\"%zu\\n\", sizeof(struct {name}));\n");
     for f in fields {
         c += &format!("  printf(\"%zu\\n\", offsetof(struct {name}, {f}));\n");
@@ -135,6 +144,32 @@ fn the_structs_are_laid_out_as_the_header_says() {
             kind, device, device_pointer, host_pointer, locality_domain_ordinal, reserved
     );
     check(&include, "cudaPointerAttributes", pa_fields, size_of::<PointerAttributes>(), pa);
+}
+
+#[test]
+fn the_pitched_memory_structs_are_laid_out_as_the_headers_say() {
+    let Some(include) = include_or_skip() else { return };
+    let types = std::fs::read_to_string(include.join("driver_types.h")).unwrap();
+    let pp = offsets!(PitchedPtr; ptr, pitch, xsize, ysize);
+    check(&include, "cudaPitchedPtr", header_fields(&types, "cudaPitchedPtr"), size_of::<PitchedPtr>(), pp);
+    let e = offsets!(Extent; width, height, depth);
+    check(&include, "cudaExtent", header_fields(&types, "cudaExtent"), size_of::<Extent>(), e);
+    let p = offsets!(Pos; x, y, z);
+    check(&include, "cudaPos", header_fields(&types, "cudaPos"), size_of::<Pos>(), p);
+    let m = offsets!(Memcpy3DParms; src_array, src_pos, src_ptr, dst_array, dst_pos, dst_ptr, extent, kind);
+    check(&include, "cudaMemcpy3DParms", header_fields(&types, "cudaMemcpy3DParms"), size_of::<Memcpy3DParms>(), m);
+    let cuda = std::fs::read_to_string(include.join("cuda.h")).unwrap();
+    let m2 = offsets!(Memcpy2D;
+            src_x_in_bytes, src_y, src_memory_type, src_host, src_device, src_array, src_pitch,
+            dst_x_in_bytes, dst_y, dst_memory_type, dst_host, dst_device, dst_array, dst_pitch, width_in_bytes, height
+    );
+    check(&include, "CUDA_MEMCPY2D_st", fields_after(&cuda, "typedef struct CUDA_MEMCPY2D_st {"), size_of::<Memcpy2D>(), m2);
+    let m3 = offsets!(Memcpy3D;
+            src_x_in_bytes, src_y, src_z, src_lod, src_memory_type, src_host, src_device, src_array, reserved0, src_pitch, src_height,
+            dst_x_in_bytes, dst_y, dst_z, dst_lod, dst_memory_type, dst_host, dst_device, dst_array, reserved1, dst_pitch, dst_height,
+            width_in_bytes, height, depth
+    );
+    check(&include, "CUDA_MEMCPY3D_st", fields_after(&cuda, "typedef struct CUDA_MEMCPY3D_st {"), size_of::<Memcpy3D>(), m3);
 }
 
 /// The error table has exactly the header's `cudaError` enumerators, by name and number.

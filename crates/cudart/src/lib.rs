@@ -14,6 +14,7 @@ mod launch;
 #[cfg(test)]
 mod layout_tests;
 mod memory;
+mod pitched;
 mod register;
 mod stream;
 

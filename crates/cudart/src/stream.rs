@@ -6,7 +6,7 @@ use std::ffi::{c_float, c_int, c_uint, c_void};
 
 use crate::context;
 use crate::driver::{cu, Handle};
-use crate::error::{entry_points, CudaErrorT};
+use crate::error::{entry_points, refused, CudaErrorT};
 
 /// `cudaHostFn_t`.
 type HostFn = Option<unsafe extern "C" fn(*mut c_void)>;
@@ -41,6 +41,17 @@ entry_points! {
     fn __warpsim_cudaStreamWaitEvent(stream: Handle, event: Handle, flags: c_uint) {
         context::ensure()?;
         cu!(cuStreamWaitEvent(stream, event, flags))
+    }
+
+    /// Never capturing (`cudaStreamCaptureStatusNone`): stream capture is not provided.
+    ///
+    /// # Safety
+    /// `status` is null or writable; `stream` is a stream of this process or a default stream.
+    fn __warpsim_cudaStreamIsCapturing(stream: Handle, status: *mut c_int) -> status {
+        context::ensure()?;
+        let mut v = 0;
+        cu!(cuStreamIsCapturing(stream, &mut v))?;
+        Ok(v)
     }
 
     /// # Safety
@@ -110,4 +121,25 @@ pub unsafe extern "C" fn __warpsim_cudaStreamCreate(stream: *mut Handle) -> Cuda
 pub unsafe extern "C" fn __warpsim_cudaEventCreate(event: *mut Handle) -> CudaErrorT {
     // SAFETY: the same contract.
     unsafe { __warpsim_cudaEventCreateWithFlags(event, 0) }
+}
+
+/// Why graph and capture calls are refused.
+const GRAPHS: &str = "CUDA graphs and stream capture are not supported yet (issue the work to a stream instead)";
+
+refused! {
+    fn __warpsim_cudaStreamBeginCapture = "cudaStreamBeginCapture", GRAPHS;
+    fn __warpsim_cudaStreamEndCapture = "cudaStreamEndCapture", GRAPHS;
+    fn __warpsim_cudaStreamGetCaptureInfo = "cudaStreamGetCaptureInfo", GRAPHS;
+    fn __warpsim_cudaGraphCreate = "cudaGraphCreate", GRAPHS;
+    fn __warpsim_cudaGraphInstantiate = "cudaGraphInstantiate", GRAPHS;
+    fn __warpsim_cudaGraphInstantiateWithFlags = "cudaGraphInstantiateWithFlags", GRAPHS;
+    fn __warpsim_cudaGraphInstantiateWithParams = "cudaGraphInstantiateWithParams", GRAPHS;
+    fn __warpsim_cudaGraphLaunch = "cudaGraphLaunch", GRAPHS;
+    fn __warpsim_cudaGraphUpload = "cudaGraphUpload", GRAPHS;
+    fn __warpsim_cudaGraphExecDestroy = "cudaGraphExecDestroy", GRAPHS;
+    fn __warpsim_cudaGraphDestroy = "cudaGraphDestroy", GRAPHS;
+    fn __warpsim_cudaGraphAddKernelNode = "cudaGraphAddKernelNode", GRAPHS;
+    fn __warpsim_cudaGraphAddMemcpyNode = "cudaGraphAddMemcpyNode", GRAPHS;
+    fn __warpsim_cudaGraphAddMemsetNode = "cudaGraphAddMemsetNode", GRAPHS;
+    fn __warpsim_cudaGraphGetNodes = "cudaGraphGetNodes", GRAPHS;
 }
