@@ -19,6 +19,88 @@ const ALIASES: &[(&str, &str)] = &[
     ("cudaGetKernel", "__cudaGetKernel"),
 ];
 
+/// The calls `cuda_runtime_api.h` renames under `--default-stream per-thread`
+/// (`__CUDART_API_PTDS`: `NAME_ptds`; `__CUDART_API_PTSZ`: `NAME_ptsz`), as CUDA 13.5 lists
+/// them. Each that is implemented is exported under its per-thread name too: every stream runs
+/// in issue order and every call is complete when it returns, so the per-thread default stream
+/// and the legacy one are the same schedule.
+const PER_THREAD_DS: &[&str] = &[
+    "cudaMemcpy",
+    "cudaMemcpyToSymbol",
+    "cudaMemcpyFromSymbol",
+    "cudaMemcpy2D",
+    "cudaMemcpyToArray",
+    "cudaMemcpy2DToArray",
+    "cudaMemcpyFromArray",
+    "cudaMemcpy2DFromArray",
+    "cudaMemcpyArrayToArray",
+    "cudaMemcpy2DArrayToArray",
+    "cudaMemcpy3D",
+    "cudaMemcpy3DPeer",
+    "cudaMemset",
+    "cudaMemset2D",
+    "cudaMemset3D",
+];
+const PER_THREAD_SZ: &[&str] = &[
+    "cudaGraphInstantiateWithParams",
+    "cudaGraphUpload",
+    "cudaGraphLaunch",
+    "cudaStreamBeginCapture",
+    "cudaStreamBeginRecaptureToGraph",
+    "cudaStreamBeginCaptureToGraph",
+    "cudaStreamEndCapture",
+    "cudaStreamGetCaptureInfo",
+    "cudaStreamUpdateCaptureDependencies",
+    "cudaStreamIsCapturing",
+    "cudaMemcpyAsync",
+    "cudaMemcpyToSymbolAsync",
+    "cudaMemcpyFromSymbolAsync",
+    "cudaMemcpy2DAsync",
+    "cudaMemcpyToArrayAsync",
+    "cudaMemcpy2DToArrayAsync",
+    "cudaMemcpyFromArrayAsync",
+    "cudaMemcpy2DFromArrayAsync",
+    "cudaMemcpy3DAsync",
+    "cudaMemcpy3DPeerAsync",
+    "cudaMemcpyBatchAsync",
+    "cudaMemcpy3DBatchAsync",
+    "cudaMemcpyWithAttributesAsync",
+    "cudaMemcpy3DWithAttributesAsync",
+    "cudaMemsetAsync",
+    "cudaMemset2DAsync",
+    "cudaMemset3DAsync",
+    "cudaStreamQuery",
+    "cudaStreamGetDevice",
+    "cudaStreamGetDevResource",
+    "cudaStreamGetFlags",
+    "cudaStreamGetId",
+    "cudaStreamGetPriority",
+    "cudaEventRecord",
+    "cudaEventRecordWithFlags",
+    "cudaStreamWaitEvent",
+    "cudaStreamAddCallback",
+    "cudaStreamAttachMemAsync",
+    "cudaStreamSynchronize",
+    "cudaSignalExternalSemaphoresAsync",
+    "cudaWaitExternalSemaphoresAsync",
+    "cudaLaunchKernelExC",
+    "cudaLaunchHostFunc",
+    "cudaLaunchHostFunc_v2",
+    "cudaMemPrefetchAsync",
+    "cudaMemPrefetchBatchAsync",
+    "cudaMemDiscardBatchAsync",
+    "cudaMemDiscardAndPrefetchBatchAsync",
+    "cudaLaunchCooperativeKernel",
+    "cudaStreamCopyAttributes",
+    "cudaStreamGetAttribute",
+    "cudaStreamSetAttribute",
+    "cudaMallocAsync",
+    "cudaFreeAsync",
+    "cudaMallocFromPoolAsync",
+    "cudaGetDriverEntryPoint",
+    "cudaGetDriverEntryPointByVersion",
+];
+
 fn main() {
     let src = Path::new("src");
     println!("cargo:rerun-if-changed=src");
@@ -42,6 +124,12 @@ fn main() {
     }
     names.sort();
     names.dedup();
+    let mut aliases: Vec<(String, String)> = ALIASES.iter().map(|(a, o)| (a.to_string(), o.to_string())).collect();
+    for (list, suffix) in [(PER_THREAD_DS, "_ptds"), (PER_THREAD_SZ, "_ptsz")] {
+        for &n in list.iter().filter(|n| names.iter().any(|m| m == *n)) {
+            aliases.push((format!("{n}{suffix}"), n.to_string()));
+        }
+    }
     let out = std::env::var("OUT_DIR").expect("OUT_DIR");
     let map = Path::new(&out).join("libcudart.map");
     let mut script = String::from("libcudart.so.13 {\n  global:\n");
@@ -49,7 +137,7 @@ fn main() {
         let _ = writeln!(script, "    {n};");
         println!("cargo:rustc-link-arg-cdylib=-Wl,--defsym={n}={PREFIX}{n}");
     }
-    for (alias, of) in ALIASES {
+    for (alias, of) in &aliases {
         let _ = writeln!(script, "    {alias};");
         println!("cargo:rustc-link-arg-cdylib=-Wl,--defsym={alias}={PREFIX}{of}");
     }
