@@ -232,6 +232,13 @@ fn a_per_thread_default_stream_build_runs() {
     assert!(out.contains("cudaMemcpy (cudaMemcpy_ptds)"), "{out}");
 }
 
+/// Stream capture: launches, a set and a copy captured from a stream replay in order each time
+/// the instantiated graph is launched, and nothing runs while capturing.
+#[test]
+fn a_captured_graph_replays_its_work_in_order() {
+    self_checking("graph");
+}
+
 /// `--check` names the host call site of the launch whose checkers found something: the
 /// function and, with `-g`, the file and line; without debug info, the function alone.
 #[test]

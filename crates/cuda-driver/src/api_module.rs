@@ -407,6 +407,25 @@ api! {
         // SAFETY: out-pointer from the caller (CU_FUNCTION_LOADING_STATE_LOADED).
         unsafe { put(state, 1) }
     }
+    /// Parameter `index`'s offset and size in the kernel's parameter buffer (from its PTX);
+    /// `CUDA_ERROR_INVALID_VALUE` past the last.
+    fn cuFuncGetParamInfo(func: Handle, index: usize, offset: *mut usize, size: *mut usize) {
+        let (o, n) = with(|d| {
+            let k = d.kernel(h(func))?;
+            let p = k.ir().params.get(index).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            Ok((p.offset as usize, p.size as usize))
+        })?;
+        // SAFETY: optional out-pointers from the caller.
+        unsafe {
+            put_opt(offset, o);
+            put_opt(size, n);
+        }
+        Ok(())
+    }
+    fn cuKernelGetParamInfo(kernel: Handle, index: usize, offset: *mut usize, size: *mut usize) {
+        // SAFETY: as for cuFuncGetParamInfo (a kernel is its function here).
+        match unsafe { cuFuncGetParamInfo(kernel, index, offset, size) } { 0 => Ok(()), e => Err(e) }
+    }
     fn cuFuncGetAttribute(pi: *mut c_int, attrib: c_int, func: Handle) {
         let v = with(|d| d.func_attribute(h(func), attrib))?;
         // SAFETY: out-pointer from the caller.

@@ -76,6 +76,7 @@ fn table() -> &'static HashMap<&'static str, Vec<Row>> {
             cuEventSynchronize: 2000 cuEventSynchronize;
             cuFuncGetAttribute: 2020 cuFuncGetAttribute;
             cuFuncGetModule: 11000 cuFuncGetModule;
+            cuFuncGetParamInfo: 12040 cuFuncGetParamInfo;
             cuFuncGetName: 12030 cuFuncGetName;
             cuFuncIsLoaded: 12040 cuFuncIsLoaded;
             cuFuncLoad: 12040 cuFuncLoad;
@@ -90,6 +91,7 @@ fn table() -> &'static HashMap<&'static str, Vec<Row>> {
             cuKernelGetAttribute: 12000 cuKernelGetAttribute;
             cuKernelGetFunction: 12000 cuKernelGetFunction;
             cuKernelGetName: 12030 cuKernelGetName;
+            cuKernelGetParamInfo: 12040 cuKernelGetParamInfo;
             cuKernelSetAttribute: 12000 cuKernelSetAttribute;
             cuKernelSetCacheConfig: 12000 cuKernelSetCacheConfig;
             cuLaunchCooperativeKernel: 9000 cuLaunchCooperativeKernel;

@@ -83,6 +83,7 @@ driver_api! {
     cuModuleGetGlobal_v2(*mut CUdeviceptr, *mut usize, Handle, *const c_char);
     cuLaunchKernel(Handle, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, Handle, *mut *mut c_void, *mut *mut c_void);
     cuFuncGetAttribute(*mut c_int, c_int, Handle);
+    cuFuncGetParamInfo(Handle, usize, *mut usize, *mut usize);
     cuFuncSetAttribute(Handle, c_int, c_int);
     cuFuncSetCacheConfig(Handle, c_int);
     cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(*mut c_int, Handle, c_int, usize, c_uint);

@@ -10,6 +10,7 @@ mod context;
 mod device;
 mod driver;
 mod error;
+mod graph;
 mod launch;
 #[cfg(test)]
 mod layout_tests;

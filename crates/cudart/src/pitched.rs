@@ -175,6 +175,9 @@ fn copy_3d(call: &str, p: *const Memcpy3DParms, stream: Option<Handle>) -> Resul
     if c.src_pitch < e.width || c.dst_pitch < e.width || (e.depth > 1 && (c.src_height < e.height || c.dst_height < e.height)) {
         return Err(Error(INVALID_PITCH_VALUE));
     }
+    if let Some(s) = stream {
+        crate::graph::refuse_if_capturing(call, s)?;
+    }
     match stream {
         None => cu!(cuMemcpy3D_v2(&c)),
         Some(s) => cu!(cuMemcpy3DAsync_v2(&c, s)),
@@ -219,6 +222,9 @@ fn copy_2d(
         width_in_bytes: width,
         height,
     };
+    if let Some(s) = stream {
+        crate::graph::refuse_if_capturing("cudaMemcpy2DAsync", s)?;
+    }
     match stream {
         None => cu!(cuMemcpy2D_v2(&c)),
         Some(s) => cu!(cuMemcpy2DAsync_v2(&c, s)),
@@ -235,6 +241,9 @@ fn set_2d(p: *mut c_void, pitch: usize, value: c_int, width: usize, height: usiz
         return Err(Error(INVALID_PITCH_VALUE));
     }
     let d = p as usize as CUdeviceptr;
+    if let Some(s) = stream {
+        crate::graph::refuse_if_capturing("cudaMemset2DAsync", s)?;
+    }
     match stream {
         None => cu!(cuMemsetD2D8_v2(d, pitch, value as u8, width, height)),
         Some(s) => cu!(cuMemsetD2D8Async(d, pitch, value as u8, width, height, s)),
