@@ -239,6 +239,49 @@ fn a_captured_graph_replays_its_work_in_order() {
     self_checking("graph");
 }
 
+/// CUDA 12's runtime wheels (`nvidia/cuda_runtime`, `nvidia/cuda_nvcc` under the folder
+/// `$WARPSIM_CUDA12` names, or a venv's site-packages), when installed.
+fn cuda12() -> Option<PathBuf> {
+    let mut candidates: Vec<PathBuf> =
+        std::env::var_os("WARPSIM_CUDA12").filter(|v| !v.is_empty()).map(PathBuf::from).into_iter().collect();
+    for venv in [repo().join(".venv"), PathBuf::from("/tmp/nvenv")] {
+        if let Ok(lib) = std::fs::read_dir(venv.join("lib")) {
+            candidates.extend(lib.flatten().map(|e| e.path().join("site-packages")));
+        }
+    }
+    candidates.into_iter().find(|d| d.join("nvidia/cuda_runtime/lib/libcudart.so.12").is_file())
+}
+
+/// A CUDA 12 program, linked against CUDA 12's `libcudart.so.12` as nvcc 12 links one (its
+/// symbols at version `libcudart.so.12`), runs on warpsim's runtime loaded under that name,
+/// which fills CUDA 12's `cudaDeviceProp` and says it is CUDA 12.
+#[test]
+fn a_cuda_12_program_runs_on_libcudart_so_12() {
+    let Some(dir) = cuda12() else {
+        eprintln!("SKIPPED: no CUDA 12 runtime (pip install nvidia-cuda-runtime-cu12 nvidia-cuda-nvcc-cu12, or set WARPSIM_CUDA12)");
+        return;
+    };
+    let exe = tmp().join("cuda12");
+    let o = Command::new("cc")
+        .arg("-I")
+        .arg(dir.join("nvidia/cuda_runtime/include"))
+        .arg("-I")
+        .arg(dir.join("nvidia/cuda_nvcc/include"))
+        .arg(repo().join("crates/cli/tests/cu/cuda12.c"))
+        .arg("-L")
+        .arg(dir.join("nvidia/cuda_runtime/lib"))
+        .args(["-l:libcudart.so.12", "-o"])
+        .arg(&exe)
+        .output()
+        .expect("running cc");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = exec(&exe, &[]);
+    let out = text(&o.stdout);
+    let fails: Vec<&str> = out.lines().filter(|l| !l.starts_with("ok ")).collect();
+    assert_eq!(fails, ["0 failed"], "stdout:\n{out}\nstderr:\n{}", text(&o.stderr));
+    assert!(out.lines().count() > 10, "{out}");
+}
+
 /// `--check` names the host call site of the launch whose checkers found something: the
 /// function and, with `-g`, the file and line; without debug info, the function alone.
 #[test]

@@ -32,6 +32,22 @@ fn include_dir() -> Option<PathBuf> {
     candidates.into_iter().find(|d| d.join("driver_types.h").is_file())
 }
 
+/// CUDA 12's runtime and compiler wheels (`nvidia/cuda_runtime`, `nvidia/cuda_nvcc`, as
+/// `pip install nvidia-cuda-runtime-cu12 nvidia-cuda-nvcc-cu12` lays them out): the folder
+/// `$WARPSIM_CUDA12` names, else a venv's site-packages; their include folders.
+fn cuda12_includes() -> Option<[PathBuf; 2]> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut candidates: Vec<PathBuf> =
+        std::env::var_os("WARPSIM_CUDA12").filter(|v| !v.is_empty()).map(PathBuf::from).into_iter().collect();
+    for venv in [repo.join(".venv"), PathBuf::from("/tmp/nvenv")] {
+        if let Ok(lib) = std::fs::read_dir(venv.join("lib")) {
+            candidates.extend(lib.flatten().map(|e| e.path().join("site-packages")));
+        }
+    }
+    let dir = candidates.into_iter().find(|d| d.join("nvidia/cuda_runtime/include/driver_types.h").is_file())?;
+    Some([dir.join("nvidia/cuda_runtime/include"), dir.join("nvidia/cuda_nvcc/include")])
+}
+
 /// The header folder; without one, a line saying the test skipped (CI must have it).
 fn include_or_skip() -> Option<PathBuf> {
     let d = include_dir();
@@ -70,7 +86,7 @@ fn fields_after(header: &str, start_text: &str) -> Vec<String> {
 
 /// `sizeof` and the offsets of `fields` of `struct NAME` (of driver_types.h, or cuda.h for a
 /// `CUDA_` name), as the C compiler lays them out.
-fn c_layout(include: &Path, name: &str, fields: &[String]) -> Vec<usize> {
+fn c_layout(include: &[&Path], name: &str, fields: &[String]) -> Vec<usize> {
     let dir = std::env::temp_dir().join(format!("warpsim-cudart-layout-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let h = if name.starts_with("CUDA_") { "cuda.h" } else { "driver_types.h" };
@@ -82,7 +98,11 @@ fn c_layout(include: &Path, name: &str, fields: &[String]) -> Vec<usize> {
     c += "  return 0;\n}\n";
     std::fs::write(dir.join("layout.c"), c).unwrap();
     let exe = dir.join("layout");
-    let o = Command::new("cc").arg("-I").arg(include).arg(dir.join("layout.c")).arg("-o").arg(&exe).output().expect("running cc");
+    let mut cc = Command::new("cc");
+    for i in include {
+        cc.arg("-I").arg(i);
+    }
+    let o = cc.arg(dir.join("layout.c")).arg("-o").arg(&exe).output().expect("running cc");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = Command::new(&exe).output().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
@@ -90,6 +110,10 @@ fn c_layout(include: &Path, name: &str, fields: &[String]) -> Vec<usize> {
 }
 
 fn check(include: &Path, name: &str, c_fields: Vec<String>, size: usize, rust: Vec<usize>) {
+    check_in(&[include], name, c_fields, size, rust)
+}
+
+fn check_in(include: &[&Path], name: &str, c_fields: Vec<String>, size: usize, rust: Vec<usize>) {
     assert_eq!(c_fields.len(), rust.len(), "{name}: the header has fields {c_fields:?}");
     let c = c_layout(include, name, &c_fields);
     assert_eq!(c[0], size, "sizeof(struct {name})");
@@ -170,6 +194,44 @@ fn the_pitched_memory_structs_are_laid_out_as_the_headers_say() {
             width_in_bytes, height, depth
     );
     check(&include, "CUDA_MEMCPY3D_st", fields_after(&cuda, "typedef struct CUDA_MEMCPY3D_st {"), size_of::<Memcpy3D>(), m3);
+}
+
+/// CUDA 12's `cudaDeviceProp` (what `cudaGetDeviceProperties_v2@libcudart.so.12` fills)
+/// against CUDA 12's header, when its wheel is installed.
+#[test]
+fn the_cuda_12_device_prop_is_laid_out_as_its_header_says() {
+    let Some([rt, nvcc]) = cuda12_includes() else {
+        eprintln!("SKIPPED: no CUDA 12 headers (pip install nvidia-cuda-runtime-cu12 nvidia-cuda-nvcc-cu12, or set WARPSIM_CUDA12)");
+        return;
+    };
+    let header = std::fs::read_to_string(rt.join("driver_types.h")).unwrap();
+    let dp = offsets!(crate::device::DeviceProp12;
+            name, uuid, luid, luid_device_node_mask, total_global_mem, shared_mem_per_block, regs_per_block,
+            warp_size, mem_pitch, max_threads_per_block, max_threads_dim, max_grid_size, clock_rate, total_const_mem,
+            major, minor, texture_alignment, texture_pitch_alignment, device_overlap, multi_processor_count,
+            kernel_exec_timeout_enabled, integrated, can_map_host_memory, compute_mode, max_texture_1d,
+            max_texture_1d_mipmap, max_texture_1d_linear, max_texture_2d, max_texture_2d_mipmap, max_texture_2d_linear,
+            max_texture_2d_gather, max_texture_3d, max_texture_3d_alt, max_texture_cubemap, max_texture_1d_layered,
+            max_texture_2d_layered, max_texture_cubemap_layered, max_surface_1d, max_surface_2d, max_surface_3d,
+            max_surface_1d_layered, max_surface_2d_layered, max_surface_cubemap, max_surface_cubemap_layered,
+            surface_alignment, concurrent_kernels, ecc_enabled, pci_bus_id, pci_device_id, pci_domain_id,
+            tcc_driver, async_engine_count, unified_addressing, memory_clock_rate, memory_bus_width, l2_cache_size,
+            persisting_l2_cache_max_size, max_threads_per_multi_processor, stream_priorities_supported,
+            global_l1_cache_supported, local_l1_cache_supported, shared_mem_per_multiprocessor,
+            regs_per_multiprocessor, managed_memory, is_multi_gpu_board, multi_gpu_board_group_id,
+            host_native_atomic_supported, single_to_double_precision_perf_ratio, pageable_memory_access,
+            concurrent_managed_access, compute_preemption_supported, can_use_host_pointer_for_registered_mem,
+            cooperative_launch, cooperative_multi_device_launch, shared_mem_per_block_optin,
+            pageable_memory_access_uses_host_page_tables, direct_managed_mem_access_from_host,
+            max_blocks_per_multi_processor, access_policy_max_window_size, reserved_shared_mem_per_block,
+            host_register_supported, sparse_cuda_array_supported, host_register_read_only_supported,
+            timeline_semaphore_interop_supported, memory_pools_supported, gpu_direct_rdma_supported,
+            gpu_direct_rdma_flush_writes_options, gpu_direct_rdma_writes_ordering,
+            memory_pool_supported_handle_types, deferred_mapping_cuda_array_supported, ipc_event_supported,
+            cluster_launch, unified_function_pointers, reserved
+    );
+    let size = size_of::<crate::device::DeviceProp12>();
+    check_in(&[&rt, &nvcc], "cudaDeviceProp", header_fields(&header, "cudaDeviceProp"), size, dp);
 }
 
 /// The error table has exactly the header's `cudaError` enumerators, by name and number.
