@@ -1,5 +1,6 @@
 //! Devices: count, choice, `cudaDeviceProp` (filled from the driver's attributes, in the
-//! layout of CUDA 13's driver_types.h), attributes, synchronisation, reset, limits and versions.
+//! layout of CUDA 13's driver_types.h, and of CUDA 12's for the `libcudart.so.12` entry
+//! points), attributes, synchronisation, reset, limits and versions.
 
 use std::ffi::{c_char, c_int, c_uint};
 
