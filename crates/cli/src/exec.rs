@@ -1,6 +1,6 @@
 //! `warpsim exec -- PROGRAM [ARGS...]`: runs a whole program with warpsim
 //! standing in for the GPU. The program loads warpsim's driver and runtime
-//! libraries (links named `libcuda.so.1`, `libcudart.so.13` in a temporary
+//! libraries (links named `libcuda.so.1`, `libcudart.so.13` and `.12` in a temporary
 //! folder put first on `LD_LIBRARY_PATH`); its output is untouched. The
 //! driver appends one JSON line per launch to a summary file
 //! (`WARPSIM_SUMMARY`, the contract in `warpsim-cuda`'s header), from which
@@ -86,6 +86,8 @@ fn link_dir(libs: &[PathBuf]) -> Result<LinkDir> {
     match find_library(libs, "libwarpsim_cudart.so") {
         Ok(runtime) => {
             link(&runtime, "libcudart.so.13")?;
+            // CUDA 12 programs: the same library defines their `...@libcudart.so.12` symbols.
+            link(&runtime, "libcudart.so.12")?;
             link(&runtime, "libcudart.so")?;
         }
         Err(runtime) => {

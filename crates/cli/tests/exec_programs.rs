@@ -70,13 +70,14 @@ fn lib_dir() -> &'static Path {
 /// Builds `tests/programs/NAME.cu` into the temporary folder as `out`; `shared` links
 /// warpsim's runtime, else nvcc's default (NVIDIA's runtime, static).
 fn build(name: &str, out: &str, shared: bool) -> PathBuf {
-    build_file(&programs().join(format!("{name}.cu")), out, shared)
+    build_file(&programs().join(format!("{name}.cu")), out, shared, &[])
 }
 
-fn build_file(cu: &Path, out: &str, shared: bool) -> PathBuf {
+/// Builds `cu` as `out` with nvcc's `flags` added.
+fn build_file(cu: &Path, out: &str, shared: bool, flags: &[&str]) -> PathBuf {
     let exe = tmp().join(out);
     let mut c = Command::new(nvcc());
-    c.arg("-arch=sm_90");
+    c.arg("-arch=sm_90").args(flags);
     if shared {
         c.args(["-cudart", "shared"]).arg("-L").arg(lib_dir());
     }
@@ -214,11 +215,116 @@ fn managed_variables_are_shared_with_the_host() {
     self_checking("managed_vars");
 }
 
+/// Pitched memory: cudaMallocPitch, cudaMemcpy2D(Async), cudaMemset2D(Async), cudaMalloc3D,
+/// cudaMemcpy3D(Async), cudaMemset3D(Async), with kernels over the pitched rows.
+#[test]
+fn pitched_copies_and_sets_move_what_the_host_would() {
+    let out = self_checking("pitched");
+    assert!(out.lines().count() > 30, "{out}");
+}
+
+/// `--default-stream per-thread` renames the stream-ordered calls (`cudaMemcpy_ptds`,
+/// `cudaMemcpyAsync_ptsz`, `cudaEventRecord_ptsz`, ...): such a build loads and runs, two host
+/// threads each on its default stream.
+#[test]
+fn a_per_thread_default_stream_build_runs() {
+    let out = self_checking_with("per_thread", &["--default-stream", "per-thread"]);
+    assert!(out.contains("cudaMemcpy (cudaMemcpy_ptds)"), "{out}");
+}
+
+/// Stream capture: launches, a set and a copy captured from a stream replay in order each time
+/// the instantiated graph is launched, and nothing runs while capturing.
+#[test]
+fn a_captured_graph_replays_its_work_in_order() {
+    self_checking("graph");
+}
+
+/// CUDA 12's runtime wheels (`nvidia/cuda_runtime`, `nvidia/cuda_nvcc` under the folder
+/// `$WARPSIM_CUDA12` names, or a venv's site-packages), when installed.
+fn cuda12() -> Option<PathBuf> {
+    let mut candidates: Vec<PathBuf> =
+        std::env::var_os("WARPSIM_CUDA12").filter(|v| !v.is_empty()).map(PathBuf::from).into_iter().collect();
+    for venv in [repo().join(".venv"), PathBuf::from("/tmp/nvenv")] {
+        if let Ok(lib) = std::fs::read_dir(venv.join("lib")) {
+            candidates.extend(lib.flatten().map(|e| e.path().join("site-packages")));
+        }
+    }
+    candidates.into_iter().find(|d| d.join("nvidia/cuda_runtime/lib/libcudart.so.12").is_file())
+}
+
+/// A CUDA 12 program, linked against CUDA 12's `libcudart.so.12` as nvcc 12 links one (its
+/// symbols at version `libcudart.so.12`), runs on warpsim's runtime loaded under that name,
+/// which fills CUDA 12's `cudaDeviceProp` and says it is CUDA 12.
+#[test]
+fn a_cuda_12_program_runs_on_libcudart_so_12() {
+    let Some(dir) = cuda12() else {
+        eprintln!("SKIPPED: no CUDA 12 runtime (pip install nvidia-cuda-runtime-cu12 nvidia-cuda-nvcc-cu12, or set WARPSIM_CUDA12)");
+        return;
+    };
+    let exe = tmp().join("cuda12");
+    let o = Command::new("cc")
+        .arg("-I")
+        .arg(dir.join("nvidia/cuda_runtime/include"))
+        .arg("-I")
+        .arg(dir.join("nvidia/cuda_nvcc/include"))
+        .arg(repo().join("crates/cli/tests/cu/cuda12.c"))
+        .arg("-L")
+        .arg(dir.join("nvidia/cuda_runtime/lib"))
+        .args(["-l:libcudart.so.12", "-o"])
+        .arg(&exe)
+        .output()
+        .expect("running cc");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = exec(&exe, &[]);
+    let out = text(&o.stdout);
+    let fails: Vec<&str> = out.lines().filter(|l| !l.starts_with("ok ")).collect();
+    assert_eq!(fails, ["0 failed"], "stdout:\n{out}\nstderr:\n{}", text(&o.stderr));
+    assert!(out.lines().count() > 10, "{out}");
+}
+
+/// `--check` names the host call site of the launch whose checkers found something: the
+/// function and, with `-g`, the file and line; without debug info, the function alone.
+#[test]
+fn check_names_the_host_call_site_of_the_launch() {
+    let cu = repo().join("crates/cli/tests/cu/check_site.cu");
+    let src = std::fs::read_to_string(&cu).unwrap();
+    let line = src.lines().position(|l| l.contains("// SITE")).unwrap() + 1;
+    for (out, flags, want) in [
+        ("check_site_g", &["-g"][..], "from launch_racy(int*) (".to_string()),
+        ("check_site", &[][..], "from launch_racy(int*)):".to_string()),
+    ] {
+        let exe = build_file(&cu, out, true, flags);
+        let o = Command::new(env!("CARGO_BIN_EXE_warpsim"))
+            .env("WARPSIM_LIB_DIR", lib_dir())
+            .args(["exec", "--check", "--"])
+            .arg(&exe)
+            .output()
+            .unwrap();
+        let err = text(&o.stderr);
+        assert_eq!(text(&o.stdout), "cudaSuccess\n", "{err}");
+        let head = err.lines().find(|l| l.starts_with("warpsim check: kernel `_Z4racyPi`")).unwrap_or_else(|| panic!("no report:\n{err}"));
+        assert!(head.contains(&want), "{flags:?}: {head}");
+        if flags.is_empty() {
+            assert!(!head.contains(".cu:"), "no line without debug info: {head}");
+        } else {
+            assert!(head.ends_with(&format!("check_site.cu:{line})):")), "the line marked SITE ({line}): {head}");
+        }
+        // Without --check nothing is captured and nothing said.
+        let plain = exec(&exe, &[]);
+        assert!(!text(&plain.stderr).contains("launch_racy"), "{}", text(&plain.stderr));
+    }
+}
+
 /// Builds and runs `tests/cu/NAME.cu`, a program that prints `ok ...` for each check that
 /// holds and `0 failed` at the end; asserts that nothing else is printed and it exits 0.
 /// Returns its stdout.
 fn self_checking(name: &str) -> String {
-    let exe = build_file(&repo().join(format!("crates/cli/tests/cu/{name}.cu")), name, true);
+    self_checking_with(name, &[])
+}
+
+/// [`self_checking`] with nvcc's `flags` added.
+fn self_checking_with(name: &str, flags: &[&str]) -> String {
+    let exe = build_file(&repo().join(format!("crates/cli/tests/cu/{name}.cu")), name, true, flags);
     let o = exec(&exe, &[]);
     let out = text(&o.stdout);
     let fails: Vec<&str> = out.lines().filter(|l| !l.starts_with("ok ")).collect();

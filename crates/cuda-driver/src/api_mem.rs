@@ -75,6 +75,194 @@ impl Driver {
     }
 }
 
+/// `CUmemorytype`: arrays are out of scope.
+const CU_MEMORYTYPE_ARRAY: c_uint = 3;
+const CU_MEMORYTYPE_UNIFIED: c_uint = 4;
+
+/// `CUDA_MEMCPY2D` (cuda.h).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Memcpy2D {
+    pub src_x_in_bytes: usize,
+    pub src_y: usize,
+    pub src_memory_type: c_uint,
+    pub src_host: *const c_void,
+    pub src_device: CUdeviceptr,
+    pub src_array: *mut c_void,
+    pub src_pitch: usize,
+    pub dst_x_in_bytes: usize,
+    pub dst_y: usize,
+    pub dst_memory_type: c_uint,
+    pub dst_host: *mut c_void,
+    pub dst_device: CUdeviceptr,
+    pub dst_array: *mut c_void,
+    pub dst_pitch: usize,
+    pub width_in_bytes: usize,
+    pub height: usize,
+}
+
+/// `CUDA_MEMCPY3D` (cuda.h).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Memcpy3D {
+    pub src_x_in_bytes: usize,
+    pub src_y: usize,
+    pub src_z: usize,
+    pub src_lod: usize,
+    pub src_memory_type: c_uint,
+    pub src_host: *const c_void,
+    pub src_device: CUdeviceptr,
+    pub src_array: *mut c_void,
+    pub reserved0: *mut c_void,
+    pub src_pitch: usize,
+    pub src_height: usize,
+    pub dst_x_in_bytes: usize,
+    pub dst_y: usize,
+    pub dst_z: usize,
+    pub dst_lod: usize,
+    pub dst_memory_type: c_uint,
+    pub dst_host: *mut c_void,
+    pub dst_device: CUdeviceptr,
+    pub dst_array: *mut c_void,
+    pub reserved1: *mut c_void,
+    pub dst_pitch: usize,
+    pub dst_height: usize,
+    pub width_in_bytes: usize,
+    pub height: usize,
+    pub depth: usize,
+}
+
+impl From<&Memcpy2D> for Memcpy3D {
+    fn from(c: &Memcpy2D) -> Memcpy3D {
+        Memcpy3D {
+            src_x_in_bytes: c.src_x_in_bytes,
+            src_y: c.src_y,
+            src_z: 0,
+            src_lod: 0,
+            src_memory_type: c.src_memory_type,
+            src_host: c.src_host,
+            src_device: c.src_device,
+            src_array: c.src_array,
+            reserved0: std::ptr::null_mut(),
+            src_pitch: c.src_pitch,
+            src_height: c.height,
+            dst_x_in_bytes: c.dst_x_in_bytes,
+            dst_y: c.dst_y,
+            dst_z: 0,
+            dst_lod: 0,
+            dst_memory_type: c.dst_memory_type,
+            dst_host: c.dst_host,
+            dst_device: c.dst_device,
+            dst_array: c.dst_array,
+            reserved1: std::ptr::null_mut(),
+            dst_pitch: c.dst_pitch,
+            dst_height: c.height,
+            width_in_bytes: c.width_in_bytes,
+            height: c.height,
+            depth: 1,
+        }
+    }
+}
+
+/// The unified address of one side of a copy: the host or device pointer its memory type names.
+fn side(call: &str, kind: c_uint, host: u64, device: u64, array: *mut c_void) -> Result<u64, CUresult> {
+    match kind {
+        CU_MEMORYTYPE_HOST => Ok(host),
+        CU_MEMORYTYPE_DEVICE | CU_MEMORYTYPE_UNIFIED => Ok(device),
+        CU_MEMORYTYPE_ARRAY => {
+            let _ = array;
+            eprintln!("warpsim: {call}: CUDA arrays are not supported (warpsim runs linear device memory only)");
+            Err(CUDA_ERROR_NOT_SUPPORTED)
+        }
+        _ => Err(CUDA_ERROR_INVALID_VALUE),
+    }
+}
+
+/// The byte offsets, from each side's start, of every row a 3D copy moves: (source, destination).
+fn rows(c: &Memcpy3D) -> Result<Vec<(u64, u64)>, CUresult> {
+    let w = c.width_in_bytes;
+    let multi = c.depth > 1;
+    if (c.height > 1 || multi) && (c.src_pitch < w || c.dst_pitch < w) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    if multi && (c.src_height < c.height || c.dst_height < c.height) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let at = |x: usize, y: usize, z: usize, pitch: usize, height: usize| -> Option<u64> {
+        let row = z.checked_mul(height)?.checked_add(y)?;
+        (row as u64).checked_mul(pitch as u64)?.checked_add(x as u64)
+    };
+    let mut out = Vec::with_capacity(c.height.saturating_mul(c.depth).min(1 << 20));
+    for z in 0..c.depth {
+        for y in 0..c.height {
+            let s = at(c.src_x_in_bytes, c.src_y + y, c.src_z + z, c.src_pitch, c.src_height).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            let d = at(c.dst_x_in_bytes, c.dst_y + y, c.dst_z + z, c.dst_pitch, c.dst_height).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            out.push((s, d));
+        }
+    }
+    Ok(out)
+}
+
+impl Driver {
+    /// A 2D or 3D copy between pitched linear memories (host, device or unified).
+    fn copy_3d(&mut self, call: &str, c: &Memcpy3D) -> Result<(), CUresult> {
+        self.healthy()?;
+        let src = side(call, c.src_memory_type, c.src_host as u64, c.src_device, c.src_array)?;
+        let dst = side(call, c.dst_memory_type, c.dst_host as u64, c.dst_device, c.dst_array)?;
+        if c.width_in_bytes == 0 || c.height == 0 || c.depth == 0 {
+            return Ok(());
+        }
+        let w = c.width_in_bytes as u64;
+        for (s, d) in rows(c)? {
+            let data = self.read_any(src.wrapping_add(s), w)?;
+            self.write_any(dst.wrapping_add(d), &data)?;
+        }
+        Ok(())
+    }
+
+    /// Sets `height` rows of `width` elements (`pattern` each) `pitch` bytes apart.
+    fn set_2d(&mut self, dst: u64, pitch: usize, pattern: &[u8], width: usize, height: usize) -> Result<(), CUresult> {
+        self.healthy()?;
+        let row = width.checked_mul(pattern.len()).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        if height > 1 && pitch < row {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        if row == pitch {
+            return self.set(dst, pattern, (width * height) as u64);
+        }
+        for y in 0..height as u64 {
+            self.set(dst + y * pitch as u64, pattern, width as u64)?;
+        }
+        Ok(())
+    }
+}
+
+/// # Safety
+/// `c` is null or a `CUDA_MEMCPY2D`.
+unsafe fn copy_2d(call: &str, c: *const Memcpy2D) -> Result<(), CUresult> {
+    if c.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    // SAFETY: the caller's parameter struct.
+    let c = Memcpy3D::from(unsafe { &c.read_unaligned() });
+    with(|d| d.copy_3d(call, &c))
+}
+
+/// # Safety
+/// `c` is null or a `CUDA_MEMCPY3D`.
+unsafe fn copy_3d(call: &str, c: *const Memcpy3D) -> Result<(), CUresult> {
+    if c.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    // SAFETY: the caller's parameter struct.
+    let c = unsafe { c.read_unaligned() };
+    with(|d| d.copy_3d(call, &c))
+}
+
+fn set_2d(dst: u64, pitch: usize, pattern: &[u8], width: usize, height: usize) -> Result<(), CUresult> {
+    with(|d| d.set_2d(dst, pitch, pattern, width, height))
+}
+
 fn copy(dst: u64, src: u64, n: usize) -> Result<(), CUresult> {
     with(|d| d.copy(dst, src, n as u64))
 }
@@ -96,9 +284,18 @@ api! {
         // SAFETY: as for cuMemAlloc.
         match unsafe { cuMemAlloc_v2(dptr, bytesize) } { 0 => Ok(()), e => Err(e) }
     }
-    fn cuMemAllocPitch_v2(dptr: *mut CUdeviceptr, pitch: *mut usize, width: usize, height: usize, _elem: c_uint) {
-        let row = width.div_ceil(512) * 512;
-        let p = with(|d| d.alloc((row * height) as u64, "cuMemAllocPitch"))?;
+    /// Rows 512 bytes apart or a multiple of that (`CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT` is finer;
+    /// the driver pads pitched rows to 512 bytes).
+    fn cuMemAllocPitch_v2(dptr: *mut CUdeviceptr, pitch: *mut usize, width: usize, height: usize, elem: c_uint) {
+        if ![4, 8, 16].contains(&elem) || width == 0 || height == 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let row = width.div_ceil(512).checked_mul(512).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        let bytes = row.checked_mul(height).ok_or(CUDA_ERROR_OUT_OF_MEMORY)?;
+        let p = with(|d| {
+            d.healthy()?;
+            d.alloc(bytes as u64, "cuMemAllocPitch")
+        })?;
         // SAFETY: out-pointers from the caller.
         unsafe {
             put(pitch, row)?;
@@ -206,6 +403,42 @@ api! {
     fn cuMemsetD16Async(dst: CUdeviceptr, v: u16, n: usize, _stream: Handle) { set(dst, &v.to_le_bytes(), n) }
     fn cuMemsetD32_v2(dst: CUdeviceptr, v: c_uint, n: usize) { set(dst, &v.to_le_bytes(), n) }
     fn cuMemsetD32Async(dst: CUdeviceptr, v: c_uint, n: usize, _stream: Handle) { set(dst, &v.to_le_bytes(), n) }
+    fn cuMemcpy2D_v2(c: *const Memcpy2D) {
+        // SAFETY: the caller's parameter struct.
+        unsafe { copy_2d("cuMemcpy2D", c) }
+    }
+    fn cuMemcpy2DUnaligned_v2(c: *const Memcpy2D) {
+        // SAFETY: the caller's parameter struct.
+        unsafe { copy_2d("cuMemcpy2DUnaligned", c) }
+    }
+    fn cuMemcpy2DAsync_v2(c: *const Memcpy2D, _stream: Handle) {
+        // SAFETY: the caller's parameter struct.
+        unsafe { copy_2d("cuMemcpy2DAsync", c) }
+    }
+    fn cuMemcpy3D_v2(c: *const Memcpy3D) {
+        // SAFETY: the caller's parameter struct.
+        unsafe { copy_3d("cuMemcpy3D", c) }
+    }
+    fn cuMemcpy3DAsync_v2(c: *const Memcpy3D, _stream: Handle) {
+        // SAFETY: the caller's parameter struct.
+        unsafe { copy_3d("cuMemcpy3DAsync", c) }
+    }
+    fn cuMemsetD2D8_v2(dst: CUdeviceptr, pitch: usize, v: u8, width: usize, height: usize) { set_2d(dst, pitch, &[v], width, height) }
+    fn cuMemsetD2D8Async(dst: CUdeviceptr, pitch: usize, v: u8, width: usize, height: usize, _stream: Handle) {
+        set_2d(dst, pitch, &[v], width, height)
+    }
+    fn cuMemsetD2D16_v2(dst: CUdeviceptr, pitch: usize, v: u16, width: usize, height: usize) {
+        set_2d(dst, pitch, &v.to_le_bytes(), width, height)
+    }
+    fn cuMemsetD2D16Async(dst: CUdeviceptr, pitch: usize, v: u16, width: usize, height: usize, _stream: Handle) {
+        set_2d(dst, pitch, &v.to_le_bytes(), width, height)
+    }
+    fn cuMemsetD2D32_v2(dst: CUdeviceptr, pitch: usize, v: c_uint, width: usize, height: usize) {
+        set_2d(dst, pitch, &v.to_le_bytes(), width, height)
+    }
+    fn cuMemsetD2D32Async(dst: CUdeviceptr, pitch: usize, v: c_uint, width: usize, height: usize, _stream: Handle) {
+        set_2d(dst, pitch, &v.to_le_bytes(), width, height)
+    }
     fn cuMemPrefetchAsync(_dptr: CUdeviceptr, _count: usize, _device: c_int, _stream: Handle) { with(|d| d.healthy()) }
     fn cuMemPrefetchAsync_v2(_dptr: CUdeviceptr, _count: usize, _location: u64, _flags: c_uint, _stream: Handle) { with(|d| d.healthy()) }
     fn cuMemAdvise(_dptr: CUdeviceptr, _count: usize, _advice: c_int, _device: c_int) { with(|d| d.healthy()) }
@@ -289,5 +522,54 @@ unsafe fn write_attr(out: *mut c_void, a: c_int, v: u64) -> Result<(), CUresult>
             // CUmemorytype, bools, ordinals, flags: 32 bits.
             _ => put(out as *mut u32, v as u32),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(w: usize, h: usize, d: usize) -> Memcpy3D {
+        let mut c = Memcpy3D::from(&Memcpy2D {
+            src_x_in_bytes: 0,
+            src_y: 0,
+            src_memory_type: CU_MEMORYTYPE_HOST,
+            src_host: std::ptr::null(),
+            src_device: 0,
+            src_array: std::ptr::null_mut(),
+            src_pitch: 0,
+            dst_x_in_bytes: 0,
+            dst_y: 0,
+            dst_memory_type: CU_MEMORYTYPE_DEVICE,
+            dst_host: std::ptr::null_mut(),
+            dst_device: 0,
+            dst_array: std::ptr::null_mut(),
+            dst_pitch: 0,
+            width_in_bytes: w,
+            height: h,
+        });
+        c.depth = d;
+        c
+    }
+
+    #[test]
+    fn rows_step_by_pitch_and_slices_by_pitch_times_height() {
+        let mut c = params(8, 2, 2);
+        (c.src_pitch, c.src_height, c.dst_pitch, c.dst_height) = (8, 2, 512, 4);
+        (c.dst_x_in_bytes, c.dst_y, c.dst_z) = (4, 1, 1);
+        assert_eq!(rows(&c), Ok(vec![(0, 4 + 512 * 5), (8, 4 + 512 * 6), (16, 4 + 512 * 9), (24, 4 + 512 * 10)]));
+        c.dst_pitch = 4;
+        assert_eq!(rows(&c), Err(CUDA_ERROR_INVALID_VALUE), "a pitch under the width");
+        let mut one = params(100, 1, 1);
+        (one.src_pitch, one.dst_pitch) = (0, 0);
+        assert_eq!(rows(&one), Ok(vec![(0, 0)]), "one row needs no pitch");
+    }
+
+    #[test]
+    fn an_array_side_is_refused_naming_the_call() {
+        assert_eq!(side("cuMemcpy2D", CU_MEMORYTYPE_ARRAY, 0, 0, std::ptr::null_mut()), Err(CUDA_ERROR_NOT_SUPPORTED));
+        assert_eq!(side("cuMemcpy2D", CU_MEMORYTYPE_HOST, 7, 9, std::ptr::null_mut()), Ok(7));
+        assert_eq!(side("cuMemcpy2D", CU_MEMORYTYPE_UNIFIED, 7, 9, std::ptr::null_mut()), Ok(9));
+        assert_eq!(side("cuMemcpy2D", 9, 7, 9, std::ptr::null_mut()), Err(CUDA_ERROR_INVALID_VALUE));
     }
 }

@@ -294,8 +294,9 @@ fn launch(
     extra: *mut *mut c_void,
 ) -> Result<(), CUresult> {
     let dims = Dims::new(grid, block, shared);
+    let stack = crate::callsite::capture();
     // SAFETY: the caller's parameter pointers, read while the launch is set up.
-    with(|d| d.launch(h(f), dims, |k| unsafe { param_bytes(k, params, extra) }))
+    with(|d| d.launch(h(f), dims, stack.as_ref(), |k| unsafe { param_bytes(k, params, extra) }))
 }
 
 /// `CUlaunchConfig` of cuda.h.
@@ -405,6 +406,25 @@ api! {
         with(|d| d.funcs.get(&h(func)).map(|_| ()).ok_or(CUDA_ERROR_INVALID_HANDLE))?;
         // SAFETY: out-pointer from the caller (CU_FUNCTION_LOADING_STATE_LOADED).
         unsafe { put(state, 1) }
+    }
+    /// Parameter `index`'s offset and size in the kernel's parameter buffer (from its PTX);
+    /// `CUDA_ERROR_INVALID_VALUE` past the last.
+    fn cuFuncGetParamInfo(func: Handle, index: usize, offset: *mut usize, size: *mut usize) {
+        let (o, n) = with(|d| {
+            let k = d.kernel(h(func))?;
+            let p = k.ir().params.get(index).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            Ok((p.offset as usize, p.size as usize))
+        })?;
+        // SAFETY: optional out-pointers from the caller.
+        unsafe {
+            put_opt(offset, o);
+            put_opt(size, n);
+        }
+        Ok(())
+    }
+    fn cuKernelGetParamInfo(kernel: Handle, index: usize, offset: *mut usize, size: *mut usize) {
+        // SAFETY: as for cuFuncGetParamInfo (a kernel is its function here).
+        match unsafe { cuFuncGetParamInfo(kernel, index, offset, size) } { 0 => Ok(()), e => Err(e) }
     }
     fn cuFuncGetAttribute(pi: *mut c_int, attrib: c_int, func: Handle) {
         let v = with(|d| d.func_attribute(h(func), attrib))?;

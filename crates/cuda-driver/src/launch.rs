@@ -64,10 +64,19 @@ impl Driver {
         }
     }
 
-    /// Runs kernel `f` with parameter bytes from `params` (given the kernel's layout).
-    pub fn launch(&mut self, f: usize, dims: Dims, params: impl FnOnce(&Kernel) -> Result<Vec<u8>, CUresult>) -> Result<(), CUresult> {
+    /// Runs kernel `f` with parameter bytes from `params` (given the kernel's layout);
+    /// `stack` is the host call stack when call sites are wanted.
+    pub fn launch(
+        &mut self,
+        f: usize,
+        dims: Dims,
+        stack: Option<&crate::callsite::Stack>,
+        params: impl FnOnce(&Kernel) -> Result<Vec<u8>, CUresult>,
+    ) -> Result<(), CUresult> {
         self.healthy()?;
         let kernel = self.kernel(f)?;
+        let site = stack.and_then(|s| crate::callsite::name(s, kernel.name()));
+        let from = site.as_deref().map(|s| format!(", from {s}")).unwrap_or_default();
         let bytes = params(&kernel)?;
         let mut opts = self.opts.clone();
         opts.shared_opt_in = self.funcs.get(&f).is_some_and(|x| x.max_dynamic_shared as u32 > self.preset.shared_per_block_default);
@@ -85,13 +94,17 @@ impl Driver {
                     eprintln!("warpsim: warning: {p}\n  served: past the allocation's exact end but within its page, as a GPU serves it");
                 }
                 if let Some(d) = s.diagnostics.as_deref().filter(|d| !d.is_empty()) {
-                    eprint!("warpsim check: kernel `{name}` (launch {}):\n{}", self.launches, warpsim_check::render_grouped(d, false));
+                    eprint!(
+                        "warpsim check: kernel `{name}` (launch {}{from}):\n{}",
+                        self.launches,
+                        warpsim_check::render_grouped(d, false)
+                    );
                 }
                 if let Some(c) = s.cycles() {
                     self.sim_ms += c as f64 / (self.preset.clock_mhz as f64 * 1e3);
                 }
-                self.record(&name, &dims, secs, Some(&s), None);
-                self.trace(&kernel, &dims, &s);
+                self.record(&name, &dims, secs, Some(&s), None, site.as_deref());
+                self.trace(&kernel, &dims, &s, site.as_deref());
                 Ok(())
             }
             Err(HostError::Refused(e)) => {
@@ -107,11 +120,11 @@ impl Driver {
                 Err(CUDA_ERROR_INVALID_VALUE)
             }
             Err(HostError::Engine(LaunchError::Fault(fault))) => {
-                self.fault(&name, &dims, secs, &fault, None);
+                self.fault(&name, &dims, secs, &fault, None, site.as_deref());
                 Ok(())
             }
             Err(HostError::CheckedFault { error: LaunchError::Fault(fault), diagnostics }) => {
-                self.fault(&name, &dims, secs, &fault, Some(&diagnostics));
+                self.fault(&name, &dims, secs, &fault, Some(&diagnostics), site.as_deref());
                 Ok(())
             }
             Err(e) => {
@@ -122,7 +135,15 @@ impl Driver {
     }
 
     /// A faulted launch: the GPU's message and warpsim's on stderr, and the sticky error.
-    fn fault(&mut self, name: &str, dims: &Dims, secs: f64, fault: &KernelFault, diags: Option<&[warpsim_check::Diagnostic]>) {
+    fn fault(
+        &mut self,
+        name: &str,
+        dims: &Dims,
+        secs: f64,
+        fault: &KernelFault,
+        diags: Option<&[warpsim_check::Diagnostic]>,
+        site: Option<&str>,
+    ) {
         let code = fault_code(fault);
         if let (FaultKind::AssertFailed { message, file, line, function }, Some(t)) = (&fault.kind, fault.thread) {
             let b = fault.block;
@@ -132,18 +153,22 @@ impl Driver {
             );
         }
         let hint = fault.address().map(|a| self.describe(a)).unwrap_or_default();
-        eprintln!("warpsim: kernel `{name}` faulted: {fault}{hint}");
+        let from = site.map(|s| format!("\n  launched from {s}")).unwrap_or_default();
+        eprintln!("warpsim: kernel `{name}` faulted: {fault}{hint}{from}");
         if let Some(d) = diags.filter(|d| !d.is_empty()) {
             eprint!("{}", warpsim_check::render_grouped(d, false));
         }
         self.sticky = Some(code);
-        self.record(name, dims, secs, None, Some(fault.to_string()));
+        self.record(name, dims, secs, None, Some(fault.to_string()), site);
     }
 
     /// Appends the launch's line to `WARPSIM_SUMMARY`.
-    fn record(&self, name: &str, dims: &Dims, secs: f64, s: Option<&LaunchSummary>, fault: Option<String>) {
+    fn record(&self, name: &str, dims: &Dims, secs: f64, s: Option<&LaunchSummary>, fault: Option<String>, site: Option<&str>) {
         let Some(path) = &self.settings.summary else { return };
-        let j = summary_json(name, dims, secs, s, fault);
+        let mut j = summary_json(name, dims, secs, s, fault);
+        if let Some(site) = site {
+            j["call_site"] = site.into();
+        }
         let line = format!("{j}\n");
         let written = std::fs::OpenOptions::new().create(true).append(true).open(path).and_then(|mut f| f.write_all(line.as_bytes()));
         if let Err(e) = written {
@@ -155,7 +180,7 @@ impl Driver {
     /// launches one after another on one time axis) and writes its page of
     /// `WARPSIM_REPORT` (FILE-N.html, the first [`MAX_REPORTED`] launches,
     /// listed in FILE.html).
-    fn trace(&mut self, kernel: &Kernel, dims: &Dims, s: &LaunchSummary) {
+    fn trace(&mut self, kernel: &Kernel, dims: &Dims, s: &LaunchSummary, site: Option<&str>) {
         let Some(t) = &s.timing else { return };
         let tl = || warpsim::reporting::timeline_of(t, 400_000);
         if self.settings.trace.is_some() {
@@ -189,7 +214,12 @@ impl Driver {
                 m,
                 Some(t),
                 Some(tl()),
-                format!("From the timing model ({} preset): launch {} of the program.", t.gpu.to_uppercase(), self.launches),
+                format!(
+                    "From the timing model ({} preset): launch {} of the program{}.",
+                    t.gpu.to_uppercase(),
+                    self.launches,
+                    site.map(|s| format!(", from {s}")).unwrap_or_default()
+                ),
                 warpsim::reporting::Checked { diagnostics: s.diagnostics.as_deref(), fault: None },
             );
             let page = path.strip_suffix(".html").unwrap_or(&path).to_string() + &format!("-{}.html", self.launches);

@@ -14,7 +14,8 @@
 //! # Options: the environment (what `warpsim exec` sets)
 //! * `WARPSIM_GPU=NAME`: the device is this preset (default `h200`).
 //! * `WARPSIM_MODE=timing`: launches run on the timing model; events read simulated time.
-//! * `WARPSIM_CHECK=1`: launches run with the checkers; findings on stderr as `warpsim check` words them.
+//! * `WARPSIM_CHECK=1`: launches run with the checkers; findings on stderr as `warpsim check` words them,
+//!   with the launch's host call site (`function (file:line)`, see callsite.rs).
 //! * `WARPSIM_SUMMARY=FILE`: one JSON line per launch is appended (kernel, grid,
 //!   block, warp instructions, threads per instruction, divergent branches,
 //!   sectors and requests, bank conflicts, cycles in timing mode, diagnostics, fault).
@@ -42,6 +43,7 @@ pub mod api_module;
 pub mod api_pool;
 pub mod api_stream;
 pub mod attrs;
+pub mod callsite;
 pub mod errors;
 mod ffi;
 pub mod launch;

@@ -76,6 +76,7 @@ fn table() -> &'static HashMap<&'static str, Vec<Row>> {
             cuEventSynchronize: 2000 cuEventSynchronize;
             cuFuncGetAttribute: 2020 cuFuncGetAttribute;
             cuFuncGetModule: 11000 cuFuncGetModule;
+            cuFuncGetParamInfo: 12040 cuFuncGetParamInfo;
             cuFuncGetName: 12030 cuFuncGetName;
             cuFuncIsLoaded: 12040 cuFuncIsLoaded;
             cuFuncLoad: 12040 cuFuncLoad;
@@ -90,6 +91,7 @@ fn table() -> &'static HashMap<&'static str, Vec<Row>> {
             cuKernelGetAttribute: 12000 cuKernelGetAttribute;
             cuKernelGetFunction: 12000 cuKernelGetFunction;
             cuKernelGetName: 12030 cuKernelGetName;
+            cuKernelGetParamInfo: 12040 cuKernelGetParamInfo;
             cuKernelSetAttribute: 12000 cuKernelSetAttribute;
             cuKernelSetCacheConfig: 12000 cuKernelSetCacheConfig;
             cuLaunchCooperativeKernel: 9000 cuLaunchCooperativeKernel;
@@ -135,6 +137,11 @@ fn table() -> &'static HashMap<&'static str, Vec<Row>> {
             cuMemPoolTrimTo: 11020 cuMemPoolTrimTo;
             cuMemcpy: 4000 cuMemcpy;
             cuMemcpyAsync: 4000 cuMemcpyAsync;
+            cuMemcpy2D: 2000 -, 3020 cuMemcpy2D_v2;
+            cuMemcpy2DAsync: 2000 -, 3020 cuMemcpy2DAsync_v2;
+            cuMemcpy2DUnaligned: 2000 -, 3020 cuMemcpy2DUnaligned_v2;
+            cuMemcpy3D: 2000 -, 3020 cuMemcpy3D_v2;
+            cuMemcpy3DAsync: 2000 -, 3020 cuMemcpy3DAsync_v2;
             cuMemcpyDtoD: 2000 -, 3020 cuMemcpyDtoD_v2;
             cuMemcpyDtoDAsync: 3000 -, 3020 cuMemcpyDtoDAsync_v2;
             cuMemcpyDtoH: 2000 -, 3020 cuMemcpyDtoH_v2;
@@ -142,6 +149,12 @@ fn table() -> &'static HashMap<&'static str, Vec<Row>> {
             cuMemcpyHtoD: 2000 -, 3020 cuMemcpyHtoD_v2;
             cuMemcpyHtoDAsync: 2000 -, 3020 cuMemcpyHtoDAsync_v2;
             cuMemsetD16: 2000 -, 3020 cuMemsetD16_v2;
+            cuMemsetD2D16: 2000 -, 3020 cuMemsetD2D16_v2;
+            cuMemsetD2D16Async: 3020 cuMemsetD2D16Async;
+            cuMemsetD2D32: 2000 -, 3020 cuMemsetD2D32_v2;
+            cuMemsetD2D32Async: 3020 cuMemsetD2D32Async;
+            cuMemsetD2D8: 2000 -, 3020 cuMemsetD2D8_v2;
+            cuMemsetD2D8Async: 3020 cuMemsetD2D8Async;
             cuMemsetD16Async: 3020 cuMemsetD16Async;
             cuMemsetD32: 2000 -, 3020 cuMemsetD32_v2;
             cuMemsetD32Async: 3020 cuMemsetD32Async;

@@ -157,6 +157,7 @@ impl Driver {
             // SAFETY: registering a plain `extern "C"` function with no arguments.
             unsafe { libc::atexit(write_trace_at_exit) };
         }
+        crate::callsite::WANTED.store(settings.check || settings.report.is_some(), std::sync::atomic::Ordering::Relaxed);
         let reserved = reserve::reserve();
         let ctx = match reserved {
             Some(r) => Context::with_base(r.base),

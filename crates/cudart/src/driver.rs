@@ -71,11 +71,19 @@ driver_api! {
     cuMemsetD8_v2(CUdeviceptr, u8, usize);
     cuMemsetD8Async(CUdeviceptr, u8, usize, Handle);
     cuPointerGetAttribute(*mut c_void, c_int, CUdeviceptr);
+    cuMemAllocPitch_v2(*mut CUdeviceptr, *mut usize, usize, usize, c_uint);
+    cuMemcpy2D_v2(*const crate::pitched::Memcpy2D);
+    cuMemcpy2DAsync_v2(*const crate::pitched::Memcpy2D, Handle);
+    cuMemcpy3D_v2(*const crate::pitched::Memcpy3D);
+    cuMemcpy3DAsync_v2(*const crate::pitched::Memcpy3D, Handle);
+    cuMemsetD2D8_v2(CUdeviceptr, usize, u8, usize, usize);
+    cuMemsetD2D8Async(CUdeviceptr, usize, u8, usize, usize, Handle);
     cuModuleLoadData(*mut Handle, *const c_void);
     cuModuleGetFunction(*mut Handle, Handle, *const c_char);
     cuModuleGetGlobal_v2(*mut CUdeviceptr, *mut usize, Handle, *const c_char);
     cuLaunchKernel(Handle, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, Handle, *mut *mut c_void, *mut *mut c_void);
     cuFuncGetAttribute(*mut c_int, c_int, Handle);
+    cuFuncGetParamInfo(Handle, usize, *mut usize, *mut usize);
     cuFuncSetAttribute(Handle, c_int, c_int);
     cuFuncSetCacheConfig(Handle, c_int);
     cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(*mut c_int, Handle, c_int, usize, c_uint);
@@ -84,6 +92,7 @@ driver_api! {
     cuStreamDestroy_v2(Handle);
     cuStreamSynchronize(Handle);
     cuStreamQuery(Handle);
+    cuStreamIsCapturing(Handle, *mut c_int);
     cuStreamWaitEvent(Handle, Handle, c_uint);
     cuEventCreate(*mut Handle, c_uint);
     cuEventRecord(Handle, Handle);

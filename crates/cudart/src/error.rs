@@ -118,6 +118,26 @@ macro_rules! entry_points {
 }
 pub(crate) use entry_points;
 
+/// One line on stderr naming a call warpsim does not provide and why, and `cudaErrorNotSupported`.
+pub fn refuse(call: &str, why: &str) -> Error {
+    eprintln!("warpsim: {call}: {why}");
+    Error(NOT_SUPPORTED)
+}
+
+/// C entry points warpsim does not provide, each refused with one line naming the call
+/// ([`refuse`]) instead of the program failing to load for want of the symbol. Their
+/// arguments are not read. Each row is the entry point (prefixed as build.rs expects), `= "NAME", WHY;`.
+macro_rules! refused {
+    ($($(#[$m:meta])* fn $name:ident = $call:literal, $why:expr;)*) => {$(
+        $(#[$m])*
+        #[no_mangle]
+        pub extern "C" fn $name() -> $crate::error::CudaErrorT {
+            $crate::error::api(|| Err($crate::error::refuse($call, $why)))
+        }
+    )*};
+}
+pub(crate) use refused;
+
 /// A null output pointer is `cudaErrorInvalidValue`.
 pub fn non_null<T>(p: *mut T) -> Result<*mut T, Error> {
     if p.is_null() {

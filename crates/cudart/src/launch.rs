@@ -10,6 +10,7 @@ use std::ffi::{c_int, c_uint, c_void};
 use crate::context;
 use crate::driver::{cu, Handle};
 use crate::error::{entry_points, non_null, CudaErrorT, Error, INVALID_CONFIGURATION, INVALID_VALUE};
+use crate::graph::{self, copy_args, Op};
 use crate::register::function;
 
 /// `dim3`.
@@ -80,6 +81,11 @@ fn launch(func: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, 
     let f = function(func)?;
     check_shape(grid, block)?;
     let shared = c_uint::try_from(shared).map_err(|_| Error(INVALID_VALUE))?;
+    // SAFETY: `args` as the caller of the launch promises.
+    let op = || Ok(Op::Launch { func: f as usize, grid, block, shared, params: unsafe { copy_args(f, args) }? });
+    if graph::record(stream, op)? {
+        return Ok(());
+    }
     cu!(cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared, stream, args, std::ptr::null_mut()))
 }
 

@@ -7,6 +7,7 @@ use std::ffi::{c_int, c_uint, c_void};
 use crate::context;
 use crate::driver::{cu, CUdeviceptr, Handle};
 use crate::error::{entry_points, non_null, CudaErrorT, Error, INVALID_MEMCPY_DIRECTION, INVALID_VALUE};
+use crate::graph::{self, Op};
 use crate::register::{symbol, symbol_range};
 
 /// `cudaMemcpyKind`.
@@ -110,8 +111,13 @@ pub unsafe extern "C" fn __warpsim_cudaMallocHost(p: *mut *mut c_void, size: usi
 ///
 /// # Safety
 /// `dst` and `src` are valid for `count` bytes in the spaces `kind` names.
-unsafe fn copy(dst: *mut c_void, src: *const c_void, count: usize, kind: c_int, stream: Option<Handle>) -> Result<(), Error> {
+pub(crate) unsafe fn copy(dst: *mut c_void, src: *const c_void, count: usize, kind: c_int, stream: Option<Handle>) -> Result<(), Error> {
     context::ensure()?;
+    if let Some(s) = stream {
+        if graph::record(s, || Ok(Op::Copy { dst: dst as usize, src: src as usize, count, kind }))? {
+            return Ok(());
+        }
+    }
     if count == 0 {
         return Ok(());
     }
@@ -162,6 +168,9 @@ entry_points! {
     /// `p` is a device range of `count` bytes.
     fn __warpsim_cudaMemsetAsync(p: *mut c_void, value: c_int, count: usize, stream: Handle) {
         context::ensure()?;
+        if graph::record(stream, || Ok(Op::Set { dst: p as usize, value, count }))? {
+            return Ok(());
+        }
         cu!(cuMemsetD8Async(dptr(p), value as u8, count, stream))
     }
 

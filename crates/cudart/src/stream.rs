@@ -6,7 +6,8 @@ use std::ffi::{c_float, c_int, c_uint, c_void};
 
 use crate::context;
 use crate::driver::{cu, Handle};
-use crate::error::{entry_points, CudaErrorT};
+use crate::error::{entry_points, refused, CudaErrorT};
+use crate::graph;
 
 /// `cudaHostFn_t`.
 type HostFn = Option<unsafe extern "C" fn(*mut c_void)>;
@@ -30,7 +31,11 @@ entry_points! {
 
     /// # Safety
     /// `stream` is a stream of this process or a default stream.
-    fn __warpsim_cudaStreamSynchronize(stream: Handle) { context::ensure()?; cu!(cuStreamSynchronize(stream)) }
+    fn __warpsim_cudaStreamSynchronize(stream: Handle) {
+        context::ensure()?;
+        graph::refuse_if_capturing("cudaStreamSynchronize", stream)?;
+        cu!(cuStreamSynchronize(stream))
+    }
 
     /// # Safety
     /// `stream` is a stream of this process or a default stream.
@@ -40,13 +45,29 @@ entry_points! {
     /// `stream` and `event` are handles of this process.
     fn __warpsim_cudaStreamWaitEvent(stream: Handle, event: Handle, flags: c_uint) {
         context::ensure()?;
+        graph::refuse_if_capturing("cudaStreamWaitEvent", stream)?;
         cu!(cuStreamWaitEvent(stream, event, flags))
+    }
+
+    /// `cudaStreamCaptureStatusActive` between `cudaStreamBeginCapture` and `...EndCapture`.
+    ///
+    /// # Safety
+    /// `status` is null or writable; `stream` is a stream of this process or a default stream.
+    fn __warpsim_cudaStreamIsCapturing(stream: Handle, status: *mut c_int) -> status {
+        context::ensure()?;
+        if graph::capturing(stream) {
+            return Ok(1);
+        }
+        let mut v = 0;
+        cu!(cuStreamIsCapturing(stream, &mut v))?;
+        Ok(v)
     }
 
     /// # Safety
     /// `f` is a function the stream may call with `data` once it reaches this point.
     fn __warpsim_cudaLaunchHostFunc(stream: Handle, f: HostFn, data: *mut c_void) {
         context::ensure()?;
+        graph::refuse_if_capturing("cudaLaunchHostFunc", stream)?;
         cu!(cuLaunchHostFunc(stream, f, data))
     }
 
@@ -61,7 +82,11 @@ entry_points! {
 
     /// # Safety
     /// `event` and `stream` are handles of this process.
-    fn __warpsim_cudaEventRecord(event: Handle, stream: Handle) { context::ensure()?; cu!(cuEventRecord(event, stream)) }
+    fn __warpsim_cudaEventRecord(event: Handle, stream: Handle) {
+        context::ensure()?;
+        graph::refuse_if_capturing("cudaEventRecord", stream)?;
+        cu!(cuEventRecord(event, stream))
+    }
 
     /// # Safety
     /// `event` is an event of this process.
@@ -110,4 +135,18 @@ pub unsafe extern "C" fn __warpsim_cudaStreamCreate(stream: *mut Handle) -> Cuda
 pub unsafe extern "C" fn __warpsim_cudaEventCreate(event: *mut Handle) -> CudaErrorT {
     // SAFETY: the same contract.
     unsafe { __warpsim_cudaEventCreateWithFlags(event, 0) }
+}
+
+/// Why the graph calls beyond capture and replay are refused.
+const GRAPHS: &str = "only graphs captured from a stream are supported (no nodes added by hand, no updates)";
+
+refused! {
+    fn __warpsim_cudaStreamGetCaptureInfo = "cudaStreamGetCaptureInfo", GRAPHS;
+    fn __warpsim_cudaGraphCreate = "cudaGraphCreate", GRAPHS;
+    fn __warpsim_cudaGraphInstantiateWithParams = "cudaGraphInstantiateWithParams", GRAPHS;
+    fn __warpsim_cudaGraphUpload = "cudaGraphUpload", GRAPHS;
+    fn __warpsim_cudaGraphAddKernelNode = "cudaGraphAddKernelNode", GRAPHS;
+    fn __warpsim_cudaGraphAddMemcpyNode = "cudaGraphAddMemcpyNode", GRAPHS;
+    fn __warpsim_cudaGraphAddMemsetNode = "cudaGraphAddMemsetNode", GRAPHS;
+    fn __warpsim_cudaGraphGetNodes = "cudaGraphGetNodes", GRAPHS;
 }
