@@ -96,7 +96,7 @@ fn runaway_loop_hits_the_budget() {
 
 #[test]
 fn a_stop_request_ends_a_runaway_launch() {
-    let src = format!("{HEADER}.visible .entry k()\n{{\nL: bra.uni L;\n}}");
+    let src = format!("{HEAD}.visible .entry k()\n{{\nL: bra.uni L;\n}}");
     let prog = warpsim_ir::compile_kernel("t.ptx", &src, "k").unwrap();
     let mem = GlobalMemory::new();
     let progress = Arc::new(Progress::default());
