@@ -43,7 +43,10 @@ fn nvcc() -> PathBuf {
 /// One of warpsim's libraries, built beside the binary (or among its dependencies).
 fn library(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_BIN_EXE_warpsim")).parent().unwrap();
-    let found = [dir.join(name), dir.join("deps").join(name)].into_iter().find(|p| p.is_file());
+    // The newer of the two: `cargo build` leaves one beside the binary that `cargo test`
+    // (which builds only the one in deps/) does not refresh.
+    let modified = |p: &PathBuf| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let found = [dir.join(name), dir.join("deps").join(name)].into_iter().filter(|p| p.is_file()).max_by_key(modified);
     found.unwrap_or_else(|| panic!("no {name} in {} (cargo build --workspace builds it)", dir.display()))
 }
 
