@@ -19,58 +19,7 @@ const MEMORY_HOST: c_uint = 1;
 const MEMORY_DEVICE: c_uint = 2;
 const MEMORY_UNIFIED: c_uint = 4;
 
-/// `CUDA_MEMCPY2D` (cuda.h).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct Memcpy2D {
-    pub src_x_in_bytes: usize,
-    pub src_y: usize,
-    pub src_memory_type: c_uint,
-    pub src_host: *const c_void,
-    pub src_device: CUdeviceptr,
-    pub src_array: *mut c_void,
-    pub src_pitch: usize,
-    pub dst_x_in_bytes: usize,
-    pub dst_y: usize,
-    pub dst_memory_type: c_uint,
-    pub dst_host: *mut c_void,
-    pub dst_device: CUdeviceptr,
-    pub dst_array: *mut c_void,
-    pub dst_pitch: usize,
-    pub width_in_bytes: usize,
-    pub height: usize,
-}
-
-/// `CUDA_MEMCPY3D` (cuda.h).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct Memcpy3D {
-    pub src_x_in_bytes: usize,
-    pub src_y: usize,
-    pub src_z: usize,
-    pub src_lod: usize,
-    pub src_memory_type: c_uint,
-    pub src_host: *const c_void,
-    pub src_device: CUdeviceptr,
-    pub src_array: *mut c_void,
-    pub reserved0: *mut c_void,
-    pub src_pitch: usize,
-    pub src_height: usize,
-    pub dst_x_in_bytes: usize,
-    pub dst_y: usize,
-    pub dst_z: usize,
-    pub dst_lod: usize,
-    pub dst_memory_type: c_uint,
-    pub dst_host: *mut c_void,
-    pub dst_device: CUdeviceptr,
-    pub dst_array: *mut c_void,
-    pub reserved1: *mut c_void,
-    pub dst_pitch: usize,
-    pub dst_height: usize,
-    pub width_in_bytes: usize,
-    pub height: usize,
-    pub depth: usize,
-}
+pub use warpsim_cuda_abi::{Memcpy2D, Memcpy3D};
 
 /// `struct cudaPitchedPtr` (driver_types.h).
 #[repr(C)]
