@@ -12,7 +12,7 @@ does; a read-only array the kernel writes is an error. Errors are
 
 from ._warpsim import ArgumentError, Error, KernelFault, LaunchError, PtxError, presets
 from ._warpsim import __version__
-from ._core import LaunchResult, Module, occupancy
+from ._core import LaunchResult, Module, PastEndWarning, occupancy
 from .sweep import sweep
 
 
@@ -26,6 +26,7 @@ __all__ = [
     "LaunchError",
     "LaunchResult",
     "Module",
+    "PastEndWarning",
     "PtxError",
     "__version__",
     "last_launch",

@@ -9,6 +9,7 @@ C-contiguous travel through a contiguous copy that is written back.
 import os
 import re
 import tempfile
+import warnings
 
 import numpy as np
 
@@ -229,6 +230,7 @@ class Module:
         lockstep=False,
         max_instructions=1 << 24,
         progress=None,
+        strict_bounds=False,
     ):
         """Launches `kernel` over `grid` x `block` threads with `args`.
 
@@ -237,7 +239,9 @@ class Module:
         (`r.diagnostics`). `report=True` also records the timing model's warp
         timeline for the HTML report (as `warpsim run --report`). `progress`:
         a progress line on a terminal for long launches (default: when stderr
-        is a terminal).
+        is a terminal). An access past an array's exact end but within its
+        page is served, as a GPU serves it, with a :class:`PastEndWarning`;
+        `strict_bounds=True` makes it a :class:`KernelFault` instead.
         """
         import sys
 
@@ -278,7 +282,9 @@ class Module:
         if progress is None:
             progress = sys.stderr.isatty()
         try:
-            r = self._launch(kernel, grid, block, packed, shared_mem, mode, gpu, check, max_instructions, opt_in, report, lockstep, progress)
+            r = self._launch(
+                kernel, grid, block, packed, shared_mem, mode, gpu, check, max_instructions, opt_in, report, lockstep, progress, strict_bounds
+            )
         except ArgumentError as e:
             # The command line's `--param` spelling, in NumPy's words.
             m = re.search(r"pass it as (\w+)=VALUE$", str(e))
@@ -287,9 +293,20 @@ class Module:
             raise
         for a, c in writeback:
             a[...] = c
+        count, first = r.past_end
+        if count:
+            more = f" (and {count - 1} more)" if count > 1 else ""
+            warnings.warn(
+                PastEndWarning(
+                    f"{first[0]}\n  served{more}: past the array's exact end but within its page, as a GPU serves it"
+                ),
+                stacklevel=2,
+            )
         return LaunchResult(r, mode)
 
-    def _launch(self, kernel, grid, block, packed, shared_mem, mode, gpu, check, max_instructions, opt_in, report, lockstep, progress):
+    def _launch(
+        self, kernel, grid, block, packed, shared_mem, mode, gpu, check, max_instructions, opt_in, report, lockstep, progress, strict_bounds
+    ):
         return _warpsim.launch(
             self._m,
             kernel,
@@ -305,7 +322,14 @@ class Module:
             report=bool(report),
             lockstep=bool(lockstep),
             progress=bool(progress),
+            strict_bounds=bool(strict_bounds),
         )
+
+
+class PastEndWarning(UserWarning):
+    """A kernel accessed memory past an array's exact end but within its page:
+    a GPU serves that (its allocations are rounded up), so the launch went on;
+    `check=True` reports each such access."""
 
 
 class LaunchResult:

@@ -116,10 +116,18 @@ def test_a_syntax_error_points_at_its_place_with_a_caret():
 def test_a_fault_is_a_kernel_fault_naming_the_array_and_element(scale):
     out, x = arrays(16)
     with pytest.raises(warpsim.KernelFault) as e:
-        scale.launch("scale", 1, 32, [out, x, np.int32(32)])
+        scale.launch("scale", 1, 32, [out, x, np.int32(32)], strict_bounds=True)
     msg = str(e.value)
     assert "out-of-bounds global load" in msg and "element 16 of `arg1` (16 elements of f32)" in msg, msg
     assert isinstance(e.value, warpsim.Error)
+
+
+def test_a_read_just_past_the_end_is_served_with_a_warning(scale):
+    out, x = arrays(16)
+    with pytest.warns(warpsim.PastEndWarning, match=r"out-of-bounds global load.*\n  served \(and 15 more\)"):
+        scale.launch("scale", 1, 32, [out, x, np.int32(32)])
+    r = scale.launch("scale", 1, 32, [out, x, np.int32(32)], check=True)
+    assert any(d["kind"] == "out_of_bounds" for d in r.diagnostics), r.diagnostics
 
 
 def test_a_refused_launch_names_the_cuda_error(scale):

@@ -25,6 +25,10 @@ pub struct ExecArgs {
     /// Run every launch with the checkers (races, barriers, bounds, ...); findings on stderr.
     #[arg(long)]
     pub check: bool,
+    /// Fault at an allocation's exact end (by default an access past it but
+    /// within its 64 KiB page is served, as a GPU serves it, with a warning).
+    #[arg(long)]
+    pub strict_bounds: bool,
     /// Write the timing model's timelines of all launches (JSON) here.
     #[arg(long, value_name = "FILE.json")]
     pub trace: Option<PathBuf>,
@@ -122,6 +126,9 @@ pub fn cmd_exec(a: ExecArgs) -> Result<()> {
         .env("WARPSIM_SUMMARY", &summary);
     if a.check {
         cmd.env("WARPSIM_CHECK", "1");
+    }
+    if a.strict_bounds {
+        cmd.env("WARPSIM_STRICT_BOUNDS", "1");
     }
     for (var, path) in [("WARPSIM_TRACE", &a.trace), ("WARPSIM_REPORT", &a.report)] {
         if let Some(p) = path {

@@ -135,9 +135,14 @@ struct EngineArgs {
     /// Skip the warp-level metrics (sectors, wavefronts, divergence) for speed.
     #[arg(long)]
     no_metrics: bool,
-    /// Serve global accesses past an allocation's exact end within its 64 KiB
-    /// page, as a GPU does, with a warning (default: they fault).
+    /// Fault at an allocation's exact end. By default an access past it but
+    /// within the allocation's 64 KiB page is served, as a GPU serves it, with
+    /// a warning naming its place (`check` reports each as an error).
     #[arg(long)]
+    strict_bounds: bool,
+    /// The default since warpsim serves past-end accesses as a GPU does; kept
+    /// so that older command lines still run.
+    #[arg(long, hide = true, conflicts_with = "strict_bounds")]
     serve_past_end: bool,
     /// The kernel opted in to more than the default 48 KB of shared memory per
     /// block (cudaFuncAttributeMaxDynamicSharedMemorySize), up to the GPU's maximum.
@@ -179,7 +184,7 @@ impl EngineArgs {
             serial: self.serial,
             max_warp_instructions_per_block: self.max_instructions,
             metrics: !self.no_metrics,
-            serve_past_end: self.serve_past_end,
+            serve_past_end: self.serve_past_end || !self.strict_bounds,
             shared_opt_in: self.opt_in,
             stack_size: self.stack_size,
             ..Default::default()
@@ -610,6 +615,15 @@ fn cmd_corpus(a: CorpusArgs) -> Result<()> {
             }
             for line in warpsim::checking::summary_lines(o.diagnostics.as_deref().unwrap_or_default()) {
                 println!("    {line}");
+            }
+            // Under --check each served access is already a diagnostic.
+            if o.diagnostics.is_none() {
+                if let Some(f) = o.stats.past_end.first() {
+                    let more = o.stats.past_end_count - 1;
+                    let more = if more > 0 { format!(" (and {more} more)") } else { String::new() };
+                    println!("    warning{more}: {}", f.to_string().replace('\n', "\n    "));
+                    println!("      served: past the allocation's exact end but within its page, as a GPU serves it");
+                }
             }
         }
         outcomes.push(o);

@@ -16,6 +16,8 @@
 //! * `WARPSIM_MODE=timing`: launches run on the timing model; events read simulated time.
 //! * `WARPSIM_CHECK=1`: launches run with the checkers; findings on stderr as `warpsim check` words them,
 //!   with the launch's host call site (`function (file:line)`, see callsite.rs).
+//! * `WARPSIM_STRICT_BOUNDS=1`: an access past an allocation's exact end faults. By default one
+//!   within the allocation's 64 KiB page is served, as a GPU serves it, with a warning on stderr.
 //! * `WARPSIM_SUMMARY=FILE`: one JSON line per launch is appended (kernel, grid,
 //!   block, warp instructions, threads per instruction, divergent branches,
 //!   sectors and requests, bank conflicts, cycles in timing mode, diagnostics, fault).

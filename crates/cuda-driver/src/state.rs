@@ -16,6 +16,8 @@ pub struct Settings {
     pub gpu: String,
     pub timing: bool,
     pub check: bool,
+    /// Fault at an allocation's exact end instead of serving past it (`WARPSIM_STRICT_BOUNDS=1`).
+    pub strict_bounds: bool,
     pub summary: Option<String>,
     pub report: Option<String>,
     pub trace: Option<String>,
@@ -28,6 +30,7 @@ impl Settings {
             gpu: var("WARPSIM_GPU").unwrap_or_else(|| "h200".into()),
             timing: var("WARPSIM_MODE").is_some_and(|m| m == "timing"),
             check: var("WARPSIM_CHECK").is_some_and(|v| v != "0"),
+            strict_bounds: var("WARPSIM_STRICT_BOUNDS").is_some_and(|v| v != "0"),
             summary: var("WARPSIM_SUMMARY"),
             report: var("WARPSIM_REPORT"),
             trace: var("WARPSIM_TRACE"),
@@ -140,6 +143,7 @@ impl Driver {
             warp_size: preset.warp_size,
             metrics: settings.summary.is_some() || settings.report.is_some(),
             check: settings.check,
+            serve_past_end: !settings.strict_bounds,
             limits: Some(Arc::new(preset.clone())),
             ..Default::default()
         };

@@ -172,6 +172,20 @@ impl<'a, const W: usize> Block<'a, W> {
         &self.stats
     }
 
+    /// Moves the block's device `printf` output and served past-end accesses
+    /// into `into`, as a cycle model that runs warps region by region
+    /// collects them (a no-op when there are none).
+    pub fn drain_output(&mut self, into: &mut LaunchStats) {
+        if !self.stats.printf.is_empty() {
+            into.printf.push_str(&std::mem::take(&mut self.stats.printf));
+        }
+        if self.stats.past_end_count > 0 {
+            into.past_end_count += std::mem::take(&mut self.stats.past_end_count);
+            let room = crate::launch::MAX_PAST_END_KEPT.saturating_sub(into.past_end.len());
+            into.past_end.extend(std::mem::take(&mut self.stats.past_end).into_iter().take(room));
+        }
+    }
+
     pub fn state(&self, w: usize) -> WarpState {
         self.warps[w].state
     }

@@ -220,7 +220,19 @@ pub fn launch_observed_partial<O: Observer + Send>(
             run_sized(kernel, mem, &symbols, params, cfg, make, merge, &policy)
         }
     };
+    let r = r.map(|mut s| {
+        place_past_end(program, kernel, &mut s);
+        s
+    });
     (r.map_err(|e| with_source_file(program, kernel, e)), obs)
+}
+
+/// The source places (`file:line`, file names from the program) of the served past-end accesses.
+pub fn place_past_end(program: &Program, kernel: &Kernel, stats: &mut LaunchStats) {
+    for f in &mut stats.past_end {
+        let pc = f.pc.min(kernel.info.len().saturating_sub(1) as u32);
+        f.source = program.source_place(kernel, pc).and_then(|p| p.source());
+    }
 }
 
 /// Register slot and address of each `.global` variable the kernel names.

@@ -65,6 +65,13 @@ impl CaseOutcome {
                 }),
             },
         });
+        if self.stats.past_end_count > 0 {
+            // Served as a GPU serves them; each kept one with its place.
+            j["past_end"] = serde_json::json!({
+                "count": self.stats.past_end_count,
+                "first": self.stats.past_end.iter().map(|f| f.to_string()).collect::<Vec<_>>(),
+            });
+        }
         if let (Some(d), Some(o)) = (&self.diagnostics, j.as_object_mut()) {
             o.insert("diagnostics".into(), d.iter().map(Diagnostic::to_json).collect());
         }

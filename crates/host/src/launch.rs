@@ -47,7 +47,8 @@ pub struct LaunchOptions {
     /// Timing mode: run on the cycle model of this GPU instead of the functional scheduler.
     pub timing: Option<TimingMode>,
     /// Serve accesses past an allocation's end within its page, as a GPU does
-    /// (`LaunchConfig::serve_past_end`).
+    /// (`LaunchConfig::serve_past_end`), keeping each in the stats to warn
+    /// about; on by default. Off: they fault at the exact end.
     pub serve_past_end: bool,
     /// The GPU whose driver limits a launch must meet: the timing model's in
     /// timing mode; else this one; else the H200 (the MI300X for 64-lane warps).
@@ -90,7 +91,7 @@ impl Default for LaunchOptions {
             check: false,
             lockstep: false,
             timing: None,
-            serve_past_end: false,
+            serve_past_end: true,
             limits: None,
             shared_opt_in: false,
             progress: None,
@@ -281,6 +282,7 @@ fn observe<O: Observer + Send>(
                 max_warp_instructions_per_block: opts.max_warp_instructions_per_block,
                 stack_size: opts.stack_size,
                 progress: opts.progress.clone(),
+                serve_past_end: opts.serve_past_end,
                 ..Default::default()
             };
             let l = warpsim_timing::TimedLaunch {

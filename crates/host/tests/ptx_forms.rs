@@ -41,6 +41,11 @@ fn in_out(regs: &str, body: &str) -> String {
     )
 }
 
+/// Launch options of timing mode on the H200's model.
+fn timing() -> LaunchOptions {
+    LaunchOptions { timing: Some(warpsim_host::TimingMode::preset("h200", false).unwrap()), ..Default::default() }
+}
+
 fn run(ptx: &str, input: &[u8], out_len: usize) -> Vec<u8> {
     run_with(ptx, input, out_len, 1)
 }
@@ -252,15 +257,25 @@ fn past_the_end_within_the_page() {
     let inp = ctx.alloc("in", 4, None);
     let out = ctx.alloc("out", 4, None);
     let args = in_out_args(&kernel, inp, out);
-    // By default (strict bounds) it faults; served as a GPU would with `serve_past_end`.
-    let e = launch(&mut ctx, &kernel, &Dims::linear(1, 1), args.bytes(), &LaunchOptions::default()).unwrap_err();
+    // With exact bounds it faults; by default it is served as a GPU serves it, and kept to warn about.
+    let strict = LaunchOptions { serve_past_end: false, ..Default::default() };
+    let e = launch(&mut ctx, &kernel, &Dims::linear(1, 1), args.bytes(), &strict).unwrap_err();
     assert!(e.to_string().contains("out-of-bounds global store"), "{e}");
-    let serve = LaunchOptions { serve_past_end: true, ..Default::default() };
+    let serve = LaunchOptions::default();
     let s = launch(&mut ctx, &kernel, &Dims::linear(1, 1), args.bytes(), &serve).unwrap();
     assert_eq!(ctx.read_vec(out, 4, "out").unwrap(), 77u32.to_le_bytes());
     assert_eq!(s.stats.past_end_count, 2);
     let w = s.stats.past_end[0].to_string();
     assert!(w.contains("out-of-bounds global store of 4 bytes") && w.contains("PTX line 11"), "{w}");
+    // The cycle model serves and keeps them the same way.
+    let mut ctx2 = Context::new();
+    let inp2 = ctx2.alloc("in", 4, None);
+    let out2 = ctx2.alloc("out", 4, None);
+    let args2 = in_out_args(&kernel, inp2, out2);
+    let s = launch(&mut ctx2, &kernel, &Dims::linear(1, 1), args2.bytes(), &timing()).unwrap();
+    assert_eq!(ctx2.read_vec(out2, 4, "out").unwrap(), 77u32.to_le_bytes());
+    assert_eq!(s.stats.past_end_count, 2);
+    assert!(s.stats.past_end[0].to_string().contains("PTX line 11"));
     // 64 KiB on: past the page, a fault.
     let far = ptx.replace("[a+4]", "[a+65536]");
     let kernel = kernel_k(&far);
@@ -284,7 +299,7 @@ fn past_the_end_is_reported_by_check() {
     let mut ctx = Context::new();
     let inp = ctx.alloc("in", 8, None);
     let args = in_out_args(&kernel, inp, inp);
-    let opts = LaunchOptions { check: true, serve_past_end: true, ..Default::default() };
+    let opts = LaunchOptions { check: true, ..Default::default() };
     let s = launch(&mut ctx, &kernel, &Dims::linear(1, 1), args.bytes(), &opts).unwrap();
     let d = s.diagnostics.unwrap();
     assert!(d.iter().any(|x| x.kind == warpsim_check::DiagKind::OutOfBounds), "{d:?}");
@@ -339,6 +354,9 @@ fn device_printf() {
     let mut ctx = Context::new();
     let args = Args::new(&kernel);
     let s = launch(&mut ctx, &kernel, &Dims::linear(1, 2), args.bytes(), &LaunchOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.stats.printf, "t0 0.00 ok ff %\nt1 1.00 ok ff %\n");
+    // Timing mode prints the same (it was lost there once).
+    let s = launch(&mut ctx, &kernel, &Dims::linear(1, 2), args.bytes(), &timing()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(s.stats.printf, "t0 0.00 ok ff %\nt1 1.00 ok ff %\n");
 }
 

@@ -169,7 +169,7 @@ fn inputs<'a>(args: &'a [Arg<'_>]) -> PyResult<Vec<Input<'a>>> {
 /// copies the arrays in, runs, and writes the writable ones back in place.
 #[pyfunction]
 #[pyo3(signature = (module, kernel, grid, block, args, shared = 0, mode = "functional", gpu = "h200", check = false,
-    max_instructions = 1 << 24, opt_in = false, report = false, lockstep = false, progress = false))]
+    max_instructions = 1 << 24, opt_in = false, report = false, lockstep = false, progress = false, strict_bounds = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn launch(
     py: Python<'_>,
@@ -187,6 +187,7 @@ pub fn launch(
     report: bool,
     lockstep: bool,
     progress: bool,
+    strict_bounds: bool,
 ) -> PyResult<Launch> {
     guarded(|| {
         let k = module.kernel(kernel)?;
@@ -205,6 +206,7 @@ pub fn launch(
             limits: Some(o.limits),
             shared_opt_in: opt_in,
             progress: Some(watch.clone()),
+            serve_past_end: !strict_bounds,
             ..Default::default()
         };
         let dims = Dims::new(grid, block, shared);
@@ -408,6 +410,14 @@ impl Launch {
     #[getter]
     fn printf(&self) -> String {
         self.summary.stats.printf.clone()
+    }
+
+    /// Global accesses past an allocation's exact end that were served as a
+    /// GPU serves them: (how many, the first ones with their place).
+    #[getter]
+    fn past_end(&self) -> (u64, Vec<String>) {
+        let s = &self.summary.stats;
+        (s.past_end_count, s.past_end.iter().map(|f| f.to_string()).collect())
     }
 
     /// The table `warpsim run` prints for this launch.

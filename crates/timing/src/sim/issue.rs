@@ -443,6 +443,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         w.branch = obs.0.branch;
         gg.st.warp_insts += b.eng.stats().warp_instructions - before.0;
         gg.st.thread_insts += b.eng.stats().thread_instructions - before.1;
+        b.eng.drain_output(&mut gg.output);
         w.executed = true;
         w.stop = r.map_err(LaunchError::Fault)?;
         Ok(())

@@ -35,7 +35,7 @@ use sched::{SchedSpec, Smsp};
 use std::collections::HashMap;
 use warpsim_engine::block::RegisterTemplate;
 use warpsim_engine::{
-    resolve_symbols, validate, with_source_file, GlobalMemory, LaunchConfig, LaunchError, LaunchStats, NoObserver, Observer,
+    place_past_end, resolve_symbols, validate, with_source_file, GlobalMemory, LaunchConfig, LaunchError, LaunchStats, NoObserver, Observer,
 };
 use warpsim_gpu::{occupancy, OccupancyInput};
 use warpsim_ir::{Kernel, Program};
@@ -64,6 +64,8 @@ pub struct TimingOptions {
     pub stack_size: u32,
     /// Its `stop` flag ends the launch at the next quantum in `LaunchError::Stopped`.
     pub progress: Option<std::sync::Arc<warpsim_engine::Progress>>,
+    /// Serve accesses past an allocation's exact end within its page (`LaunchConfig::serve_past_end`).
+    pub serve_past_end: bool,
 }
 
 impl Default for TimingOptions {
@@ -75,6 +77,7 @@ impl Default for TimingOptions {
             max_warp_instructions_per_block: 1 << 28,
             stack_size: warpsim_engine::DEFAULT_STACK_SIZE,
             progress: None,
+            serve_past_end: false,
         }
     }
 }
@@ -95,6 +98,8 @@ struct Gpu<'a, const W: usize> {
     issue: IssueSpec,
     memsys: MemSystem,
     st: IssueCounters,
+    /// Device `printf` output and served past-end accesses, collected as regions run.
+    output: LaunchStats,
     /// When the last block finished.
     end: u64,
 }
@@ -161,7 +166,8 @@ pub fn simulate_observed<O: Observer>(
         w => (Err(LaunchError::Config(format!("warp size {w} is not supported (32 or 64)"))), make()),
     };
     let r = r
-        .map(|(s, mut rep)| {
+        .map(|(mut s, mut rep)| {
+            place_past_end(l.program, l.kernel, &mut s);
             rep.fill_lines(l.program, l.kernel);
             (s, rep)
         })
@@ -207,6 +213,7 @@ fn timed<const W: usize, O: Observer>(
         max_warp_instructions_per_block: opts.max_warp_instructions_per_block,
         serial: true,
         stack_size: opts.stack_size,
+        serve_past_end: opts.serve_past_end,
         ..Default::default()
     };
     validate(kernel, params, &cfg)?;
@@ -257,6 +264,7 @@ fn timed<const W: usize, O: Observer>(
         issue: IssueSpec::new(gpu),
         memsys: MemSystem::new(MemSpec::new(gpu), gpu, n),
         st: IssueCounters::new(n),
+        output: LaunchStats::default(),
         end: 0,
     };
     let nsmsp = p.schedulers_per_sm as usize;
@@ -325,7 +333,9 @@ fn timed<const W: usize, O: Observer>(
         warps: nblocks * nwarps as u64,
         warp_instructions: st.warp_insts,
         thread_instructions: st.thread_insts,
-        ..Default::default()
+        printf: std::mem::take(&mut gg.output.printf),
+        past_end: std::mem::take(&mut gg.output.past_end),
+        past_end_count: gg.output.past_end_count,
     };
     Ok((stats, rep))
 }
