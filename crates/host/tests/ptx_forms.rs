@@ -416,3 +416,25 @@ $L__BB0_2:
     assert!(e.starts_with("device assert failed: a.cu:7: k: Assertion `x > 1` failed."), "{e}");
     assert!(e.contains("thread (0,0,0)"), "{e}");
 }
+
+// 256-bit vector loads and stores (`.v8.b32`, `.v4.b64`) on an sm_100 target.
+#[test]
+fn vectors_of_256_bits_move_32_bytes_per_thread() {
+    let ptx = ".version 8.8\n.target sm_100\n.address_size 64\n\
+        .visible .entry k(.param .u64 in, .param .u64 out)\n{\n    .reg .u64 a, b, x<4>;\n    .reg .b32 s<8>;\n\
+        ld.param.u64 a, [in];\n    ld.param.u64 b, [out];\n\
+        ld.global.v8.b32 {s0, s1, s2, s3, s4, s5, s6, s7}, [a];\n\
+        st.global.v8.b32 [b], {s7, s6, s5, s4, s3, s2, s1, s0};\n\
+        ld.global.v4.b64 {x0, x1, x2, x3}, [a+32];\n\
+        st.global.v4.b64 [b+32], {x3, x2, x1, x0};\n    ret;\n}";
+    let kernel = Module::from_ptx("t.ptx", ptx.to_string()).kernel("k").unwrap_or_else(|e| panic!("{e}"));
+    let mut ctx = Context::new();
+    let input: Vec<u32> = (1..=16).collect();
+    let inp = ctx.alloc("in", 64, None);
+    ctx.write(inp, &bytes(&input)).unwrap();
+    let out = ctx.alloc("out", 64, None);
+    let args = in_out_args(&kernel, inp, out);
+    launch(&mut ctx, &kernel, &Dims::linear(1, 1), args.bytes(), &LaunchOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let got = words(&ctx.read_vec(out, 64, "out").unwrap());
+    assert_eq!(got, [8, 7, 6, 5, 4, 3, 2, 1, 15, 16, 13, 14, 11, 12, 9, 10]);
+}

@@ -23,16 +23,49 @@ impl Lowerer<'_> {
         Ok(ty)
     }
 
+    /// Checks a 256-bit vector access (`.v8` of 32-bit elements, `.v4` of
+    /// 64-bit ones: PTX 8.8, `.global` only, sm_100 and later, as ptxas
+    /// rejects it for earlier targets).
+    fn check_256_bit(&self, i: &Instruction, mods: &Mods, ty: ScalarType, space: Space, full: &str) -> LResult<()> {
+        let bits = mods.vec as u32 * ty.bits();
+        if bits <= 128 && mods.vec < 8 {
+            return Ok(());
+        }
+        if bits > 256 || (mods.vec == 8 && ty.bits() != 32) {
+            return self.err(i.span, format!("`{full}`: vectors hold at most 256 bits (.v8 of 32-bit or .v4 of 64-bit elements)"));
+        }
+        if space != Space::Global {
+            return self.err(i.span, format!("`{full}`: 256-bit vector accesses exist only in the .global state space"));
+        }
+        let sm = self.target_sm();
+        if sm.is_some_and(|v| v < 100) {
+            return self.err(
+                i.span,
+                format!("`{full}`: 256-bit vector accesses need sm_100 or later (the module's target is sm_{})", sm.unwrap_or(0)),
+            );
+        }
+        Ok(())
+    }
+
+    /// The SM version of the module's `.target` (`sm_90a` is 90), if it names one.
+    fn target_sm(&self) -> Option<u32> {
+        self.m.target.iter().find_map(|t| {
+            let digits: String = t.strip_prefix("sm_")?.chars().take_while(|c| c.is_ascii_digit()).collect();
+            digits.parse().ok()
+        })
+    }
+
     pub(super) fn load(&mut self, i: &Instruction, mods: &Mods, guard: Option<Guard>, full: &str) -> LResult<()> {
         let ops = &i.operands;
         let ty = self.ld_st_type(i, mods, full, "loads")?;
         let space = self.mem_space(mods, &i.opcode);
         let (space, addr) = self.address(&ops[1], space)?;
-        let mut d = [None; 4];
+        self.check_256_bit(i, mods, ty, space, full)?;
+        let mut d = [None; 8];
         let n = match &ops[0] {
             Operand::Vector(parts, _) => {
-                if parts.len() > 4 || parts.len() != mods.vec as usize {
-                    return self.err(ops[0].span(), "vector size does not match .v2/.v4");
+                if parts.len() > 8 || parts.len() != mods.vec as usize {
+                    return self.err(ops[0].span(), "vector size does not match .v2/.v4/.v8");
                 }
                 for (k, p) in parts.iter().enumerate() {
                     d[k] = match p {
@@ -59,7 +92,13 @@ impl Lowerer<'_> {
             }
         }
         let size = ty.bytes() as u8;
-        self.push(Op::Ld { space, size, signed: ty.is_signed(), n: n as u8, d, addr }, guard, i.span, full);
+        let signed = ty.is_signed();
+        // A `.v8` load runs as its two 128-bit halves (a GPU issues it as one request).
+        for (half, dh) in d.chunks(4).take(n.div_ceil(4)).enumerate() {
+            let addr = Addr { base: addr.base, offset: addr.offset + 16 * half as i64 };
+            let d = [dh[0], dh[1], dh[2], dh[3]];
+            self.push(Op::Ld { space, size, signed, n: n.min(4) as u8, d, addr }, guard, i.span, full);
+        }
         Ok(())
     }
 
@@ -71,11 +110,12 @@ impl Lowerer<'_> {
         if space == Space::KernelParam {
             return self.err(i.span, "kernel parameters are read-only");
         }
-        let mut s = [self.zero32(); 4];
+        self.check_256_bit(i, mods, ty, space, full)?;
+        let mut s = [self.zero32(); 8];
         let n = match &ops[1] {
             Operand::Vector(parts, _) => {
-                if parts.len() > 4 || parts.len() != mods.vec as usize {
-                    return self.err(ops[1].span(), "vector size does not match .v2/.v4");
+                if parts.len() > 8 || parts.len() != mods.vec as usize {
+                    return self.err(ops[1].span(), "vector size does not match .v2/.v4/.v8");
                 }
                 for (k, p) in parts.iter().enumerate() {
                     s[k] = self.src(p, ty)?;
@@ -87,7 +127,12 @@ impl Lowerer<'_> {
                 1
             }
         };
-        self.push(Op::St { space, size: ty.bytes() as u8, n: n as u8, s, addr }, guard, i.span, full);
+        // A `.v8` store runs as its two 128-bit halves.
+        for (half, sh) in s.chunks(4).take(n.div_ceil(4)).enumerate() {
+            let addr = Addr { base: addr.base, offset: addr.offset + 16 * half as i64 };
+            let s = [sh[0], sh[1], sh[2], sh[3]];
+            self.push(Op::St { space, size: ty.bytes() as u8, n: n.min(4) as u8, s, addr }, guard, i.span, full);
+        }
         Ok(())
     }
 

@@ -582,6 +582,7 @@ impl Mods {
                     "sat" | "satfinite" => m.sat = true,
                     "v2" => m.vec = 2,
                     "v4" => m.vec = 4,
+                    "v8" => m.vec = 8,
                     "and" | "or" | "xor" if m.cmp.is_some() => m.boolop = BoolOp::from_ptx(s),
                     _ => {
                         if m.cmp.is_none() {

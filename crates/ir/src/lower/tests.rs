@@ -197,3 +197,34 @@ fn recursive_and_address_taken_functions_get_code_of_their_own() {
     let rets = k.code.iter().filter(|i| matches!(i.op, Op::Ret)).count();
     assert_eq!(rets, 2);
 }
+
+// 256-bit vector accesses (PTX 8.8): `.v8` of 32-bit and `.v4` of 64-bit
+// elements, `.global` only, sm_100 and later; a `.v8` runs as two halves.
+#[test]
+fn vectors_of_256_bits() {
+    let body = ".reg .b32 %s<8>;\nld.global.v8.u32 {%s0, %s1, %s2, %s3, %s4, %s5, %s6, %s7}, [%rd0+32];\n\
+                st.global.v8.b32 [%rd1], {%s7, %s6, %s5, %s4, %s3, %s2, %s1, %s0};\n\
+                ld.global.v4.u64 {%rd0, %rd1, %rd2, %rd3}, [%rd0];\nret;";
+    let src = |t: &str| {
+        format!(".version 8.8\n.target {t}\n.address_size 64\n.visible .entry k()\n{{\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n{body}\n}}\n")
+    };
+    let p = compile(&src("sm_100a")).unwrap();
+    let mem: Vec<(char, i64, u8, u8)> = p.kernels[0]
+        .code
+        .iter()
+        .filter_map(|i| match &i.op {
+            Op::Ld { addr, n, size, .. } => Some(('l', addr.offset, *n, *size)),
+            Op::St { addr, n, size, .. } => Some(('s', addr.offset, *n, *size)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(mem, [('l', 32, 4, 4), ('l', 48, 4, 4), ('s', 0, 4, 4), ('s', 16, 4, 4), ('l', 0, 4, 8)]);
+    let e = compile(&src("sm_90")).unwrap_err();
+    assert!(e.contains("need sm_100 or later") && e.contains("sm_90"), "{e}");
+    let e = compile(&src("sm_120").replace("ld.global.v8.u32", "ld.shared.v8.u32")).unwrap_err();
+    assert!(e.contains("only in the .global state space"), "{e}");
+    let e = compile(&src("sm_120").replace("ld.global.v4.u64", "ld.global.v8.u64")).unwrap_err();
+    assert!(e.contains("at most 256 bits"), "{e}");
+    let e = compile(&src("sm_120").replace("ld.global.v8.u32", "ld.global.v8.u8")).unwrap_err();
+    assert!(e.contains("at most 256 bits (.v8 of 32-bit"), "{e}");
+}
