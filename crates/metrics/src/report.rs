@@ -2,7 +2,7 @@
 //! under Nsight Compute's metric names, and per-source-line costs.
 
 use crate::observer::PcCounters;
-use crate::sass::{folded_instructions, merged_shared_loads, Folded, Merged};
+use crate::sass::{folded_instructions, merged_shared_loads, reduction_atomics, Folded, Merged};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use warpsim_ir::op_table::{AccessKind, Collective, LatencyClass, MemAccess};
@@ -74,6 +74,9 @@ pub struct Totals {
     pub global_st_bytes: u64,
     pub global_atom_requests: u64,
     pub global_atom_sectors: u64,
+    /// Global atomics that run as reductions (SASS `RED`: [`crate::sass::reduction_atomics`]).
+    pub global_red_requests: u64,
+    pub global_red_sectors: u64,
     pub local_ld_requests: u64,
     pub local_ld_sectors: u64,
     pub local_st_requests: u64,
@@ -106,7 +109,7 @@ impl SummaryRow {
 }
 
 impl Totals {
-    fn add_pc(&mut self, kind: InstKind, folded: Folded, c: &PcCounters) {
+    fn add_pc(&mut self, kind: InstKind, folded: Folded, reduction: bool, c: &PcCounters) {
         self.ptx_warp_insts += c.warp_insts;
         self.ptx_thread_insts += c.thread_insts;
         if folded != Folded::No {
@@ -145,8 +148,13 @@ impl Totals {
             }
             InstKind::Atomic => {
                 self.atomics += c.warp_insts;
-                self.global_atom_requests += c.global_requests;
-                self.global_atom_sectors += c.global_sectors;
+                if reduction {
+                    self.global_red_requests += c.global_requests;
+                    self.global_red_sectors += c.global_sectors;
+                } else {
+                    self.global_atom_requests += c.global_requests;
+                    self.global_atom_sectors += c.global_sectors;
+                }
                 self.shared_atom_insts += c.shared_requests;
             }
             InstKind::Barrier => self.barriers += c.warp_insts,
@@ -263,6 +271,8 @@ impl Totals {
         put("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", json!(self.global_st_sectors));
         put("l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum", json!(self.global_atom_requests));
         put("l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum", json!(self.global_atom_sectors));
+        put("l1tex__t_requests_pipe_lsu_mem_global_op_red.sum", json!(self.global_red_requests));
+        put("l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum", json!(self.global_red_sectors));
         put(
             "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio",
             json!(round2(ratio(self.global_ld_sectors, self.global_ld_requests))),
@@ -365,10 +375,11 @@ impl LaunchMetrics {
         let ptx_lines: Option<Vec<&str>> = ptx_source.map(|s| s.lines().collect());
         let folded = folded_instructions(kernel);
         let merged = merged_shared_loads(kernel);
+        let reductions = reduction_atomics(kernel);
         for (pc, c) in per_pc.iter().enumerate() {
             let kind = inst_kind(&kernel.code[pc].op);
             let f = if merged[pc] == Merged::Follows { Folded::MergedLoad } else { folded[pc] };
-            totals.add_pc(kind, f, c);
+            totals.add_pc(kind, f, reductions[pc], c);
             if c.warp_insts == 0 {
                 continue;
             }

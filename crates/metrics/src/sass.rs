@@ -72,6 +72,75 @@ pub fn folded_instructions(k: &Kernel) -> Vec<Folded> {
     out
 }
 
+/// For each pc, whether it is a global atomic that ptxas turns into a reduction
+/// (SASS `RED`, counted under Nsight Compute's `op_red`, not `op_atom`): PTX `red`,
+/// and `atom` whose result nothing that matters ever reads once dead code is gone
+/// (`atomicAdd(&c, 1)` with the return value dropped, or only shuffled into a
+/// value that is itself dropped). Measured on the H200: `calibration/kinds11`'s
+/// `coalesced_count` counts its one `atom` per warp as 500 `op_red` requests.
+pub fn reduction_atomics(k: &Kernel) -> Vec<bool> {
+    let live = live_registers(k);
+    k.code
+        .iter()
+        .map(|i| match &i.op {
+            Op::Atom { space: Space::Global | Space::Generic, d, .. } => d.is_none_or(|r| !live.contains(&r)),
+            _ => false,
+        })
+        .collect()
+}
+
+/// Registers some instruction with an effect (a store, atomic, branch, call,
+/// barrier, fence, volatile load, ...) reads, directly or through pure
+/// instructions that compute them: a flow-insensitive dead-code analysis.
+fn live_registers(k: &Kernel) -> HashSet<RegRef> {
+    let pure = |i: &warpsim_ir::Inst| match &i.op {
+        Op::Ld { .. } => i.meta.ordering != MemOrder::Volatile,
+        Op::Atom { .. }
+        | Op::St { .. }
+        | Op::Bra { .. }
+        | Op::BrxIdx { .. }
+        | Op::Exit
+        | Op::Trap
+        | Op::Call(_)
+        | Op::Ret
+        | Op::AssertFail { .. }
+        | Op::Printf { .. }
+        | Op::Bar { .. }
+        | Op::BarWarpSync { .. }
+        | Op::Fence
+        | Op::Mma(_) => false,
+        _ => true,
+    };
+    let mut writers: HashMap<RegRef, Vec<usize>> = HashMap::new();
+    let mut live = HashSet::new();
+    let mut work = Vec::new();
+    for (pc, inst) in k.code.iter().enumerate() {
+        if pure(inst) {
+            inst.op.for_each_write(|r| writers.entry(r).or_default().push(pc));
+        } else {
+            inst.visit_regs(|role, r| {
+                if role == warpsim_ir::op_table::RegRole::Read && live.insert(r) {
+                    work.push(r);
+                }
+            });
+        }
+    }
+    let mut done = vec![false; k.code.len()];
+    while let Some(r) = work.pop() {
+        for &pc in writers.get(&r).map(Vec::as_slice).unwrap_or_default() {
+            if std::mem::replace(&mut done[pc], true) {
+                continue;
+            }
+            k.code[pc].visit_regs(|role, r| {
+                if role == warpsim_ir::op_table::RegRole::Read && live.insert(r) {
+                    work.push(r);
+                }
+            });
+        }
+    }
+    live
+}
+
 /// A shared-memory load that ptxas merges with its neighbours into one wider SASS load:
 /// scalar loads through one base register at consecutive offsets, the group's start
 /// provably aligned to its width (`As[ty][k..k+4]` becomes one 128-bit load). Measured on
@@ -315,5 +384,43 @@ mod tests {
                 No,
             ]
         );
+    }
+
+    // ptxas turns an atom whose result is dead (directly, or only through pure
+    // instructions whose results are dead) into a RED; a used result keeps the atom.
+    #[test]
+    fn atomics_with_dead_results_are_reductions() {
+        let ptx = r#"
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+    .reg .b32 %r<20>;
+    .reg .b64 %rd<4>;
+    .reg .pred %p<2>;
+    .shared .align 4 .b32 s[32];
+    ld.param.u64 %rd1, [out];
+    atom.global.add.u32 %r1, [%rd1], 1;
+    atom.global.add.u32 %r2, [%rd1+4], 1;
+    shfl.sync.idx.b32 %r3|%p0, %r2, 0, 31, -1;
+    atom.global.add.u32 %r4, [%rd1+8], 1;
+    add.s32 %r5, %r4, 1;
+    st.global.u32 [%rd1+12], %r5;
+    red.global.add.u32 [%rd1+16], 1;
+    atom.shared.add.u32 %r6, [s], 1;
+    atom.global.exch.b32 %r7, [%rd1+20], 2;
+    setp.eq.s32 %p1, %r7, 0;
+    @%p1 bra DONE;
+DONE:
+    ret;
+}
+"#;
+        let program = warpsim_ir::compile_kernel("t.ptx", ptx, "k").unwrap();
+        let k = program.kernel("k").unwrap();
+        let red = reduction_atomics(k);
+        let atoms: Vec<bool> = k.code.iter().zip(&red).filter(|(i, _)| matches!(i.op, Op::Atom { .. })).map(|(_, r)| *r).collect();
+        // unused, only shuffled away, stored, `red`, shared (no RED form), read by a branch
+        assert_eq!(atoms, [true, true, false, true, false, false]);
     }
 }
