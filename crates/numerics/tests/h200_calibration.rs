@@ -1,7 +1,8 @@
 //! Replays the IEEE and approximate f32/f64 golden vectors recorded on the
 //! H200 (`calibration/numerics/golden/`, described by its `index.json`:
 //! 8192 f32 and ~3600 f64 inputs per op, special values included) against
-//! this crate. IEEE-rounded ops must match bit for bit; the `.approx` ones
+//! this crate. IEEE-rounded ops (add, mul, fma, div, rcp, sqrt in every
+//! rounding mode, ftz, NaN payloads) must match bit for bit; the `.approx` ones
 //! must lie within the ulps documented in docs/semantics.md. The CUDA-level
 //! ops of the index (`a / b`, `sqrtf`, `__fdividef`) are the PTX nvcc emits
 //! for them (calibration/numerics/numerics.ptx); libdevice functions
@@ -75,7 +76,34 @@ const OPS: &[(&str, FloatOp, Option<Rounding>, bool, Option<u64>)] = &[
     ("sqrt_rn_ftz_f32", FloatOp::Sqrt, Some(Rounding::Rn), true, None),
     ("sqrtf_default", FloatOp::Sqrt, Some(Rounding::Rn), false, None),
     ("sqrt_approx_f32", FloatOp::SqrtApprox, None, false, Some(2)),
+    ("add_rn_f32", FloatOp::Add, Some(Rounding::Rn), false, None),
+    ("add_rn_ftz_f32", FloatOp::Add, Some(Rounding::Rn), true, None),
+    ("add_rz_f32", FloatOp::Add, Some(Rounding::Rz), false, None),
+    ("add_rm_f32", FloatOp::Add, Some(Rounding::Rm), false, None),
+    ("add_rp_f32", FloatOp::Add, Some(Rounding::Rp), false, None),
+    ("mul_rn_f32", FloatOp::Mul, Some(Rounding::Rn), false, None),
+    ("mul_rn_ftz_f32", FloatOp::Mul, Some(Rounding::Rn), true, None),
+    ("mul_rz_f32", FloatOp::Mul, Some(Rounding::Rz), false, None),
+    ("mul_rm_f32", FloatOp::Mul, Some(Rounding::Rm), false, None),
+    ("mul_rp_f32", FloatOp::Mul, Some(Rounding::Rp), false, None),
+    ("fma_rn_f32", FloatOp::Fma, Some(Rounding::Rn), false, None),
+    ("fma_rn_ftz_f32", FloatOp::Fma, Some(Rounding::Rn), true, None),
+    ("fma_rz_f32", FloatOp::Fma, Some(Rounding::Rz), false, None),
+    ("fma_rm_f32", FloatOp::Fma, Some(Rounding::Rm), false, None),
+    ("fma_rp_f32", FloatOp::Fma, Some(Rounding::Rp), false, None),
     ("div_rn_f64", FloatOp::Div, Some(Rounding::Rn), false, None),
+    ("add_rn_f64", FloatOp::Add, Some(Rounding::Rn), false, None),
+    ("add_rz_f64", FloatOp::Add, Some(Rounding::Rz), false, None),
+    ("add_rm_f64", FloatOp::Add, Some(Rounding::Rm), false, None),
+    ("add_rp_f64", FloatOp::Add, Some(Rounding::Rp), false, None),
+    ("mul_rn_f64", FloatOp::Mul, Some(Rounding::Rn), false, None),
+    ("mul_rz_f64", FloatOp::Mul, Some(Rounding::Rz), false, None),
+    ("mul_rm_f64", FloatOp::Mul, Some(Rounding::Rm), false, None),
+    ("mul_rp_f64", FloatOp::Mul, Some(Rounding::Rp), false, None),
+    ("fma_rn_f64", FloatOp::Fma, Some(Rounding::Rn), false, None),
+    ("fma_rz_f64", FloatOp::Fma, Some(Rounding::Rz), false, None),
+    ("fma_rm_f64", FloatOp::Fma, Some(Rounding::Rm), false, None),
+    ("fma_rp_f64", FloatOp::Fma, Some(Rounding::Rp), false, None),
     ("div_operator_f64", FloatOp::Div, Some(Rounding::Rn), false, None),
     ("rcp_rn_f64", FloatOp::Rcp, Some(Rounding::Rn), false, None),
     ("sqrt_rn_f64", FloatOp::Sqrt, Some(Rounding::Rn), false, None),
@@ -96,7 +124,9 @@ fn h200_golden_vectors() {
         let m = FMode { rnd, ftz, sat: false };
         let (mut bad, mut worst, mut first) = (0usize, 0u64, None);
         for (k, &w) in want.iter().enumerate() {
-            let s = if binary { [input[2 * k], input[2 * k + 1], 0] } else { [input[k], 0, 0] };
+            // The recorded fma is a * b + a.
+            let c = if op == FloatOp::Fma { input[2 * k] } else { 0 };
+            let s = if binary { [input[2 * k], input[2 * k + 1], c] } else { [input[k], 0, 0] };
             let got = eval_float(op, ty, m, s);
             let ok = match tol {
                 None => got == w,
