@@ -3,30 +3,17 @@
 Nsight Compute's counts), expected/*.bin and kernels.ptx (the device's nvcc output).
 
   collect.py RAW_DIR"""
-import csv, io, json, os, shutil, sys, tarfile
+import json, os, shutil, sys, tarfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RAW = sys.argv[1]
 
 
-def num(s):
-    s = s.replace(",", "")
-    try:
-        f = float(s)
-        return int(f) if f.is_integer() and "." not in s else f
-    except ValueError:
-        return s
+sys.path.insert(0, os.path.dirname(HERE))
+from ncu_csv import read_ncu  # noqa: E402
 
-
-text = open(os.path.join(RAW, "ncu.csv")).read()
-rows = list(csv.reader(io.StringIO(text[text.find('"ID"'):])))
-head = rows[0]
 keep = open(os.path.join(RAW, "metrics_accepted.txt")).read().replace("\n", ",").strip(",").split(",")
-profiles = []
-for r in rows[1:]:
-    if r and r[0].isdigit():
-        d = dict(zip(head, r))
-        profiles.append((d["Kernel Name"], {k: num(d[k]) for k in keep if k in d}))
+profiles = [(r["kernel_name"], r["metrics"]) for r in read_ncu(os.path.join(RAW, "ncu.csv"), keep)]
 spec = json.load(open(os.path.join(HERE, "cases_spec.json")))
 tmp = os.path.join(HERE, ".val")
 with tarfile.open(os.path.join(RAW, "val.tgz")) as t:

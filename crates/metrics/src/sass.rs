@@ -118,11 +118,7 @@ fn live_registers(k: &Kernel) -> HashSet<RegRef> {
         if pure(inst) {
             inst.op.for_each_write(|r| writers.entry(r).or_default().push(pc));
         } else {
-            inst.visit_regs(|role, r| {
-                if role == warpsim_ir::op_table::RegRole::Read && live.insert(r) {
-                    work.push(r);
-                }
-            });
+            mark_reads(inst, &mut live, &mut work);
         }
     }
     let mut done = vec![false; k.code.len()];
@@ -131,14 +127,19 @@ fn live_registers(k: &Kernel) -> HashSet<RegRef> {
             if std::mem::replace(&mut done[pc], true) {
                 continue;
             }
-            k.code[pc].visit_regs(|role, r| {
-                if role == warpsim_ir::op_table::RegRole::Read && live.insert(r) {
-                    work.push(r);
-                }
-            });
+            mark_reads(&k.code[pc], &mut live, &mut work);
         }
     }
     live
+}
+
+/// Adds the registers `inst` reads to `live`, queueing each new one on `work`.
+fn mark_reads(inst: &warpsim_ir::Inst, live: &mut HashSet<RegRef>, work: &mut Vec<RegRef>) {
+    inst.visit_regs(|role, r| {
+        if role == warpsim_ir::op_table::RegRole::Read && live.insert(r) {
+            work.push(r);
+        }
+    });
 }
 
 /// A shared-memory load that ptxas merges with its neighbours into one wider SASS load:
