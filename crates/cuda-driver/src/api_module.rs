@@ -133,11 +133,12 @@ unsafe fn raw_image(image: *const c_void, sm: u32) -> Result<RawImage, CUresult>
     }
 }
 
-/// Links named PTX units (one is returned as it is); a link error is printed and is
+/// Links named PTX units (one is returned as it is unless `always`: then its `.extern`s are
+/// checked, as the driver's linker does); a link error is printed and is
 /// `CUDA_ERROR_INVALID_PTX` (what the driver returns when its JIT fails), its text also
 /// given to `log`.
-fn link_units(units: Vec<(String, String)>, log: impl FnOnce(&str)) -> Result<Vec<String>, CUresult> {
-    if units.len() < 2 {
+fn link_units(units: Vec<(String, String)>, always: bool, log: impl FnOnce(&str)) -> Result<Vec<String>, CUresult> {
+    if units.len() < 2 && !always {
         return Ok(units.into_iter().map(|u| u.1).collect());
     }
     let inputs: Vec<warpsim_host::LinkInput<'_>> = units.iter().map(|(name, ptx)| warpsim_host::LinkInput { name, ptx }).collect();
@@ -159,7 +160,7 @@ pub unsafe fn image_units(image: *const c_void, sm: u32) -> Result<Vec<String>, 
     if raw.linked {
         return Ok(raw.units.into_iter().map(|u| u.1).collect());
     }
-    link_units(raw.units, |_| {})
+    link_units(raw.units, false, |_| {})
 }
 
 /// Whether PTX `src` defines `.entry name`.
@@ -643,8 +644,8 @@ api! {
             e => Err(e),
         }
     }
-    /// Links the inputs (one is passed through as it is); the blob is the linked PTX, which
-    /// the loaders recognise. A link error goes to the error log buffer too.
+    /// Links the inputs; the blob is the linked PTX, which the loaders recognise. A link
+    /// error goes to the error log buffer too.
     fn cuLinkComplete(state: Handle, cubin: *mut *mut c_void, size: *mut usize) {
         let (p, n) = with(|d| {
             let l = d.linkers.get_mut(&h(state)).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
@@ -652,7 +653,7 @@ api! {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
             let (log, log_size) = l.error_log;
-            let units = link_units(l.ptx.clone(), |msg| {
+            let units = link_units(l.ptx.clone(), true, |msg| {
                 if log != 0 && log_size > 0 {
                     let n = msg.len().min(log_size - 1);
                     // SAFETY: the caller gave a buffer of `log_size` bytes for the error log.
@@ -688,5 +689,71 @@ mod tests {
         assert!(declares_entry(src, "_Z3addPf"));
         assert!(!declares_entry(src, "_Z3add"));
         assert!(!declares_entry(src, "foo"));
+    }
+
+    /// A fatbin of one uncompressed entry (`kind` 1: PTX, 2: ELF) for sm_90.
+    fn fatbin(kind: u16, payload: &[u8]) -> Vec<u8> {
+        let padded = payload.len().div_ceil(8) * 8 + 8;
+        let mut e = vec![0u8; 64];
+        e[0..2].copy_from_slice(&kind.to_le_bytes());
+        e[2..4].copy_from_slice(&0x101u16.to_le_bytes());
+        e[4..8].copy_from_slice(&64u32.to_le_bytes());
+        e[8..16].copy_from_slice(&(padded as u64).to_le_bytes());
+        e[28..32].copy_from_slice(&90u32.to_le_bytes());
+        e[40..48].copy_from_slice(&0x11u64.to_le_bytes());
+        e.extend_from_slice(payload);
+        e.resize(64 + padded, 0);
+        let mut f = warpsim_fatbin::FATBIN_MAGIC.to_le_bytes().to_vec();
+        f.extend_from_slice(&1u16.to_le_bytes());
+        f.extend_from_slice(&16u16.to_le_bytes());
+        f.extend_from_slice(&(e.len() as u64).to_le_bytes());
+        f.extend(e);
+        f
+    }
+
+    fn wrapper(version: u32, data: &[u8], prelinked: &[u64]) -> Vec<u8> {
+        let mut w = warpsim_fatbin::WRAPPER_MAGIC.to_le_bytes().to_vec();
+        w.extend_from_slice(&version.to_le_bytes());
+        w.extend_from_slice(&(data.as_ptr() as u64).to_le_bytes());
+        w.extend_from_slice(&(prelinked.as_ptr() as u64).to_le_bytes());
+        w
+    }
+
+    const HEAD: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
+
+    /// nvcc's `-rdc` image: a version-2 wrapper whose own fatbin is the device-linked SASS and
+    /// whose prelinked fatbins hold each unit's PTX, which are linked.
+    #[test]
+    fn a_version_2_wrapper_links_the_ptx_of_its_prelinked_fatbins() {
+        let a = format!(
+            "{HEAD}.extern .func (.param .b32 r) f();\n.visible .entry k(.param .u64 p)\n{{\n.reg .b32 %r<2>;\n\
+             {{\n.param .b32 r;\ncall.uni (r), f, ();\nld.param.b32 %r1, [r];\n}}\nret;\n}}\n"
+        );
+        let b =
+            format!("{HEAD}.visible .func (.param .b32 r) f()\n{{\n.reg .b32 %r<2>;\nmov.u32 %r1, 42;\nst.param.b32 [r], %r1;\nret;\n}}\n");
+        let sass = fatbin(2, b"\x7fELF\x02\x01\x01");
+        let (fa, fb) = (fatbin(1, a.as_bytes()), fatbin(1, b.as_bytes()));
+        let list = [fa.as_ptr() as u64, fb.as_ptr() as u64, 0];
+        let w = wrapper(2, &sass, &list);
+        // SAFETY: a wrapper whose pointers point at live fatbins and a NULL-terminated list.
+        let units = unsafe { image_units(w.as_ptr().cast(), 90) }.unwrap();
+        assert_eq!(units.len(), 2);
+        assert!(units[0].contains(".entry k") && units[0].contains("mov.u32 %r1, 42;"), "{}", units[0]);
+        assert!(!units[1].contains(".entry k"), "{}", units[1]);
+        // The blob cuLinkComplete makes of them loads as it is, linked once.
+        let mut blob = units.join(LINKED_SEPARATOR).into_bytes();
+        blob.push(0);
+        // SAFETY: NUL-terminated text.
+        assert_eq!(unsafe { image_units(blob.as_ptr().cast(), 90) }.unwrap(), units);
+        // A prelinked fatbin without PTX is an error (the fix is in the message).
+        let list = [fa.as_ptr() as u64, sass.as_ptr() as u64, 0];
+        let w = wrapper(2, &sass, &list);
+        // SAFETY: as above.
+        assert_eq!(unsafe { image_units(w.as_ptr().cast(), 90) }, Err(CUDA_ERROR_NO_BINARY_FOR_GPU));
+        // A unit twice: its kernel is defined twice.
+        let list = [fa.as_ptr() as u64, fa.as_ptr() as u64, 0];
+        let w = wrapper(2, &sass, &list);
+        // SAFETY: as above.
+        assert_eq!(unsafe { image_units(w.as_ptr().cast(), 90) }, Err(CUDA_ERROR_INVALID_PTX));
     }
 }
