@@ -7,6 +7,9 @@
 # place in the repository is tests/programs/h200/ (the rdc tests compare with a recording there).
 #
 #   OUT=/tmp/out calibration/run_rdc_h200.sh        # from anywhere; writes only under $OUT and a temporary folder
+#
+# (A dry run without a GPU: CUDA_LIB=a folder with libcudart.so, libcudart.so.13, libcuda.so and
+# libcuda.so.1 linked to warpsim's two libraries, and nvcc on PATH; the programs then run on warpsim.)
 set -u
 OUT=${OUT:?set OUT to the folder for the results}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,8 +17,12 @@ S=$ROOT/tests/programs
 C=$ROOT/crates/cli/tests/cu
 export PATH=$PATH:/usr/local/cuda/bin
 NVCC=$(command -v nvcc) || { echo "no nvcc on PATH or in /usr/local/cuda/bin" >&2; exit 1; }
-CUDA_LIB=$(dirname "$NVCC")/../lib64
-[ -d "$CUDA_LIB" ] || CUDA_LIB=$(dirname "$NVCC")/../lib
+# The toolkit's libraries (libcudart.so; libcuda.so comes with the driver): beside nvcc, or $CUDA_LIB.
+if [ -z "${CUDA_LIB:-}" ]; then
+  CUDA_LIB=$(dirname "$NVCC")/../lib64
+  [ -d "$CUDA_LIB" ] || CUDA_LIB=$(dirname "$NVCC")/../lib
+fi
+export LIBRARY_PATH=$CUDA_LIB${LIBRARY_PATH:+:$LIBRARY_PATH}
 export LD_LIBRARY_PATH=$CUDA_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 W=$(mktemp -d)
 P=$W/programs
@@ -49,6 +56,8 @@ build nvcc -arch=sm_90 -lineinfo -dc "$S/rdc_b.cu" -o rdc_b.o
 build nvcc -arch=sm_90 -cudart shared rdc_a.o rdc_b.o -o rdc_two_step
 build nvcc -arch=sm_90 -dlink rdc_a.o rdc_b.o -o rdc_dlink.o
 build g++ rdc_a.o rdc_b.o rdc_dlink.o -L"$CUDA_LIB" -lcudart -o rdc_dlink
+build nvcc -arch=sm_90 -lib rdc_b.o -o librdc_b.a
+build nvcc -arch=sm_90 -cudart shared rdc_a.o -L. -lrdc_b -o rdc_lib
 build nvcc -arch=sm_90 -rdc=true -ptx "$S/rdc_a.cu" "$S/rdc_b.cu"
 build nvcc -arch=sm_90 "$S/rdc_driver_link.cu" -lcuda -o rdc_driver_link
 
@@ -63,6 +72,7 @@ build nvcc -arch=sm_90 -cudart shared "$C/check_site.cu" -o check_site
 rec rdc ./rdc
 rec rdc_two_step ./rdc_two_step
 rec rdc_dlink ./rdc_dlink
+rec rdc_lib ./rdc_lib
 rec rdc_driver_link ./rdc_driver_link rdc_a.ptx rdc_b.ptx
 for p in runtime_api managed_vars pitched graph per_thread check_site check_site_g; do
   rec $p ./$p

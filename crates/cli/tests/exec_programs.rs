@@ -484,8 +484,9 @@ fn an_rdc_program_built_in_one_step_runs() {
     rdc_output("rdc", &exec(&exe, &[]), &RDC_PRINTF);
 }
 
-/// The same program compiled unit by unit (`nvcc -dc`, with line info) and linked by nvcc,
-/// and with the device link made apart (`nvcc -dlink`) and the host link by g++.
+/// The same program compiled unit by unit (`nvcc -dc`, with line info) and linked by nvcc;
+/// with the device link made apart (`nvcc -dlink`) and the host link by g++; and with one
+/// unit in a static library (`nvcc -lib`).
 #[test]
 fn an_rdc_program_built_in_steps_runs() {
     let [a, b] = rdc_sources();
@@ -519,6 +520,25 @@ fn an_rdc_program_built_in_steps_runs() {
         .expect("running g++");
     assert!(o.status.success(), "g++: {}", text(&o.stderr));
     rdc_output("rdc_dlink", &exec(&gxx, &[]), &RDC_PRINTF);
+
+    // rdc_b.o in a static library of device code (`nvcc -lib`), linked with rdc_a.o.
+    nvcc_run(&["-arch=sm_90".as_ref(), "-lib".as_ref(), "rdc_b.o".as_ref(), "-o".as_ref(), "librdc_b.a".as_ref()]);
+    let from_lib = tmp().join("rdc_lib");
+    let here = tmp().as_os_str();
+    nvcc_run(&[
+        "-arch=sm_90".as_ref(),
+        "-cudart".as_ref(),
+        "shared".as_ref(),
+        "-L".as_ref(),
+        lib.as_os_str(),
+        "rdc_a.o".as_ref(),
+        "-L".as_ref(),
+        here,
+        "-lrdc_b".as_ref(),
+        "-o".as_ref(),
+        from_lib.as_os_str(),
+    ]);
+    rdc_output("rdc_lib", &exec(&from_lib, &[]), &RDC_PRINTF);
 }
 
 /// The driver's linker with several PTX inputs (the two units' PTX, through `cuLinkAddData`),
