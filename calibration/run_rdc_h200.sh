@@ -58,6 +58,7 @@ build nvcc -arch=sm_90 -dlink rdc_a.o rdc_b.o -o rdc_dlink.o
 build g++ rdc_a.o rdc_b.o rdc_dlink.o -L"$CUDA_LIB" -lcudart -o rdc_dlink
 build nvcc -arch=sm_90 -lib rdc_b.o -o librdc_b.a
 build nvcc -arch=sm_90 -cudart shared rdc_a.o -L. -lrdc_b -o rdc_lib
+build nvcc -arch=sm_90 -lineinfo -rdc=true -cudart shared "$S/rdc_fault_a.cu" "$S/rdc_fault_b.cu" -o rdc_fault
 build nvcc -arch=sm_90 -rdc=true -ptx "$S/rdc_a.cu" "$S/rdc_b.cu"
 build nvcc -arch=sm_90 "$S/rdc_driver_link.cu" -lcuda -o rdc_driver_link
 
@@ -73,6 +74,7 @@ rec rdc ./rdc
 rec rdc_two_step ./rdc_two_step
 rec rdc_dlink ./rdc_dlink
 rec rdc_lib ./rdc_lib
+rec rdc_fault ./rdc_fault
 rec rdc_driver_link ./rdc_driver_link rdc_a.ptx rdc_b.ptx
 for p in runtime_api managed_vars pitched graph per_thread check_site check_site_g; do
   rec $p ./$p

@@ -559,3 +559,35 @@ fn the_driver_links_several_ptx_inputs() {
     assert!(err.contains("unresolved symbol `_Z4polyf`") || err.contains("unresolved symbol `_Z4bumpi`"), "{err}");
     assert!(err.contains("duplicate symbol `") && err.contains("defined in rdc_b.ptx (kernel _Z5tallyPi) and in rdc_b_again.ptx"), "{err}");
 }
+
+/// A fault in a device function of the other unit (`-lineinfo`): the program sees
+/// `cudaErrorIllegalAddress` as on the GPU, and warpsim's message names the line of that unit's
+/// source (each unit's `.file` indices are renumbered when the units are linked).
+#[test]
+fn an_rdc_fault_names_the_line_in_the_other_unit() {
+    let (a, b) = (programs().join("rdc_fault_a.cu"), programs().join("rdc_fault_b.cu"));
+    let exe = tmp().join("rdc_fault");
+    let lib = lib_dir();
+    nvcc_run(&[
+        "-arch=sm_90".as_ref(),
+        "-lineinfo".as_ref(),
+        "-rdc=true".as_ref(),
+        "-cudart".as_ref(),
+        "shared".as_ref(),
+        "-L".as_ref(),
+        lib.as_os_str(),
+        a.as_os_str(),
+        b.as_os_str(),
+        "-o".as_ref(),
+        exe.as_os_str(),
+    ]);
+    let o = exec(&exe, &[]);
+    if programs().join("h200/rdc_fault.stdout").is_file() {
+        same_as_h200("rdc_fault", &o);
+    } else {
+        assert_eq!(text(&o.stdout), "cudaErrorIllegalAddress\n", "{}", text(&o.stderr));
+    }
+    let line = std::fs::read_to_string(&b).unwrap().lines().position(|l| l.contains("// FAULT")).unwrap() + 1;
+    let err = text(&o.stderr);
+    assert!(err.contains(&format!("rdc_fault_b.cu:{line}")), "no rdc_fault_b.cu:{line} in:\n{err}");
+}
