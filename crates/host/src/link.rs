@@ -355,6 +355,19 @@ pub fn link_ptx(units: &[LinkInput<'_>]) -> Result<Vec<String>, LinkError> {
             m
         })
         .collect();
+    // Each unit's declarations without a definition (`.extern`s, prototypes).
+    let decls: Vec<HashMap<&str, usize>> = units
+        .iter()
+        .map(|unit| {
+            let mut m = HashMap::new();
+            for (k, it) in unit.items.iter().enumerate().filter(|(_, it)| it.symbol() && !it.defines) {
+                for n in &it.names {
+                    m.entry(n.as_str()).or_insert(k);
+                }
+            }
+            m
+        })
+        .collect();
     let declared: Vec<HashSet<&str>> = units
         .iter()
         .map(|u| u.items.iter().filter(|it| it.symbol()).flat_map(|it| it.names.iter().map(String::as_str)).collect())
@@ -466,7 +479,7 @@ pub fn link_ptx(units: &[LinkInput<'_>]) -> Result<Vec<String>, LinkError> {
                     Some(next) => queue.push_back(next),
                     // A function the device provides: its declaration comes along.
                     None if !declared[u].contains(r.as_str()) => {
-                        if let Some(k) = units[d.0].items.iter().position(|it| it.symbol() && !it.defines && it.names.contains(r)) {
+                        if let Some(&k) = decls[d.0].get(r.as_str()) {
                             queue.push_back((d.0, k));
                         }
                     }
