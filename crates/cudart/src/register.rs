@@ -380,3 +380,34 @@ entry_points! {
         Ok(host_fun.cast_mut())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// nvcc's `-rdc` link stub registers a version-2 wrapper: its fatbin and the
+    /// NULL-terminated list of prelinked fatbins are both kept; a version-1 wrapper has no list.
+    #[test]
+    fn a_version_2_wrapper_keeps_its_prelinked_fatbins() {
+        let (data, a, b) = ([1u8; 16], [2u8; 16], [3u8; 16]);
+        let list = [a.as_ptr() as usize, b.as_ptr() as usize, 0];
+        let wrapper = |version: u32| {
+            let mut w = WRAPPER_MAGIC.to_le_bytes().to_vec();
+            w.extend_from_slice(&version.to_le_bytes());
+            w.extend_from_slice(&(data.as_ptr() as u64).to_le_bytes());
+            w.extend_from_slice(&(list.as_ptr() as u64).to_le_bytes());
+            w
+        };
+        for (version, want) in [(2, vec![list[0], list[1]]), (1, vec![])] {
+            let mut w = wrapper(version);
+            // SAFETY: a wrapper whose pointers are live for the call.
+            let handle = unsafe { __warpsim___cudaRegisterFatBinary(w.as_mut_ptr().cast()) };
+            // SAFETY: the handle just made.
+            let i = unsafe { image_of(handle) }.unwrap();
+            let (d, p) = with(|r| r.images[i].as_ref().map(|img| (img.data, img.prelinked.clone())).unwrap());
+            assert_eq!((d, p), (data.as_ptr() as usize, want), "version {version}");
+            // SAFETY: as above.
+            unsafe { __warpsim___cudaUnregisterFatBinary(handle) };
+        }
+    }
+}
