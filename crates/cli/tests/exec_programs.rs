@@ -51,7 +51,8 @@ fn library(name: &str) -> PathBuf {
 }
 
 /// A folder holding warpsim's two libraries for `warpsim exec` (`WARPSIM_LIB_DIR`), and
-/// `libcudart.so` for `-cudart shared` links (the wheel ships only `libcudart.so.13`).
+/// `libcudart.so` for `-cudart shared` links (the wheel ships only `libcudart.so.13`) and
+/// `libcuda.so` for `-lcuda` (warpsim's driver, whose soname is `libcuda.so.1`).
 fn lib_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
@@ -61,6 +62,7 @@ fn lib_dir() -> &'static Path {
             ("libwarpsim_cuda.so", "libwarpsim_cuda.so"),
             ("libwarpsim_cudart.so", "libwarpsim_cudart.so"),
             ("libwarpsim_cudart.so", "libcudart.so"),
+            ("libwarpsim_cuda.so", "libcuda.so"),
         ] {
             let link = d.join(name);
             let _ = std::fs::remove_file(&link);
@@ -426,4 +428,166 @@ fn warpsim_run_compiles_cu_with_nvcc() {
         let want = if i < 1000 { 2.5f32.mul_add(warpsim_launch::unit_f32(i as u64), i as f32) } else { i as f32 };
         assert_eq!(v, want, "y[{i}]");
     }
+}
+
+/// Runs nvcc with `args` (in the temporary folder), asserting it succeeds.
+fn nvcc_run(args: &[&std::ffi::OsStr]) {
+    let o = Command::new(nvcc()).current_dir(tmp()).args(args).output().expect("running nvcc");
+    assert!(o.status.success(), "nvcc {args:?}:\n{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// The output of an `-rdc` program: the H200's when `tests/programs/h200/NAME.stdout` is
+/// recorded (calibration/run_rdc_h200.sh), else the program's own checks against the host's
+/// arithmetic (`ok ...` lines, `0 failed`, exit code 0) and the device's `printf` lines.
+fn rdc_output(recording: &str, o: &Output, device_lines: &[&str]) {
+    if programs().join("h200").join(format!("{recording}.stdout")).is_file() {
+        return same_as_h200(recording, o);
+    }
+    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    assert!(!out.contains("FAILED") && out.ends_with("\n0 failed\n"), "{recording}: stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.lines().filter(|l| l.starts_with("ok ")).count() >= 4, "{out}");
+    for l in device_lines {
+        assert!(out.lines().any(|o| o == *l), "{recording}: no `{l}` from the device in:\n{out}");
+    }
+    assert_eq!(o.status.code(), Some(0), "{recording}: stderr:\n{err}");
+}
+
+/// What rdc_a.cu's kernels print (one from each unit).
+const RDC_PRINTF: [&str; 2] = ["evaluate in unit 1: scale=3", "tally in unit 2: hits=100 scale=4"];
+
+fn rdc_sources() -> [PathBuf; 2] {
+    [programs().join("rdc_a.cu"), programs().join("rdc_b.cu")]
+}
+
+/// Separate compilation in one nvcc command (`-rdc=true`): kernels in both units, device
+/// functions and `__device__`, `__constant__` and `__managed__` variables defined in one unit
+/// and used from the other, weak and internal functions of one name in both. nvcc's link stub
+/// registers one version-2 fatbin wrapper listing both units' relocatable fatbins; the runtime
+/// links their PTX with the driver's linker.
+#[test]
+fn an_rdc_program_built_in_one_step_runs() {
+    let [a, b] = rdc_sources();
+    let exe = tmp().join("rdc");
+    let lib = lib_dir();
+    nvcc_run(&[
+        "-arch=sm_90".as_ref(),
+        "-rdc=true".as_ref(),
+        "-cudart".as_ref(),
+        "shared".as_ref(),
+        "-L".as_ref(),
+        lib.as_os_str(),
+        a.as_os_str(),
+        b.as_os_str(),
+        "-o".as_ref(),
+        exe.as_os_str(),
+    ]);
+    rdc_output("rdc", &exec(&exe, &[]), &RDC_PRINTF);
+}
+
+/// The same program compiled unit by unit (`nvcc -dc`, with line info) and linked by nvcc;
+/// with the device link made apart (`nvcc -dlink`) and the host link by g++; and with one
+/// unit in a static library (`nvcc -lib`).
+#[test]
+fn an_rdc_program_built_in_steps_runs() {
+    let [a, b] = rdc_sources();
+    let lib = lib_dir();
+    for (src, obj) in [(&a, "rdc_a.o"), (&b, "rdc_b.o")] {
+        nvcc_run(&["-arch=sm_90".as_ref(), "-lineinfo".as_ref(), "-dc".as_ref(), src.as_os_str(), "-o".as_ref(), obj.as_ref()]);
+    }
+    let two_step = tmp().join("rdc_two_step");
+    nvcc_run(&[
+        "-arch=sm_90".as_ref(),
+        "-cudart".as_ref(),
+        "shared".as_ref(),
+        "-L".as_ref(),
+        lib.as_os_str(),
+        "rdc_a.o".as_ref(),
+        "rdc_b.o".as_ref(),
+        "-o".as_ref(),
+        two_step.as_os_str(),
+    ]);
+    rdc_output("rdc_two_step", &exec(&two_step, &[]), &RDC_PRINTF);
+
+    nvcc_run(&["-arch=sm_90".as_ref(), "-dlink".as_ref(), "rdc_a.o".as_ref(), "rdc_b.o".as_ref(), "-o".as_ref(), "rdc_dlink.o".as_ref()]);
+    let gxx = tmp().join("rdc_dlink");
+    let o = Command::new("g++")
+        .current_dir(tmp())
+        .args(["rdc_a.o", "rdc_b.o", "rdc_dlink.o", "-L"])
+        .arg(lib)
+        .args(["-lcudart", "-o"])
+        .arg(&gxx)
+        .output()
+        .expect("running g++");
+    assert!(o.status.success(), "g++: {}", text(&o.stderr));
+    rdc_output("rdc_dlink", &exec(&gxx, &[]), &RDC_PRINTF);
+
+    // rdc_b.o in a static library of device code (`nvcc -lib`), linked with rdc_a.o.
+    nvcc_run(&["-arch=sm_90".as_ref(), "-lib".as_ref(), "rdc_b.o".as_ref(), "-o".as_ref(), "librdc_b.a".as_ref()]);
+    let from_lib = tmp().join("rdc_lib");
+    let here = tmp().as_os_str();
+    nvcc_run(&[
+        "-arch=sm_90".as_ref(),
+        "-cudart".as_ref(),
+        "shared".as_ref(),
+        "-L".as_ref(),
+        lib.as_os_str(),
+        "rdc_a.o".as_ref(),
+        "-L".as_ref(),
+        here,
+        "-lrdc_b".as_ref(),
+        "-o".as_ref(),
+        from_lib.as_os_str(),
+    ]);
+    rdc_output("rdc_lib", &exec(&from_lib, &[]), &RDC_PRINTF);
+}
+
+/// The driver's linker with several PTX inputs (the two units' PTX, through `cuLinkAddData`),
+/// and the links that must fail: a unit alone (undefined functions), a unit twice (symbols
+/// defined twice), each with its error log naming a symbol.
+#[test]
+fn the_driver_links_several_ptx_inputs() {
+    let [a, b] = rdc_sources();
+    nvcc_run(&["-arch=sm_90".as_ref(), "-rdc=true".as_ref(), "-ptx".as_ref(), a.as_os_str(), b.as_os_str()]);
+    let exe = tmp().join("rdc_driver_link");
+    let lib = lib_dir();
+    let src = programs().join("rdc_driver_link.cu");
+    nvcc_run(&["-arch=sm_90".as_ref(), src.as_os_str(), "-L".as_ref(), lib.as_os_str(), "-lcuda".as_ref(), "-o".as_ref(), exe.as_os_str()]);
+    let (pa, pb) = (tmp().join("rdc_a.ptx"), tmp().join("rdc_b.ptx"));
+    let o = exec(&exe, &[pa.to_str().unwrap(), pb.to_str().unwrap()]);
+    rdc_output("rdc_driver_link", &o, &["evaluate in unit 1: scale=3", "tally in unit 2: hits=64 scale=3"]);
+    let err = text(&o.stderr);
+    assert!(err.contains("unresolved symbol `_Z4polyf`") || err.contains("unresolved symbol `_Z4bumpi`"), "{err}");
+    assert!(err.contains("duplicate symbol `") && err.contains("defined in rdc_b.ptx (kernel _Z5tallyPi) and in rdc_b_again.ptx"), "{err}");
+}
+
+/// A fault in a device function of the other unit (`-lineinfo`): the program sees
+/// `cudaErrorIllegalAddress` as on the GPU, and warpsim's message names the line of that unit's
+/// source (each unit's `.file` indices are renumbered when the units are linked).
+#[test]
+fn an_rdc_fault_names_the_line_in_the_other_unit() {
+    let (a, b) = (programs().join("rdc_fault_a.cu"), programs().join("rdc_fault_b.cu"));
+    let exe = tmp().join("rdc_fault");
+    let lib = lib_dir();
+    nvcc_run(&[
+        "-arch=sm_90".as_ref(),
+        "-lineinfo".as_ref(),
+        "-rdc=true".as_ref(),
+        "-cudart".as_ref(),
+        "shared".as_ref(),
+        "-L".as_ref(),
+        lib.as_os_str(),
+        a.as_os_str(),
+        b.as_os_str(),
+        "-o".as_ref(),
+        exe.as_os_str(),
+    ]);
+    let o = exec(&exe, &[]);
+    if programs().join("h200/rdc_fault.stdout").is_file() {
+        same_as_h200("rdc_fault", &o);
+    } else {
+        assert_eq!(text(&o.stdout), "cudaErrorIllegalAddress\n", "{}", text(&o.stderr));
+    }
+    let line = std::fs::read_to_string(&b).unwrap().lines().position(|l| l.contains("// FAULT")).unwrap() + 1;
+    let err = text(&o.stderr);
+    assert!(err.contains(&format!("rdc_fault_b.cu:{line}")), "no rdc_fault_b.cu:{line} in:\n{err}");
 }

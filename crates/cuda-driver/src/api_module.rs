@@ -1,11 +1,13 @@
 //! Modules and libraries (one object here: a `CUlibrary` is a module, a
 //! `CUkernel` is the `CUfunction` of its module, so either is accepted where
-//! the other is), the linker (it keeps the PTX it is given: the "cubin" it
-//! completes is that PTX, which the loaders recognise), function attributes,
-//! launches and occupancy.
+//! the other is), the linker (several PTX inputs are linked by
+//! `warpsim_host::link_ptx`; the "cubin" it completes is the linked PTX, which
+//! the loaders recognise), function attributes, launches and occupancy.
 //!
 //! Images are read lazily: only the PTX entry for the device is decompressed,
-//! and a kernel is lowered when first launched or queried.
+//! and a kernel is lowered when first launched or queried. A version-2 fatbin
+//! wrapper (`nvcc -rdc`) lists one relocatable fatbin per translation unit:
+//! their PTX units are linked at load.
 
 use crate::errors::*;
 use crate::ffi::*;
@@ -15,8 +17,9 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 use warpsim_fatbin::{Fatbin, ImageKind};
 use warpsim_host::{Dims, Module};
 
-/// Separates the PTX units in a blob [`cuLinkComplete`] hands out.
-const UNIT_SEPARATOR: &str = "\n// --- warpsim: next PTX unit ---\n";
+/// Separates the linked PTX units in a blob [`cuLinkComplete`] hands out (a blob holding one
+/// is linked already: loading it links nothing again).
+const LINKED_SEPARATOR: &str = "\n// --- warpsim: next linked PTX unit ---\n";
 
 /// Reads `n` bytes at `p`.
 ///
@@ -52,12 +55,19 @@ unsafe fn fatbin_ptx(p: u64, sm: u32) -> Result<String, warpsim_fatbin::FatbinEr
     Fatbin::parse(all)?.ptx_for(sm)
 }
 
-/// The PTX units of the code image at `image`: a fatbin wrapper, a fatbin,
-/// an ELF (SASS only: an error naming the fix), or PTX text.
+/// The PTX an image holds, before linking: named units, or units already linked.
+struct RawImage {
+    units: Vec<(String, String)>,
+    linked: bool,
+}
+
+/// The PTX units of the code image at `image`: a fatbin wrapper (version 2: one fatbin per
+/// `-rdc` translation unit), a fatbin, an ELF (SASS only: an error naming the fix) or PTX
+/// text (a linked blob of [`cuLinkComplete`]'s, or one unit).
 ///
 /// # Safety
 /// `image` points at one of those.
-pub unsafe fn image_units(image: *const c_void, sm: u32) -> Result<Vec<String>, CUresult> {
+unsafe fn raw_image(image: *const c_void, sm: u32) -> Result<RawImage, CUresult> {
     if image.is_null() {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
@@ -65,6 +75,11 @@ pub unsafe fn image_units(image: *const c_void, sm: u32) -> Result<Vec<String>, 
     // SAFETY: every image kind is at least 4 bytes long (PTX text is checked below).
     let first = unsafe { mem(p, 1) }?;
     let kind = if first[0] == 0 { ImageKind::Text } else { warpsim_fatbin::image_kind(unsafe { mem(p, 4) }?) };
+    let named = |units: Vec<String>| {
+        let n = units.len();
+        let name = |i: usize| if n == 1 { "the PTX".to_string() } else { format!("PTX unit {} of {n}", i + 1) };
+        RawImage { units: units.into_iter().enumerate().map(|(i, u)| (name(i), u)).collect(), linked: false }
+    };
     match kind {
         ImageKind::Wrapper => {
             // SAFETY: a wrapper is 24 bytes.
@@ -82,21 +97,25 @@ pub unsafe fn image_units(image: *const c_void, sm: u32) -> Result<Vec<String>, 
                 fatbins.push(next);
                 at += 8;
             }
-            for f in fatbins.into_iter().filter(|&f| f != 0) {
+            // A version-2 wrapper's own fatbin is the device-linked code (nvlink's): each
+            // translation unit's PTX is in its prelinked fatbins, and only there.
+            let prelinked = fatbins.len() > 1;
+            for f in fatbins.into_iter().skip(prelinked as usize).filter(|&f| f != 0) {
                 // SAFETY: the wrapper's fatbins.
                 match unsafe { fatbin_ptx(f, sm) } {
                     Ok(u) => units.push(u),
+                    Err(e) if prelinked => return Err(image_error(e)),
                     Err(e) => first_err = first_err.or(Some(e)),
                 }
             }
             match (units.is_empty(), first_err) {
                 (true, Some(e)) => Err(image_error(e)),
                 (true, None) => Err(CUDA_ERROR_INVALID_IMAGE),
-                (false, _) => Ok(units),
+                (false, _) => Ok(named(units)),
             }
         }
         // SAFETY: a fatbin at `p`.
-        ImageKind::Fatbin => Ok(vec![unsafe { fatbin_ptx(p, sm) }.map_err(image_error)?]),
+        ImageKind::Fatbin => Ok(named(vec![unsafe { fatbin_ptx(p, sm) }.map_err(image_error)?])),
         ImageKind::Elf => {
             eprintln!(
                 "warpsim: {}\n  (Numba hands the driver cubins when it links with nvJitLink: give @cuda.jit lto=False, \
@@ -108,9 +127,40 @@ pub unsafe fn image_units(image: *const c_void, sm: u32) -> Result<Vec<String>, 
         ImageKind::Text => {
             // SAFETY: PTX text is NUL-terminated.
             let s = unsafe { cstr(image as *const c_char) }?;
-            Ok(s.split(UNIT_SEPARATOR).map(str::to_string).collect())
+            let linked = s.contains(LINKED_SEPARATOR);
+            Ok(RawImage { linked, ..named(s.split(LINKED_SEPARATOR).map(str::to_string).collect()) })
         }
     }
+}
+
+/// Links named PTX units (one is returned as it is unless `always`: then its `.extern`s are
+/// checked, as the driver's linker does); a link error is printed and is
+/// `CUDA_ERROR_INVALID_PTX` (what the driver returns when its JIT fails), its text also
+/// given to `log`.
+fn link_units(units: Vec<(String, String)>, always: bool, log: impl FnOnce(&str)) -> Result<Vec<String>, CUresult> {
+    if units.len() < 2 && !always {
+        return Ok(units.into_iter().map(|u| u.1).collect());
+    }
+    let inputs: Vec<warpsim_host::LinkInput<'_>> = units.iter().map(|(name, ptx)| warpsim_host::LinkInput { name, ptx }).collect();
+    warpsim_host::link_ptx(&inputs).map_err(|e| {
+        let msg = format!("linking the device code: {e}");
+        eprintln!("warpsim: {msg}");
+        log(&msg);
+        CUDA_ERROR_INVALID_PTX
+    })
+}
+
+/// The PTX units of the code image at `image`, linked (see [`raw_image`]).
+///
+/// # Safety
+/// `image` as for [`raw_image`].
+pub unsafe fn image_units(image: *const c_void, sm: u32) -> Result<Vec<String>, CUresult> {
+    // SAFETY: forwarded.
+    let raw = unsafe { raw_image(image, sm) }?;
+    if raw.linked {
+        return Ok(raw.units.into_iter().map(|u| u.1).collect());
+    }
+    link_units(raw.units, false, |_| {})
 }
 
 /// Whether PTX `src` defines `.entry name`.
@@ -131,12 +181,9 @@ impl Driver {
     fn add_module(&mut self, units: Vec<String>) -> usize {
         let m = self.handle();
         let n = self.modules.len();
-        let units = units
-            .into_iter()
-            .enumerate()
-            .map(|(i, src)| Unit { host: Module::from_ptx(format!("module{n}.unit{i}.ptx"), src), globals: None })
-            .collect();
-        self.modules.insert(m, ModuleState { units, functions: HashMap::new() });
+        let units =
+            units.into_iter().enumerate().map(|(i, src)| Unit { host: Module::from_ptx(format!("module{n}.unit{i}.ptx"), src) }).collect();
+        self.modules.insert(m, ModuleState { units, functions: HashMap::new(), globals: HashMap::new() });
         m
     }
 
@@ -529,10 +576,24 @@ api! {
         // SAFETY: out-pointer from the caller.
         unsafe { put(size, v) }
     }
-    fn cuLinkCreate_v2(_n: c_uint, _options: *mut c_int, _values: *mut *mut c_void, state: *mut Handle) {
+    /// Options kept: the error log buffer and its size (`CU_JIT_ERROR_LOG_BUFFER`,
+    /// `CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES`), where a link error's message is written.
+    fn cuLinkCreate_v2(n: c_uint, options: *mut c_int, values: *mut *mut c_void, state: *mut Handle) {
+        let (mut log, mut log_size) = (0usize, 0usize);
+        if !options.is_null() && !values.is_null() {
+            for i in 0..n as usize {
+                // SAFETY: `n` options and as many values, as cuda.h documents them.
+                let (o, v) = unsafe { (*options.add(i), *values.add(i)) };
+                match o {
+                    5 => log = v as usize,
+                    6 => log_size = v as usize,
+                    _ => {}
+                }
+            }
+        }
         // SAFETY: out-pointer from the caller.
         unsafe { create(state, |d, l| {
-            d.linkers.insert(l, Linker::default());
+            d.linkers.insert(l, Linker { error_log: (log, log_size), ..Linker::default() });
         }) }
     }
     /// PTX input is kept; a fatbin's PTX is taken; other inputs (cubins,
@@ -544,21 +605,31 @@ api! {
         // SAFETY: the caller's input of `size` bytes.
         let input = unsafe { bytes(data, size) }?;
         let sm = with(|d| Ok(d.sm()))?;
+        // SAFETY: an optional C string.
+        let given = if name.is_null() { None } else { unsafe { cstr(name) }.ok().filter(|n| !n.is_empty()).map(str::to_string) };
         let units = match kind {
             // CU_JIT_INPUT_PTX
-            1 => vec![String::from_utf8_lossy(input.split(|&b| b == 0).next().unwrap_or(&[])).into_owned()],
+            1 => vec![(String::new(), String::from_utf8_lossy(input.split(|&b| b == 0).next().unwrap_or(&[])).into_owned())],
             // CU_JIT_INPUT_FATBINARY
-            2 => unsafe { image_units(data, sm) }?,
+            2 => unsafe { raw_image(data, sm) }?.units,
             _ => {
-                // SAFETY: an optional C string.
-                let n = if name.is_null() { "input".to_string() } else { unsafe { cstr(name) }.unwrap_or("input").to_string() };
+                let n = given.unwrap_or_else(|| "input".to_string());
                 eprintln!("warpsim: cuLinkAddData: `{n}` is not PTX (input type {kind}); warpsim links PTX only");
                 return Err(CUDA_ERROR_NOT_SUPPORTED);
             }
         };
         with(|d| {
             let l = d.linkers.get_mut(&h(state)).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
-            l.ptx.extend(units);
+            let count = units.len();
+            for (i, (_, text)) in units.into_iter().enumerate() {
+                let k = l.ptx.len() + 1;
+                let label = match (&given, count) {
+                    (Some(g), 1) => g.clone(),
+                    (Some(g), _) => format!("{g}, PTX unit {} of {count}", i + 1),
+                    (None, _) => format!("input {k}"),
+                };
+                l.ptx.push((label, text));
+            }
             Ok(())
         })
     }
@@ -573,13 +644,26 @@ api! {
             e => Err(e),
         }
     }
+    /// Links the inputs; the blob is the linked PTX, which the loaders recognise. A link
+    /// error goes to the error log buffer too.
     fn cuLinkComplete(state: Handle, cubin: *mut *mut c_void, size: *mut usize) {
         let (p, n) = with(|d| {
             let l = d.linkers.get_mut(&h(state)).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
             if l.ptx.is_empty() {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
-            l.blob = l.ptx.join(UNIT_SEPARATOR).into_bytes();
+            let (log, log_size) = l.error_log;
+            let units = link_units(l.ptx.clone(), true, |msg| {
+                if log != 0 && log_size > 0 {
+                    let n = msg.len().min(log_size - 1);
+                    // SAFETY: the caller gave a buffer of `log_size` bytes for the error log.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(msg.as_ptr(), log as *mut u8, n);
+                        *(log as *mut u8).add(n) = 0;
+                    }
+                }
+            })?;
+            l.blob = units.join(LINKED_SEPARATOR).into_bytes();
             l.blob.push(0);
             Ok((l.blob.as_mut_ptr(), l.blob.len()))
         })?;
@@ -605,5 +689,71 @@ mod tests {
         assert!(declares_entry(src, "_Z3addPf"));
         assert!(!declares_entry(src, "_Z3add"));
         assert!(!declares_entry(src, "foo"));
+    }
+
+    /// A fatbin of one uncompressed entry (`kind` 1: PTX, 2: ELF) for sm_90.
+    fn fatbin(kind: u16, payload: &[u8]) -> Vec<u8> {
+        let padded = payload.len().div_ceil(8) * 8 + 8;
+        let mut e = vec![0u8; 64];
+        e[0..2].copy_from_slice(&kind.to_le_bytes());
+        e[2..4].copy_from_slice(&0x101u16.to_le_bytes());
+        e[4..8].copy_from_slice(&64u32.to_le_bytes());
+        e[8..16].copy_from_slice(&(padded as u64).to_le_bytes());
+        e[28..32].copy_from_slice(&90u32.to_le_bytes());
+        e[40..48].copy_from_slice(&0x11u64.to_le_bytes());
+        e.extend_from_slice(payload);
+        e.resize(64 + padded, 0);
+        let mut f = warpsim_fatbin::FATBIN_MAGIC.to_le_bytes().to_vec();
+        f.extend_from_slice(&1u16.to_le_bytes());
+        f.extend_from_slice(&16u16.to_le_bytes());
+        f.extend_from_slice(&(e.len() as u64).to_le_bytes());
+        f.extend(e);
+        f
+    }
+
+    fn wrapper(version: u32, data: &[u8], prelinked: &[u64]) -> Vec<u8> {
+        let mut w = warpsim_fatbin::WRAPPER_MAGIC.to_le_bytes().to_vec();
+        w.extend_from_slice(&version.to_le_bytes());
+        w.extend_from_slice(&(data.as_ptr() as u64).to_le_bytes());
+        w.extend_from_slice(&(prelinked.as_ptr() as u64).to_le_bytes());
+        w
+    }
+
+    const HEAD: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
+
+    /// nvcc's `-rdc` image: a version-2 wrapper whose own fatbin is the device-linked SASS and
+    /// whose prelinked fatbins hold each unit's PTX, which are linked.
+    #[test]
+    fn a_version_2_wrapper_links_the_ptx_of_its_prelinked_fatbins() {
+        let a = format!(
+            "{HEAD}.extern .func (.param .b32 r) f();\n.visible .entry k(.param .u64 p)\n{{\n.reg .b32 %r<2>;\n\
+             {{\n.param .b32 r;\ncall.uni (r), f, ();\nld.param.b32 %r1, [r];\n}}\nret;\n}}\n"
+        );
+        let b =
+            format!("{HEAD}.visible .func (.param .b32 r) f()\n{{\n.reg .b32 %r<2>;\nmov.u32 %r1, 42;\nst.param.b32 [r], %r1;\nret;\n}}\n");
+        let sass = fatbin(2, b"\x7fELF\x02\x01\x01");
+        let (fa, fb) = (fatbin(1, a.as_bytes()), fatbin(1, b.as_bytes()));
+        let list = [fa.as_ptr() as u64, fb.as_ptr() as u64, 0];
+        let w = wrapper(2, &sass, &list);
+        // SAFETY: a wrapper whose pointers point at live fatbins and a NULL-terminated list.
+        let units = unsafe { image_units(w.as_ptr().cast(), 90) }.unwrap();
+        assert_eq!(units.len(), 2);
+        assert!(units[0].contains(".entry k") && units[0].contains("mov.u32 %r1, 42;"), "{}", units[0]);
+        assert!(!units[1].contains(".entry k"), "{}", units[1]);
+        // The blob cuLinkComplete makes of them loads as it is, linked once.
+        let mut blob = units.join(LINKED_SEPARATOR).into_bytes();
+        blob.push(0);
+        // SAFETY: NUL-terminated text.
+        assert_eq!(unsafe { image_units(blob.as_ptr().cast(), 90) }.unwrap(), units);
+        // A prelinked fatbin without PTX is an error (the fix is in the message).
+        let list = [fa.as_ptr() as u64, sass.as_ptr() as u64, 0];
+        let w = wrapper(2, &sass, &list);
+        // SAFETY: as above.
+        assert_eq!(unsafe { image_units(w.as_ptr().cast(), 90) }, Err(CUDA_ERROR_NO_BINARY_FOR_GPU));
+        // A unit twice: its kernel is defined twice.
+        let list = [fa.as_ptr() as u64, fa.as_ptr() as u64, 0];
+        let w = wrapper(2, &sass, &list);
+        // SAFETY: as above.
+        assert_eq!(unsafe { image_units(w.as_ptr().cast(), 90) }, Err(CUDA_ERROR_INVALID_PTX));
     }
 }

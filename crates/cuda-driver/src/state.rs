@@ -56,17 +56,30 @@ pub enum MappedKind {
     Registered,
 }
 
-/// One PTX unit of a module (a `-rdc` image has several), parsed on first use.
+/// One PTX unit of a module (a `-rdc` image or a link of several PTX inputs has one per
+/// input, each linked with what it uses of the others), parsed on first use.
 pub struct Unit {
     pub host: Module,
-    /// Module variables by name: (address, bytes), once a kernel of the unit compiled.
-    pub globals: Option<HashMap<String, (u64, u64)>>,
 }
 
 pub struct ModuleState {
     pub units: Vec<Unit>,
     /// Kernel name -> function handle.
     pub functions: HashMap<String, usize>,
+    /// Module variables by name: (address, bytes), allocated when the first kernel using one
+    /// compiles. One object per name across the units (a `__device__` variable one unit defines
+    /// and another uses); a variable declared inside a function is its unit's own.
+    pub globals: HashMap<String, (u64, u64)>,
+}
+
+/// The module-wide key of variable `name` of unit `unit` (function-scoped variables, whose
+/// program names hold an `@`, stay per unit).
+fn global_key(unit: usize, name: &str) -> String {
+    if name.contains('@') {
+        format!("{unit}:{name}")
+    } else {
+        name.to_string()
+    }
 }
 
 pub struct Func {
@@ -85,8 +98,11 @@ pub struct Event {
 
 #[derive(Default)]
 pub struct Linker {
-    pub ptx: Vec<String>,
+    /// The inputs: (name for messages, PTX).
+    pub ptx: Vec<(String, String)>,
     pub blob: Vec<u8>,
+    /// `CU_JIT_ERROR_LOG_BUFFER` and its size in bytes (0 if none given).
+    pub error_log: (usize, usize),
 }
 
 /// Per-kernel summary line fields, as `WARPSIM_SUMMARY` writes them.
@@ -287,8 +303,8 @@ impl Driver {
         }
     }
 
-    /// The compiled kernel of function `f` (compiled on first use, with its
-    /// unit's module variables shared among the unit's kernels).
+    /// The compiled kernel of function `f` (compiled on first use, with the module's
+    /// variables shared among all its kernels).
     pub fn kernel(&mut self, f: usize) -> Result<Kernel, CUresult> {
         let func = self.funcs.get(&f).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
         if let Some(k) = &func.kernel {
@@ -300,17 +316,8 @@ impl Driver {
             eprintln!("warpsim: cannot run kernel `{name}`: {e}");
             CUDA_ERROR_INVALID_PTX
         })?;
-        let globals = match &unit.globals {
-            Some(g) => g.clone(),
-            None => {
-                let g = self.alloc_globals(&k);
-                if let Some(unit) = self.modules.get_mut(&m).and_then(|m| m.units.get_mut(u)) {
-                    unit.globals = Some(g.clone());
-                }
-                g
-            }
-        };
-        self.ctx.bind_globals(&k, globals.into_iter().map(|(n, (a, _))| (n, a)).collect());
+        let globals = self.alloc_globals(m, u, &k);
+        self.ctx.bind_globals(&k, globals);
         if let Some(func) = self.funcs.get_mut(&f) {
             func.kernel = Some(k.clone());
         }
@@ -318,27 +325,27 @@ impl Driver {
     }
 
     /// A module variable of module `m`: (address, bytes). The first kernel of
-    /// the unit declaring it is compiled for the variable list.
+    /// a unit declaring it is compiled for the variable list.
     pub fn global(&mut self, m: usize, name: &str) -> Result<(u64, u64), CUresult> {
         let module = self.modules.get(&m).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+        if let Some(&g) = module.globals.get(name) {
+            return Ok(g);
+        }
         let decl = |src: &str| src.contains(name);
-        let unit = module.units.iter().position(|u| decl(u.host.source())).ok_or(CUDA_ERROR_NOT_FOUND)?;
-        if module.units[unit].globals.is_none() {
-            let entries = module.units[unit].host.entries().map_err(|_| CUDA_ERROR_INVALID_PTX)?;
-            let mut done = false;
+        let units: Vec<usize> = (0..module.units.len()).filter(|&u| decl(module.units[u].host.source())).collect();
+        for unit in units {
+            let entries = self.modules[&m].units[unit].host.entries().map_err(|_| CUDA_ERROR_INVALID_PTX)?;
             for e in entries {
                 let f = self.function(m, unit, &e);
                 if self.kernel(f).is_ok() {
-                    done = true;
                     break;
                 }
             }
-            if !done {
-                return Err(CUDA_ERROR_NOT_FOUND);
+            if let Some(&g) = self.modules[&m].globals.get(name) {
+                return Ok(g);
             }
         }
-        let g = self.modules[&m].units[unit].globals.as_ref().and_then(|g| g.get(name).copied());
-        g.ok_or(CUDA_ERROR_NOT_FOUND)
+        Err(CUDA_ERROR_NOT_FOUND)
     }
 
     /// The function handle of kernel `name` of unit `unit` of module `m` (made once).
@@ -356,13 +363,19 @@ impl Driver {
 }
 
 impl Driver {
-    /// Allocates `kernel`'s module variables (as the engine does for a program); a
+    /// The addresses of `kernel`'s module variables (it is a kernel of unit `u` of module `m`),
+    /// allocating those the module has not yet (as the engine does for a program); a
     /// `__managed__` one gets managed memory, which the host code reads and writes directly.
-    fn alloc_globals(&mut self, kernel: &Kernel) -> HashMap<String, (u64, u64)> {
+    fn alloc_globals(&mut self, m: usize, u: usize, kernel: &Kernel) -> HashMap<String, u64> {
         let p = kernel.program();
-        let mut out = HashMap::new();
+        let mut known = self.modules.get_mut(&m).map(|s| std::mem::take(&mut s.globals)).unwrap_or_default();
+        let mut fresh = Vec::new();
         let mut host_backed = Vec::new();
         for g in &p.globals {
+            let key = global_key(u, &g.name);
+            if known.contains_key(&key) {
+                continue;
+            }
             let managed = if g.managed { self.alloc_mapped(g.size.max(1), MappedKind::Managed).ok() } else { None };
             let a = match managed {
                 Some(a) => {
@@ -376,11 +389,13 @@ impl Driver {
                     self.ctx.alloc(&g.name, g.size.max(1), Some(filler)).0
                 }
             };
-            out.insert(g.name.clone(), (a, g.size));
+            known.insert(key, (a, g.size));
+            fresh.push(g);
         }
-        for g in &p.globals {
+        for g in fresh {
+            let Some(&(base, size)) = known.get(&global_key(u, &g.name)) else { continue };
             for (off, sym, add) in &g.relocs {
-                if let (Some(&(a, _)), Some(&(base, size))) = (out.get(sym), out.get(&g.name)) {
+                if let Some(&(a, _)) = known.get(&global_key(u, sym)) {
                     let bytes = a.wrapping_add(*add as u64).to_le_bytes();
                     if host_backed.contains(&g.name) {
                         if off + 8 <= size {
@@ -393,7 +408,11 @@ impl Driver {
                 }
             }
         }
-        out
+        let bound = p.globals.iter().filter_map(|g| Some((g.name.clone(), known.get(&global_key(u, &g.name))?.0))).collect();
+        if let Some(s) = self.modules.get_mut(&m) {
+            s.globals = known;
+        }
+        bound
     }
 }
 

@@ -45,6 +45,47 @@ DONE:
 }
 "#;
 
+/// Two units for the linker: `LINK_MAIN` uses a function and a variable of `LINK_LIB`'s.
+const LINK_LIB: &str = r#".version 8.0
+.target sm_90
+.address_size 64
+.visible .global .align 4 .u32 uses = 9;
+.visible .func (.param .b32 r) seven()
+{
+  .reg .b32 %r<2>;
+  mov.u32 %r1, 7;
+  st.param.b32 [r], %r1;
+  ret;
+}
+.visible .entry count_up()
+{
+  .reg .b32 %r<2>;
+  atom.global.add.u32 %r1, [uses], 1;
+  ret;
+}
+"#;
+
+const LINK_MAIN: &str = r#".version 8.0
+.target sm_90
+.address_size 64
+.extern .func (.param .b32 r) seven();
+.extern .global .align 4 .u32 uses;
+.visible .entry use_seven(.param .u64 p)
+{
+  .reg .b32 %r<3>;
+  .reg .b64 %rd<2>;
+  {
+  .param .b32 r;
+  call.uni (r), seven, ();
+  ld.param.b32 %r1, [r];
+  }
+  ld.param.u64 %rd1, [p];
+  st.global.u32 [%rd1], %r1;
+  atom.global.add.u32 %r2, [uses], 1;
+  ret;
+}
+"#;
+
 fn ok(r: CUresult) {
     assert_eq!(r, CUDA_SUCCESS, "{}", name(r));
 }
@@ -161,6 +202,44 @@ fn a_program_s_calls_in_order() {
         ok(cuLinkDestroy(link));
         let mut lf = null_mut();
         ok(cuModuleGetFunction(&mut lf, lm, c"poke".as_ptr()));
+
+        // Two PTX inputs: one's `.extern` function and variable are the other's; the variable is
+        // one object for the kernels of both; a link that leaves an `.extern` undefined fails,
+        // naming it in the error log.
+        let (lib_ptx, main_ptx) = (format!("{LINK_LIB}\0"), format!("{LINK_MAIN}\0"));
+        let add = |link: *mut c_void, src: &str, name: &CStr| {
+            cuLinkAddData_v2(link, 1, src.as_ptr() as *mut c_void, src.len(), name.as_ptr(), 0, null_mut(), null_mut())
+        };
+        ok(cuLinkCreate_v2(0, null_mut(), null_mut(), &mut link));
+        ok(add(link, &main_ptx, c"main.ptx"));
+        ok(add(link, &lib_ptx, c"lib.ptx"));
+        ok(cuLinkComplete(link, &mut blob, &mut blob_len));
+        let mut two = null_mut();
+        ok(cuModuleLoadData(&mut two, blob));
+        ok(cuLinkDestroy(link));
+        let (mut use_seven, mut count_up) = (null_mut(), null_mut());
+        ok(cuModuleGetFunction(&mut use_seven, two, c"use_seven".as_ptr()));
+        ok(cuModuleGetFunction(&mut count_up, two, c"count_up".as_ptr()));
+        let mut out = 0u64;
+        ok(cuMemAlloc_v2(&mut out, 4));
+        let mut kparams = [&mut out as *mut u64 as *mut c_void];
+        ok(cuLaunchKernel(use_seven, 1, 1, 1, 1, 1, 1, 0, null_mut(), kparams.as_mut_ptr(), null_mut()));
+        ok(cuLaunchKernel(count_up, 1, 1, 1, 1, 1, 1, 0, null_mut(), null_mut(), null_mut()));
+        let (mut got, mut count) = (0u32, 0u32);
+        ok(cuMemcpyDtoH_v2(&mut got as *mut u32 as *mut c_void, out, 4));
+        let (mut gp, mut gsize) = (0u64, 0usize);
+        ok(cuModuleGetGlobal_v2(&mut gp, &mut gsize, two, c"uses".as_ptr()));
+        ok(cuMemcpyDtoH_v2(&mut count as *mut u32 as *mut c_void, gp, 4));
+        assert_eq!((got, count, gsize), (7, 11, 4), "seven() from lib.ptx; `uses` counted by a kernel of each input");
+        let mut log = [0u8; 256];
+        let mut opts = [5 as c_int, 6];
+        let mut vals = [log.as_mut_ptr() as *mut c_void, log.len() as *mut c_void];
+        ok(cuLinkCreate_v2(2, opts.as_mut_ptr(), vals.as_mut_ptr(), &mut link));
+        ok(add(link, &main_ptx, c"main.ptx"));
+        assert_eq!(cuLinkComplete(link, &mut blob, &mut blob_len), CUDA_ERROR_INVALID_PTX);
+        ok(cuLinkDestroy(link));
+        let log = CStr::from_bytes_until_nul(&log).unwrap().to_string_lossy().into_owned();
+        assert!(log.contains("unresolved symbol `seven`: main.ptx (kernel use_seven) uses this function"), "{log}");
 
         // Managed memory: the host writes it, the kernel reads and writes it, the host sees it.
         let mut mp = 0u64;

@@ -79,6 +79,10 @@ driver_api! {
     cuMemsetD2D8_v2(CUdeviceptr, usize, u8, usize, usize);
     cuMemsetD2D8Async(CUdeviceptr, usize, u8, usize, usize, Handle);
     cuModuleLoadData(*mut Handle, *const c_void);
+    cuLinkCreate_v2(c_uint, *mut c_int, *mut *mut c_void, *mut Handle);
+    cuLinkAddData_v2(Handle, c_int, *mut c_void, usize, *const c_char, c_uint, *mut c_int, *mut *mut c_void);
+    cuLinkComplete(Handle, *mut *mut c_void, *mut usize);
+    cuLinkDestroy(Handle);
     cuModuleGetFunction(*mut Handle, Handle, *const c_char);
     cuModuleGetGlobal_v2(*mut CUdeviceptr, *mut usize, Handle, *const c_char);
     cuLaunchKernel(Handle, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, Handle, *mut *mut c_void, *mut *mut c_void);

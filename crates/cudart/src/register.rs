@@ -3,6 +3,15 @@
 //! `__device__` / `__constant__` variables by host shadow (`__cudaRegisterVar`). Nothing is
 //! loaded then: the first launch or symbol copy that needs an image hands its fatbin to the
 //! driver (`cuModuleLoadData`) in the current context, so a program pays only for what it uses.
+//!
+//! `-rdc` programs register once for the whole program: nvcc's device-link stub
+//! (`crt/link.stub`) collects each translation unit's `__cudaRegisterLinkedBinary_ID` call,
+//! then registers a version-2 wrapper (`fatbinary_section.h`: `FATBINC_LINK_VERSION`) whose
+//! fatbin is nvlink's device-linked code and whose `filename_or_fatbins` is the
+//! NULL-terminated array of the units' relocatable fatbins (`__nv_relfatbin`), then runs each
+//! unit's registration callback with that one handle. The runtime links those fatbins with the
+//! driver's JIT linker (`cuLinkCreate`, `cuLinkAddData(CU_JIT_INPUT_FATBINARY)`,
+//! `cuLinkComplete`) and loads the result.
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -12,12 +21,18 @@ use crate::context;
 use crate::driver::{cu, CUdeviceptr, Handle};
 use crate::error::{entry_points, Error, INVALID_DEVICE_FUNCTION, INVALID_SYMBOL, INVALID_VALUE};
 
-/// `__fatBinC_Wrapper_t`'s magic: `{u32 magic, u32 version, const void* data, void* filename}`.
+/// `__fatBinC_Wrapper_t`'s magic: `{u32 magic, u32 version, const void* data, void* filename_or_fatbins}`.
 const WRAPPER_MAGIC: u32 = 0x466243B1;
+/// `FATBINC_LINK_VERSION`: `filename_or_fatbins` is the array of prelinked fatbins.
+const WRAPPER_LINK_VERSION: u32 = 2;
+/// `CU_JIT_INPUT_FATBINARY`.
+const JIT_INPUT_FATBINARY: c_int = 2;
 
 struct Image {
     /// The image given to the driver: the wrapper's fatbin, or what was registered if it is no wrapper.
     data: usize,
+    /// A version-2 wrapper's prelinked fatbins (one per `-rdc` translation unit), linked at load.
+    prelinked: Vec<usize>,
     /// Loaded modules by (device, generation).
     modules: Vec<((i32, u64), usize)>,
 }
@@ -68,17 +83,27 @@ unsafe fn image_of(handle: *mut *mut c_void) -> Option<usize> {
 pub unsafe extern "C" fn __warpsim___cudaRegisterFatBinary(fat_cubin: *mut c_void) -> *mut *mut c_void {
     let r = std::panic::catch_unwind(|| {
         let mut data = fat_cubin as usize;
+        let mut prelinked = Vec::new();
         if !fat_cubin.is_null() {
-            // SAFETY: a wrapper starts with its u32 magic; its data pointer follows the version.
+            // SAFETY: a wrapper starts with its u32 magic and version; its data pointer and
+            // (version 2) the NULL-terminated fatbin array follow, as fatbinary_section.h lays
+            // them out.
             unsafe {
                 let w = fat_cubin as *const u32;
                 if w.read_unaligned() == WRAPPER_MAGIC {
                     data = (fat_cubin as *const u8).add(8).cast::<usize>().read_unaligned();
+                    if w.add(1).read_unaligned() == WRAPPER_LINK_VERSION {
+                        let mut at = (fat_cubin as *const u8).add(16).cast::<*const usize>().read_unaligned();
+                        while !at.is_null() && at.read_unaligned() != 0 {
+                            prelinked.push(at.read_unaligned());
+                            at = at.add(1);
+                        }
+                    }
                 }
             }
         }
         let index = with(|r| {
-            r.images.push(Some(Image { data, modules: Vec::new() }));
+            r.images.push(Some(Image { data, prelinked, modules: Vec::new() }));
             r.images.len() - 1
         });
         Box::into_raw(Box::new(index)) as *mut *mut c_void
@@ -251,9 +276,49 @@ fn module(r: &mut Registry, image: usize, key: (i32, u64)) -> Result<Handle, Err
         return Ok(m as Handle);
     }
     let mut m: Handle = std::ptr::null_mut();
-    cu!(cuModuleLoadData(&mut m, img.data as *const c_void))?;
+    if img.prelinked.is_empty() {
+        cu!(cuModuleLoadData(&mut m, img.data as *const c_void))?;
+    } else {
+        m = link_and_load(&img.prelinked)?;
+    }
     img.modules.push((key, m as usize));
     Ok(m)
+}
+
+/// The bytes of the fatbin at `p`, from its header (`u16 header_size` at 6, `u64 files_size` at 8).
+///
+/// # Safety
+/// `p` points at a fatbin.
+unsafe fn fatbin_len(p: usize) -> usize {
+    // SAFETY: a fatbin header is 16 bytes.
+    unsafe {
+        let header = (p as *const u8).add(6).cast::<u16>().read_unaligned() as usize;
+        let files = (p as *const u8).add(8).cast::<u64>().read_unaligned() as usize;
+        header.saturating_add(files)
+    }
+}
+
+/// Links the relocatable fatbins of a `-rdc` program with the driver's JIT linker and loads
+/// the result as one module.
+fn link_and_load(fatbins: &[usize]) -> Result<Handle, Error> {
+    let mut state: Handle = std::ptr::null_mut();
+    cu!(cuLinkCreate_v2(0, std::ptr::null_mut(), std::ptr::null_mut(), &mut state))?;
+    let linked = (|| {
+        for (i, &f) in fatbins.iter().enumerate() {
+            let name = CString::new(format!("relocatable fatbin {} of {}", i + 1, fatbins.len())).unwrap_or_default();
+            // SAFETY: `f` is one of the program's fatbins, whose header gives its length.
+            let len = unsafe { fatbin_len(f) };
+            let (n, o, v) = (0, std::ptr::null_mut(), std::ptr::null_mut());
+            cu!(cuLinkAddData_v2(state, JIT_INPUT_FATBINARY, f as *mut c_void, len, name.as_ptr(), n, o, v))?;
+        }
+        let (mut blob, mut size): (*mut c_void, usize) = (std::ptr::null_mut(), 0);
+        cu!(cuLinkComplete(state, &mut blob, &mut size))?;
+        let mut m: Handle = std::ptr::null_mut();
+        cu!(cuModuleLoadData(&mut m, blob))?;
+        Ok(m)
+    })();
+    let _ = cu!(cuLinkDestroy(state));
+    linked
 }
 
 /// The driver's function for a kernel's host stub, in the current context.
@@ -313,5 +378,36 @@ entry_points! {
         }
         // The runtime's kernel handle is the host stub itself: launches find it the same way.
         Ok(host_fun.cast_mut())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// nvcc's `-rdc` link stub registers a version-2 wrapper: its fatbin and the
+    /// NULL-terminated list of prelinked fatbins are both kept; a version-1 wrapper has no list.
+    #[test]
+    fn a_version_2_wrapper_keeps_its_prelinked_fatbins() {
+        let (data, a, b) = ([1u8; 16], [2u8; 16], [3u8; 16]);
+        let list = [a.as_ptr() as usize, b.as_ptr() as usize, 0];
+        let wrapper = |version: u32| {
+            let mut w = WRAPPER_MAGIC.to_le_bytes().to_vec();
+            w.extend_from_slice(&version.to_le_bytes());
+            w.extend_from_slice(&(data.as_ptr() as u64).to_le_bytes());
+            w.extend_from_slice(&(list.as_ptr() as u64).to_le_bytes());
+            w
+        };
+        for (version, want) in [(2, vec![list[0], list[1]]), (1, vec![])] {
+            let mut w = wrapper(version);
+            // SAFETY: a wrapper whose pointers are live for the call.
+            let handle = unsafe { __warpsim___cudaRegisterFatBinary(w.as_mut_ptr().cast()) };
+            // SAFETY: the handle just made.
+            let i = unsafe { image_of(handle) }.unwrap();
+            let (d, p) = with(|r| r.images[i].as_ref().map(|img| (img.data, img.prelinked.clone())).unwrap());
+            assert_eq!((d, p), (data.as_ptr() as usize, want), "version {version}");
+            // SAFETY: as above.
+            unsafe { __warpsim___cudaUnregisterFatBinary(handle) };
+        }
     }
 }

@@ -9,6 +9,7 @@
 //! * [`Args`]: kernel parameter bytes laid out from the PTX parameter list.
 //! * [`launch`]: one launch, functional or on the timing model, with the
 //!   observers [`LaunchOptions`] switches on; it returns a [`LaunchSummary`].
+//! * [`link_ptx`]: PTX units linked as the driver's JIT linker does (`-rdc`, `cuLinkAddData`).
 //! * [`Prepared`]: a context, a kernel and its arguments built from
 //!   manifest-style [`ParamSpec`](warpsim_launch::ParamSpec)s; [`corpus`] runs
 //!   and checks manifest cases with it.
@@ -18,6 +19,7 @@ pub mod corpus;
 mod device;
 mod error;
 mod launch;
+pub mod link;
 mod module;
 mod params;
 mod prepared;
@@ -25,6 +27,7 @@ mod prepared;
 pub use device::{Context, DevicePtr};
 pub use error::HostError;
 pub use launch::{launch, launch_keeping_partial, launch_observed, Dims, LaunchOptions, LaunchSummary, TimingMode};
+pub use link::{link_ptx, LinkError, LinkInput};
 pub use module::{Kernel, Module, ProgramCache};
 pub use params::Args;
 pub use prepared::{prepare, BoundBuffer, Prepared};
