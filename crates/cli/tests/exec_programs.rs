@@ -335,6 +335,11 @@ fn self_checking_with(name: &str, flags: &[&str]) -> String {
     let fails: Vec<&str> = out.lines().filter(|l| !l.starts_with("ok ")).collect();
     assert_eq!(fails, ["0 failed"], "stdout:\n{out}\nstderr:\n{}", text(&o.stderr));
     assert_eq!(o.status.code(), Some(0));
+    // The same lines as on the H200, where it was recorded (calibration/run_rdc_h200.sh).
+    let recording = if flags.contains(&"-g") { format!("{name}_g") } else { name.to_string() };
+    if programs().join("h200").join(format!("{recording}.stdout")).exists() {
+        same_as_h200(&recording, &o);
+    }
     out
 }
 

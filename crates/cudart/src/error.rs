@@ -21,6 +21,7 @@ pub const INVALID_SYMBOL: i32 = 13;
 pub const INVALID_MEMCPY_DIRECTION: i32 = 21;
 pub const INSUFFICIENT_DRIVER: i32 = 35;
 pub const INVALID_DEVICE_FUNCTION: i32 = 98;
+pub const INVALID_RESOURCE_HANDLE: i32 = 400;
 pub const NO_DEVICE: i32 = 100;
 pub const INVALID_DEVICE: i32 = 101;
 pub const NOT_READY: i32 = 600;

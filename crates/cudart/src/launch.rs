@@ -71,8 +71,10 @@ fn check_shape(grid: Dim3, block: Dim3) -> Result<(), Error> {
     let g = [grid.x, grid.y, grid.z];
     let threads = b.iter().map(|&v| u64::from(v)).product::<u64>();
     let fits = |v: &[u32; 3], max: &[u32; 3]| v.iter().zip(max).all(|(&v, &m)| v >= 1 && v <= m);
+    // CUDA 13 answers cudaErrorInvalidValue here, not cudaErrorInvalidConfiguration
+    // (recorded on the H200: tests/programs/h200/runtime_api.stdout).
     if !fits(&b, &l.max_block) || !fits(&g, &l.max_grid) || threads > u64::from(l.max_threads) {
-        return Err(Error(INVALID_CONFIGURATION));
+        return Err(Error(INVALID_VALUE));
     }
     Ok(())
 }

@@ -23,11 +23,11 @@ pub struct LaunchRequest {
 /// Why the driver would refuse a launch; the message starts with the runtime's error name.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LaunchRefused {
-    #[error("cudaErrorInvalidConfiguration: block dimension {axis} is {size}, more than the {max} {gpu} allows")]
+    #[error("cudaErrorInvalidValue: block dimension {axis} is {size}, more than the {max} {gpu} allows")]
     BlockDim { gpu: String, axis: char, size: u32, max: u32 },
-    #[error("cudaErrorInvalidConfiguration: a block of {threads} threads is more than the {max} a block may have on {gpu}")]
+    #[error("cudaErrorInvalidValue: a block of {threads} threads is more than the {max} a block may have on {gpu}")]
     BlockTooLarge { gpu: String, threads: u64, max: u32 },
-    #[error("cudaErrorInvalidConfiguration: grid dimension {axis} is {size}, more than the {max} {gpu} allows")]
+    #[error("cudaErrorInvalidValue: grid dimension {axis} is {size}, more than the {max} {gpu} allows")]
     GridDim { gpu: String, axis: char, size: u32, max: u32 },
     #[error(
         "cudaErrorInvalidValue: {bytes} bytes of shared memory per block ({static_bytes} static + {dynamic_bytes} dynamic) \
@@ -45,13 +45,17 @@ pub enum LaunchRefused {
 }
 
 impl LaunchRefused {
-    /// The CUDA runtime's name of the error (`cudaErrorInvalidConfiguration`).
+    /// The CUDA runtime's name of the error. CUDA 13 answers a block or grid
+    /// over the limits with `cudaErrorInvalidValue` (recorded on the H200:
+    /// `tests/programs/h200/runtime_api.stdout`), where older runtimes said
+    /// `cudaErrorInvalidConfiguration`.
     pub fn error_name(&self) -> &'static str {
         match self {
-            LaunchRefused::BlockDim { .. } | LaunchRefused::BlockTooLarge { .. } | LaunchRefused::GridDim { .. } => {
-                "cudaErrorInvalidConfiguration"
-            }
-            LaunchRefused::SharedOverMax { .. } | LaunchRefused::SharedWithoutOptIn { .. } => "cudaErrorInvalidValue",
+            LaunchRefused::BlockDim { .. }
+            | LaunchRefused::BlockTooLarge { .. }
+            | LaunchRefused::GridDim { .. }
+            | LaunchRefused::SharedOverMax { .. }
+            | LaunchRefused::SharedWithoutOptIn { .. } => "cudaErrorInvalidValue",
             LaunchRefused::Resources(_) => "cudaErrorLaunchOutOfResources",
         }
     }
@@ -135,7 +139,7 @@ mod tests {
         let h200 = GpuPreset::by_name("h200").unwrap();
         assert_eq!(h200.check_launch(&req([1024, 1, 1], 48 << 10)), Ok(()));
         let e = h200.check_launch(&req([1025, 1, 1], 0)).unwrap_err();
-        assert_eq!(e.error_name(), "cudaErrorInvalidConfiguration", "{e}");
+        assert_eq!(e.error_name(), "cudaErrorInvalidValue", "{e}");
         assert!(matches!(h200.check_launch(&req([1, 1, 65], 0)), Err(LaunchRefused::BlockDim { axis: 'z', .. })));
         assert!(matches!(h200.check_launch(&req([64, 32, 1], 0)), Err(LaunchRefused::BlockTooLarge { threads: 2048, .. })));
         let e = h200.check_launch(&req([32, 1, 1], 1_000_000)).unwrap_err();

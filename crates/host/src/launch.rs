@@ -338,7 +338,7 @@ mod tests {
         for opts in [LaunchOptions::default(), LaunchOptions { check: true, ..Default::default() }, timing] {
             let mut ctx = Context::new();
             let mut go = |dims: Dims, opts: &LaunchOptions| launch(&mut ctx, &k, &dims, &[], opts).map(|_| ()).map_err(|e| e.to_string());
-            assert!(go(Dims::linear(1, 2048), &opts).unwrap_err().contains("cudaErrorInvalidConfiguration"));
+            assert!(go(Dims::linear(1, 2048), &opts).unwrap_err().contains("cudaErrorInvalidValue"));
             let big = Dims::new([1, 1, 1], [32, 1, 1], 100_000);
             assert!(go(big, &opts).unwrap_err().contains("without opt-in"));
             assert!(go(Dims::new([1, 1, 1], [32, 1, 1], 1_000_000), &opts).unwrap_err().contains("even with opt-in"));
