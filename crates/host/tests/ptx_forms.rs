@@ -348,16 +348,29 @@ fn device_printf() {
     call.uni (retval0), vprintf, (param0, param1);
     ld.param.b32 %r2, [retval0];
     }
+    ld.param.u64 %rd7, [out];
+    cvta.to.global.u64 %rd7, %rd7;
+    mul.wide.u32 %rd6, %r1, 4;
+    add.s64 %rd7, %rd7, %rd6;
+    st.global.u32 [%rd7], %r2;
     ret;
 }"#;
     let kernel = kernel_k(ptx);
     let mut ctx = Context::new();
-    let args = Args::new(&kernel);
+    let out = ctx.alloc("out", 8, None);
+    let mut args = Args::new(&kernel);
+    args.set_ptr(1, out).unwrap();
     let s = launch(&mut ctx, &kernel, &Dims::linear(1, 2), args.bytes(), &LaunchOptions::default()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(s.stats.printf, "t0 0.00 ok ff %\nt1 1.00 ok ff %\n");
     // Timing mode prints the same (it was lost there once).
     let s = launch(&mut ctx, &kernel, &Dims::linear(1, 2), args.bytes(), &timing()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(s.stats.printf, "t0 0.00 ok ff %\nt1 1.00 ok ff %\n");
+    // vprintf's return value (the 4 arguments it parsed) is written, so check finds nothing.
+    let checked = LaunchOptions { check: true, ..Default::default() };
+    let s = launch(&mut ctx, &kernel, &Dims::linear(1, 2), args.bytes(), &checked).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.diagnostics.as_deref(), Some(&[][..]), "{:?}", s.diagnostics);
+    // CUDA's printf returns the number of arguments it parsed.
+    assert_eq!(words(&ctx.read_vec(out, 8, "out").unwrap()), [4, 4]);
 }
 
 // Device assert: `__assertfail(message, file, line, function, 1)` ends the

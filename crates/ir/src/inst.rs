@@ -439,6 +439,9 @@ pub enum Op {
     Printf {
         format: u32,
         args: u32,
+        /// The 32-bit register that gets `vprintf`'s return value (the number
+        /// of arguments the format consumed), when the call takes it.
+        d: Option<u32>,
     },
     Bar {
         kind: BarKind,

@@ -57,7 +57,12 @@ impl Op {
         let r64 = RegRef::r64;
         let pr = RegRef::pred;
         match self {
-            Op::Nop | Op::Fence | Op::Exit | Op::Trap | Op::Bra { .. } | Op::AssertFail { .. } | Op::Printf { .. } | Op::Ret => {}
+            Op::Nop | Op::Fence | Op::Exit | Op::Trap | Op::Bra { .. } | Op::AssertFail { .. } | Op::Ret => {}
+            Op::Printf { d, .. } => {
+                if let Some(d) = d {
+                    f(W, r32(*d));
+                }
+            }
             // The callee's own registers are its business (saved and restored per call).
             Op::Call(c) => {
                 if let CallTarget::Indirect(r) = c.target {

@@ -495,7 +495,7 @@ impl<const W: usize> Warp<W> {
                 Op::Trap => return Err(WarpFault { pc, lane: Some(exec.trailing_zeros()), kind: FaultKind::Trap }),
                 // Device assert and printf (printf.rs).
                 Op::AssertFail { params } => return Err(self.assert_fail(ctx, pc, exec, params)),
-                Op::Printf { format, args } => self.printf(ctx, pc, exec, *format, *args)?,
+                Op::Printf { format, args, d } => self.printf(ctx, pc, exec, *format, *args, *d)?,
                 Op::Bar { kind, id, count, pred, aligned } => return self.bar(obs, pc, exec, *kind, *id, *count, *pred, *aligned),
                 // Warp-synchronous instructions (warp.rs).
                 Op::BarWarpSync { mask } => self.bar_warp_sync(obs, pc, exec, *mask),

@@ -53,26 +53,40 @@ impl<const W: usize> Warp<W> {
     }
 
     /// `vprintf(format, args)` in every executing lane, in lane order.
-    pub(super) fn printf(&mut self, ctx: &WarpCtx<'_>, pc: u32, exec: u64, format: u32, args: u32) -> Result<(), WarpFault> {
+    pub(super) fn printf(
+        &mut self,
+        ctx: &WarpCtx<'_>,
+        pc: u32,
+        exec: u64,
+        format: u32,
+        args: u32,
+        d: Option<u32>,
+    ) -> Result<(), WarpFault> {
         let mut m = exec;
         while m != 0 {
             let lane = m.trailing_zeros() as usize;
             m &= m - 1;
-            let r = (|| -> Result<String, FaultKind> {
+            let r = (|| -> Result<(String, u32), FaultKind> {
                 let fmt = self.param_u64(ctx, format, 8, lane)?;
                 let buf = self.param_u64(ctx, args, 8, lane)?;
                 let fmt = self.c_string(ctx, fmt, lane)?;
                 self.format(ctx, &fmt, buf, lane)
             })();
-            let s = r.map_err(|kind| WarpFault::lane(pc, lane, kind))?;
+            let (s, consumed) = r.map_err(|kind| WarpFault::lane(pc, lane, kind))?;
             self.printed.push_str(&s);
+            // CUDA's printf returns the number of arguments it parsed.
+            if let Some(d) = d {
+                self.put_lane(RegRef::r32(d), lane, consumed as u64);
+            }
         }
         Ok(())
     }
 
-    fn format(&mut self, ctx: &WarpCtx<'_>, fmt: &str, buf: u64, lane: usize) -> Result<String, FaultKind> {
+    /// The text and the number of arguments it consumed.
+    fn format(&mut self, ctx: &WarpCtx<'_>, fmt: &str, buf: u64, lane: usize) -> Result<(String, u32), FaultKind> {
         let mut out = String::new();
         let mut pos = 0u64;
+        let mut consumed = 0u32;
         let b = fmt.as_bytes();
         let mut i = 0;
         while i < b.len() {
@@ -123,6 +137,7 @@ impl<const W: usize> Warp<W> {
                 pos = pos.next_multiple_of(size);
                 let v = w.load(ctx, Space::Generic, buf.wrapping_add(pos), size as u32, lane)?;
                 pos += size;
+                consumed += 1;
                 Ok(v)
             };
             let s = match conv {
@@ -161,7 +176,7 @@ impl<const W: usize> Warp<W> {
             };
             out.push_str(&s);
         }
-        Ok(out)
+        Ok((out, consumed))
     }
 }
 

@@ -52,7 +52,15 @@ impl Lowerer<'_> {
     /// `vprintf` and `__assertfail`, the external functions CUDA's device
     /// `printf` and `assert` call: their `.param` arguments are read by the
     /// engine from the lane's local memory.
-    fn known_extern(&mut self, i: &Instruction, callee: &str, args: &[Operand], guard: Option<Guard>, full: &str) -> LResult<()> {
+    fn known_extern(
+        &mut self,
+        i: &Instruction,
+        callee: &str,
+        rets: &[Operand],
+        args: &[Operand],
+        guard: Option<Guard>,
+        full: &str,
+    ) -> LResult<()> {
         let want = if callee == "vprintf" { 2 } else { 5 };
         if args.len() != want {
             return self.err(i.span, format!("`{callee}` takes {want} arguments"));
@@ -67,12 +75,26 @@ impl Lowerer<'_> {
                 _ => return self.err(a.span(), format!("`{callee}` arguments must be .param variables")),
             };
         }
-        let op = if callee == "vprintf" {
-            Op::Printf { format: offs[0], args: offs[1] }
-        } else {
-            Op::AssertFail { params: [offs[0], offs[1], offs[2], offs[3]] }
+        if callee != "vprintf" {
+            self.push(Op::AssertFail { params: [offs[0], offs[1], offs[2], offs[3]] }, guard, i.span, full);
+            return Ok(());
+        }
+        // The return value goes to its `.param` as a store, so that the checkers see it written.
+        let ret = match rets {
+            [] => None,
+            [Operand::Name(n, s)] => match self.lookup(n) {
+                Some(Sym::Local(off)) => Some(off),
+                _ => return self.err(*s, "`vprintf`'s return value must be a .param variable"),
+            },
+            _ => return self.err(i.span, "`vprintf` returns one value"),
         };
-        self.push(op, guard, i.span, full);
+        let d = ret.map(|_| self.alloc_reg(ScalarType::B32));
+        self.push(Op::Printf { format: offs[0], args: offs[1], d: d.map(|r| r.slot) }, guard, i.span, full);
+        if let (Some(off), Some(d)) = (ret, d) {
+            let (space, addr) = self.local_address(off, 0, Space::Local, i.span);
+            let z = self.zero32();
+            self.push(Op::St { space, size: 4, n: 1, s: [d, z, z, z], addr }, guard, i.span, full);
+        }
         Ok(())
     }
 
@@ -103,7 +125,7 @@ impl Lowerer<'_> {
         }
         let m = self.m;
         if m.function(callee).is_none() && matches!(callee.as_str(), "vprintf" | "__assertfail") {
-            return self.known_extern(i, callee, args, guard, full);
+            return self.known_extern(i, callee, rets, args, guard, full);
         }
         let Some(f) = m.function(callee) else {
             let known = m.functions.iter().any(|f| &f.name == callee);
