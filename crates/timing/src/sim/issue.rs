@@ -86,14 +86,14 @@ pub(super) struct WarpT {
     pub(super) state: WS,
     /// Why it waits until `ready_at`.
     pub(super) reason: Reason,
-    /// What held it back the last time it was ready but did not issue.
-    pub(super) blocked: Reason,
     /// `pipe`, `alt_pipe` and `queue` of the instruction at `next`.
     pub(super) next_pipe: u8,
     pub(super) next_alt_pipe: u8,
     pub(super) next_queue: u8,
     pub(super) live: bool,
     pub(super) smsp: u8,
+    /// Its position in the sub-partition's warp list.
+    pub(super) spos: u16,
     /// Earliest issue of `next` as far as its own dependences go.
     pub(super) ready_at: u64,
     pub(super) next: u32,
@@ -117,8 +117,10 @@ pub(super) struct WarpT {
     pub(super) executed: bool,
     /// The engine reported the warp exited / at a barrier while executing the region.
     pub(super) stop: Stop,
-    /// Memory accesses and the branch outcome captured while executing the region.
+    /// Memory accesses and the branch outcome captured while executing the
+    /// region: one record per access, its lane addresses in `cap_addrs`.
     pub(super) caps: Vec<MemRec>,
+    pub(super) cap_addrs: Vec<u64>,
     pub(super) branch: (u64, u64),
 }
 
@@ -129,11 +131,11 @@ impl WarpT {
             block: 0,
             widx: 0,
             smsp: 0,
+            spos: 0,
             age: 0,
             state: WS::Done,
             ready_at: 0,
             reason: Reason::NoInstruction,
-            blocked: Reason::NotSelected,
             next: 0,
             next_pipe: PIPE_NONE,
             next_alt_pipe: PIPE_NONE,
@@ -151,6 +153,7 @@ impl WarpT {
             executed: false,
             stop: Stop::Yield,
             caps: Vec::new(),
+            cap_addrs: Vec::new(),
             branch: (0, 0),
         }
     }
@@ -179,7 +182,6 @@ impl WarpT {
         w.state = WS::Ready;
         w.ready_at = at;
         w.reason = Reason::NoInstruction;
-        w.blocked = Reason::NotSelected;
         w.acct = at;
         w.start = at;
         w.store_ack = 0;
@@ -195,6 +197,7 @@ impl WarpT {
         w.executed = false;
         w.stop = Stop::Yield;
         w.caps.clear();
+        w.cap_addrs.clear();
     }
 
     /// Not waiting at a barrier (nor retired).
@@ -204,20 +207,32 @@ impl WarpT {
     }
 }
 
-/// One memory instruction's access, captured from the engine.
-#[derive(Clone)]
+/// One memory instruction's access, captured from the engine: its lanes'
+/// addresses are `len` entries of the warp's address pool from `off` (the
+/// first `n` the engine's, zeros up to the mask's highest lane).
+#[derive(Clone, Copy)]
 pub(super) struct MemRec {
     pub(super) pc: u32,
     pub(super) space: Space,
     pub(super) bytes: u32,
     pub(super) mask: u64,
     pub(super) n: u8,
-    pub(super) addrs: [u64; 64],
+    pub(super) len: u8,
+    pub(super) off: u32,
+}
+
+impl MemRec {
+    /// The record's lane addresses in `pool`.
+    #[inline]
+    pub(super) fn addrs<'p>(&self, pool: &'p [u64]) -> &'p [u64] {
+        &pool[self.off as usize..self.off as usize + self.len as usize]
+    }
 }
 
 /// The observer the engine reports a region's memory accesses and branch to.
 struct Cap<'a> {
     recs: &'a mut Vec<MemRec>,
+    pool: &'a mut Vec<u64>,
     branch: (u64, u64),
 }
 
@@ -226,9 +241,11 @@ impl Observer for Cap<'_> {
     #[inline]
     fn memory(&mut self, _warp: u32, pc: u32, space: Space, _kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) {
         let n = addrs.len().min(64);
-        let mut r = MemRec { pc, space, bytes, mask, n: n as u8, addrs: [0; 64] };
-        r.addrs[..n].copy_from_slice(&addrs[..n]);
-        self.recs.push(r);
+        let len = n.max(64 - mask.leading_zeros() as usize);
+        let off = self.pool.len();
+        self.pool.extend_from_slice(&addrs[..n]);
+        self.pool.resize(off + len, 0);
+        self.recs.push(MemRec { pc, space, bytes, mask, n: n as u8, len: len as u8, off: off as u32 });
     }
     #[inline]
     fn branch(&mut self, _warp: u32, _pc: u32, taken: u64, not_taken: u64) {
@@ -253,6 +270,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         if t <= w.acct {
             return;
         }
+        let blocked = self.smsp[w.smsp as usize].blocked[w.spos as usize];
         let pc = w.next as usize;
         let split = w.ready_at.clamp(w.acct, t);
         if split > w.acct {
@@ -264,9 +282,9 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         }
         if t > split {
             let d = t - split;
-            gg.st.stall[w.blocked as usize] += d;
+            gg.st.stall[blocked as usize] += d;
             if let Some(p) = gg.st.pc_stall.get_mut(pc) {
-                p[w.blocked as usize] += d;
+                p[blocked as usize] += d;
             }
         }
         w.acct = t;
@@ -353,11 +371,13 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 done = t + 1;
                 let (l2_before, dram_before) = (gg.memsys.st.l2_sectors(), gg.memsys.st.dram_read_bytes);
                 let mut shared_only = true;
+                let pool = std::mem::take(&mut self.warps[wsu].cap_addrs);
                 while let Some(i) = self.warps[wsu].caps.iter().position(|r| r.pc == pc) {
                     let rec = self.warps[wsu].caps.swap_remove(i);
                     shared_only &= rec.space == Space::Shared;
-                    done = done.max(self.memory(s, wsu, pc, t, &rec, gg));
+                    done = done.max(self.memory(s, wsu, pc, t, &rec, rec.addrs(&pool), gg));
                 }
+                self.warps[wsu].cap_addrs = pool;
                 if ti.is_store {
                     sb = Sb::Fixed;
                 } else if shared_only {
@@ -407,7 +427,9 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                     b.eng.arrive(widx, a, &mut b.obs);
                 }
                 // Released warps (this one too, if it completed the barrier) move on.
-                return self.release(bslot, t, gg);
+                self.release(bslot, t, gg)?;
+                self.sync(wsu);
+                return Ok(());
             }
             (_, Stop::Exited) if last => {
                 return self.retire(s, wsu, t, gg);
@@ -423,6 +445,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 w.reason = if extra_ready > t + slots { extra_reason } else { Reason::Wait };
             }
         }
+        self.sync(wsu);
         Ok(())
     }
 
@@ -435,10 +458,11 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         let widx = w.widx as usize;
         let len = dec.regions[w.region as usize].len;
         w.caps.clear();
+        w.cap_addrs.clear();
         // clock64 reads the SM's cycle.
         b.eng.set_clock(t);
         let before = (b.eng.stats().warp_instructions, b.eng.stats().thread_instructions);
-        let mut obs = (Cap { recs: &mut w.caps, branch: (0, 0) }, &mut b.obs);
+        let mut obs = (Cap { recs: &mut w.caps, pool: &mut w.cap_addrs, branch: (0, 0) }, &mut b.obs);
         let r = b.eng.run_warp(widx, len, gg.mem, &mut obs);
         w.branch = obs.0.branch;
         gg.st.warp_insts += b.eng.stats().warp_instructions - before.0;
@@ -463,6 +487,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 }
                 w.reason = Reason::Barrier;
                 self.advance(gg, ws, t)?;
+                self.sync(ws);
             }
         }
         Ok(())
@@ -486,8 +511,10 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         }
         let sp = &mut self.smsp[s];
         sp.wake_now();
-        if let Some(i) = sp.warps.iter().position(|&x| x as usize == wsu) {
-            sp.warps.remove(i);
+        let k = self.warps[wsu].spos as usize;
+        sp.remove(k);
+        for &x in &sp.warps[k..] {
+            self.warps[x as usize].spos -= 1;
         }
         if sp.last as usize == wsu {
             sp.last = NONE16;

@@ -2,6 +2,16 @@
 //! instruction can issue (sources ready, pipe free, queue not full), greedy
 //! then oldest (GTO) or loose round robin (LRR), and hands it to issue. Kept
 //! apart from issue so the policy is one small piece.
+//!
+//! A scan reads no warp state: each sub-partition mirrors, per position in
+//! its age-ordered warp list, what the scan needs (when the next instruction
+//! is ready, its pipes and queue, whether the warp waits at a barrier) and
+//! keeps bitmasks over positions of 64 warps each (ready by the last scan,
+//! waiting, at a barrier, per pipe and queue). Issue, barrier release and
+//! warp start update the mirror of the warps they change ([`Sm::sync`]); a
+//! scan is then a few mask operations per 64 warps, whatever its outcome,
+//! with the same pick, stall reasons and next wake-up as a walk over the
+//! warps in age order.
 
 use super::lsu::Queues;
 use super::{Gpu, Sm};
@@ -28,10 +38,46 @@ impl SchedSpec {
     }
 }
 
+/// Masks over 64 positions of a sub-partition's warp list.
+#[derive(Clone, Default)]
+struct Chunk {
+    /// Next instruction ready by the last scan (`le`) or later (`pend`,
+    /// the earliest of them at or after `pend_min`).
+    le: u64,
+    pend: u64,
+    pend_min: u64,
+    /// Waiting at a barrier.
+    bar: u64,
+    /// Next instruction's pipe, per pipe; its alternative pipe, per pipe, or none.
+    pipe: [u64; NPIPES],
+    alt: [u64; NPIPES],
+    alt_none: u64,
+    /// Next instruction waits in the MIO or the LSU queue.
+    mio: u64,
+    lsu: u64,
+}
+
+/// What a scan needs of one warp (by position).
+#[derive(Clone, Copy)]
+struct Mirror {
+    ready_at: u64,
+    pipe: u8,
+    alt: u8,
+    queue: u8,
+    barrier: bool,
+}
+
 /// One sub-partition: its warps, scheduler state, pipes and queues, issue counters.
 pub(super) struct Smsp {
     /// Warp slots of the SM assigned here, oldest first.
     pub(super) warps: Vec<u16>,
+    /// Per position: the mirror of the warp, and what held it back the last
+    /// time it was ready but did not issue.
+    mirror: Vec<Mirror>,
+    pub(super) blocked: Vec<Reason>,
+    chunks: Vec<Chunk>,
+    /// The time `le`/`pend` are split at.
+    split_t: u64,
     /// The warp that issued last.
     pub(super) last: u16,
     /// When each pipe and the issue slot are free again.
@@ -47,10 +93,20 @@ pub(super) struct Smsp {
     pub(super) wake: u64,
 }
 
+/// Bit `k % 64` of chunk `k / 64`.
+#[inline]
+fn at(k: usize) -> (usize, u64) {
+    (k / 64, 1u64 << (k % 64))
+}
+
 impl Smsp {
     pub(super) fn new() -> Self {
         Smsp {
             warps: Vec::new(),
+            mirror: Vec::new(),
+            blocked: Vec::new(),
+            chunks: Vec::new(),
+            split_t: 0,
             last: NONE16,
             pipe_free: [0; NPIPES],
             issue_free: 0,
@@ -66,35 +122,256 @@ impl Smsp {
     pub(super) fn wake_now(&mut self) {
         self.wake = 0;
     }
+
+    /// Appends warp slot `ws` (the youngest); returns its position. Its
+    /// mirror is set by the next [`Smsp::set`].
+    pub(super) fn push(&mut self, ws: u16) -> usize {
+        let k = self.warps.len();
+        self.warps.push(ws);
+        self.mirror.push(Mirror { ready_at: u64::MAX, pipe: PIPE_NONE, alt: PIPE_NONE, queue: 0, barrier: true });
+        self.blocked.push(Reason::NotSelected);
+        if self.chunks.len() * 64 <= k {
+            self.chunks.push(Chunk { pend_min: u64::MAX, ..Chunk::default() });
+        }
+        self.mark(k);
+        k
+    }
+
+    /// Removes position `k` (later warps move up one); returns nothing.
+    pub(super) fn remove(&mut self, k: usize) {
+        self.warps.remove(k);
+        self.mirror.remove(k);
+        self.blocked.remove(k);
+        for c in self.chunks.iter_mut() {
+            *c = Chunk { pend_min: u64::MAX, ..Chunk::default() };
+        }
+        for k in 0..self.warps.len() {
+            self.mark(k);
+        }
+    }
+
+    /// Sets the mirror of position `k`.
+    #[inline]
+    pub(super) fn set(&mut self, k: usize, ready_at: u64, barrier: bool, pipe: u8, alt: u8, queue: u8) {
+        self.unmark(k);
+        self.mirror[k] = Mirror { ready_at, pipe, alt, queue, barrier };
+        self.mark(k);
+    }
+
+    /// Clears position `k`'s bits.
+    #[inline]
+    fn unmark(&mut self, k: usize) {
+        let m = self.mirror[k];
+        let (c, b) = at(k);
+        let ch = &mut self.chunks[c];
+        ch.le &= !b;
+        ch.pend &= !b;
+        ch.bar &= !b;
+        if (m.pipe as usize) < NPIPES {
+            ch.pipe[m.pipe as usize] &= !b;
+        }
+        if (m.alt as usize) < NPIPES {
+            ch.alt[m.alt as usize] &= !b;
+        }
+        ch.alt_none &= !b;
+        ch.mio &= !b;
+        ch.lsu &= !b;
+    }
+
+    /// Sets position `k`'s bits from its mirror.
+    #[inline]
+    fn mark(&mut self, k: usize) {
+        let m = self.mirror[k];
+        let (c, b) = at(k);
+        let split = self.split_t;
+        let ch = &mut self.chunks[c];
+        if m.ready_at <= split {
+            ch.le |= b;
+        } else {
+            ch.pend |= b;
+            ch.pend_min = ch.pend_min.min(m.ready_at);
+        }
+        if m.barrier {
+            ch.bar |= b;
+        }
+        if (m.pipe as usize) < NPIPES {
+            ch.pipe[m.pipe as usize] |= b;
+        }
+        if (m.alt as usize) < NPIPES {
+            ch.alt[m.alt as usize] |= b;
+        } else {
+            ch.alt_none |= b;
+        }
+        match m.queue {
+            QUEUE_MIO => ch.mio |= b,
+            QUEUE_LSU => ch.lsu |= b,
+            _ => {}
+        }
+    }
+
+    /// Moves the split to `t` (not earlier than the last): warps ready by `t` join `le`.
+    #[inline]
+    fn split_at(&mut self, t: u64) {
+        self.split_t = t;
+        for (c, ch) in self.chunks.iter_mut().enumerate() {
+            if ch.pend_min > t {
+                continue;
+            }
+            let mut m = ch.pend;
+            let mut min = u64::MAX;
+            while m != 0 {
+                let b = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let r = self.mirror[c * 64 + b].ready_at;
+                if r <= t {
+                    ch.pend &= !(1 << b);
+                    ch.le |= 1 << b;
+                } else {
+                    min = min.min(r);
+                }
+            }
+            ch.pend_min = min;
+        }
+    }
+
+    /// Whether position `k` can issue at `t` (the scan's test of one warp).
+    #[inline]
+    fn can_issue(&self, k: usize, t: u64, spec: &SchedSpec) -> bool {
+        let m = &self.mirror[k];
+        if m.barrier || m.ready_at > t {
+            return false;
+        }
+        if m.pipe != PIPE_NONE && self.pipe_free[m.pipe as usize] > t && (m.alt == PIPE_NONE || self.pipe_free[m.alt as usize] > t) {
+            return false;
+        }
+        match m.queue {
+            QUEUE_MIO => self.q.mio.len() < spec.mio_queue_depth,
+            QUEUE_LSU => self.q.lsu.len() < spec.lsu_queue_depth,
+            _ => true,
+        }
+    }
+
+    /// The scan at `t`: the position of the warp to issue (the first that
+    /// can, from position `start` round), or else the earliest cycle one
+    /// might. Every other warp ready by `t` records what held it back.
+    fn scan(&mut self, t: u64, start: usize, spec: &SchedSpec) -> Result<usize, u64> {
+        self.split_at(t);
+        let mut busy = 0u32;
+        for (p, &f) in self.pipe_free.iter().enumerate() {
+            busy |= ((f > t) as u32) << p;
+        }
+        let mio_full = self.q.mio.len() >= spec.mio_queue_depth;
+        let lsu_full = self.q.lsu.len() >= spec.lsu_queue_depth;
+        let n = self.warps.len();
+        let start = if start >= n { 0 } else { start };
+        // Who can issue, per chunk; then the pick in rotation order from `start`.
+        let mut pick = usize::MAX;
+        let (sc, sb) = (start / 64, start % 64);
+        let nch = self.chunks.len();
+        let ok_of = |ch: &Chunk| -> (u64, u64, u64, u64) {
+            let (mut on_busy, mut alt_busy) = (0u64, ch.alt_none);
+            let mut bits = busy;
+            while bits != 0 {
+                let p = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                on_busy |= ch.pipe[p];
+                alt_busy |= ch.alt[p];
+            }
+            let ready = ch.le & !ch.bar;
+            let thr = ready & on_busy & alt_busy;
+            let qm = if mio_full { ready & !thr & ch.mio } else { 0 };
+            let ql = if lsu_full { ready & !thr & ch.lsu } else { 0 };
+            (ready & !thr & !qm & !ql, thr, qm, ql)
+        };
+        {
+            for i in 0..=nch {
+                let c = (sc + i) % nch;
+                let mut ok = ok_of(&self.chunks[c]).0;
+                if i == 0 {
+                    ok &= !0u64 << sb;
+                } else if i == nch {
+                    ok &= !(!0u64 << sb);
+                }
+                if ok != 0 {
+                    pick = c * 64 + ok.trailing_zeros() as usize;
+                    break;
+                }
+            }
+        }
+        let mut next = u64::MAX;
+        for c in 0..nch {
+            let (ok, thr, qm, ql) = ok_of(&self.chunks[c]);
+            let ch = &self.chunks[c];
+            let mine = if pick / 64 == c { 1u64 << (pick % 64) } else { 0 };
+            let base = c * 64;
+            let put = |m: u64, r: Reason, blocked: &mut [Reason]| {
+                let mut m = m;
+                while m != 0 {
+                    blocked[base + m.trailing_zeros() as usize] = r;
+                    m &= m - 1;
+                }
+            };
+            put(ch.le & ch.bar, Reason::Barrier, &mut self.blocked);
+            put(thr, Reason::MathPipeThrottle, &mut self.blocked);
+            put(qm, Reason::MioThrottle, &mut self.blocked);
+            put(ql, Reason::LgThrottle, &mut self.blocked);
+            put(ok & !mine, Reason::NotSelected, &mut self.blocked);
+            if pick != usize::MAX {
+                continue;
+            }
+            // Nothing issues: when each warp might.
+            let mut m = ch.pend & !ch.bar;
+            while m != 0 {
+                next = next.min(self.mirror[base + m.trailing_zeros() as usize].ready_at);
+                m &= m - 1;
+            }
+            let mut m = thr;
+            while m != 0 {
+                let w = &self.mirror[base + m.trailing_zeros() as usize];
+                let alt = if w.alt != PIPE_NONE { self.pipe_free[w.alt as usize] } else { u64::MAX };
+                next = next.min(self.pipe_free[w.pipe as usize].min(alt));
+                m &= m - 1;
+            }
+            if qm != 0 {
+                next = next.min(self.q.mio.front().copied().unwrap_or(t + 1));
+            }
+            if ql != 0 {
+                next = next.min(self.q.lsu.front().copied().unwrap_or(t + 1));
+            }
+        }
+        if pick != usize::MAX {
+            Ok(pick)
+        } else {
+            Err(next)
+        }
+    }
 }
 
 impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
-    /// Whether warp `ws` can issue at `t`; otherwise the earliest time it might, and why not.
+    /// Copies what the scan reads of warp `ws` into its sub-partition's mirror.
     #[inline]
-    fn check(&self, s: usize, ws: u16, t: u64, gg: &Gpu<'a, W>) -> Result<(), (u64, Reason)> {
-        let w = &self.warps[ws as usize];
-        if !w.is_ready() {
-            return Err((u64::MAX, Reason::Barrier));
+    pub(super) fn sync(&mut self, ws: usize) {
+        let w = &self.warps[ws];
+        if !w.live {
+            return;
         }
-        if w.ready_at > t {
-            return Err((w.ready_at, w.reason));
-        }
+        let bar = !w.is_ready();
+        self.smsp[w.smsp as usize].set(w.spos as usize, w.ready_at, bar, w.next_pipe, w.next_alt_pipe, w.next_queue);
+    }
+
+    /// Checks the mirror of sub-partition `s` against its warps (debug builds).
+    #[cfg(debug_assertions)]
+    fn verify_mirror(&self, s: usize) {
         let sp = &self.smsp[s];
-        if w.next_pipe != PIPE_NONE && sp.pipe_free[w.next_pipe as usize] > t {
-            let alt = if w.next_alt_pipe != PIPE_NONE { sp.pipe_free[w.next_alt_pipe as usize] } else { u64::MAX };
-            if alt > t {
-                return Err((sp.pipe_free[w.next_pipe as usize].min(alt), Reason::MathPipeThrottle));
-            }
-        }
-        // Queues hold only entries that have not started (popped in `schedule`).
-        match w.next_queue {
-            QUEUE_MIO if sp.q.mio.len() >= gg.sched.mio_queue_depth => {
-                Err((sp.q.mio.front().copied().unwrap_or(t + 1), Reason::MioThrottle))
-            }
-            QUEUE_LSU if sp.q.lsu.len() >= gg.sched.lsu_queue_depth => {
-                Err((sp.q.lsu.front().copied().unwrap_or(t + 1), Reason::LgThrottle))
-            }
-            _ => Ok(()),
+        for (k, &ws) in sp.warps.iter().enumerate() {
+            let w = &self.warps[ws as usize];
+            let m = &sp.mirror[k];
+            assert!(w.live && w.spos as usize == k, "warp {ws} at position {k}");
+            assert_eq!(
+                (m.ready_at, m.barrier, m.pipe, m.alt, m.queue),
+                (w.ready_at, !w.is_ready(), w.next_pipe, w.next_alt_pipe, w.next_queue),
+                "mirror of warp {ws}"
+            );
         }
     }
 
@@ -115,43 +392,29 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             }
             sp.q.pop_started(t);
         }
-        let nw = self.smsp[s].warps.len();
+        #[cfg(debug_assertions)]
+        self.verify_mirror(s);
         let last = self.smsp[s].last;
+        let lastpos = if last != NONE16 { self.warps[last as usize].spos as usize } else { usize::MAX };
         let start = match gg.sched.policy {
             SchedulerPolicy::Gto => {
-                if last != NONE16 && self.check(s, last, t, gg).is_ok() {
+                if lastpos != usize::MAX && self.smsp[s].can_issue(lastpos, t, &gg.sched) {
                     return self.issue(s, last, t, gg).map(|_| (true, t + 1));
                 }
                 0
             }
-            SchedulerPolicy::Lrr => self.smsp[s].warps.iter().position(|&x| x == last).map(|i| i + 1).unwrap_or(0),
+            SchedulerPolicy::Lrr => lastpos.wrapping_add(1),
         };
-        let mut next = u64::MAX;
-        let mut pick = NONE16;
-        let start = start.min(nw);
-        for k in (start..nw).chain(0..start) {
-            let ws = self.smsp[s].warps[k];
-            match self.check(s, ws, t, gg) {
-                Ok(()) => {
-                    if pick == NONE16 {
-                        pick = ws;
-                    } else {
-                        self.warps[ws as usize].blocked = Reason::NotSelected;
-                    }
-                }
-                Err((at, why)) => {
-                    next = next.min(at);
-                    if self.warps[ws as usize].ready_at <= t {
-                        self.warps[ws as usize].blocked = why;
-                    }
-                }
+        match self.smsp[s].scan(t, start, &gg.sched) {
+            Ok(k) => {
+                let ws = self.smsp[s].warps[k];
+                self.issue(s, ws, t, gg)?;
+                Ok((true, t + 1))
+            }
+            Err(next) => {
+                self.smsp[s].wake = next;
+                Ok((false, next))
             }
         }
-        if pick != NONE16 {
-            self.issue(s, pick, t, gg)?;
-            return Ok((true, t + 1));
-        }
-        self.smsp[s].wake = next;
-        Ok((false, next))
     }
 }
