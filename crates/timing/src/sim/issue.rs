@@ -108,8 +108,9 @@ pub(super) struct WarpT {
     pub(super) fence_until: u64,
     pub(super) loop_pc: u32,
     pub(super) loop_iter: u32,
+    /// Per register: when its value is ready and from which scoreboard, as
+    /// `ready << 2 | kind` (one load per source).
     pub(super) ready: Vec<u64>,
-    pub(super) kind: Vec<Sb>,
     /// The region being issued, the position in its order, and whether the
     /// engine has executed it yet.
     pub(super) region: u32,
@@ -147,7 +148,6 @@ impl WarpT {
             loop_pc: u32::MAX,
             loop_iter: 0,
             ready: Vec::new(),
-            kind: Vec::new(),
             region: 0,
             pos: 0,
             executed: false,
@@ -160,9 +160,9 @@ impl WarpT {
 
     /// Moves past `ti` (issued or folded): its results are ready at `at`, from a `kind` unit.
     fn advance(&mut self, ti: &TInst, at: u64, kind: Sb) {
+        let v = pack(at, kind);
         for &d in &ti.dsts {
-            self.ready[d as usize] = at;
-            self.kind[d as usize] = kind;
+            self.ready[d as usize] = v;
         }
         if ti.back_edge {
             self.loop_iter = self.loop_iter.wrapping_add(1);
@@ -189,9 +189,7 @@ impl WarpT {
         w.loop_pc = u32::MAX;
         w.loop_iter = 0;
         w.ready.clear();
-        w.ready.resize(nregs, 0);
-        w.kind.clear();
-        w.kind.resize(nregs, Sb::Fixed);
+        w.ready.resize(nregs, pack(0, Sb::Fixed));
         w.region = region;
         w.pos = 0;
         w.executed = false;
@@ -250,6 +248,21 @@ impl Observer for Cap<'_> {
     #[inline]
     fn branch(&mut self, _warp: u32, _pc: u32, taken: u64, not_taken: u64) {
         self.branch = (taken, not_taken);
+    }
+}
+
+/// A register's ready time and scoreboard in one word (times saturate at 2^62).
+#[inline]
+fn pack(at: u64, kind: Sb) -> u64 {
+    at.min(u64::MAX >> 2) << 2 | kind as u64
+}
+
+#[inline]
+fn kind_of(x: u64) -> Sb {
+    match x & 3 {
+        0 => Sb::Fixed,
+        1 => Sb::Short,
+        _ => Sb::Long,
     }
 }
 
@@ -375,7 +388,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 while let Some(i) = self.warps[wsu].caps.iter().position(|r| r.pc == pc) {
                     let rec = self.warps[wsu].caps.swap_remove(i);
                     shared_only &= rec.space == Space::Shared;
-                    done = done.max(self.memory(s, wsu, pc, t, &rec, rec.addrs(&pool), gg));
+                    done = done.max(self.memory(s, wsu, t, &rec, rec.addrs(&pool), gg));
                 }
                 self.warps[wsu].cap_addrs = pool;
                 if ti.is_store {
@@ -597,9 +610,9 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 }
                 for &r in &ti.srcs {
                     let x = w.ready[r as usize];
-                    if x > at {
-                        at = x;
-                        why = reason_of(w.kind[r as usize]);
+                    if x >> 2 > at {
+                        at = x >> 2;
+                        why = reason_of(kind_of(x));
                     }
                 }
                 if at > w.ready_at {
@@ -614,9 +627,10 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             // A folded load's results are also those of the load it repeats.
             let alias = ti.alias_of.map_or(&[][..], |src_pc| &dec.insts[src_pc as usize].dsts[..]);
             for &r in alias.iter().chain(&ti.srcs) {
-                if w.ready[r as usize] > at {
-                    at = w.ready[r as usize];
-                    kind = w.kind[r as usize];
+                let x = w.ready[r as usize];
+                if x >> 2 > at {
+                    at = x >> 2;
+                    kind = kind_of(x);
                 }
             }
             w.advance(ti, at, kind);

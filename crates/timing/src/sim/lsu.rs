@@ -246,7 +246,8 @@ impl Queues {
 
 impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     /// Timing of a memory instruction; returns when its results are ready.
-    pub(super) fn memory(&mut self, s: usize, wsu: usize, pc: u32, t: u64, cap: &MemRec, addrs: &[u64], gg: &mut Gpu<'a, W>) -> u64 {
+    pub(super) fn memory(&mut self, s: usize, wsu: usize, t: u64, cap: &MemRec, addrs: &[u64], gg: &mut Gpu<'a, W>) -> u64 {
+        let pc = cap.pc;
         let dec = gg.dec;
         let ti = &dec.insts[pc as usize];
         let bytes = cap.bytes.max(1);
