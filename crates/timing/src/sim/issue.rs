@@ -323,6 +323,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             sp.issue_free = t + slots + if call > 0 { gg.issue.call_fetch } else { 0 };
             sp.issue_cycles += slots;
             sp.last = ws;
+            sp.last_pos = self.warps[wsu].spos;
             if gg.opts.timeline {
                 let w = &self.warps[wsu];
                 let gw = self.blocks[w.block as usize].eng.id() * gg.nwarps as u64 + w.widx as u64;
@@ -531,6 +532,8 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         }
         if sp.last as usize == wsu {
             sp.last = NONE16;
+        } else if sp.last != NONE16 && sp.last_pos as usize > k {
+            sp.last_pos -= 1;
         }
         let bslot = self.warps[wsu].block as usize;
         {
@@ -588,8 +591,10 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                             w.loop_pc = l;
                             w.loop_iter = 0;
                         }
+                        // Unroll factors are small powers of two: no division.
+                        let u = ti.unroll;
                         #[allow(clippy::manual_is_multiple_of)]
-                        let skip = w.loop_iter % ti.unroll != 0;
+                        let skip = if u.is_power_of_two() { w.loop_iter & (u - 1) != 0 } else { w.loop_iter % u != 0 };
                         skip
                     }
                     None => false,

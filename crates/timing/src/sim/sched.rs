@@ -80,6 +80,8 @@ pub(super) struct Smsp {
     split_t: u64,
     /// The warp that issued last.
     pub(super) last: u16,
+    /// Its position.
+    pub(super) last_pos: u16,
     /// When each pipe and the issue slot are free again.
     pub(super) pipe_free: [u64; NPIPES],
     pub(super) issue_free: u64,
@@ -108,6 +110,7 @@ impl Smsp {
             chunks: Vec::new(),
             split_t: 0,
             last: NONE16,
+            last_pos: 0,
             pipe_free: [0; NPIPES],
             issue_free: 0,
             q: Queues::default(),
@@ -367,6 +370,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             let w = &self.warps[ws as usize];
             let m = &sp.mirror[k];
             assert!(w.live && w.spos as usize == k, "warp {ws} at position {k}");
+            assert!(sp.last != ws || sp.last_pos as usize == k, "last warp {ws} at {k}");
             assert_eq!(
                 (m.ready_at, m.barrier, m.pipe, m.alt, m.queue),
                 (w.ready_at, !w.is_ready(), w.next_pipe, w.next_alt_pipe, w.next_queue),
@@ -395,7 +399,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         #[cfg(debug_assertions)]
         self.verify_mirror(s);
         let last = self.smsp[s].last;
-        let lastpos = if last != NONE16 { self.warps[last as usize].spos as usize } else { usize::MAX };
+        let lastpos = if last != NONE16 { self.smsp[s].last_pos as usize } else { usize::MAX };
         let start = match gg.sched.policy {
             SchedulerPolicy::Gto => {
                 if lastpos != usize::MAX && self.smsp[s].can_issue(lastpos, t, &gg.sched) {
