@@ -57,6 +57,16 @@ struct Chunk {
     lsu: u64,
 }
 
+/// A scan's split of one chunk's positions: can issue, held by a busy pipe,
+/// by a full MIO or LSU queue.
+#[derive(Clone, Copy, Default)]
+struct Class4 {
+    ok: u64,
+    thr: u64,
+    qm: u64,
+    ql: u64,
+}
+
 /// What a scan needs of one warp (by position).
 #[derive(Clone, Copy)]
 struct Mirror {
@@ -156,9 +166,32 @@ impl Smsp {
     /// Sets the mirror of position `k`.
     #[inline]
     pub(super) fn set(&mut self, k: usize, ready_at: u64, barrier: bool, pipe: u8, alt: u8, queue: u8) {
-        self.unmark(k);
-        self.mirror[k] = Mirror { ready_at, pipe, alt, queue, barrier };
-        self.mark(k);
+        let m = self.mirror[k];
+        if (m.pipe, m.alt, m.queue) != (pipe, alt, queue) {
+            self.unmark(k);
+            self.mirror[k] = Mirror { ready_at, pipe, alt, queue, barrier };
+            self.mark(k);
+            return;
+        }
+        // Same pipes and queue (the common case): only the time and the barrier bit move.
+        self.mirror[k].ready_at = ready_at;
+        self.mirror[k].barrier = barrier;
+        let (c, b) = at(k);
+        let split = self.split_t;
+        let ch = &mut self.chunks[c];
+        if ready_at <= split {
+            ch.le |= b;
+            ch.pend &= !b;
+        } else {
+            ch.le &= !b;
+            ch.pend |= b;
+            ch.pend_min = ch.pend_min.min(ready_at);
+        }
+        if barrier {
+            ch.bar |= b;
+        } else {
+            ch.bar &= !b;
+        }
     }
 
     /// Clears position `k`'s bits.
@@ -271,7 +304,7 @@ impl Smsp {
         let mut pick = usize::MAX;
         let (sc, sb) = (start / 64, start % 64);
         let nch = self.chunks.len();
-        let ok_of = |ch: &Chunk| -> (u64, u64, u64, u64) {
+        let classify = |ch: &Chunk| -> Class4 {
             let (mut on_busy, mut alt_busy) = (0u64, ch.alt_none);
             let mut bits = busy;
             while bits != 0 {
@@ -284,12 +317,22 @@ impl Smsp {
             let thr = ready & on_busy & alt_busy;
             let qm = if mio_full { ready & !thr & ch.mio } else { 0 };
             let ql = if lsu_full { ready & !thr & ch.lsu } else { 0 };
-            (ready & !thr & !qm & !ql, thr, qm, ql)
+            Class4 { ok: ready & !thr & !qm & !ql, thr, qm, ql }
         };
-        {
+        let one;
+        if nch == 1 {
+            // One chunk (up to 64 warps: every built-in GPU).
+            one = classify(&self.chunks[0]);
+            let hi = one.ok & (!0u64 << sb);
+            let ok = if hi != 0 { hi } else { one.ok };
+            if ok != 0 {
+                pick = ok.trailing_zeros() as usize;
+            }
+        } else {
+            one = Class4::default();
             for i in 0..=nch {
                 let c = (sc + i) % nch;
-                let mut ok = ok_of(&self.chunks[c]).0;
+                let mut ok = classify(&self.chunks[c]).ok;
                 if i == 0 {
                     ok &= !0u64 << sb;
                 } else if i == nch {
@@ -303,7 +346,7 @@ impl Smsp {
         }
         let mut next = u64::MAX;
         for c in 0..nch {
-            let (ok, thr, qm, ql) = ok_of(&self.chunks[c]);
+            let Class4 { ok, thr, qm, ql } = if nch == 1 { one } else { classify(&self.chunks[c]) };
             let ch = &self.chunks[c];
             let mine = if pick / 64 == c { 1u64 << (pick % 64) } else { 0 };
             let base = c * 64;
@@ -418,6 +461,99 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             Err(next) => {
                 self.smsp[s].wake = next;
                 Ok((false, next))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scan as a walk over the warps in rotation order (the model's
+    /// definition): the pick, the next wake-up, and the reasons recorded.
+    fn walk(sp: &Smsp, t: u64, start: usize, spec: &SchedSpec, blocked: &mut [Reason]) -> Result<usize, u64> {
+        let n = sp.warps.len();
+        let start = if start >= n { 0 } else { start };
+        let (mut pick, mut next) = (None, u64::MAX);
+        for k in (start..n).chain(0..start) {
+            let m = sp.mirror[k];
+            let r: Result<(), (u64, Reason)> = if m.barrier {
+                Err((u64::MAX, Reason::Barrier))
+            } else if m.ready_at > t {
+                Err((m.ready_at, Reason::Wait))
+            } else if m.pipe != PIPE_NONE && sp.pipe_free[m.pipe as usize] > t && {
+                let alt = if m.alt != PIPE_NONE { sp.pipe_free[m.alt as usize] } else { u64::MAX };
+                alt > t
+            } {
+                let alt = if m.alt != PIPE_NONE { sp.pipe_free[m.alt as usize] } else { u64::MAX };
+                Err((sp.pipe_free[m.pipe as usize].min(alt), Reason::MathPipeThrottle))
+            } else if m.queue == QUEUE_MIO && sp.q.mio.len() >= spec.mio_queue_depth {
+                Err((sp.q.mio.front().copied().unwrap_or(t + 1), Reason::MioThrottle))
+            } else if m.queue == QUEUE_LSU && sp.q.lsu.len() >= spec.lsu_queue_depth {
+                Err((sp.q.lsu.front().copied().unwrap_or(t + 1), Reason::LgThrottle))
+            } else {
+                Ok(())
+            };
+            match r {
+                Ok(()) if pick.is_none() => pick = Some(k),
+                Ok(()) => blocked[k] = Reason::NotSelected,
+                Err((at, why)) => {
+                    next = next.min(at);
+                    if m.ready_at <= t {
+                        blocked[k] = why;
+                    }
+                }
+            }
+        }
+        pick.ok_or(next)
+    }
+
+    #[test]
+    fn mask_scan_matches_the_walk_over_warps() {
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut rnd = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let spec = SchedSpec { policy: SchedulerPolicy::Gto, mio_queue_depth: 2, lsu_queue_depth: 3 };
+        let pipes = [0u8, 1, 2, 4, PIPE_NONE];
+        for round in 0..60 {
+            // Up to 150 warps: one, two and three chunks.
+            let n = 1 + rnd(if round % 3 == 0 { 150 } else { 20 }) as usize;
+            let mut sp = Smsp::new();
+            for ws in 0..n {
+                sp.push(ws as u16);
+            }
+            let mut t = rnd(50);
+            let mut reference = sp.blocked.clone();
+            for _ in 0..200 {
+                // Change some warps, some pipes and queues, move time on.
+                for _ in 0..1 + rnd(4) {
+                    let k = rnd(sp.warps.len() as u64) as usize;
+                    let (p, a) = (pipes[rnd(5) as usize], pipes[rnd(5) as usize]);
+                    sp.set(k, t + rnd(30), rnd(8) == 0, p, a, rnd(3) as u8);
+                }
+                for p in sp.pipe_free.iter_mut() {
+                    if rnd(3) == 0 {
+                        *p = t + rnd(6);
+                    }
+                }
+                sp.q.mio = (0..rnd(4)).map(|i| t + i).collect();
+                sp.q.lsu = (0..rnd(5)).map(|i| t + 1 + i).collect();
+                if sp.warps.len() > 1 && rnd(20) == 0 {
+                    let k = rnd(sp.warps.len() as u64) as usize;
+                    sp.remove(k);
+                    reference.remove(k);
+                }
+                t += rnd(4);
+                let start = rnd(sp.warps.len() as u64 + 2) as usize;
+                let want = walk(&sp, t, start, &spec, &mut reference);
+                let got = sp.scan(t, start, &spec);
+                assert_eq!(got, want, "round {round}, t {t}, start {start}");
+                assert_eq!(sp.blocked, reference, "round {round}, t {t}");
             }
         }
     }
