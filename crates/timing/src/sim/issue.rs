@@ -86,14 +86,14 @@ pub(super) struct WarpT {
     pub(super) state: WS,
     /// Why it waits until `ready_at`.
     pub(super) reason: Reason,
+    /// What held it back the last time it was ready but did not issue.
+    pub(super) blocked: Reason,
     /// `pipe`, `alt_pipe` and `queue` of the instruction at `next`.
     pub(super) next_pipe: u8,
     pub(super) next_alt_pipe: u8,
     pub(super) next_queue: u8,
     pub(super) live: bool,
     pub(super) smsp: u8,
-    /// Its position in the sub-partition's warp list.
-    pub(super) spos: u16,
     /// Earliest issue of `next` as far as its own dependences go.
     pub(super) ready_at: u64,
     pub(super) next: u32,
@@ -132,11 +132,11 @@ impl WarpT {
             block: 0,
             widx: 0,
             smsp: 0,
-            spos: 0,
             age: 0,
             state: WS::Done,
             ready_at: 0,
             reason: Reason::NoInstruction,
+            blocked: Reason::NotSelected,
             next: 0,
             next_pipe: PIPE_NONE,
             next_alt_pipe: PIPE_NONE,
@@ -182,6 +182,7 @@ impl WarpT {
         w.state = WS::Ready;
         w.ready_at = at;
         w.reason = Reason::NoInstruction;
+        w.blocked = Reason::NotSelected;
         w.acct = at;
         w.start = at;
         w.store_ack = 0;
@@ -283,7 +284,6 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         if t <= w.acct {
             return;
         }
-        let blocked = self.smsp[w.smsp as usize].blocked[w.spos as usize];
         let pc = w.next as usize;
         let split = w.ready_at.clamp(w.acct, t);
         if split > w.acct {
@@ -295,9 +295,9 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         }
         if t > split {
             let d = t - split;
-            gg.st.stall[blocked as usize] += d;
+            gg.st.stall[w.blocked as usize] += d;
             if let Some(p) = gg.st.pc_stall.get_mut(pc) {
-                p[blocked as usize] += d;
+                p[w.blocked as usize] += d;
             }
         }
         w.acct = t;
@@ -323,7 +323,6 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             sp.issue_free = t + slots + if call > 0 { gg.issue.call_fetch } else { 0 };
             sp.issue_cycles += slots;
             sp.last = ws;
-            sp.last_pos = self.warps[wsu].spos;
             if gg.opts.timeline {
                 let w = &self.warps[wsu];
                 let gw = self.blocks[w.block as usize].eng.id() * gg.nwarps as u64 + w.widx as u64;
@@ -441,9 +440,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                     b.eng.arrive(widx, a, &mut b.obs);
                 }
                 // Released warps (this one too, if it completed the barrier) move on.
-                self.release(bslot, t, gg)?;
-                self.sync(wsu);
-                return Ok(());
+                return self.release(bslot, t, gg);
             }
             (_, Stop::Exited) if last => {
                 return self.retire(s, wsu, t, gg);
@@ -459,7 +456,6 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 w.reason = if extra_ready > t + slots { extra_reason } else { Reason::Wait };
             }
         }
-        self.sync(wsu);
         Ok(())
     }
 
@@ -501,7 +497,6 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 }
                 w.reason = Reason::Barrier;
                 self.advance(gg, ws, t)?;
-                self.sync(ws);
             }
         }
         Ok(())
@@ -525,15 +520,11 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         }
         let sp = &mut self.smsp[s];
         sp.wake_now();
-        let k = self.warps[wsu].spos as usize;
-        sp.remove(k);
-        for &x in &sp.warps[k..] {
-            self.warps[x as usize].spos -= 1;
+        if let Some(i) = sp.warps.iter().position(|&x| x as usize == wsu) {
+            sp.warps.remove(i);
         }
         if sp.last as usize == wsu {
             sp.last = NONE16;
-        } else if sp.last != NONE16 && sp.last_pos as usize > k {
-            sp.last_pos -= 1;
         }
         let bslot = self.warps[wsu].block as usize;
         {

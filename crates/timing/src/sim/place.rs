@@ -140,7 +140,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             self.warps[slot].start(bslot as u16, wi as u16, (slot % nsmsp) as u8, self.age, at, nregs, region);
             self.age += 1;
             self.blocks[bslot].slots.push(slot as u16);
-            self.warps[slot].spos = self.smsp[slot % nsmsp].push(slot as u16) as u16;
+            self.smsp[slot % nsmsp].warps.push(slot as u16);
             self.smsp[slot % nsmsp].wake_now();
             gg.st.warps_launched += 1;
             self.advance(gg, slot, at)?;
@@ -148,7 +148,6 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 self.warps[slot].ready_at = at;
             }
             self.warps[slot].reason = Reason::NoInstruction;
-            self.sync(slot);
         }
         Ok(())
     }
