@@ -193,6 +193,13 @@ fn t32(t: u64) -> u32 {
     t.min(INFLIGHT as u64 - 1) as u32
 }
 
+#[derive(Clone, Copy, Default)]
+struct Meta {
+    valid: u8,
+    dirty: u8,
+    ready: [u32; 4],
+}
+
 /// `a % d` without a division (Lemire, Kaser and Kurz, "Faster remainder by
 /// direct computation", 2019): `m` is `2^128 / d + 1`, exact for every 64-bit `a`.
 #[derive(Clone, Copy)]
@@ -217,28 +224,16 @@ impl FastMod {
 }
 
 /// A sectored set-associative cache.
-///
-/// Each set is one block of 32-bit words, so a lookup touches one region of
-/// memory (the 50 MB L2's sets do not fit a host cache): for `w` ways, the
-/// tags (line address + 1, 0 when invalid; two words each), the LRU stamps,
-/// then per way its valid and dirty sector bits and four sector arrival times.
 pub struct Cache {
     set_mod: FastMod,
     ways: usize,
-    words: Vec<u32>,
+    /// Line address + 1 per way (0: invalid), set by set.
+    tags: Vec<u64>,
+    lru: Vec<u32>,
+    meta: Vec<Meta>,
     clock: u32,
     /// Dirty sectors evicted (for write-back traffic).
     pub evicted_dirty_sectors: u64,
-}
-
-/// Words per way in a set's block.
-const WAY_WORDS: usize = 8;
-
-/// A way of a set: the set's first word, and the way.
-#[derive(Clone, Copy)]
-struct Way {
-    base: usize,
-    i: usize,
 }
 
 impl Cache {
@@ -246,100 +241,75 @@ impl Cache {
         let ways = ways.max(1) as usize;
         let nlines = (bytes / 128).max(ways as u64) as usize;
         let sets = (nlines / ways).max(1);
-        Cache { set_mod: FastMod::new(sets as u64), ways, words: vec![0; sets * ways * WAY_WORDS], clock: 0, evicted_dirty_sectors: 0 }
+        Cache {
+            set_mod: FastMod::new(sets as u64),
+            ways,
+            tags: vec![0; sets * ways],
+            lru: vec![0; sets * ways],
+            meta: vec![Meta::default(); sets * ways],
+            clock: 0,
+            evicted_dirty_sectors: 0,
+        }
     }
 
-    /// The first word of `line`'s set.
     #[inline]
     fn set_of(&self, line: u64) -> usize {
         let h = line ^ (line >> 13) ^ (line >> 23);
-        self.set_mod.rem(h) as usize * self.ways * WAY_WORDS
+        self.set_mod.rem(h) as usize
     }
 
     #[inline]
-    fn tag(&self, base: usize, i: usize) -> u64 {
-        self.words[base + 2 * i] as u64 | (self.words[base + 2 * i + 1] as u64) << 32
+    fn find(&self, line: u64) -> Option<usize> {
+        let s = self.set_of(line) * self.ways;
+        self.tags[s..s + self.ways].iter().position(|&t| t == line + 1).map(|i| s + i)
     }
 
-    #[inline]
-    fn set_tag(&mut self, w: Way, tag: u64) {
-        self.words[w.base + 2 * w.i] = tag as u32;
-        self.words[w.base + 2 * w.i + 1] = (tag >> 32) as u32;
-    }
-
-    #[inline]
-    fn lru(&mut self, w: Way) -> &mut u32 {
-        &mut self.words[w.base + 2 * self.ways + w.i]
-    }
-
-    /// Valid sector bits (low byte) and dirty ones (next byte).
-    #[inline]
-    fn bits(&mut self, w: Way) -> &mut u32 {
-        &mut self.words[w.base + 3 * self.ways + w.i]
-    }
-
-    #[inline]
-    fn ready(&mut self, w: Way, k: usize) -> &mut u32 {
-        &mut self.words[w.base + 4 * self.ways + 4 * w.i + k]
-    }
-
-    #[inline]
-    fn find(&self, line: u64) -> Option<Way> {
-        let base = self.set_of(line);
-        (0..self.ways).find(|&i| self.tag(base, i) == line + 1).map(|i| Way { base, i })
-    }
-
-    /// Allocates `line` (evicting the LRU way); returns its way.
-    fn alloc(&mut self, line: u64) -> Way {
-        let base = self.set_of(line);
-        let lru = base + 2 * self.ways;
-        let mut victim = 0;
-        for i in 0..self.ways {
-            if self.tag(base, i) == 0 {
+    /// Allocates `line` (evicting the LRU way); returns its index.
+    fn alloc(&mut self, line: u64) -> usize {
+        let s = self.set_of(line) * self.ways;
+        let mut victim = s;
+        for i in s..s + self.ways {
+            if self.tags[i] == 0 {
                 victim = i;
                 break;
             }
-            if self.words[lru + i] < self.words[lru + victim] {
+            if self.lru[i] < self.lru[victim] {
                 victim = i;
             }
         }
-        let w = Way { base, i: victim };
-        if self.tag(base, victim) != 0 {
-            self.evicted_dirty_sectors += (*self.bits(w) >> 8 & 0xf).count_ones() as u64;
+        if self.tags[victim] != 0 {
+            self.evicted_dirty_sectors += self.meta[victim].dirty.count_ones() as u64;
         }
-        self.set_tag(w, line + 1);
-        *self.bits(w) = 0;
-        for k in 0..4 {
-            *self.ready(w, k) = 0;
-        }
-        w
+        self.tags[victim] = line + 1;
+        self.meta[victim] = Meta::default();
+        victim
     }
 
-    /// The way holding `sector`, allocated if absent, marked used.
+    /// The line holding `sector`, allocated if absent, marked used.
     #[inline]
-    fn line(&mut self, sector: u64) -> Way {
+    pub fn line(&mut self, sector: u64) -> usize {
         let line = sector >> 2;
         self.clock = self.clock.wrapping_add(1);
-        let w = match self.find(line) {
-            Some(w) => w,
+        let i = match self.find(line) {
+            Some(i) => i,
             None => self.alloc(line),
         };
-        *self.lru(w) = self.clock;
-        w
+        self.lru[i] = self.clock;
+        i
     }
 
     /// Looks up sector `sector` (address / 32). On a miss the sector is
     /// allocated in flight; call [`Cache::fill`] with its arrival.
     #[inline]
     pub fn access(&mut self, sector: u64) -> Lookup {
-        let w = self.line(sector);
+        let i = self.line(sector);
         let k = (sector & 3) as usize;
-        if *self.bits(w) >> k & 1 != 0 {
-            let r = *self.ready(w, k);
-            Lookup::Hit(if r == INFLIGHT { u64::MAX } else { r as u64 })
+        let m = &mut self.meta[i];
+        if m.valid >> k & 1 != 0 {
+            Lookup::Hit(if m.ready[k] == INFLIGHT { u64::MAX } else { m.ready[k] as u64 })
         } else {
-            *self.bits(w) |= 1 << k;
-            *self.ready(w, k) = INFLIGHT;
+            m.valid |= 1 << k;
+            m.ready[k] = INFLIGHT;
             Lookup::Miss
         }
     }
@@ -348,39 +318,42 @@ impl Cache {
     /// a sector already present keeps its own time unless it was in flight.
     #[inline]
     pub fn fill(&mut self, sector: u64, ready: u64) {
-        let w = match self.find(sector >> 2) {
-            Some(w) => w,
+        let i = match self.find(sector >> 2) {
+            Some(i) => i,
             None => self.line(sector),
         };
         let k = (sector & 3) as usize;
-        if *self.bits(w) >> k & 1 == 0 || *self.ready(w, k) == INFLIGHT {
-            *self.ready(w, k) = t32(ready);
+        let m = &mut self.meta[i];
+        if m.valid >> k & 1 == 0 || m.ready[k] == INFLIGHT {
+            m.ready[k] = t32(ready);
         }
-        *self.bits(w) |= 1 << k;
+        m.valid |= 1 << k;
     }
 
     /// Whether the sector is present (settled or in flight).
     pub fn present(&self, sector: u64) -> bool {
-        self.find(sector >> 2).is_some_and(|w| self.words[w.base + 3 * self.ways + w.i] >> (sector & 3) & 1 != 0)
+        self.find(sector >> 2).is_some_and(|i| self.meta[i].valid >> (sector & 3) & 1 != 0)
     }
 
     /// A write of a whole or partial sector: allocates (write-back caches),
     /// marks it valid at `ready` and dirty.
     pub fn write(&mut self, sector: u64, ready: u64) {
-        let w = self.line(sector);
+        let i = self.line(sector);
         let k = (sector & 3) as usize;
-        if *self.bits(w) >> k & 1 == 0 || *self.ready(w, k) == INFLIGHT {
-            *self.ready(w, k) = t32(ready);
+        let m = &mut self.meta[i];
+        if m.valid >> k & 1 == 0 || m.ready[k] == INFLIGHT {
+            m.ready[k] = t32(ready);
         }
-        *self.bits(w) |= 0x101 << k;
+        m.valid |= 1 << k;
+        m.dirty |= 1 << k;
     }
 
     /// Drops a sector (write-through L1 on a store it does not keep).
     pub fn invalidate(&mut self, sector: u64) {
-        if let Some(w) = self.find(sector >> 2) {
+        if let Some(i) = self.find(sector >> 2) {
             let k = (sector & 3) as usize;
-            if *self.ready(w, k) != INFLIGHT {
-                *self.bits(w) &= !(1 << k);
+            if self.meta[i].ready[k] != INFLIGHT {
+                self.meta[i].valid &= !(1 << k);
             }
         }
     }
