@@ -200,9 +200,32 @@ struct Meta {
     ready: [u32; 4],
 }
 
+/// `a % d` without a division (Lemire, Kaser and Kurz, "Faster remainder by
+/// direct computation", 2019): `m` is `2^128 / d + 1`, exact for every 64-bit `a`.
+#[derive(Clone, Copy)]
+struct FastMod {
+    d: u64,
+    m: u128,
+}
+
+impl FastMod {
+    fn new(d: u64) -> Self {
+        let d = d.max(1);
+        FastMod { d, m: (u128::MAX / d as u128).wrapping_add(1) }
+    }
+
+    #[inline]
+    fn rem(&self, a: u64) -> u64 {
+        let low = self.m.wrapping_mul(a as u128);
+        let d = self.d as u128;
+        // The high 64 bits of the 192-bit `low * d`.
+        (((((low as u64 as u128) * d) >> 64) + (low >> 64) * d) >> 64) as u64
+    }
+}
+
 /// A sectored set-associative cache.
 pub struct Cache {
-    sets: usize,
+    set_mod: FastMod,
     ways: usize,
     /// Line address + 1 per way (0: invalid), set by set.
     tags: Vec<u64>,
@@ -219,7 +242,7 @@ impl Cache {
         let nlines = (bytes / 128).max(ways as u64) as usize;
         let sets = (nlines / ways).max(1);
         Cache {
-            sets,
+            set_mod: FastMod::new(sets as u64),
             ways,
             tags: vec![0; sets * ways],
             lru: vec![0; sets * ways],
@@ -232,7 +255,7 @@ impl Cache {
     #[inline]
     fn set_of(&self, line: u64) -> usize {
         let h = line ^ (line >> 13) ^ (line >> 23);
-        (h % self.sets as u64) as usize
+        self.set_mod.rem(h) as usize
     }
 
     #[inline]
@@ -387,6 +410,20 @@ mod tests {
         // Line 0 was least recently used and is gone.
         assert_eq!(c.access(0), Lookup::Miss);
     }
+    #[test]
+    fn fast_remainder_is_the_remainder() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for d in [1u64, 2, 3, 7, 64, 1000, 25_600, 51_200, (1 << 31) + 1, (1 << 40) + 3, u64::MAX] {
+            let f = FastMod::new(d);
+            for i in 0..20_000u64 {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                for a in [x, i, u64::MAX - i, x >> 7] {
+                    assert_eq!(f.rem(a), a % d, "{a} % {d}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn load_tracker_reports_recent_utilisation() {
         // 4 bytes per cycle: a window of 256 cycles takes 1024 bytes.

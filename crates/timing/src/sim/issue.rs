@@ -108,8 +108,9 @@ pub(super) struct WarpT {
     pub(super) fence_until: u64,
     pub(super) loop_pc: u32,
     pub(super) loop_iter: u32,
+    /// Per register: when its value is ready and from which scoreboard, as
+    /// `ready << 2 | kind` (one load per source).
     pub(super) ready: Vec<u64>,
-    pub(super) kind: Vec<Sb>,
     /// The region being issued, the position in its order, and whether the
     /// engine has executed it yet.
     pub(super) region: u32,
@@ -117,8 +118,10 @@ pub(super) struct WarpT {
     pub(super) executed: bool,
     /// The engine reported the warp exited / at a barrier while executing the region.
     pub(super) stop: Stop,
-    /// Memory accesses and the branch outcome captured while executing the region.
+    /// Memory accesses and the branch outcome captured while executing the
+    /// region: one record per access, its lane addresses in `cap_addrs`.
     pub(super) caps: Vec<MemRec>,
+    pub(super) cap_addrs: Vec<u64>,
     pub(super) branch: (u64, u64),
 }
 
@@ -145,21 +148,21 @@ impl WarpT {
             loop_pc: u32::MAX,
             loop_iter: 0,
             ready: Vec::new(),
-            kind: Vec::new(),
             region: 0,
             pos: 0,
             executed: false,
             stop: Stop::Yield,
             caps: Vec::new(),
+            cap_addrs: Vec::new(),
             branch: (0, 0),
         }
     }
 
     /// Moves past `ti` (issued or folded): its results are ready at `at`, from a `kind` unit.
     fn advance(&mut self, ti: &TInst, at: u64, kind: Sb) {
+        let v = pack(at, kind);
         for &d in &ti.dsts {
-            self.ready[d as usize] = at;
-            self.kind[d as usize] = kind;
+            self.ready[d as usize] = v;
         }
         if ti.back_edge {
             self.loop_iter = self.loop_iter.wrapping_add(1);
@@ -187,14 +190,13 @@ impl WarpT {
         w.loop_pc = u32::MAX;
         w.loop_iter = 0;
         w.ready.clear();
-        w.ready.resize(nregs, 0);
-        w.kind.clear();
-        w.kind.resize(nregs, Sb::Fixed);
+        w.ready.resize(nregs, pack(0, Sb::Fixed));
         w.region = region;
         w.pos = 0;
         w.executed = false;
         w.stop = Stop::Yield;
         w.caps.clear();
+        w.cap_addrs.clear();
     }
 
     /// Not waiting at a barrier (nor retired).
@@ -204,20 +206,32 @@ impl WarpT {
     }
 }
 
-/// One memory instruction's access, captured from the engine.
-#[derive(Clone)]
+/// One memory instruction's access, captured from the engine: its lanes'
+/// addresses are `len` entries of the warp's address pool from `off` (the
+/// first `n` the engine's, zeros up to the mask's highest lane).
+#[derive(Clone, Copy)]
 pub(super) struct MemRec {
     pub(super) pc: u32,
     pub(super) space: Space,
     pub(super) bytes: u32,
     pub(super) mask: u64,
     pub(super) n: u8,
-    pub(super) addrs: [u64; 64],
+    pub(super) len: u8,
+    pub(super) off: u32,
+}
+
+impl MemRec {
+    /// The record's lane addresses in `pool`.
+    #[inline]
+    pub(super) fn addrs<'p>(&self, pool: &'p [u64]) -> &'p [u64] {
+        &pool[self.off as usize..self.off as usize + self.len as usize]
+    }
 }
 
 /// The observer the engine reports a region's memory accesses and branch to.
 struct Cap<'a> {
     recs: &'a mut Vec<MemRec>,
+    pool: &'a mut Vec<u64>,
     branch: (u64, u64),
 }
 
@@ -226,13 +240,30 @@ impl Observer for Cap<'_> {
     #[inline]
     fn memory(&mut self, _warp: u32, pc: u32, space: Space, _kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) {
         let n = addrs.len().min(64);
-        let mut r = MemRec { pc, space, bytes, mask, n: n as u8, addrs: [0; 64] };
-        r.addrs[..n].copy_from_slice(&addrs[..n]);
-        self.recs.push(r);
+        let len = n.max(64 - mask.leading_zeros() as usize);
+        let off = self.pool.len();
+        self.pool.extend_from_slice(&addrs[..n]);
+        self.pool.resize(off + len, 0);
+        self.recs.push(MemRec { pc, space, bytes, mask, n: n as u8, len: len as u8, off: off as u32 });
     }
     #[inline]
     fn branch(&mut self, _warp: u32, _pc: u32, taken: u64, not_taken: u64) {
         self.branch = (taken, not_taken);
+    }
+}
+
+/// A register's ready time and scoreboard in one word (times saturate at 2^62).
+#[inline]
+fn pack(at: u64, kind: Sb) -> u64 {
+    at.min(u64::MAX >> 2) << 2 | kind as u64
+}
+
+#[inline]
+fn kind_of(x: u64) -> Sb {
+    match x & 3 {
+        0 => Sb::Fixed,
+        1 => Sb::Short,
+        _ => Sb::Long,
     }
 }
 
@@ -353,11 +384,13 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 done = t + 1;
                 let (l2_before, dram_before) = (gg.memsys.st.l2_sectors(), gg.memsys.st.dram_read_bytes);
                 let mut shared_only = true;
+                let pool = std::mem::take(&mut self.warps[wsu].cap_addrs);
                 while let Some(i) = self.warps[wsu].caps.iter().position(|r| r.pc == pc) {
                     let rec = self.warps[wsu].caps.swap_remove(i);
                     shared_only &= rec.space == Space::Shared;
-                    done = done.max(self.memory(s, wsu, pc, t, &rec, gg));
+                    done = done.max(self.memory(s, wsu, t, &rec, rec.addrs(&pool), gg));
                 }
+                self.warps[wsu].cap_addrs = pool;
                 if ti.is_store {
                     sb = Sb::Fixed;
                 } else if shared_only {
@@ -435,10 +468,11 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         let widx = w.widx as usize;
         let len = dec.regions[w.region as usize].len;
         w.caps.clear();
+        w.cap_addrs.clear();
         // clock64 reads the SM's cycle.
         b.eng.set_clock(t);
         let before = (b.eng.stats().warp_instructions, b.eng.stats().thread_instructions);
-        let mut obs = (Cap { recs: &mut w.caps, branch: (0, 0) }, &mut b.obs);
+        let mut obs = (Cap { recs: &mut w.caps, pool: &mut w.cap_addrs, branch: (0, 0) }, &mut b.obs);
         let r = b.eng.run_warp(widx, len, gg.mem, &mut obs);
         w.branch = obs.0.branch;
         gg.st.warp_insts += b.eng.stats().warp_instructions - before.0;
@@ -549,8 +583,10 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                             w.loop_pc = l;
                             w.loop_iter = 0;
                         }
+                        // Unroll factors are small powers of two: no division.
+                        let u = ti.unroll;
                         #[allow(clippy::manual_is_multiple_of)]
-                        let skip = w.loop_iter % ti.unroll != 0;
+                        let skip = if u.is_power_of_two() { w.loop_iter & (u - 1) != 0 } else { w.loop_iter % u != 0 };
                         skip
                     }
                     None => false,
@@ -571,9 +607,9 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 }
                 for &r in &ti.srcs {
                     let x = w.ready[r as usize];
-                    if x > at {
-                        at = x;
-                        why = reason_of(w.kind[r as usize]);
+                    if x >> 2 > at {
+                        at = x >> 2;
+                        why = reason_of(kind_of(x));
                     }
                 }
                 if at > w.ready_at {
@@ -588,9 +624,10 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             // A folded load's results are also those of the load it repeats.
             let alias = ti.alias_of.map_or(&[][..], |src_pc| &dec.insts[src_pc as usize].dsts[..]);
             for &r in alias.iter().chain(&ti.srcs) {
-                if w.ready[r as usize] > at {
-                    at = w.ready[r as usize];
-                    kind = w.kind[r as usize];
+                let x = w.ready[r as usize];
+                if x >> 2 > at {
+                    at = x >> 2;
+                    kind = kind_of(x);
                 }
             }
             w.advance(ti, at, kind);

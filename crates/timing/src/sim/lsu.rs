@@ -246,7 +246,8 @@ impl Queues {
 
 impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     /// Timing of a memory instruction; returns when its results are ready.
-    pub(super) fn memory(&mut self, s: usize, wsu: usize, pc: u32, t: u64, cap: &MemRec, gg: &mut Gpu<'a, W>) -> u64 {
+    pub(super) fn memory(&mut self, s: usize, wsu: usize, t: u64, cap: &MemRec, addrs: &[u64], gg: &mut Gpu<'a, W>) -> u64 {
+        let pc = cap.pc;
         let dec = gg.dec;
         let ti = &dec.insts[pc as usize];
         let bytes = cap.bytes.max(1);
@@ -262,7 +263,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 while m != 0 {
                     let l = m.trailing_zeros() as usize;
                     m &= m - 1;
-                    let a = cap.addrs[l];
+                    let a = addrs[l];
                     match generic_space(a) {
                         Space::Shared => shared |= 1 << l,
                         Space::Local => local |= 1 << l,
@@ -276,7 +277,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         if shared != 0 {
             let mut a = [0u64; 64];
             for (i, x) in a.iter_mut().enumerate().take(n) {
-                *x = if cap.space == Space::Generic { cap.addrs[i].wrapping_sub(SHARED_WINDOW) } else { cap.addrs[i] };
+                *x = if cap.space == Space::Generic { addrs[i].wrapping_sub(SHARED_WINDOW) } else { addrs[i] };
             }
             let c = if ti.is_store || ti.is_atomic {
                 warpsim_metrics::coalesce::shared_cost(&a[..n], shared, bytes)
@@ -335,7 +336,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             while m != 0 {
                 let l = m.trailing_zeros() as usize;
                 m &= m - 1;
-                push(&mut sectors, cap.addrs[l]);
+                push(&mut sectors, addrs[l]);
             }
             if local != 0 {
                 // Local memory: per-warp interleaved, in its own address range.
@@ -346,7 +347,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 while m != 0 {
                     let l = m.trailing_zeros() as usize;
                     m &= m - 1;
-                    let off = if cap.space == Space::Generic { cap.addrs[l].wrapping_sub(LOCAL_WINDOW) } else { cap.addrs[l] };
+                    let off = if cap.space == Space::Generic { addrs[l].wrapping_sub(LOCAL_WINDOW) } else { addrs[l] };
                     push(&mut sectors, base + (off / 4) * 4 * W as u64 + l as u64 * 4 + off % 4);
                 }
             }
@@ -427,7 +428,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                     // The L2's atomic units perform the operations (one per
                     // warp when ptxas aggregates them); the old values come back.
                     let mut words: Vec<(u64, u32)> = Vec::new();
-                    lanes_per_word(&cap.addrs[..n], global | local, &mut words);
+                    lanes_per_word(&addrs[..n], global | local, &mut words);
                     if ti.atom.aggregated {
                         words.iter_mut().for_each(|w| w.1 = 1);
                     }
