@@ -138,8 +138,11 @@ fn cpp_files_are_not_parsed_as_ptx() {
 fn faults_name_the_buffer_and_element_and_suggest_shared() {
     let d = Dir::new("fault");
     let k = d.ptx(STORE);
-    let o = d.warpsim(&["run", &k, "--param", "out:u32[32]=zeros:out", "--block", "64"]);
+    // One past the end faults with exact bounds (by default it is served, as a GPU serves it, with a warning).
+    let o = d.warpsim(&["run", &k, "--param", "out:u32[32]=zeros:out", "--block", "64", "--strict-bounds"]);
     assert!(!o.status.success() && text(&o).contains("element 32 of `out` (32 elements of u32)"), "{}", text(&o));
+    let o = d.warpsim(&["run", &k, "--param", "out:u32[32]=zeros:out", "--block", "64"]);
+    assert!(o.status.success() && text(&o).contains("warning: out-of-bounds global store") && text(&o).contains("served"), "{}", text(&o));
     let dynamic = ".visible .entry k()\n{\n.extern .shared .align 4 .b8 s[];\n.reg .b32 %r<4>;\n\
         mov.u32 %r1, %tid.x; shl.b32 %r2, %r1, 2; mov.u32 %r3, s; add.u32 %r3, %r3, %r2; st.shared.u32 [%r3], %r1;\nret;\n}\n";
     let k = d.ptx(dynamic);
@@ -156,7 +159,7 @@ fn corpus_prints_a_checked_fault_once() {
     let case = r#"{"cases":[{"name":"c1","ptx":"k.ptx","kernel":"k","grid":1,"block":64,
         "params":[{"kind":"buffer","name":"out","dtype":"u32","count":32,"init":"zeros","role":"out"}]}]}"#;
     std::fs::write(&m, case).unwrap();
-    let o = d.warpsim(&["corpus", m.to_str().unwrap(), "--check"]);
+    let o = d.warpsim(&["corpus", m.to_str().unwrap(), "--check", "--strict-bounds"]);
     assert_eq!(text(&o).matches("PTX line 8").count(), 1, "{}", text(&o));
 }
 
@@ -179,7 +182,7 @@ fn a_report_is_written_when_the_launch_faults_and_shows_the_fault_and_the_findin
     let k = d.ptx(STORE);
     for check in [false, true] {
         let html = d.0.join(format!("r{check}.html"));
-        let mut args = vec!["run", &k, "--param", "out:u32[32]=zeros:out", "--block", "64", "--report", html.to_str().unwrap()];
+        let mut args = vec!["run", &k, "--param", "out:u32[32]=zeros:out", "--block", "64", "--strict-bounds", "--report", html.to_str().unwrap()];
         if check {
             args.push("--check");
         }

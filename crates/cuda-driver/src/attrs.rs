@@ -42,7 +42,15 @@ pub fn device_attribute(p: &GpuPreset, a: c_int) -> Option<c_int> {
         33 | 34 | 50 => 0,
         35 => 0,
         36 => 2_619_000,
-        37 => 6144,
+        // Global memory bus width in bits: the H200's as its driver reports it
+        // (tests/programs/h200/runtime_api.stdout: 6016), the others' from their data sheets.
+        37 => match p.key.as_str() {
+            "h200" => 6016,
+            "h100" | "a100" => 5120,
+            "t4" => 256,
+            "mi300x" => 8192,
+            _ => 6016,
+        },
         38 => i(p.l2_bytes),
         39 => i(p.max_threads_per_sm() as u64),
         40 => 2,
