@@ -182,7 +182,8 @@ fn a_report_is_written_when_the_launch_faults_and_shows_the_fault_and_the_findin
     let k = d.ptx(STORE);
     for check in [false, true] {
         let html = d.0.join(format!("r{check}.html"));
-        let mut args = vec!["run", &k, "--param", "out:u32[32]=zeros:out", "--block", "64", "--strict-bounds", "--report", html.to_str().unwrap()];
+        let mut args =
+            vec!["run", &k, "--param", "out:u32[32]=zeros:out", "--block", "64", "--strict-bounds", "--report", html.to_str().unwrap()];
         if check {
             args.push("--check");
         }
