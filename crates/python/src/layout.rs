@@ -264,7 +264,9 @@ DONE:
             lay_out(&k, &[buffer("out", &zeros, false), buffer("x", &zeros, true), buffer("n", &short, true)]).err().unwrap();
         assert_eq!(raise_for(&buffer_for_scalar), Raise::Argument, "{buffer_for_scalar}");
         let mut p = lay_out(&k, &[buffer("out", &zeros, false), buffer("x", &short, true), n(32)]).unwrap();
-        let fault = p.launch(&Dims::new([1, 1, 1], [32, 1, 1], 0), &LaunchOptions::default()).err().unwrap();
+        // Reads past `x`'s exact end: a fault with exact bounds (served by default, as a GPU does).
+        let strict = LaunchOptions { serve_past_end: false, ..Default::default() };
+        let fault = p.launch(&Dims::new([1, 1, 1], [32, 1, 1], 0), &strict).err().unwrap();
         assert_eq!(raise_for(&fault), Raise::Fault, "{fault}");
         let refused = p.launch(&Dims::new([1, 1, 1], [2048, 1, 1], 0), &LaunchOptions::default()).err().unwrap();
         assert_eq!(raise_for(&refused), Raise::Launch, "{refused}");
