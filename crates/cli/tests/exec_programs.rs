@@ -472,10 +472,17 @@ fn rdc_sources() -> [PathBuf; 2] {
 #[test]
 fn an_rdc_program_built_in_one_step_runs() {
     let [a, b] = rdc_sources();
-    let exe = tmp().join("rdc");
+    let exe = rdc_build("rdc", &a, &b, &[]);
+    rdc_output("rdc", &exec(&exe, &[]), &RDC_PRINTF);
+}
+
+/// `nvcc -arch=sm_90 [extra] -rdc=true -cudart shared a b -o tmp/NAME`, linked against warpsim's libraries.
+fn rdc_build(name: &str, a: &Path, b: &Path, extra: &[&str]) -> PathBuf {
+    let exe = tmp().join(name);
     let lib = lib_dir();
-    nvcc_run(&[
-        "-arch=sm_90".as_ref(),
+    let mut args: Vec<&std::ffi::OsStr> = vec!["-arch=sm_90".as_ref()];
+    args.extend(extra.iter().map(std::ffi::OsStr::new));
+    args.extend::<[&std::ffi::OsStr; 8]>([
         "-rdc=true".as_ref(),
         "-cudart".as_ref(),
         "shared".as_ref(),
@@ -484,9 +491,10 @@ fn an_rdc_program_built_in_one_step_runs() {
         a.as_os_str(),
         b.as_os_str(),
         "-o".as_ref(),
-        exe.as_os_str(),
     ]);
-    rdc_output("rdc", &exec(&exe, &[]), &RDC_PRINTF);
+    args.push(exe.as_os_str());
+    nvcc_run(&args);
+    exe
 }
 
 /// The same program compiled unit by unit (`nvcc -dc`, with line info) and linked by nvcc;
@@ -571,21 +579,7 @@ fn the_driver_links_several_ptx_inputs() {
 #[test]
 fn an_rdc_fault_names_the_line_in_the_other_unit() {
     let (a, b) = (programs().join("rdc_fault_a.cu"), programs().join("rdc_fault_b.cu"));
-    let exe = tmp().join("rdc_fault");
-    let lib = lib_dir();
-    nvcc_run(&[
-        "-arch=sm_90".as_ref(),
-        "-lineinfo".as_ref(),
-        "-rdc=true".as_ref(),
-        "-cudart".as_ref(),
-        "shared".as_ref(),
-        "-L".as_ref(),
-        lib.as_os_str(),
-        a.as_os_str(),
-        b.as_os_str(),
-        "-o".as_ref(),
-        exe.as_os_str(),
-    ]);
+    let exe = rdc_build("rdc_fault", &a, &b, &["-lineinfo"]);
     let o = exec(&exe, &[]);
     if programs().join("h200/rdc_fault.stdout").is_file() {
         same_as_h200("rdc_fault", &o);
