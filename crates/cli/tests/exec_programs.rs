@@ -478,21 +478,18 @@ fn an_rdc_program_built_in_one_step_runs() {
 
 /// `nvcc -arch=sm_90 [extra] -rdc=true -cudart shared a b -o tmp/NAME`, linked against warpsim's libraries.
 fn rdc_build(name: &str, a: &Path, b: &Path, extra: &[&str]) -> PathBuf {
+    let mut flags: Vec<&std::ffi::OsStr> = extra.iter().map(std::ffi::OsStr::new).collect();
+    flags.extend::<[&std::ffi::OsStr; 3]>(["-rdc=true".as_ref(), a.as_os_str(), b.as_os_str()]);
+    nvcc_shared(name, &flags)
+}
+
+/// `nvcc -arch=sm_90 -cudart shared -L <warpsim's libraries> inputs... -o tmp/NAME`.
+fn nvcc_shared(name: &str, inputs: &[&std::ffi::OsStr]) -> PathBuf {
     let exe = tmp().join(name);
-    let lib = lib_dir();
-    let mut args: Vec<&std::ffi::OsStr> = vec!["-arch=sm_90".as_ref()];
-    args.extend(extra.iter().map(std::ffi::OsStr::new));
-    args.extend::<[&std::ffi::OsStr; 8]>([
-        "-rdc=true".as_ref(),
-        "-cudart".as_ref(),
-        "shared".as_ref(),
-        "-L".as_ref(),
-        lib.as_os_str(),
-        a.as_os_str(),
-        b.as_os_str(),
-        "-o".as_ref(),
-    ]);
-    args.push(exe.as_os_str());
+    let mut args: Vec<&std::ffi::OsStr> = vec!["-arch=sm_90".as_ref(), "-cudart".as_ref(), "shared".as_ref(), "-L".as_ref()];
+    args.push(lib_dir().as_os_str());
+    args.extend_from_slice(inputs);
+    args.extend::<[&std::ffi::OsStr; 2]>(["-o".as_ref(), exe.as_os_str()]);
     nvcc_run(&args);
     exe
 }
@@ -507,18 +504,7 @@ fn an_rdc_program_built_in_steps_runs() {
     for (src, obj) in [(&a, "rdc_a.o"), (&b, "rdc_b.o")] {
         nvcc_run(&["-arch=sm_90".as_ref(), "-lineinfo".as_ref(), "-dc".as_ref(), src.as_os_str(), "-o".as_ref(), obj.as_ref()]);
     }
-    let two_step = tmp().join("rdc_two_step");
-    nvcc_run(&[
-        "-arch=sm_90".as_ref(),
-        "-cudart".as_ref(),
-        "shared".as_ref(),
-        "-L".as_ref(),
-        lib.as_os_str(),
-        "rdc_a.o".as_ref(),
-        "rdc_b.o".as_ref(),
-        "-o".as_ref(),
-        two_step.as_os_str(),
-    ]);
+    let two_step = nvcc_shared("rdc_two_step", &["rdc_a.o".as_ref(), "rdc_b.o".as_ref()]);
     rdc_output("rdc_two_step", &exec(&two_step, &[]), &RDC_PRINTF);
 
     nvcc_run(&["-arch=sm_90".as_ref(), "-dlink".as_ref(), "rdc_a.o".as_ref(), "rdc_b.o".as_ref(), "-o".as_ref(), "rdc_dlink.o".as_ref()]);
@@ -536,21 +522,7 @@ fn an_rdc_program_built_in_steps_runs() {
 
     // rdc_b.o in a static library of device code (`nvcc -lib`), linked with rdc_a.o.
     nvcc_run(&["-arch=sm_90".as_ref(), "-lib".as_ref(), "rdc_b.o".as_ref(), "-o".as_ref(), "librdc_b.a".as_ref()]);
-    let from_lib = tmp().join("rdc_lib");
-    let here = tmp().as_os_str();
-    nvcc_run(&[
-        "-arch=sm_90".as_ref(),
-        "-cudart".as_ref(),
-        "shared".as_ref(),
-        "-L".as_ref(),
-        lib.as_os_str(),
-        "rdc_a.o".as_ref(),
-        "-L".as_ref(),
-        here,
-        "-lrdc_b".as_ref(),
-        "-o".as_ref(),
-        from_lib.as_os_str(),
-    ]);
+    let from_lib = nvcc_shared("rdc_lib", &["rdc_a.o".as_ref(), "-L".as_ref(), tmp().as_os_str(), "-lrdc_b".as_ref()]);
     rdc_output("rdc_lib", &exec(&from_lib, &[]), &RDC_PRINTF);
 }
 
