@@ -116,8 +116,15 @@ pub struct TimingParams {
     /// same word are separate operations, lanes on distinct words of a sector
     /// one.
     pub l2_atomic_units: u32,
-    /// Bytes of consecutive addresses one atomic unit owns before the next takes over.
+    /// Bytes of consecutive addresses that go to one atomic unit.
     pub l2_atomic_chunk_bytes: u32,
+    /// How chunks are spread over the units. With `l2_atomic_window_units`
+    /// 0 they are taken in turn (chunk index modulo the units). Otherwise the
+    /// chunks of each `l2_atomic_window_bytes` window fold by XOR onto that
+    /// many units (a power of two), and each next window starts that many
+    /// units further on: a hot set within one window reaches only those units.
+    pub l2_atomic_window_bytes: u32,
+    pub l2_atomic_window_units: u32,
     /// Cycles an atomic unit takes per operation (integer or float).
     pub atomic_unit_cycles: f64,
     /// Cycles between two float operations on the same word (a longer
@@ -184,6 +191,8 @@ impl Default for TimingParams {
             l2_store_sector_cycles: 0.0,
             l2_atomic_units: 64,
             l2_atomic_chunk_bytes: 1024,
+            l2_atomic_window_bytes: 32768,
+            l2_atomic_window_units: 0,
             atomic_unit_cycles: 1.5,
             atomic_float_word_cycles: 3.5,
             shared_cas_cycles: 96,
@@ -260,6 +269,16 @@ impl TimingParams {
         }
         if !(self.barrier_cycles_per_warp.is_finite() && (0.0..=1000.0).contains(&self.barrier_cycles_per_warp)) {
             return bad("timing.barrier_cycles_per_warp", "must be a number of cycles from 0 to 1000");
+        }
+        if self.l2_atomic_window_units != 0 {
+            let w = self.l2_atomic_window_units;
+            if !w.is_power_of_two() || w > self.l2_atomic_units {
+                return bad("timing.l2_atomic_window_units", "must be 0 (no windows) or a power of two up to l2_atomic_units");
+            }
+            let (wb, cb) = (self.l2_atomic_window_bytes, self.l2_atomic_chunk_bytes);
+            if cb == 0 || wb < cb || wb % cb != 0 || !(wb / cb).is_power_of_two() {
+                return bad("timing.l2_atomic_window_bytes", "must be a power-of-two multiple of l2_atomic_chunk_bytes");
+            }
         }
         if self.atomic_unit_cycles > 1e6 || self.atomic_float_word_cycles > 1e6 {
             return bad("timing.atomic_unit_cycles", "is outside the physical range");

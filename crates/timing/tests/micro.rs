@@ -97,6 +97,25 @@ fn same_address_atomics_serialise_at_the_l2() {
 }
 
 #[test]
+fn hot_arrays_spread_over_the_atomic_units_by_window() {
+    // Every block adding into the same 256 words, 8 B to 1 KB apart (2 KB to
+    // 256 KB), and one word per block (528 words): 512-byte chunks, each 32 KB
+    // window folded onto 32 of the 80 units. Within 25%.
+    check(
+        &[
+            "atomspread_s2_b2_it16",
+            "atomspread_s8_b2_it16",
+            "atomspread_s32_b4_it1",
+            "atomspread_s64_b2_it16",
+            "atomspread_s256_b2_it16",
+            "atomspread_s256_b4_it16",
+            "atomdyn_g_block_add_i32_red",
+        ],
+        0.25,
+    );
+}
+
+#[test]
 fn shared_atomics_serialise_by_word_and_bank() {
     // Integer: old value needed (ret) or not (red); float: a compare-and-swap loop. Within 25%.
     check(

@@ -31,6 +31,10 @@ pub(super) struct MemSpec {
     /// hundredths) per operation and between float operations on one word.
     pub(super) atomic_units: u64,
     pub(super) atomic_chunk: u64,
+    /// Chunks per window and units per window (0: no windows); see
+    /// `TimingParams::l2_atomic_window_units`.
+    pub(super) atomic_window_chunks: u64,
+    pub(super) atomic_window_units: u64,
     pub(super) atomic_op_centi: u64,
     pub(super) atomic_float_word_centi: u64,
     pub(super) shared_cas_cycles: u64,
@@ -41,6 +45,22 @@ pub(super) struct MemSpec {
 }
 
 impl MemSpec {
+    /// The L2 atomic unit that owns byte address `addr`.
+    pub(super) fn atomic_unit(&self, addr: u64) -> usize {
+        let chunk = addr / self.atomic_chunk;
+        let units = self.atomic_window_units;
+        if units == 0 {
+            return (chunk % self.atomic_units) as usize;
+        }
+        let (window, mut rest) = (chunk / self.atomic_window_chunks, chunk % self.atomic_window_chunks);
+        let mut folded = 0;
+        while rest != 0 {
+            folded ^= rest % units;
+            rest /= units;
+        }
+        ((folded + units * window) % self.atomic_units) as usize
+    }
+
     pub(super) fn new(gpu: &TimingGpu) -> Self {
         let (p, t) = (&gpu.preset, &gpu.timing);
         MemSpec {
@@ -56,6 +76,8 @@ impl MemSpec {
             dram_queue: t.dram_queue_cycles,
             atomic_units: t.l2_atomic_units as u64,
             atomic_chunk: t.l2_atomic_chunk_bytes as u64,
+            atomic_window_chunks: (t.l2_atomic_window_bytes / t.l2_atomic_chunk_bytes.max(1)).max(1) as u64,
+            atomic_window_units: t.l2_atomic_window_units as u64,
             atomic_op_centi: (t.atomic_unit_cycles * 100.0).round() as u64,
             atomic_float_word_centi: (t.atomic_float_word_cycles * 100.0).round() as u64,
             shared_cas_cycles: t.shared_cas_cycles as u64,
@@ -159,7 +181,7 @@ impl MemSystem {
             while j < words.len() && words[j].0 >> 5 == sector {
                 j += 1;
             }
-            let unit = ((words[i].0 / self.spec.atomic_chunk) % self.spec.atomic_units) as usize;
+            let unit = self.spec.atomic_unit(words[i].0);
             let arrive = at(sector) * 100;
             let deg = words[i..j].iter().map(|w| w.1).max().unwrap_or(1);
             for k in 0..deg {
@@ -515,4 +537,35 @@ fn same_address_degree(addrs: &[u64], mask: u64) -> u64 {
         best = best.max(run);
     }
     best as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MemSpec;
+    use crate::TimingGpu;
+    use std::collections::HashSet;
+
+    fn units(spec: &MemSpec, base: u64, bytes: u64, step: u64) -> usize {
+        (0..bytes / step).map(|i| spec.atomic_unit(base + i * step)).collect::<HashSet<_>>().len()
+    }
+
+    #[test]
+    fn a_hot_window_reaches_only_its_units_and_larger_sets_reach_all() {
+        let spec = MemSpec::new(&TimingGpu::by_name("h200").unwrap());
+        let (chunk, window) = (spec.atomic_chunk, spec.atomic_chunk * spec.atomic_window_chunks);
+        assert_eq!(units(&spec, 0, chunk, 4), 1, "one chunk, one unit");
+        assert_eq!(units(&spec, 0, 8 * chunk, chunk), 8, "chunks of a window spread");
+        assert_eq!(units(&spec, 0, window, 4) as u64, spec.atomic_window_units);
+        assert_eq!(units(&spec, 0, 64 * window, chunk) as u64, spec.atomic_units);
+    }
+
+    #[test]
+    fn without_windows_chunks_go_to_the_units_in_turn() {
+        let mut spec = MemSpec::new(&TimingGpu::by_name("h200").unwrap());
+        spec.atomic_window_units = 0;
+        let c = spec.atomic_chunk;
+        assert_eq!(spec.atomic_unit(0), spec.atomic_unit(c - 1));
+        assert_eq!(spec.atomic_unit(c), 1);
+        assert_eq!(spec.atomic_unit(spec.atomic_units * c), 0);
+    }
 }
