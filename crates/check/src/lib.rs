@@ -54,7 +54,7 @@ pub struct CheckReport {
 /// Runs a launch with the checkers attached (blocks one after another).
 pub fn check_launch(a: &LaunchArgs<'_>, opts: &CheckOptions) -> CheckReport {
     let cfg = LaunchConfig { serial: true, ..a.cfg.clone() };
-    let session = CheckSession::new(a.program, a.kernel, &cfg, a.mem, *opts);
+    let session = CheckSession::new(a.input.program, a.input.kernel, &cfg, a.input.mem, *opts);
     let (result, checker) =
         launch_observed_partial(&LaunchArgs { cfg: &cfg, ..*a }, &|| session.checker(), &|a: &mut Checker, b| a.merge(b));
     let diagnostics = session.finish(checker, result.as_ref().err());

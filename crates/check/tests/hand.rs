@@ -2,7 +2,7 @@
 //! enough to read: the edge present is silent, the edge missing is found.
 
 use warpsim_check::{check_launch, CheckOptions, DiagKind, Diagnostic, Site};
-use warpsim_engine::{GlobalMemory, LaunchArgs, LaunchConfig};
+use warpsim_engine::{GlobalMemory, LaunchArgs, LaunchConfig, LaunchInput};
 
 const HEADER: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
 
@@ -17,7 +17,7 @@ fn check(body: &str, block: u32, lockstep: bool) -> Vec<Diagnostic> {
     let buf = mem.alloc("buf", 4096, None);
     let cfg = LaunchConfig { block: [block, 1, 1], ..Default::default() };
     let params = buf.to_le_bytes();
-    let args = LaunchArgs { program: &prog, kernel: k, mem: &mem, globals: &globals, params: &params, cfg: &cfg };
+    let args = LaunchArgs { input: LaunchInput { program: &prog, kernel: k, mem: &mem, globals: &globals, params: &params }, cfg: &cfg };
     check_launch(&args, &CheckOptions { lockstep }).diagnostics
 }
 

@@ -395,7 +395,7 @@ fn divergence(r: &mut Runner) -> Result<Divergence> {
             what: what.to_string(),
             warp_instructions: ran.stats.warp_instructions,
             threads_per_instruction: ran.stats.threads_per_instruction(),
-            divergent_branches: t.divergent_branches,
+            divergent_branches: t.insts.divergent_branches,
             instructions_vs_uniform: ran.stats.warp_instructions as f64 / base as f64,
             cycles: timed.kernel_cycles,
             cycles_vs_uniform: timed.kernel_cycles as f64 / base_cycles as f64,
@@ -414,8 +414,8 @@ fn divergence(r: &mut Runner) -> Result<Divergence> {
         iterations: iters,
         rows,
         short_if_selp: selp,
-        short_if_divergent_branches: ran.metrics.totals.divergent_branches,
-        short_if_branches: ran.metrics.totals.branches,
+        short_if_divergent_branches: ran.metrics.totals.insts.divergent_branches,
+        short_if_branches: ran.metrics.totals.insts.branches,
         short_if_threads_per_instruction: ran.stats.threads_per_instruction(),
     })
 }
@@ -446,8 +446,8 @@ fn coalescing(r: &mut Runner) -> Result<Vec<CoalesceRow>> {
         rows.push(CoalesceRow {
             stride_floats: s,
             stride_bytes: 4 * s,
-            sectors_per_request: t.global_ld_sectors as f64 / t.global_ld_requests.max(1) as f64,
-            bytes_used_pct: 100.0 * t.global_ld_bytes as f64 / (t.global_ld_sectors * 32).max(1) as f64,
+            sectors_per_request: t.ld.global_sectors as f64 / t.ld.global_requests.max(1) as f64,
+            bytes_used_pct: 100.0 * t.ld.global_bytes as f64 / (t.ld.global_sectors * 32).max(1) as f64,
             h200_sectors_per_request: H200_SECTORS[i],
             model_h200_gbps: gbps(&on_h200, &h200),
             model_t4_gbps: gbps(&on_t4, &t4),
@@ -468,10 +468,10 @@ fn banks(r: &mut Runner) -> Result<Vec<BankRow>> {
         let t = &ran.metrics.totals;
         rows.push(BankRow {
             stride_floats: s,
-            load_instructions: t.shared_ld_insts,
-            wavefronts: t.shared_ld_wavefronts,
-            bank_conflicts: t.shared_ld_wavefronts - t.shared_ld_ideal,
-            ways: t.shared_ld_wavefronts as f64 / t.shared_ld_insts.max(1) as f64,
+            load_instructions: t.ld.shared_requests,
+            wavefronts: t.ld.shared_wavefronts,
+            bank_conflicts: t.ld.shared_wavefronts - t.ld.shared_ideal_wavefronts,
+            ways: t.ld.shared_wavefronts as f64 / t.ld.shared_requests.max(1) as f64,
             h200_ways: H200_WAYS[i],
         });
     }
@@ -499,7 +499,7 @@ fn reduction(r: &mut Runner) -> Result<Reduction> {
             warp_instructions_per_block: ran.stats.warp_instructions as f64 / b,
             shuffles_per_block: t.shuffles as f64 / b,
             barriers_per_block: t.barriers as f64 / b,
-            shared_instructions_per_block: (t.shared_ld_insts + t.shared_st_insts) as f64 / b,
+            shared_instructions_per_block: (t.ld.shared_requests + t.st.shared_requests) as f64 / b,
             threads_per_instruction: ran.stats.threads_per_instruction(),
         });
     }

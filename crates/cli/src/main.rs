@@ -507,18 +507,18 @@ impl RunShown<'_> {
         // The same metrics rows as functional mode (one run fed both), then the timing model's.
         match s.metrics.as_ref() {
             Some(m) => {
-                println!("  as SASS, about       {:>14} (moves and parameter loads folded)", m.totals.warp_insts);
+                println!("  as SASS, about       {:>14} (moves and parameter loads folded)", m.totals.insts.warp_insts);
                 print!("{}", m.render_summary());
             }
             None => println!("  threads per warp instruction {:>6.2} (PTX instructions)", s.stats.threads_per_instruction()),
         }
         print!("{}", t.render_text());
-        if let Some(m) = s.metrics.as_ref().filter(|m| m.totals.warp_insts != t.sass_instructions) {
+        if let Some(m) = s.metrics.as_ref().filter(|m| m.totals.insts.warp_insts != t.sass_instructions) {
             println!(
                 "  (the timing model issues {} SASS-like instructions where the metrics estimate {}: its compiler model also \
                  splits 64-bit integer arithmetic and IEEE division into several instructions and unrolls short loops, \
                  as ptxas does; see crates/timing/src/decode.rs)",
-                t.sass_instructions, m.totals.warp_insts
+                t.sass_instructions, m.totals.insts.warp_insts
             );
         }
         if self.a.lines {
@@ -546,7 +546,7 @@ impl RunShown<'_> {
         println!("  thread instructions  {:>14}", st.thread_instructions);
         match m {
             Some(m) => {
-                println!("  as SASS, about       {:>14} (moves and parameter loads folded)", m.totals.warp_insts);
+                println!("  as SASS, about       {:>14} (moves and parameter loads folded)", m.totals.insts.warp_insts);
                 print!("{}", m.render_summary());
             }
             None => println!("  threads per warp instruction {:>6.2} of {}", st.threads_per_instruction(), a.engine.warp_size),

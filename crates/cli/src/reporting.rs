@@ -10,7 +10,7 @@ use warpsim_gpu::{occupancy, GpuPreset, OccupancyInput};
 use warpsim_host::{Dims, HostError, LaunchOptions, Prepared, TimingMode};
 use warpsim_ir::{Kernel, Program};
 use warpsim_launch::ParamSpec;
-use warpsim_metrics::LaunchMetrics;
+use warpsim_metrics::{LaunchMetrics, PcCounters};
 use warpsim_report::{BranchRow, DiagnosticGroupView, IssueSpan, LineRow, MemRow, OccupancyView, Report, SlotView, SummaryItem, Timeline};
 use warpsim_timing::TimingReport;
 
@@ -146,7 +146,7 @@ pub fn build_report(
         SummaryItem::new(
             "warp instructions",
             t.ptx_warp_insts.to_string(),
-            format!("PTX; about {} as SASS (moves and parameter loads folded)", t.warp_insts),
+            format!("PTX; about {} as SASS (moves and parameter loads folded)", t.insts.warp_insts),
         ),
     ];
     summary.extend(t.summary_rows().into_iter().map(|r| SummaryItem::new(r.label, r.value, r.detail)));
@@ -171,7 +171,7 @@ pub fn build_report(
         .lines
         .iter()
         .map(|l| {
-            let c = &l.counters;
+            let (c, mem) = (&l.counters.insts, &l.counters.mem);
             LineRow {
                 place: l.place.clone(),
                 text: l.text.clone(),
@@ -184,10 +184,10 @@ pub fn build_report(
                 threads_per_inst: l.threads_per_inst(),
                 branches: c.branches,
                 divergent_branches: c.divergent_branches,
-                sectors_per_request: (c.global_requests > 0)
-                    .then(|| (ratio(c.global_sectors, c.global_requests), ratio(c.global_ideal_sectors, c.global_requests))),
-                bank_conflicts: (c.shared_requests > 0)
-                    .then(|| (l.bank_conflicts(), ratio(c.shared_wavefronts, c.shared_ideal_wavefronts))),
+                sectors_per_request: (mem.global_requests > 0)
+                    .then(|| (ratio(mem.global_sectors, mem.global_requests), ratio(mem.global_ideal_sectors, mem.global_requests))),
+                bank_conflicts: (mem.shared_requests > 0)
+                    .then(|| (l.bank_conflicts(), ratio(mem.shared_wavefronts, mem.shared_ideal_wavefronts))),
                 stall_cycles: if timing.is_some() { Some(stalls.get(l.place.as_str()).copied().unwrap_or(0)) } else { None },
                 in_header: l.file.as_deref().is_some_and(is_toolkit_header),
             }
@@ -196,7 +196,7 @@ pub fn build_report(
 
     let mut branches = Vec::new();
     let mut memory = Vec::new();
-    for (pc, c) in m.per_pc.iter().enumerate() {
+    for (pc, PcCounters { insts: c, mem }) in m.per_pc.iter().enumerate() {
         if c.branches > 0 {
             branches.push(BranchRow {
                 place: place(program, k, pc),
@@ -208,8 +208,8 @@ pub fn build_report(
         }
         // Global requests cost sectors, shared ones wavefronts.
         for (space, requests, cost, ideal) in [
-            ("global", c.global_requests, c.global_sectors, c.global_ideal_sectors),
-            ("shared", c.shared_requests, c.shared_wavefronts, c.shared_ideal_wavefronts),
+            ("global", mem.global_requests, mem.global_sectors, mem.global_ideal_sectors),
+            ("shared", mem.shared_requests, mem.shared_wavefronts, mem.shared_ideal_wavefronts),
         ] {
             if requests > 0 {
                 memory.push(MemRow {

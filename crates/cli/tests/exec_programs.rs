@@ -210,8 +210,7 @@ fn a_static_cudart_build_gets_one_rebuild_message() {
 /// error names, reset): the program checks each answer against another way to it.
 #[test]
 fn the_runtime_api_answers_agree_with_each_other() {
-    let out = self_checking("runtime_api");
-    assert!(out.lines().count() > 70, "{out}");
+    self_checking_more_than("runtime_api", 70);
 }
 
 /// `__managed__` variables live in memory the host code touches directly, both ways.
@@ -224,8 +223,7 @@ fn managed_variables_are_shared_with_the_host() {
 /// cudaMemcpy3D(Async), cudaMemset3D(Async), with kernels over the pitched rows.
 #[test]
 fn pitched_copies_and_sets_move_what_the_host_would() {
-    let out = self_checking("pitched");
-    assert!(out.lines().count() > 30, "{out}");
+    self_checking_more_than("pitched", 30);
 }
 
 /// `--default-stream per-thread` renames the stream-ordered calls (`cudaMemcpy_ptds`,
@@ -325,6 +323,13 @@ fn check_names_the_host_call_site_of_the_launch() {
 /// Returns its stdout.
 fn self_checking(name: &str) -> String {
     self_checking_with(name, &[])
+}
+
+/// [`self_checking`], asserting that the program printed more than `lines` lines (its checks
+/// all ran).
+fn self_checking_more_than(name: &str, lines: usize) {
+    let out = self_checking(name);
+    assert!(out.lines().count() > lines, "{out}");
 }
 
 /// [`self_checking`] with nvcc's `flags` added.

@@ -277,11 +277,12 @@ pub fn summary_json(name: &str, dims: &Dims, secs: f64, s: Option<&LaunchSummary
     put("threads_per_instruction", st.threads_per_instruction().into());
     if let Some(m) = &s.metrics {
         let t = &m.totals;
-        put("divergent_branches", t.divergent_branches.into());
-        put("global_requests", (t.global_ld_requests + t.global_st_requests).into());
-        put("global_sectors", (t.global_ld_sectors + t.global_st_sectors).into());
-        put("shared_wavefronts", (t.shared_ld_wavefronts + t.shared_st_wavefronts).into());
-        let conflicts = (t.shared_ld_wavefronts + t.shared_st_wavefronts).saturating_sub(t.shared_ld_ideal + t.shared_st_ideal);
+        put("divergent_branches", t.insts.divergent_branches.into());
+        put("global_requests", (t.ld.global_requests + t.st.global_requests).into());
+        put("global_sectors", (t.ld.global_sectors + t.st.global_sectors).into());
+        put("shared_wavefronts", (t.ld.shared_wavefronts + t.st.shared_wavefronts).into());
+        let conflicts =
+            (t.ld.shared_wavefronts + t.st.shared_wavefronts).saturating_sub(t.ld.shared_ideal_wavefronts + t.st.shared_ideal_wavefronts);
         put("bank_conflicts", conflicts.into());
     }
     put("cycles", s.cycles().into());

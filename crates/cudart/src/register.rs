@@ -164,21 +164,33 @@ pub unsafe extern "C" fn __warpsim___cudaRegisterFunction(
     });
 }
 
-/// # Safety
-/// `device_name` is a NUL-terminated string; `host_var` is the variable's host shadow.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim___cudaRegisterVar(
-    handle: *mut *mut c_void,
-    host_var: *mut c_char,
-    _device_address: *mut c_char,
-    device_name: *const c_char,
-    _ext: c_int,
-    _size: usize,
-    _constant: c_int,
-    _global: c_int,
-) {
-    // SAFETY: as the caller promises.
-    unsafe { register_variable(handle, host_var as usize, device_name, None) }
+/// `__cudaRegisterVar` and `__cudaRegisterManagedVar`, which share one C signature but for
+/// the type of the host-side pointer: `(handle, host, device address, device name, ext, size,
+/// constant, global)`. `$body` sees `$handle`, `$host` and `$name`; the rest are unused.
+macro_rules! register_var_entry {
+    ($(#[$attr:meta])* fn $f:ident($handle:ident, $host:ident: $host_ty:ty, $name:ident) $body:block) => {
+        $(#[$attr])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $f(
+            $handle: *mut *mut c_void,
+            $host: $host_ty,
+            _device_address: *mut c_char,
+            $name: *const c_char,
+            _ext: c_int,
+            _size: usize,
+            _constant: c_int,
+            _global: c_int,
+        ) $body
+    };
+}
+
+register_var_entry! {
+    /// # Safety
+    /// `device_name` is a NUL-terminated string; `host_var` is the variable's host shadow.
+    fn __warpsim___cudaRegisterVar(handle, host_var: *mut c_char, device_name) {
+        // SAFETY: as the caller promises.
+        unsafe { register_variable(handle, host_var as usize, device_name, None) }
+    }
 }
 
 /// Registers a variable by its host key (the shadow's address, or the managed slot's).
@@ -198,25 +210,17 @@ unsafe fn register_variable(handle: *mut *mut c_void, key: usize, device_name: *
     });
 }
 
-/// A `__managed__` variable: the host code reads its address from `*host_var_slot`, which
-/// `__cudaInitModule` fills in.
-///
-/// # Safety
-/// `device_name` is a NUL-terminated string; `host_var_slot` is the host code's pointer slot.
-#[no_mangle]
-pub unsafe extern "C" fn __warpsim___cudaRegisterManagedVar(
-    handle: *mut *mut c_void,
-    host_var_slot: *mut *mut c_void,
-    _device_address: *mut c_char,
-    device_name: *const c_char,
-    _ext: c_int,
-    _size: usize,
-    _constant: c_int,
-    _global: c_int,
-) {
-    let slot = host_var_slot as usize;
-    // SAFETY: as the caller promises.
-    unsafe { register_variable(handle, slot, device_name, Some(slot)) }
+register_var_entry! {
+    /// A `__managed__` variable: the host code reads its address from `*host_var_slot`, which
+    /// `__cudaInitModule` fills in.
+    ///
+    /// # Safety
+    /// `device_name` is a NUL-terminated string; `host_var_slot` is the host code's pointer slot.
+    fn __warpsim___cudaRegisterManagedVar(handle, host_var_slot: *mut *mut c_void, device_name) {
+        let slot = host_var_slot as usize;
+        // SAFETY: as the caller promises.
+        unsafe { register_variable(handle, slot, device_name, Some(slot)) }
+    }
 }
 
 /// Loads an image and points the host code's slot of each of its `__managed__` variables at

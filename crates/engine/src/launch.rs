@@ -165,15 +165,22 @@ pub fn alloc_module_globals(program: &Program, mem: &mut GlobalMemory) -> HashMa
 }
 
 /// What one launch runs: a kernel of `program` over device memory `mem`,
-/// with the module's variables at `globals`, parameter bytes `params` (laid
-/// out as `kernel.params` says) and the shape `cfg`.
+/// with the module's variables at `globals` and parameter bytes `params` (laid
+/// out as `kernel.params` says); a functional launch ([`LaunchArgs`]) and a
+/// timed one (`warpsim_timing::TimedLaunch`) alike.
 #[derive(Clone, Copy)]
-pub struct LaunchArgs<'a> {
+pub struct LaunchInput<'a> {
     pub program: &'a Program,
     pub kernel: &'a Kernel,
     pub mem: &'a GlobalMemory,
     pub globals: &'a HashMap<String, u64>,
     pub params: &'a [u8],
+}
+
+/// A functional launch: `input` in the shape `cfg`.
+#[derive(Clone, Copy)]
+pub struct LaunchArgs<'a> {
+    pub input: LaunchInput<'a>,
     pub cfg: &'a LaunchConfig,
 }
 
@@ -194,7 +201,7 @@ pub fn launch_observed<O: Observer + Send>(
     make: &(dyn Fn() -> O + Sync),
     merge: &(dyn Fn(&mut O, O) + Sync),
 ) -> Result<(LaunchStats, O), LaunchError> {
-    let (r, obs) = launch_observed_partial(&LaunchArgs { program, kernel, mem, globals, params, cfg }, make, merge);
+    let (r, obs) = launch_observed_partial(&LaunchArgs { input: LaunchInput { program, kernel, mem, globals, params }, cfg }, make, merge);
     r.map(|s| (s, obs))
 }
 
@@ -205,7 +212,7 @@ pub fn launch_observed_partial<O: Observer + Send>(
     make: &(dyn Fn() -> O + Sync),
     merge: &(dyn Fn(&mut O, O) + Sync),
 ) -> (Result<LaunchStats, LaunchError>, O) {
-    let LaunchArgs { program, kernel, mem, globals, params, cfg } = *a;
+    let LaunchArgs { input: LaunchInput { program, kernel, mem, globals, params }, cfg } = *a;
     if let Err(e) = validate(kernel, params, cfg) {
         return (Err(e), make());
     }

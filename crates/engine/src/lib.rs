@@ -28,7 +28,7 @@ pub use block::{Block, RegisterTemplate, Step};
 pub use fault::{FaultKind, KernelFault};
 pub use launch::{
     alloc_module_globals, launch, launch_observed, launch_observed_partial, place_past_end, resolve_symbols, validate, with_source_file,
-    LaunchArgs, LaunchConfig, LaunchError, LaunchStats, Progress, DEFAULT_STACK_SIZE,
+    LaunchArgs, LaunchConfig, LaunchError, LaunchInput, LaunchStats, Progress, DEFAULT_STACK_SIZE,
 };
 pub use memory::{Filler, GlobalMemory};
 pub use observer::{BarrierEvent, MemAccessKind, NoObserver, Observer, WarpSyncEvent, WarpSyncKind};

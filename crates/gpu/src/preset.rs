@@ -191,14 +191,25 @@ pub fn read_preset_file(path: &Path) -> Result<(String, String), PresetError> {
     Ok((src, shown))
 }
 
+/// The built-in GPUs' keys, each with the text of `presets/<key>.json` beside the
+/// calling crate's `src/` (`include_str!` resolves the path where the macro is called):
+/// one list for every crate that ships a file per built-in GPU (this one's presets,
+/// `warpsim-timing`'s timing sections), so they cannot name different GPUs.
+#[macro_export]
+macro_rules! builtin_preset_files {
+    () => {
+        [
+            ("t4", include_str!("../presets/t4.json")),
+            ("a100", include_str!("../presets/a100.json")),
+            ("h100", include_str!("../presets/h100.json")),
+            ("h200", include_str!("../presets/h200.json")),
+            ("mi300x", include_str!("../presets/mi300x.json")),
+        ]
+    };
+}
+
 /// The presets shipped with warpsim, in the order [`GpuPreset::names`] lists them.
-const BUILTIN: [(&str, &str); 5] = [
-    ("t4", include_str!("../presets/t4.json")),
-    ("a100", include_str!("../presets/a100.json")),
-    ("h100", include_str!("../presets/h100.json")),
-    ("h200", include_str!("../presets/h200.json")),
-    ("mi300x", include_str!("../presets/mi300x.json")),
-];
+const BUILTIN: [(&str, &str); 5] = builtin_preset_files!();
 
 impl GpuPreset {
     /// Keys of the built-in presets: `t4`, `a100`, `h100`, `h200`, `mi300x`.

@@ -5,7 +5,7 @@
 use crate::{Context, HostError, Kernel};
 use std::sync::Arc;
 use warpsim_check::{CheckOptions, CheckSession, Checker, Diagnostic};
-use warpsim_engine::{LaunchArgs, LaunchConfig, LaunchError, LaunchStats, NoObserver, Observer, Progress, Schedule};
+use warpsim_engine::{LaunchArgs, LaunchConfig, LaunchError, LaunchInput, LaunchStats, NoObserver, Observer, Progress, Schedule};
 use warpsim_gpu::{GpuPreset, LaunchRequest};
 use warpsim_metrics::{LaunchMetrics, MetricsObserver};
 use warpsim_timing::{TimingGpu, TimingReport};
@@ -246,7 +246,8 @@ fn launch_inner(
     } else {
         let globals = ctx.load(kernel).clone();
         let cfg = opts.config(dims);
-        out.stats = warpsim_engine::launch(&LaunchArgs { program, kernel: k, mem: ctx.memory(), globals: &globals, params, cfg: &cfg })?;
+        let input = LaunchInput { program, kernel: k, mem: ctx.memory(), globals: &globals, params };
+        out.stats = warpsim_engine::launch(&LaunchArgs { input, cfg: &cfg })?;
     }
     Ok(out)
 }
@@ -272,7 +273,7 @@ fn observe<O: Observer + Send>(
 ) -> (Result<(LaunchStats, Option<TimingReport>), LaunchError>, O) {
     let Run { kernel, dims, params, opts } = run;
     let globals = ctx.load(kernel).clone();
-    let (program, k, mem) = (kernel.program(), kernel.ir(), ctx.memory());
+    let input = LaunchInput { program: kernel.program(), kernel: kernel.ir(), mem: ctx.memory(), globals: &globals, params };
     match &opts.timing {
         Some(mode) => {
             let shape = warpsim_timing::LaunchShape { grid: dims.grid, block: dims.block, dynamic_shared_bytes: dims.dynamic_shared_bytes };
@@ -285,22 +286,13 @@ fn observe<O: Observer + Send>(
                 serve_past_end: opts.serve_past_end,
                 ..Default::default()
             };
-            let l = warpsim_timing::TimedLaunch {
-                program,
-                kernel: k,
-                mem,
-                globals: &globals,
-                params,
-                shape: &shape,
-                gpu: &mode.gpu,
-                opts: &topts,
-            };
+            let l = warpsim_timing::TimedLaunch { input, shape: &shape, gpu: &mode.gpu, opts: &topts };
             let (r, o) = warpsim_timing::simulate_observed(&l, make, merge);
             (r.map(|(s, t)| (s, Some(t))), o)
         }
         None => {
             let cfg = LaunchConfig { serial: opts.serial || opts.check, ..opts.config(dims) };
-            let args = LaunchArgs { program, kernel: k, mem, globals: &globals, params, cfg: &cfg };
+            let args = LaunchArgs { input, cfg: &cfg };
             let (r, o) = warpsim_engine::launch_observed_partial(&args, make, merge);
             (r.map(|s| (s, None)), o)
         }

@@ -8,51 +8,74 @@ use warpsim_engine::{MemAccessKind, Observer};
 use warpsim_ir::window::{generic_space, LOCAL_WINDOW, SHARED_WINDOW};
 use warpsim_ir::Space;
 
-/// Counters of one PTX instruction (one pc), summed over every warp that ran it.
+/// A struct of `u64` counters with `add`, which adds another's field by field.
+macro_rules! counters {
+    ($(#[$attr:meta])* pub struct $name:ident { $($(#[$fattr:meta])* pub $f:ident: u64,)* }) => {
+        $(#[$attr])*
+        #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+        pub struct $name {
+            $($(#[$fattr])* pub $f: u64,)*
+        }
+
+        impl $name {
+            pub fn add(&mut self, o: &$name) {
+                $(self.$f += o.$f;)*
+            }
+        }
+    };
+}
+
+counters! {
+    /// How often an instruction ran and how its lanes and branches went: for one pc
+    /// ([`PcCounters`]) and, summed over the instructions that become SASS, for a launch
+    /// ([`crate::Totals`]).
+    pub struct InstCounts {
+        pub warp_insts: u64,
+        /// Active lanes summed over executions (Nsight Compute's thread instructions).
+        pub thread_insts: u64,
+        /// Active lanes whose guard predicate was true.
+        pub pred_on_threads: u64,
+        /// Branch executions and their distinct targets; divergent ones split the warp.
+        pub branches: u64,
+        pub branch_targets: u64,
+        pub divergent_branches: u64,
+    }
+}
+
+counters! {
+    /// Memory traffic of accesses: for one pc ([`PcCounters`]) and, summed over the loads
+    /// or the stores, for a launch ([`crate::Totals::ld`], [`crate::Totals::st`]).
+    pub struct MemCounts {
+        /// Global memory.
+        pub global_requests: u64,
+        pub global_sectors: u64,
+        pub global_ideal_sectors: u64,
+        pub global_lines: u64,
+        pub global_bytes: u64,
+        /// Local memory (interleaved per lane).
+        pub local_requests: u64,
+        pub local_sectors: u64,
+        /// Shared memory.
+        pub shared_requests: u64,
+        pub shared_wavefronts: u64,
+        pub shared_ideal_wavefronts: u64,
+    }
+}
+
+/// Counters of one PTX instruction (one pc), summed over every warp that ran it
+/// (serialised flat: one object of both parts' fields).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct PcCounters {
-    pub warp_insts: u64,
-    /// Active lanes summed over executions (Nsight Compute's thread instructions).
-    pub thread_insts: u64,
-    /// Active lanes whose guard predicate was true.
-    pub pred_on_threads: u64,
-    /// Branch executions and their distinct targets; divergent ones split the warp.
-    pub branches: u64,
-    pub branch_targets: u64,
-    pub divergent_branches: u64,
-    /// Global memory.
-    pub global_requests: u64,
-    pub global_sectors: u64,
-    pub global_ideal_sectors: u64,
-    pub global_lines: u64,
-    pub global_bytes: u64,
-    /// Local memory (interleaved per lane).
-    pub local_requests: u64,
-    pub local_sectors: u64,
-    /// Shared memory.
-    pub shared_requests: u64,
-    pub shared_wavefronts: u64,
-    pub shared_ideal_wavefronts: u64,
+    #[serde(flatten)]
+    pub insts: InstCounts,
+    #[serde(flatten)]
+    pub mem: MemCounts,
 }
 
 impl PcCounters {
     pub fn add(&mut self, o: &PcCounters) {
-        self.warp_insts += o.warp_insts;
-        self.thread_insts += o.thread_insts;
-        self.pred_on_threads += o.pred_on_threads;
-        self.branches += o.branches;
-        self.branch_targets += o.branch_targets;
-        self.divergent_branches += o.divergent_branches;
-        self.global_requests += o.global_requests;
-        self.global_sectors += o.global_sectors;
-        self.global_ideal_sectors += o.global_ideal_sectors;
-        self.global_lines += o.global_lines;
-        self.global_bytes += o.global_bytes;
-        self.local_requests += o.local_requests;
-        self.local_sectors += o.local_sectors;
-        self.shared_requests += o.shared_requests;
-        self.shared_wavefronts += o.shared_wavefronts;
-        self.shared_ideal_wavefronts += o.shared_ideal_wavefronts;
+        self.insts.add(&o.insts);
+        self.mem.add(&o.mem);
     }
 }
 
@@ -89,18 +112,18 @@ impl Observer for MetricsObserver {
     #[inline]
     fn instruction(&mut self, _warp: u32, pc: u32, active: u64, exec: u64) {
         let c = &mut self.per_pc[pc as usize];
-        c.warp_insts += 1;
-        c.thread_insts += active.count_ones() as u64;
-        c.pred_on_threads += exec.count_ones() as u64;
+        c.insts.warp_insts += 1;
+        c.insts.thread_insts += active.count_ones() as u64;
+        c.insts.pred_on_threads += exec.count_ones() as u64;
     }
 
     #[inline]
     fn branch(&mut self, _warp: u32, pc: u32, taken: u64, not_taken: u64) {
         let c = &mut self.per_pc[pc as usize];
-        c.branches += 1;
+        c.insts.branches += 1;
         let targets = (taken != 0) as u64 + (not_taken != 0) as u64;
-        c.branch_targets += targets.max(1);
-        c.divergent_branches += (targets == 2) as u64;
+        c.insts.branch_targets += targets.max(1);
+        c.insts.divergent_branches += (targets == 2) as u64;
     }
 
     fn memory(&mut self, _warp: u32, pc: u32, space: Space, kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) {
@@ -131,11 +154,11 @@ impl Observer for MetricsObserver {
         let n = addrs.len().min(64);
         if global != 0 {
             let g = global_cost(addrs, global, bytes);
-            c.global_requests += 1;
-            c.global_sectors += g.sectors as u64;
-            c.global_ideal_sectors += g.ideal_sectors as u64;
-            c.global_lines += g.lines as u64;
-            c.global_bytes += g.bytes_requested as u64;
+            c.mem.global_requests += 1;
+            c.mem.global_sectors += g.sectors as u64;
+            c.mem.global_ideal_sectors += g.ideal_sectors as u64;
+            c.mem.global_lines += g.lines as u64;
+            c.mem.global_bytes += g.bytes_requested as u64;
         }
         if shared != 0 {
             let a: &[u64] = if space == Space::Generic {
@@ -157,9 +180,9 @@ impl Observer for MetricsObserver {
                 _ if kind == MemAccessKind::Load => shared_load_cost(a, shared, bytes),
                 _ => shared_cost(a, shared, bytes),
             };
-            c.shared_requests += 1;
-            c.shared_wavefronts += s.wavefronts as u64;
-            c.shared_ideal_wavefronts += s.ideal_wavefronts as u64;
+            c.mem.shared_requests += 1;
+            c.mem.shared_wavefronts += s.wavefronts as u64;
+            c.mem.shared_ideal_wavefronts += s.ideal_wavefronts as u64;
         }
         if local != 0 {
             let mut off = [0u64; 64];
@@ -171,8 +194,8 @@ impl Observer for MetricsObserver {
             }
             local_addresses(&off[..n], &mut tmp[..n]);
             let g = global_cost(&tmp[..n], local, bytes);
-            c.local_requests += 1;
-            c.local_sectors += g.sectors as u64;
+            c.mem.local_requests += 1;
+            c.mem.local_sectors += g.sectors as u64;
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Turning per-instruction counters into what users read: launch totals
 //! under Nsight Compute's metric names, and per-source-line costs.
 
-use crate::observer::PcCounters;
+use crate::observer::{InstCounts, MemCounts, PcCounters};
 use crate::sass::{folded_instructions, merged_shared_loads, reduction_atomics, Folded, Merged};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -56,37 +56,15 @@ pub struct Totals {
     pub ptx_thread_insts: u64,
     /// Instructions that become SASS instructions (see [`crate::sass`]): what
     /// Nsight Compute counts.
-    pub warp_insts: u64,
-    pub thread_insts: u64,
-    pub pred_on_threads: u64,
-    pub branches: u64,
-    pub branch_targets: u64,
-    pub divergent_branches: u64,
-    pub global_ld_requests: u64,
-    pub global_ld_sectors: u64,
-    pub global_ld_ideal_sectors: u64,
-    pub global_ld_lines: u64,
-    pub global_ld_bytes: u64,
-    pub global_st_requests: u64,
-    pub global_st_sectors: u64,
-    pub global_st_ideal_sectors: u64,
-    pub global_st_lines: u64,
-    pub global_st_bytes: u64,
+    pub insts: InstCounts,
+    /// The memory traffic of loads and of stores.
+    pub ld: MemCounts,
+    pub st: MemCounts,
     pub global_atom_requests: u64,
     pub global_atom_sectors: u64,
     /// Global atomics that run as reductions (SASS `RED`: [`crate::sass::reduction_atomics`]).
     pub global_red_requests: u64,
     pub global_red_sectors: u64,
-    pub local_ld_requests: u64,
-    pub local_ld_sectors: u64,
-    pub local_st_requests: u64,
-    pub local_st_sectors: u64,
-    pub shared_ld_insts: u64,
-    pub shared_ld_wavefronts: u64,
-    pub shared_ld_ideal: u64,
-    pub shared_st_insts: u64,
-    pub shared_st_wavefronts: u64,
-    pub shared_st_ideal: u64,
     pub shared_atom_insts: u64,
     pub atomics: u64,
     pub barriers: u64,
@@ -110,56 +88,29 @@ impl SummaryRow {
 
 impl Totals {
     fn add_pc(&mut self, kind: InstKind, folded: Folded, reduction: bool, c: &PcCounters) {
-        self.ptx_warp_insts += c.warp_insts;
-        self.ptx_thread_insts += c.thread_insts;
+        self.ptx_warp_insts += c.insts.warp_insts;
+        self.ptx_thread_insts += c.insts.thread_insts;
         if folded != Folded::No {
             return;
         }
-        self.warp_insts += c.warp_insts;
-        self.thread_insts += c.thread_insts;
-        self.pred_on_threads += c.pred_on_threads;
-        self.branches += c.branches;
-        self.branch_targets += c.branch_targets;
-        self.divergent_branches += c.divergent_branches;
+        self.insts.add(&c.insts);
         match kind {
-            InstKind::Load => {
-                self.global_ld_requests += c.global_requests;
-                self.global_ld_sectors += c.global_sectors;
-                self.global_ld_ideal_sectors += c.global_ideal_sectors;
-                self.global_ld_lines += c.global_lines;
-                self.global_ld_bytes += c.global_bytes;
-                self.local_ld_requests += c.local_requests;
-                self.local_ld_sectors += c.local_sectors;
-                self.shared_ld_insts += c.shared_requests;
-                self.shared_ld_wavefronts += c.shared_wavefronts;
-                self.shared_ld_ideal += c.shared_ideal_wavefronts;
-            }
-            InstKind::Store => {
-                self.global_st_requests += c.global_requests;
-                self.global_st_sectors += c.global_sectors;
-                self.global_st_ideal_sectors += c.global_ideal_sectors;
-                self.global_st_lines += c.global_lines;
-                self.global_st_bytes += c.global_bytes;
-                self.local_st_requests += c.local_requests;
-                self.local_st_sectors += c.local_sectors;
-                self.shared_st_insts += c.shared_requests;
-                self.shared_st_wavefronts += c.shared_wavefronts;
-                self.shared_st_ideal += c.shared_ideal_wavefronts;
-            }
+            InstKind::Load => self.ld.add(&c.mem),
+            InstKind::Store => self.st.add(&c.mem),
             InstKind::Atomic => {
-                self.atomics += c.warp_insts;
+                self.atomics += c.insts.warp_insts;
                 if reduction {
-                    self.global_red_requests += c.global_requests;
-                    self.global_red_sectors += c.global_sectors;
+                    self.global_red_requests += c.mem.global_requests;
+                    self.global_red_sectors += c.mem.global_sectors;
                 } else {
-                    self.global_atom_requests += c.global_requests;
-                    self.global_atom_sectors += c.global_sectors;
+                    self.global_atom_requests += c.mem.global_requests;
+                    self.global_atom_sectors += c.mem.global_sectors;
                 }
-                self.shared_atom_insts += c.shared_requests;
+                self.shared_atom_insts += c.mem.shared_requests;
             }
-            InstKind::Barrier => self.barriers += c.warp_insts,
-            InstKind::Shuffle => self.shuffles += c.warp_insts,
-            InstKind::Vote => self.votes += c.warp_insts,
+            InstKind::Barrier => self.barriers += c.insts.warp_insts,
+            InstKind::Shuffle => self.shuffles += c.insts.warp_insts,
+            InstKind::Vote => self.votes += c.insts.warp_insts,
             InstKind::Branch | InstKind::Other => {}
         }
     }
@@ -177,7 +128,7 @@ impl Totals {
     }
 
     pub fn threads_per_inst(&self) -> f64 {
-        ratio(self.thread_insts, self.warp_insts)
+        ratio(self.insts.thread_insts, self.insts.warp_insts)
     }
 
     /// The launch's metrics in words, one vocabulary (Nsight Compute's) for the
@@ -189,17 +140,15 @@ impl Totals {
             format!("{:.2} of {w}", self.threads_per_inst()),
             format!("{:.1}% of lanes busy", 100.0 * self.threads_per_inst() / w.max(1) as f64),
         )];
-        if self.branch_targets > 0 {
+        if self.insts.branch_targets > 0 {
             rows.push(SummaryRow::new(
                 "branches",
-                format!("{} executed, {} divergent", self.branches, self.divergent_branches),
+                format!("{} executed, {} divergent", self.insts.branches, self.insts.divergent_branches),
                 format!("branch efficiency {:.1}%: the share of branch targets all active lanes agreed on", self.branch_uniform_pct()),
             ));
         }
-        for (what, req, sec, ideal) in [
-            ("global loads", self.global_ld_requests, self.global_ld_sectors, self.global_ld_ideal_sectors),
-            ("global stores", self.global_st_requests, self.global_st_sectors, self.global_st_ideal_sectors),
-        ] {
+        for (what, d) in [("global loads", &self.ld), ("global stores", &self.st)] {
+            let (req, sec, ideal) = (d.global_requests, d.global_sectors, d.global_ideal_sectors);
             if req > 0 {
                 rows.push(SummaryRow::new(
                     what,
@@ -212,10 +161,8 @@ impl Totals {
                 ));
             }
         }
-        for (what, n, wf, ideal) in [
-            ("shared loads", self.shared_ld_insts, self.shared_ld_wavefronts, self.shared_ld_ideal),
-            ("shared stores", self.shared_st_insts, self.shared_st_wavefronts, self.shared_st_ideal),
-        ] {
+        for (what, d) in [("shared loads", &self.ld), ("shared stores", &self.st)] {
+            let (n, wf, ideal) = (d.shared_requests, d.shared_wavefronts, d.shared_ideal_wavefronts);
             if n > 0 {
                 rows.push(SummaryRow::new(
                     what,
@@ -224,11 +171,11 @@ impl Totals {
                 ));
             }
         }
-        if self.local_ld_requests + self.local_st_requests > 0 {
+        if self.ld.local_requests + self.st.local_requests > 0 {
             rows.push(SummaryRow::new(
                 "local memory",
-                format!("{} requests", self.local_ld_requests + self.local_st_requests),
-                format!("{} sectors", self.local_ld_sectors + self.local_st_sectors),
+                format!("{} requests", self.ld.local_requests + self.st.local_requests),
+                format!("{} sectors", self.ld.local_sectors + self.st.local_sectors),
             ));
         }
         if let Some(wl) = self.warp_level() {
@@ -238,10 +185,10 @@ impl Totals {
     }
 
     pub fn branch_uniform_pct(&self) -> f64 {
-        if self.branch_targets == 0 {
+        if self.insts.branch_targets == 0 {
             0.0
         } else {
-            100.0 * (1.0 - self.divergent_branches as f64 / self.branch_targets as f64)
+            100.0 * (1.0 - self.insts.divergent_branches as f64 / self.insts.branch_targets as f64)
         }
     }
 
@@ -252,61 +199,48 @@ impl Totals {
         let mut put = |k: &str, v: Value| {
             m.insert(k.to_string(), v);
         };
-        put("smsp__inst_executed.sum", json!(self.warp_insts));
-        put("smsp__thread_inst_executed.sum", json!(self.thread_insts));
+        put("smsp__inst_executed.sum", json!(self.insts.warp_insts));
+        put("smsp__thread_inst_executed.sum", json!(self.insts.thread_insts));
         put("smsp__thread_inst_executed_per_inst_executed.ratio", json!(round2(self.threads_per_inst())));
         put(
             "smsp__thread_inst_executed_per_inst_executed.pct",
             json!(round2(100.0 * self.threads_per_inst() / self.warp_size.max(1) as f64)),
         );
-        put("smsp__thread_inst_executed_pred_on.sum", json!(self.pred_on_threads));
+        put("smsp__thread_inst_executed_pred_on.sum", json!(self.insts.pred_on_threads));
         put("warpsim__ptx_inst_executed.sum", json!(self.ptx_warp_insts));
         put("warpsim__ptx_thread_inst_executed.sum", json!(self.ptx_thread_insts));
-        put("smsp__sass_branch_targets.sum", json!(self.branch_targets));
-        put("smsp__sass_branch_targets_threads_divergent.sum", json!(self.divergent_branches));
+        put("smsp__sass_branch_targets.sum", json!(self.insts.branch_targets));
+        put("smsp__sass_branch_targets_threads_divergent.sum", json!(self.insts.divergent_branches));
         put("smsp__sass_average_branch_targets_threads_uniform.pct", json!(round2(self.branch_uniform_pct())));
-        put("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", json!(self.global_ld_requests));
-        put("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", json!(self.global_ld_sectors));
-        put("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", json!(self.global_st_requests));
-        put("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", json!(self.global_st_sectors));
         put("l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum", json!(self.global_atom_requests));
         put("l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum", json!(self.global_atom_sectors));
         put("l1tex__t_requests_pipe_lsu_mem_global_op_red.sum", json!(self.global_red_requests));
         put("l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum", json!(self.global_red_sectors));
-        put(
-            "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio",
-            json!(round2(ratio(self.global_ld_sectors, self.global_ld_requests))),
-        );
-        put(
-            "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_st.ratio",
-            json!(round2(ratio(self.global_st_sectors, self.global_st_requests))),
-        );
-        put(
-            "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct",
-            json!(round2(100.0 * ratio(self.global_ld_bytes, self.global_ld_sectors * 32))),
-        );
-        put(
-            "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct",
-            json!(round2(100.0 * ratio(self.global_st_bytes, self.global_st_sectors * 32))),
-        );
-        put("l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum", json!(self.local_ld_requests));
-        put("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", json!(self.local_ld_sectors));
-        put("l1tex__t_requests_pipe_lsu_mem_local_op_st.sum", json!(self.local_st_requests));
-        put("l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum", json!(self.local_st_sectors));
-        put("smsp__sass_inst_executed_op_global_ld.sum", json!(self.global_ld_requests));
-        put("smsp__sass_inst_executed_op_global_st.sum", json!(self.global_st_requests));
-        put("smsp__sass_inst_executed_op_shared_ld.sum", json!(self.shared_ld_insts));
-        put("smsp__sass_inst_executed_op_shared_st.sum", json!(self.shared_st_insts));
-        put("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", json!(self.shared_ld_wavefronts));
-        put("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", json!(self.shared_st_wavefronts));
-        put("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", json!(self.shared_ld_wavefronts - self.shared_ld_ideal));
-        put("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", json!(self.shared_st_wavefronts - self.shared_st_ideal));
-        put("warpsim__global_ld_lines.sum", json!(self.global_ld_lines));
-        put("warpsim__global_st_lines.sum", json!(self.global_st_lines));
-        put("warpsim__global_ld_bytes_requested.sum", json!(self.global_ld_bytes));
-        put("warpsim__global_st_bytes_requested.sum", json!(self.global_st_bytes));
-        put("warpsim__global_ld_bytes_moved.sum", json!(self.global_ld_sectors * 32));
-        put("warpsim__global_st_bytes_moved.sum", json!(self.global_st_sectors * 32));
+        // Loads and stores have the same metrics, named by `op_ld` / `op_st`.
+        for (op, d) in [("ld", &self.ld), ("st", &self.st)] {
+            put(&format!("l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum"), json!(d.global_requests));
+            put(&format!("l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum"), json!(d.global_sectors));
+            put(
+                &format!("l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_{op}.ratio"),
+                json!(round2(ratio(d.global_sectors, d.global_requests))),
+            );
+            put(
+                &format!("smsp__sass_average_data_bytes_per_sector_mem_global_op_{op}.pct"),
+                json!(round2(100.0 * ratio(d.global_bytes, d.global_sectors * 32))),
+            );
+            put(&format!("l1tex__t_requests_pipe_lsu_mem_local_op_{op}.sum"), json!(d.local_requests));
+            put(&format!("l1tex__t_sectors_pipe_lsu_mem_local_op_{op}.sum"), json!(d.local_sectors));
+            put(&format!("smsp__sass_inst_executed_op_global_{op}.sum"), json!(d.global_requests));
+            put(&format!("smsp__sass_inst_executed_op_shared_{op}.sum"), json!(d.shared_requests));
+            put(&format!("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum"), json!(d.shared_wavefronts));
+            put(
+                &format!("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum"),
+                json!(d.shared_wavefronts - d.shared_ideal_wavefronts),
+            );
+            put(&format!("warpsim__global_{op}_lines.sum"), json!(d.global_lines));
+            put(&format!("warpsim__global_{op}_bytes_requested.sum"), json!(d.global_bytes));
+            put(&format!("warpsim__global_{op}_bytes_moved.sum"), json!(d.global_sectors * 32));
+        }
         put("warpsim__inst_executed_op_atomic.sum", json!(self.atomics));
         put("warpsim__inst_executed_op_barrier.sum", json!(self.barriers));
         put("warpsim__inst_executed_op_shfl.sum", json!(self.shuffles));
@@ -342,17 +276,17 @@ pub struct LineReport {
 
 impl LineReport {
     pub fn threads_per_inst(&self) -> f64 {
-        ratio(self.counters.thread_insts, self.counters.warp_insts)
+        ratio(self.counters.insts.thread_insts, self.counters.insts.warp_insts)
     }
     pub fn excess_sectors(&self) -> u64 {
-        self.counters.global_sectors.saturating_sub(self.counters.global_ideal_sectors)
+        self.counters.mem.global_sectors.saturating_sub(self.counters.mem.global_ideal_sectors)
     }
     pub fn bank_conflicts(&self) -> u64 {
-        self.counters.shared_wavefronts - self.counters.shared_ideal_wavefronts
+        self.counters.mem.shared_wavefronts - self.counters.mem.shared_ideal_wavefronts
     }
     /// Issue slots lost to inactive lanes, in warp instructions.
     pub fn idle_lane_slots(&self, warp_size: u32) -> f64 {
-        self.counters.warp_insts as f64 - self.counters.thread_insts as f64 / warp_size as f64
+        self.counters.insts.warp_insts as f64 - self.counters.insts.thread_insts as f64 / warp_size as f64
     }
 }
 
@@ -380,7 +314,7 @@ impl LaunchMetrics {
             let kind = inst_kind(&kernel.code[pc].op);
             let f = if merged[pc] == Merged::Follows { Folded::MergedLoad } else { folded[pc] };
             totals.add_pc(kind, f, reductions[pc], c);
-            if c.warp_insts == 0 {
+            if c.insts.warp_insts == 0 {
                 continue;
             }
             let info = &kernel.info[pc];
@@ -425,9 +359,9 @@ impl LaunchMetrics {
             "line", "warp insts", "thr/inst", "diverg.", "sect/req", "conflicts", "source"
         );
         for l in rows.into_iter().take(top) {
-            let c = &l.counters;
-            let sect = if c.global_requests > 0 {
-                format!("{:.1} ({:.1})", ratio(c.global_sectors, c.global_requests), ratio(c.global_ideal_sectors, c.global_requests))
+            let (c, m) = (&l.counters.insts, &l.counters.mem);
+            let sect = if m.global_requests > 0 {
+                format!("{:.1} ({:.1})", ratio(m.global_sectors, m.global_requests), ratio(m.global_ideal_sectors, m.global_requests))
             } else {
                 "-".into()
             };

@@ -330,15 +330,16 @@ fn block_leaders(k: &Kernel) -> Vec<bool> {
 mod tests {
     use super::*;
 
-    const PTX: &str = r#"
-.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry k(.param .u64 out)
-{
-    .reg .b32 %r<20>;
+    /// Kernel `k(.param .u64 out)` with `%r<20>` and `%rd<4>` declared, running `body`, compiled.
+    fn kernel_k(body: &str) -> warpsim_ir::Program {
+        let ptx = format!(
+            ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 out)\n{{\n    .reg .b32 %r<20>;\n    .reg .b64 %rd<4>;{body}}}\n"
+        );
+        warpsim_ir::compile_kernel("t.ptx", &ptx, "k").unwrap()
+    }
+
+    const BODY: &str = r#"
     .reg .f32 %f<20>;
-    .reg .b64 %rd<4>;
     .shared .align 16 .b8 s[4096];
     mov.u32 %r1, %tid.x;
     shl.b32 %r2, %r1, 4;
@@ -358,12 +359,11 @@ mod tests {
     st.shared.f32 [%r6], %f1;
     ld.shared.f32 %f10, [%r4+268];
     ret;
-}
 "#;
 
     #[test]
     fn aligned_runs_through_one_base_merge_and_others_do_not() {
-        let program = warpsim_ir::compile_kernel("t.ptx", PTX, "k").unwrap();
+        let program = kernel_k(BODY);
         let k = program.kernel("k").unwrap();
         let merged = merged_shared_loads(k);
         let loads: Vec<Merged> =
@@ -391,14 +391,8 @@ mod tests {
     // instructions whose results are dead) into a RED; a used result keeps the atom.
     #[test]
     fn atomics_with_dead_results_are_reductions() {
-        let ptx = r#"
-.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry k(.param .u64 out)
-{
-    .reg .b32 %r<20>;
-    .reg .b64 %rd<4>;
+        let program = kernel_k(
+            r#"
     .reg .pred %p<2>;
     .shared .align 4 .b32 s[32];
     ld.param.u64 %rd1, [out];
@@ -415,9 +409,8 @@ mod tests {
     @%p1 bra DONE;
 DONE:
     ret;
-}
-"#;
-        let program = warpsim_ir::compile_kernel("t.ptx", ptx, "k").unwrap();
+"#,
+        );
         let k = program.kernel("k").unwrap();
         let red = reduction_atomics(k);
         let atoms: Vec<bool> = k.code.iter().zip(&red).filter(|(i, _)| matches!(i.op, Op::Atom { .. })).map(|(_, r)| *r).collect();

@@ -334,7 +334,7 @@ impl Launch {
             out += &format!("  thread instructions  {:>14}\n", st.thread_instructions);
         }
         if let Some(m) = &s.metrics {
-            out += &format!("  as SASS, about       {:>14} (moves and parameter loads folded)\n", m.totals.warp_insts);
+            out += &format!("  as SASS, about       {:>14} (moves and parameter loads folded)\n", m.totals.insts.warp_insts);
             out += &m.render_summary();
         }
         match self.timed() {

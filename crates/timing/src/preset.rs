@@ -332,13 +332,7 @@ pub struct TimingGpu {
 }
 
 /// Built-in timing sections, by preset key.
-const BUILTIN: [(&str, &str); 5] = [
-    ("t4", include_str!("../presets/t4.json")),
-    ("a100", include_str!("../presets/a100.json")),
-    ("h100", include_str!("../presets/h100.json")),
-    ("h200", include_str!("../presets/h200.json")),
-    ("mi300x", include_str!("../presets/mi300x.json")),
-];
+const BUILTIN: [(&str, &str); 5] = warpsim_gpu::builtin_preset_files!();
 
 /// Merges the JSON object `over` into `base` (objects field by field).
 fn merge(base: &mut serde_json::Value, over: &serde_json::Value) {

@@ -296,16 +296,9 @@ fn a_user_observer_sees_in_timing_mode_what_it_sees_functionally() {
     let (_, mut functional) = launch_observed(&program, k, &mem, &HashMap::new(), &params, &cfg, &Seen::default, &merge).unwrap();
     let shape = warpsim_timing::LaunchShape { grid: [300, 1, 1], block: [256, 1, 1], dynamic_shared_bytes: 0 };
     let (gpu, opts) = (h200(), TimingOptions::default());
-    let launch = warpsim_timing::TimedLaunch {
-        program: &program,
-        kernel: k,
-        mem: &mem,
-        globals: &HashMap::new(),
-        params: &params,
-        shape: &shape,
-        gpu: &gpu,
-        opts: &opts,
-    };
+    let globals = HashMap::new();
+    let input = warpsim_engine::LaunchInput { program: &program, kernel: k, mem: &mem, globals: &globals, params: &params };
+    let launch = warpsim_timing::TimedLaunch { input, shape: &shape, gpu: &gpu, opts: &opts };
     let (r, mut timed) = warpsim_timing::simulate_observed(&launch, &Seen::default, &merge);
     let (_, report) = r.unwrap();
     let plain = warpsim_timing::simulate(&program, k, &mem, &HashMap::new(), &params, &shape, &gpu, &opts).unwrap().1;

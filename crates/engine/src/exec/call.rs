@@ -305,7 +305,7 @@ impl<const W: usize> Warp<W> {
 mod tests {
     use super::super::testkit::*;
     use crate::fault::FaultKind;
-    use crate::launch::{alloc_module_globals, launch, LaunchArgs, LaunchConfig};
+    use crate::launch::{alloc_module_globals, launch, LaunchArgs, LaunchConfig, LaunchInput};
     use crate::memory::GlobalMemory;
     use crate::schedule::Schedule;
     use crate::LaunchError;
@@ -359,14 +359,9 @@ DONE:
         let globals = alloc_module_globals(&prog, &mut mem);
         let out = mem.alloc("out", threads as u64 * 4, None);
         let cfg = LaunchConfig { block: [threads, 1, 1], ..cfg };
-        let args = LaunchArgs {
-            program: &prog,
-            kernel: prog.kernel("k").unwrap(),
-            mem: &mem,
-            globals: &globals,
-            params: &out.to_le_bytes(),
-            cfg: &cfg,
-        };
+        let params = out.to_le_bytes();
+        let input = LaunchInput { program: &prog, kernel: prog.kernel("k").unwrap(), mem: &mem, globals: &globals, params: &params };
+        let args = LaunchArgs { input, cfg: &cfg };
         launch(&args)?;
         let mut b = vec![0u8; threads as usize * 4];
         mem.read(out, &mut b).unwrap();

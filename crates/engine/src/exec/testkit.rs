@@ -3,7 +3,7 @@
 //! small PTX kernels for what needs a whole launch.
 
 use super::*;
-use crate::launch::{alloc_module_globals, launch, LaunchArgs, LaunchConfig, LaunchError, LaunchStats};
+use crate::launch::{alloc_module_globals, launch, LaunchArgs, LaunchConfig, LaunchError, LaunchInput, LaunchStats};
 
 pub const FULL: u64 = 0xFFFF_FFFF;
 
@@ -159,6 +159,7 @@ pub fn run_src(src: &str, threads: u32, bufs: &[u64], init: &[u32]) -> Run {
         mem.write(addrs[0], &bytes).unwrap();
     }
     let cfg = LaunchConfig { block: [threads, 1, 1], ..Default::default() };
-    let result = launch(&LaunchArgs { program: &prog, kernel: k, mem: &mem, globals: &globals, params: &param_bytes, cfg: &cfg });
+    let input = LaunchInput { program: &prog, kernel: k, mem: &mem, globals: &globals, params: &param_bytes };
+    let result = launch(&LaunchArgs { input, cfg: &cfg });
     Run { mem, bufs: addrs, result }
 }

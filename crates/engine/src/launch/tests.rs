@@ -141,5 +141,8 @@ SKIP:
 /// Launches kernel `k` of `prog`, which takes no parameters and names no globals.
 fn launch_no_params(prog: &Program, mem: &GlobalMemory, cfg: &LaunchConfig) -> Result<LaunchStats, LaunchError> {
     let globals = HashMap::new();
-    launch(&LaunchArgs { program: prog, kernel: prog.kernel("k").unwrap(), mem, globals: &globals, params: &[], cfg })
+    launch(&LaunchArgs {
+        input: LaunchInput { program: prog, kernel: prog.kernel("k").unwrap(), mem, globals: &globals, params: &[] },
+        cfg,
+    })
 }

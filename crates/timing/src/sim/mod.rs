@@ -35,7 +35,8 @@ use sched::{SchedSpec, Smsp};
 use std::collections::HashMap;
 use warpsim_engine::block::RegisterTemplate;
 use warpsim_engine::{
-    place_past_end, resolve_symbols, validate, with_source_file, GlobalMemory, LaunchConfig, LaunchError, LaunchStats, NoObserver, Observer,
+    place_past_end, resolve_symbols, validate, with_source_file, GlobalMemory, LaunchConfig, LaunchError, LaunchInput, LaunchStats,
+    NoObserver, Observer,
 };
 use warpsim_gpu::{occupancy, OccupancyInput};
 use warpsim_ir::{Kernel, Program};
@@ -134,18 +135,14 @@ pub fn simulate(
     gpu: &TimingGpu,
     opts: &TimingOptions,
 ) -> Result<(LaunchStats, TimingReport), LaunchError> {
-    let launch = TimedLaunch { program, kernel, mem, globals, params, shape, gpu, opts };
+    let launch = TimedLaunch { input: LaunchInput { program, kernel, mem, globals, params }, shape, gpu, opts };
     simulate_observed(&launch, &|| NoObserver, &|_, _| {}).0
 }
 
 /// What a timed launch runs, and on what.
 #[derive(Clone, Copy)]
 pub struct TimedLaunch<'a> {
-    pub program: &'a Program,
-    pub kernel: &'a Kernel,
-    pub mem: &'a GlobalMemory,
-    pub globals: &'a HashMap<String, u64>,
-    pub params: &'a [u8],
+    pub input: LaunchInput<'a>,
     pub shape: &'a LaunchShape,
     pub gpu: &'a TimingGpu,
     pub opts: &'a TimingOptions,
@@ -167,11 +164,11 @@ pub fn simulate_observed<O: Observer>(
     };
     let r = r
         .map(|(mut s, mut rep)| {
-            place_past_end(l.program, l.kernel, &mut s);
-            rep.fill_lines(l.program, l.kernel);
+            place_past_end(l.input.program, l.input.kernel, &mut s);
+            rep.fill_lines(l.input.program, l.input.kernel);
             (s, rep)
         })
-        .map_err(|e| with_source_file(l.program, l.kernel, e));
+        .map_err(|e| with_source_file(l.input.program, l.input.kernel, e));
     (r, obs)
 }
 
@@ -201,7 +198,7 @@ fn timed<const W: usize, O: Observer>(
     make: &dyn Fn() -> O,
     observers: &mut Vec<O>,
 ) -> Result<(LaunchStats, TimingReport), LaunchError> {
-    let TimedLaunch { kernel, mem, globals, params, shape, gpu, opts, .. } = *l;
+    let TimedLaunch { input: LaunchInput { kernel, mem, globals, params, .. }, shape, gpu, opts } = *l;
     let p = &gpu.preset;
     let cfg = LaunchConfig {
         grid: shape.grid,
