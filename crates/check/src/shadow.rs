@@ -134,7 +134,7 @@ fn before(hb: &Hb, p: &Access, cur: &Access) -> bool {
 }
 
 /// A read `cur` of `cell`: reports a conflicting write, records the read.
-#[inline]
+#[inline(always)]
 pub fn read(cell: &mut Cell, cur: Access, hb: &Hb, sets: &mut Sets, hits: &mut Vec<Hit>) {
     if !cell.w.empty() && conflict(hb, &cell.w, &cur) {
         hits.push(Hit { prior: cell.w, prior_write: true });
@@ -143,12 +143,33 @@ pub fn read(cell: &mut Cell, cur: Access, hb: &Hb, sets: &mut Sets, hits: &mut V
         if cell.r.empty() || (cell.r.bits & BYTES & !cur.bits == 0 && before(hb, &cell.r, &cur)) {
             cell.r = cur;
         } else {
-            let i = sets.alloc(ReadSet::Small(vec![cell.r, cur]));
-            cell.r = Access { bits: SET, pc: i, tau: 1, ..Default::default() };
+            new_set(cell, cur, sets);
         }
         return;
     }
-    let i = cell.r.pc;
+    // A dense set (many readers of a word of shared memory) takes the read in its thread's slot.
+    if let Some(ReadSet::Dense(d)) = sets.sets.get_mut(cell.r.pc as usize) {
+        if let Some(e) = d.get_mut(cur.tid as usize) {
+            *e = dense_entry(&cur);
+            return;
+        }
+    }
+    read_set(cell.r.pc, cur, hb, sets);
+}
+
+/// A second reader of `cell`, not ordered after the first: the reads move to a set.
+#[cold]
+#[inline(never)]
+fn new_set(cell: &mut Cell, cur: Access, sets: &mut Sets) {
+    let mut v = Vec::with_capacity(SMALL_CAP);
+    v.extend([cell.r, cur]);
+    let i = sets.alloc(ReadSet::Small(v));
+    cell.r = Access { bits: SET, pc: i, tau: 1, ..Default::default() };
+}
+
+/// A read `cur` recorded in read set `i`.
+#[inline(never)]
+fn read_set(i: u32, cur: Access, hb: &Hb, sets: &mut Sets) {
     let dense_ok = sets.dense_ok;
     match &mut sets.sets[i as usize] {
         ReadSet::Small(v) => {
@@ -192,7 +213,7 @@ fn dense_entry(a: &Access) -> u64 {
 }
 
 /// A write `cur` of `cell`: reports conflicting earlier accesses, becomes the last write.
-#[inline]
+#[inline(always)]
 pub fn write(cell: &mut Cell, cur: Access, hb: &Hb, sets: &mut Sets, hits: &mut Vec<Hit>) {
     if !cell.w.empty() && conflict(hb, &cell.w, &cur) {
         hits.push(Hit { prior: cell.w, prior_write: true });
@@ -202,34 +223,7 @@ pub fn write(cell: &mut Cell, cur: Access, hb: &Hb, sets: &mut Sets, hits: &mut 
             hits.push(Hit { prior: cell.r, prior_write: false });
         }
     } else {
-        let i = cell.r.pc;
-        match &sets.sets[i as usize] {
-            ReadSet::Small(v) => {
-                for e in v {
-                    if conflict(hb, e, &cur) {
-                        hits.push(Hit { prior: *e, prior_write: false });
-                    }
-                }
-            }
-            ReadSet::Dense(d) => {
-                for (u, &x) in d.iter().enumerate() {
-                    if x == 0 {
-                        continue;
-                    }
-                    let e = Access {
-                        block: cur.block,
-                        tid: u as u16,
-                        bits: ((x >> 56) as u8) & (BYTES | ATOMIC),
-                        tau: x as u32,
-                        pc: ((x >> 32) & 0x00FF_FFFF) as u32,
-                    };
-                    if conflict(hb, &e, &cur) {
-                        hits.push(Hit { prior: e, prior_write: false });
-                    }
-                }
-            }
-        }
-        sets.release(i);
+        write_set(cell.r.pc, cur, hb, sets, hits);
     }
     // Reads that did not cover the written bytes stay (a later write to them may race).
     if cell.r.bits & SET != 0 || cell.r.bits & BYTES & !cur.bits == 0 {
@@ -238,6 +232,38 @@ pub fn write(cell: &mut Cell, cur: Access, hb: &Hb, sets: &mut Sets, hits: &mut 
     // (A concurrent write to other bytes of the word is forgotten: that may
     // miss a race, never invent one.)
     cell.w = cur;
+}
+
+/// A write `cur` checked against the reads of read set `i`, which it ends.
+#[inline(never)]
+fn write_set(i: u32, cur: Access, hb: &Hb, sets: &mut Sets, hits: &mut Vec<Hit>) {
+    match &sets.sets[i as usize] {
+        ReadSet::Small(v) => {
+            for e in v {
+                if conflict(hb, e, &cur) {
+                    hits.push(Hit { prior: *e, prior_write: false });
+                }
+            }
+        }
+        ReadSet::Dense(d) => {
+            for (u, &x) in d.iter().enumerate() {
+                if x == 0 {
+                    continue;
+                }
+                let e = Access {
+                    block: cur.block,
+                    tid: u as u16,
+                    bits: ((x >> 56) as u8) & (BYTES | ATOMIC),
+                    tau: x as u32,
+                    pc: ((x >> 32) & 0x00FF_FFFF) as u32,
+                };
+                if conflict(hb, &e, &cur) {
+                    hits.push(Hit { prior: e, prior_write: false });
+                }
+            }
+        }
+    }
+    sets.release(i);
 }
 
 /// A fast hasher for word addresses.
