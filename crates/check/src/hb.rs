@@ -88,10 +88,20 @@ impl Hb {
         self.refs.clear();
         self.refs.push(u32::MAX / 2);
         self.free.clear();
-        self.wk.clear();
-        self.wk.resize(self.n * w, 0);
-        self.wk_dirty.clear();
-        self.wk_dirty.resize(nwarps, 0);
+        if self.wk.len() == self.n * w && self.wk_dirty.len() == nwarps {
+            // The same shape as the last block: only the rows it wrote need clearing.
+            for (warp, d) in self.wk_dirty.iter_mut().enumerate() {
+                for l in warpsim_ir::set_bits(std::mem::take(d)) {
+                    let t = warp * w + l;
+                    self.wk[t * w..t * w + w].fill(0);
+                }
+            }
+        } else {
+            self.wk.clear();
+            self.wk.resize(self.n * w, 0);
+            self.wk_dirty.clear();
+            self.wk_dirty.resize(nwarps, 0);
+        }
     }
 
     #[inline(always)]
