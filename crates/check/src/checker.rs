@@ -47,6 +47,33 @@ pub struct CheckOptions {
     pub lockstep: bool,
 }
 
+/// What every lane of one warp memory instruction shares.
+struct Op {
+    kind: MemAccessKind,
+    flags: u16,
+    tau: u32,
+    pc: u32,
+    /// [`ATOMIC`] and [`WRITE`] of the access's [`Access::bits`].
+    bits: u8,
+    write: bool,
+    access: &'static str,
+}
+
+impl Op {
+    #[inline(always)]
+    fn new(kind: MemAccessKind, flags: u16, tau: u32, pc: u32) -> Op {
+        let atomic = kind == MemAccessKind::Atomic || flags & F_STRONG != 0;
+        let write = kind != MemAccessKind::Load;
+        let access = match kind {
+            MemAccessKind::Load => "read",
+            MemAccessKind::Store => "write",
+            MemAccessKind::Atomic => "atomic",
+        };
+        let bits = if atomic { ATOMIC } else { 0 } | if write { WRITE } else { 0 };
+        Op { kind, flags, tau, pc, bits, write, access }
+    }
+}
+
 #[derive(Default)]
 struct Bar {
     arrivals: Vec<Arrival>,
@@ -149,6 +176,8 @@ impl Checker {
         d
     }
 
+    #[cold]
+    #[inline(never)]
     fn uninit(&mut self, space: &'static str, pc: u32, t: u32, addr: u64, bytes: u32) {
         let plan = self.plan.clone();
         let tag = if space == "shared" { 1 } else { 2 };
@@ -173,6 +202,8 @@ impl Checker {
         });
     }
 
+    #[cold]
+    #[inline(never)]
     fn report_races(&mut self, space: &'static str, addr: u64, cur: Access, cur_access: &'static str) {
         let plan = self.plan.clone();
         let hits = std::mem::take(&mut self.hits);
@@ -222,76 +253,84 @@ impl Checker {
         self.hits.clear();
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn shared_access(&mut self, t: u32, a: u64, bytes: u32, kind: MemAccessKind, flags: u16, tau: u32, pc: u32) {
+    /// An access of `bytes` at `a` of shared memory by thread `t`.
+    #[inline(always)]
+    fn shared_access(&mut self, t: u32, a: u64, bytes: u32, op: &Op) {
         let end = a + bytes as u64;
         if end > self.plan.shared_bytes as u64 || bytes == 0 {
             return; // the engine faults
         }
-        if kind != MemAccessKind::Store && flags & F_INIT == 0 && self.plan.shared_writes_seen && !bits_all(&self.shared_init, a, bytes) {
-            self.uninit("shared", pc, t, a, bytes);
+        if op.kind != MemAccessKind::Store
+            && op.flags & F_INIT == 0
+            && self.plan.shared_writes_seen
+            && !bits_all(&self.shared_init, a, bytes)
+        {
+            self.uninit("shared", op.pc, t, a, bytes);
         }
-        if kind != MemAccessKind::Load {
+        if op.kind != MemAccessKind::Load {
             bits_set(&mut self.shared_init, a, bytes);
         }
-        if flags & F_ASYNC != 0 {
+        if op.flags & F_ASYNC != 0 {
             return; // see F_ASYNC: its completion is not modelled, so neither are its races
         }
-        self.race_check(Shared, t, a, end, kind, flags, tau, pc);
+        self.race_check(Shared, t, a, end, op);
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn global_access(&mut self, t: u32, a: u64, bytes: u32, kind: MemAccessKind, flags: u16, tau: u32, pc: u32) {
-        if bytes == 0 || flags & F_ASYNC != 0 {
+    /// An access of `bytes` at `a` of global memory by thread `t`.
+    #[inline(always)]
+    fn global_access(&mut self, t: u32, a: u64, bytes: u32, op: &Op) {
+        if bytes == 0 || op.flags & F_ASYNC != 0 {
             return;
         }
         let end = a.saturating_add(bytes as u64);
-        self.race_check(Global, t, a, end, kind, flags, tau, pc);
+        self.race_check(Global, t, a, end, op);
     }
 
     /// Checks `[a, end)` of shared or global memory for races with earlier
     /// accesses, then records the access's synchronisation.
-    #[allow(clippy::too_many_arguments)]
-    fn race_check(&mut self, mem: RaceSpace, t: u32, a: u64, end: u64, kind: MemAccessKind, flags: u16, tau: u32, pc: u32) {
-        let atomic = kind == MemAccessKind::Atomic || flags & F_STRONG != 0;
-        let write = kind != MemAccessKind::Load;
-        let access = match kind {
-            MemAccessKind::Load => "read",
-            MemAccessKind::Store => "write",
-            MemAccessKind::Atomic => "atomic",
-        };
-        for word in (a >> 2)..=((end - 1) >> 2) {
-            let cur = Access {
-                block: self.block32,
-                tid: t as u16,
-                bits: byte_bits(a, end, word) | if atomic { ATOMIC } else { 0 } | if write { WRITE } else { 0 },
-                tau,
-                pc,
-            };
+    #[inline(always)]
+    fn race_check(&mut self, mem: RaceSpace, t: u32, a: u64, end: u64, op: &Op) {
+        let (first, last) = (a >> 2, (end - 1) >> 2);
+        let mut word = first;
+        loop {
+            let cur =
+                Access { block: self.block32, tid: t as u16, bits: byte_bits(a, end, word, first, last) | op.bits, tau: op.tau, pc: op.pc };
             let (cell, sets) = match mem {
                 Shared => (&mut self.shared[word as usize], &mut self.shared_sets),
                 Global => (self.global.cell(word), &mut self.global_sets),
             };
-            if write {
+            if op.write {
                 shadow::write(cell, cur, &self.hb, sets, &mut self.hits);
             } else {
                 shadow::read(cell, cur, &self.hb, sets, &mut self.hits);
             }
             if !self.hits.is_empty() {
-                self.report_races(mem.name(), word << 2, cur, access);
+                self.report_races(mem.name(), word << 2, cur, op.access);
             }
+            if word >= last {
+                break;
+            }
+            word += 1;
         }
-        if flags & (F_ATOMIC | F_STRONG | F_VOLATILE) != 0 {
-            let rel = releases(kind, flags, self.fence_tau[t as usize]);
-            let acq = acquires(kind, flags);
-            let sync = match mem {
-                Shared => &mut self.shared_sync,
-                Global => &mut self.global_sync,
-            };
-            sync_op(&mut self.hb, sync, a >> 2, t, tau, self.block32, acq, rel);
+        if op.flags & (F_ATOMIC | F_STRONG | F_VOLATILE) != 0 {
+            self.sync_access(mem, t, a, op);
         }
     }
 
+    /// The synchronisation of a strong, volatile or atomic access.
+    #[cold]
+    #[inline(never)]
+    fn sync_access(&mut self, mem: RaceSpace, t: u32, a: u64, op: &Op) {
+        let rel = releases(op.kind, op.flags, self.fence_tau[t as usize]);
+        let acq = acquires(op.kind, op.flags);
+        let sync = match mem {
+            Shared => &mut self.shared_sync,
+            Global => &mut self.global_sync,
+        };
+        sync_op(&mut self.hb, sync, a >> 2, t, op.tau, self.block32, acq, rel);
+    }
+
+    #[inline(always)]
     fn local_access(&mut self, t: u32, a: u64, bytes: u32, kind: MemAccessKind, pc: u32) {
         let lb = self.plan.local_bytes as u64;
         if a + bytes as u64 > lb || bytes == 0 {
@@ -505,21 +544,45 @@ fn sync_op(hb: &mut Hb, objs: &mut HashMap<u64, Foreign>, key: u64, t: u32, tau:
     }
 }
 
-/// Bytes of word `word` that `[a, end)` covers, as a 4-bit mask.
+/// Bytes of word `word` that `[a, end)` covers, as a 4-bit mask (`first`
+/// and `last`: the words of `a` and `end - 1`).
 #[inline(always)]
-fn byte_bits(a: u64, end: u64, word: u64) -> u8 {
-    let lo = a.max(word << 2) - (word << 2);
-    let hi = end.min((word << 2) + 4) - (word << 2);
-    (((1u32 << hi) - (1u32 << lo)) & 0xF) as u8
+fn byte_bits(a: u64, end: u64, word: u64, first: u64, last: u64) -> u8 {
+    let mut b = 0xF;
+    if word == first {
+        b &= 0xF << (a & 3);
+    }
+    if word == last {
+        b &= 0xF >> (3 - ((end - 1) & 3));
+    }
+    b & 0xF
+}
+
+/// The bits `[s, s + n)` of one word (`s + n <= 64`).
+#[inline(always)]
+fn bit_range(s: u64, n: u32) -> u64 {
+    (u64::MAX >> (64 - n)) << s
 }
 
 #[inline]
 fn bits_all(bits: &[u64], a: u64, n: u32) -> bool {
+    let s = a & 63;
+    if n > 0 && s + n as u64 <= 64 {
+        let m = bit_range(s, n);
+        return bits.get((a >> 6) as usize).is_some_and(|w| w & m == m);
+    }
     (a..a + n as u64).all(|i| bits.get((i >> 6) as usize).is_some_and(|w| w >> (i & 63) & 1 != 0))
 }
 
 #[inline]
 fn bits_set(bits: &mut [u64], a: u64, n: u32) {
+    let s = a & 63;
+    if n > 0 && s + n as u64 <= 64 {
+        if let Some(w) = bits.get_mut((a >> 6) as usize) {
+            *w |= bit_range(s, n);
+        }
+        return;
+    }
     for i in a..a + n as u64 {
         if let Some(w) = bits.get_mut((i >> 6) as usize) {
             *w |= 1 << (i & 63);
@@ -598,18 +661,25 @@ impl Observer for Checker {
         }
         let flags = self.plan.flags[pc as usize];
         let tau = self.tick(warp);
-        let w = self.plan.warp_size as u32;
-        let mut m = mask;
-        while m != 0 {
-            let l = m.trailing_zeros();
-            m &= m - 1;
-            let t = warp * w + l;
-            let (sp, a) = resolve(space, addrs[l as usize]);
-            match sp {
-                Space::Shared => self.shared_access(t, a, bytes, kind, flags, tau, pc),
-                Space::Global => self.global_access(t, a, bytes, kind, flags, tau, pc),
-                Space::Local => self.local_access(t, a, bytes, kind, pc),
-                _ => {}
+        let op = Op::new(kind, flags, tau, pc);
+        let base = warp * self.plan.warp_size as u32;
+        // Lanes in order, each access whole (its uninitialised-read check,
+        // then its words), whatever the space: the order diagnostics are found in.
+        let lanes = warpsim_ir::set_bits(mask).filter_map(|l| Some((base + l as u32, *addrs.get(l)?)));
+        match space {
+            Space::Shared => lanes.for_each(|(t, a)| self.shared_access(t, a, bytes, &op)),
+            Space::Global => lanes.for_each(|(t, a)| self.global_access(t, a, bytes, &op)),
+            Space::Local => lanes.for_each(|(t, a)| self.local_access(t, a, bytes, kind, pc)),
+            _ => {
+                for (t, addr) in lanes {
+                    let (sp, a) = resolve(space, addr);
+                    match sp {
+                        Space::Shared => self.shared_access(t, a, bytes, &op),
+                        Space::Global => self.global_access(t, a, bytes, &op),
+                        Space::Local => self.local_access(t, a, bytes, kind, pc),
+                        _ => {}
+                    }
+                }
             }
         }
     }
@@ -703,3 +773,51 @@ impl Observer for Checker {
 }
 
 use warpsim_ir::window::resolve;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bytes of each word an access covers, against a byte-by-byte count.
+    #[test]
+    fn byte_bits_cover_the_access() {
+        for a in 0..12u64 {
+            for n in 1..=16u64 {
+                let end = a + n;
+                let (first, last) = (a >> 2, (end - 1) >> 2);
+                for word in first..=last {
+                    let want = (0..4).filter(|b| (a..end).contains(&(word * 4 + b))).fold(0u8, |m, b| m | 1 << b);
+                    assert_eq!(byte_bits(a, end, word, first, last), want, "a {a} n {n} word {word}");
+                }
+            }
+        }
+    }
+
+    /// Word-wide bit tests and sets, against one bit at a time.
+    #[test]
+    fn bit_ranges_match_bit_by_bit() {
+        for a in 0..130u64 {
+            for n in 0..=70u32 {
+                let mut fast = vec![0u64; 3];
+                let mut slow = vec![0u64; 3];
+                bits_set(&mut fast, a, n);
+                for i in a..a + n as u64 {
+                    if let Some(w) = slow.get_mut((i >> 6) as usize) {
+                        *w |= 1 << (i & 63);
+                    }
+                }
+                assert_eq!(fast, slow, "set a {a} n {n}");
+                let all = |b: &[u64]| (a..a + n as u64).all(|i| b.get((i >> 6) as usize).is_some_and(|w| w >> (i & 63) & 1 != 0));
+                assert_eq!(bits_all(&fast, a, n), all(&slow), "all a {a} n {n}");
+                let mut part = slow.clone();
+                if n > 1 {
+                    let i = a + n as u64 / 2;
+                    if let Some(w) = part.get_mut((i >> 6) as usize) {
+                        *w &= !(1 << (i & 63));
+                    }
+                }
+                assert_eq!(bits_all(&part, a, n), all(&part), "part a {a} n {n}");
+            }
+        }
+    }
+}

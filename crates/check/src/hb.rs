@@ -36,6 +36,9 @@ pub struct Hb {
     free: Vec<u32>,
     /// `wk[t * w + l]`: what thread `t` knows of lane `l` of its warp.
     wk: Vec<u32>,
+    /// Per warp, the lanes whose `wk` row may be nonzero (the others are all
+    /// zero: a barrier has nothing of theirs to join or clear).
+    wk_dirty: Vec<u64>,
 }
 
 /// One group of lanes that arrived at a barrier.
@@ -67,6 +70,7 @@ impl Hb {
             refs: Vec::new(),
             free: Vec::new(),
             wk: Vec::new(),
+            wk_dirty: Vec::new(),
         }
     }
 
@@ -84,8 +88,20 @@ impl Hb {
         self.refs.clear();
         self.refs.push(u32::MAX / 2);
         self.free.clear();
-        self.wk.clear();
-        self.wk.resize(self.n * w, 0);
+        if self.wk.len() == self.n * w && self.wk_dirty.len() == nwarps {
+            // The same shape as the last block: only the rows it wrote need clearing.
+            for (warp, d) in self.wk_dirty.iter_mut().enumerate() {
+                for l in warpsim_ir::set_bits(std::mem::take(d)) {
+                    let t = warp * w + l;
+                    self.wk[t * w..t * w + w].fill(0);
+                }
+            }
+        } else {
+            self.wk.clear();
+            self.wk.resize(self.n * w, 0);
+            self.wk_dirty.clear();
+            self.wk_dirty.resize(nwarps, 0);
+        }
     }
 
     #[inline(always)]
@@ -183,7 +199,9 @@ impl Hb {
             let base = a.warp as usize * w;
             for t in threads(a.warp, a.lanes, w) {
                 vc[t] = vc[t].max(a.tau);
-                max_into(&mut vc[base..base + w], &self.wk[t * w..t * w + w]);
+                if self.dirty(t) {
+                    max_into(&mut vc[base..base + w], &self.wk[t * w..t * w + w]);
+                }
             }
         }
         let id = self.new_snap(&vc, foreign);
@@ -191,7 +209,12 @@ impl Hb {
         for a in arrivals.iter().filter(|a| a.wait) {
             for t in threads(a.warp, a.lanes, w) {
                 self.set_snap(t, id);
-                self.wk[t * w..t * w + w].fill(0);
+                if self.dirty(t) {
+                    self.wk[t * w..t * w + w].fill(0);
+                }
+            }
+            if let Some(d) = self.wk_dirty.get_mut(a.warp as usize) {
+                *d &= !a.lanes;
             }
         }
         self.unref(id);
@@ -218,6 +241,15 @@ impl Hb {
         for t in threads(warp, lanes, w) {
             self.wk[t * w..t * w + w].copy_from_slice(j);
         }
+        if let Some(d) = self.wk_dirty.get_mut(warp as usize) {
+            *d |= lanes;
+        }
+    }
+
+    /// Whether thread `t`'s `wk` row may be nonzero.
+    #[inline(always)]
+    fn dirty(&self, t: usize) -> bool {
+        self.wk_dirty.get(t >> self.shift).is_none_or(|d| d >> (t & (self.w - 1)) & 1 != 0)
     }
 
     /// Thread `t` (block `block`) releases at time `tau` into `rel`: what it

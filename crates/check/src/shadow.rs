@@ -7,10 +7,12 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 /// Bits of [`Access::bits`]: which bytes of the word (low 4), whether the
 /// access is atomic or morally strong, and (in a cell's read slot) whether
-/// the reads live in a read set (`Access::pc` is then the set's index).
+/// the reads live in a read set (`Access::pc` is then the set's index),
+/// and whether that set is dense.
 pub const BYTES: u8 = 0x0F;
 pub const ATOMIC: u8 = 0x10;
 pub const WRITE: u8 = 0x20;
+pub const DENSE: u8 = 0x40;
 pub const SET: u8 = 0x80;
 
 /// One access: who (block, thread), when (the thread's clock), where (pc).
@@ -43,18 +45,19 @@ pub struct Hit {
     pub prior_write: bool,
 }
 
-/// Reads of one word by several threads not ordered among themselves.
-enum ReadSet {
-    Small(Vec<Access>),
-    /// Per thread of the block (shared memory only): tau | pc << 32 | bytes << 60.
-    Dense(Vec<u64>),
-}
-
-/// Read sets, reused.
+/// Read sets, reused: reads of one word by several threads not ordered
+/// among themselves. A small set lists them; a dense one (shared memory
+/// only) has a slot per thread of the block, `dense[i * dense_n + tid]`:
+/// tau | pc << 32 | bytes << 56, 0 for none (one load from the cell's index
+/// to the slot).
 #[derive(Default)]
 pub struct Sets {
-    sets: Vec<ReadSet>,
+    sets: Vec<Vec<Access>>,
     free: Vec<u32>,
+    dense: Vec<u64>,
+    dense_free: Vec<u32>,
+    /// Slots per dense set (the block's threads).
+    dense_n: usize,
     /// Whether sets may turn dense (shared memory: one block's threads).
     dense_ok: bool,
     /// Dense slots in use, against a memory budget.
@@ -74,10 +77,12 @@ impl Sets {
     pub fn clear(&mut self) {
         self.sets.clear();
         self.free.clear();
+        self.dense.clear();
+        self.dense_free.clear();
         self.dense_words = 0;
     }
 
-    fn alloc(&mut self, s: ReadSet) -> u32 {
+    fn alloc(&mut self, s: Vec<Access>) -> u32 {
         match self.free.pop() {
             Some(i) => {
                 self.sets[i as usize] = s;
@@ -91,11 +96,45 @@ impl Sets {
     }
 
     fn release(&mut self, i: u32) {
-        let old = std::mem::replace(&mut self.sets[i as usize], ReadSet::Small(Vec::new()));
-        if let ReadSet::Dense(v) = old {
-            self.dense_words -= v.len();
-        }
+        self.sets[i as usize] = Vec::new();
         self.free.push(i);
+    }
+
+    /// A new dense set of `n` empty slots, or `None` when its slots would not
+    /// match those in use (`n` changes only between blocks, after `clear`).
+    fn alloc_dense(&mut self, n: usize) -> Option<u32> {
+        if n == 0 {
+            return None;
+        }
+        if self.dense_n != n {
+            if self.dense_words != 0 {
+                return None;
+            }
+            self.dense.clear();
+            self.dense_free.clear();
+            self.dense_n = n;
+        }
+        self.dense_words += n;
+        match self.dense_free.pop() {
+            Some(i) => Some(i),
+            None => {
+                self.dense.resize(self.dense.len() + n, 0);
+                Some((self.dense.len() / n - 1) as u32)
+            }
+        }
+    }
+
+    /// Dense set `i`'s slots.
+    fn dense_slots(&mut self, i: u32) -> &mut [u64] {
+        let n = self.dense_n;
+        self.dense.get_mut(i as usize * n..(i as usize + 1) * n).unwrap_or_default()
+    }
+
+    /// Ends dense set `i`: its slots empty again.
+    fn release_dense(&mut self, i: u32) {
+        self.dense_slots(i).fill(0);
+        self.dense_words -= self.dense_n;
+        self.dense_free.push(i);
     }
 }
 
@@ -134,7 +173,7 @@ fn before(hb: &Hb, p: &Access, cur: &Access) -> bool {
 }
 
 /// A read `cur` of `cell`: reports a conflicting write, records the read.
-#[inline]
+#[inline(always)]
 pub fn read(cell: &mut Cell, cur: Access, hb: &Hb, sets: &mut Sets, hits: &mut Vec<Hit>) {
     if !cell.w.empty() && conflict(hb, &cell.w, &cur) {
         hits.push(Hit { prior: cell.w, prior_write: true });
@@ -143,47 +182,66 @@ pub fn read(cell: &mut Cell, cur: Access, hb: &Hb, sets: &mut Sets, hits: &mut V
         if cell.r.empty() || (cell.r.bits & BYTES & !cur.bits == 0 && before(hb, &cell.r, &cur)) {
             cell.r = cur;
         } else {
-            let i = sets.alloc(ReadSet::Small(vec![cell.r, cur]));
-            cell.r = Access { bits: SET, pc: i, tau: 1, ..Default::default() };
+            new_set(cell, cur, sets);
         }
         return;
     }
+    // A dense set (many readers of a word of shared memory) takes the read in its thread's slot.
+    if cell.r.bits & DENSE != 0 && (cur.tid as usize) < sets.dense_n {
+        if let Some(e) = sets.dense.get_mut(cell.r.pc as usize * sets.dense_n + cur.tid as usize) {
+            *e = dense_entry(&cur);
+        }
+        return;
+    }
+    read_set(cell, cur, hb, sets);
+}
+
+/// A second reader of `cell`, not ordered after the first: the reads move to a set.
+#[cold]
+#[inline(never)]
+fn new_set(cell: &mut Cell, cur: Access, sets: &mut Sets) {
+    let mut v = Vec::with_capacity(SMALL_CAP);
+    v.extend([cell.r, cur]);
+    let i = sets.alloc(v);
+    cell.r = Access { bits: SET, pc: i, tau: 1, ..Default::default() };
+}
+
+/// A read `cur` recorded in the small read set of `cell`.
+#[inline(never)]
+fn read_set(cell: &mut Cell, cur: Access, hb: &Hb, sets: &mut Sets) {
+    if cell.r.bits & DENSE != 0 {
+        return; // a thread beyond the dense set's slots: cannot happen (they are the block's)
+    }
     let i = cell.r.pc;
     let dense_ok = sets.dense_ok;
-    match &mut sets.sets[i as usize] {
-        ReadSet::Small(v) => {
-            if let Some(e) = v.iter_mut().find(|e| e.block == cur.block && e.tid == cur.tid && e.bits & BYTES & !cur.bits == 0) {
-                *e = cur;
-                return;
-            }
-            if v.len() >= SMALL_CAP {
-                v.retain(|e| !(e.bits & BYTES & !cur.bits == 0 && before(hb, e, &cur)));
-            }
-            if v.len() < SMALL_CAP {
-                v.push(cur);
-                return;
-            }
-            if !(dense_ok && sets.dense_words + hb.n <= DENSE_BUDGET) {
-                v.remove(0);
-                v.push(cur);
-                return;
-            }
-        }
-        ReadSet::Dense(d) => {
-            d[cur.tid as usize] = dense_entry(&cur);
-            return;
-        }
+    let Some(v) = sets.sets.get_mut(i as usize) else { return };
+    if let Some(e) = v.iter_mut().find(|e| e.block == cur.block && e.tid == cur.tid && e.bits & BYTES & !cur.bits == 0) {
+        *e = cur;
+        return;
     }
+    if v.len() >= SMALL_CAP {
+        v.retain(|e| !(e.bits & BYTES & !cur.bits == 0 && before(hb, e, &cur)));
+    }
+    if v.len() < SMALL_CAP {
+        v.push(cur);
+        return;
+    }
+    let tids_fit = v.iter().chain([&cur]).all(|e| (e.tid as usize) < hb.n);
+    let dense = if dense_ok && tids_fit && sets.dense_words + hb.n <= DENSE_BUDGET { sets.alloc_dense(hb.n) } else { None };
+    let Some(j) = dense else {
+        let v = &mut sets.sets[i as usize];
+        v.remove(0);
+        v.push(cur);
+        return;
+    };
     // Too many concurrent readers for a small set: one slot per thread of the block.
-    let mut d = vec![0u64; hb.n];
-    if let ReadSet::Small(v) = &sets.sets[i as usize] {
-        for e in v {
-            d[e.tid as usize] = dense_entry(e);
-        }
+    let v = std::mem::take(&mut sets.sets[i as usize]);
+    let d = sets.dense_slots(j);
+    for e in v.iter().chain([&cur]) {
+        d[e.tid as usize] = dense_entry(e);
     }
-    d[cur.tid as usize] = dense_entry(&cur);
-    sets.dense_words += d.len();
-    sets.sets[i as usize] = ReadSet::Dense(d);
+    sets.release(i);
+    cell.r = Access { bits: SET | DENSE, pc: j, tau: 1, ..Default::default() };
 }
 
 #[inline(always)]
@@ -192,7 +250,7 @@ fn dense_entry(a: &Access) -> u64 {
 }
 
 /// A write `cur` of `cell`: reports conflicting earlier accesses, becomes the last write.
-#[inline]
+#[inline(always)]
 pub fn write(cell: &mut Cell, cur: Access, hb: &Hb, sets: &mut Sets, hits: &mut Vec<Hit>) {
     if !cell.w.empty() && conflict(hb, &cell.w, &cur) {
         hits.push(Hit { prior: cell.w, prior_write: true });
@@ -202,34 +260,7 @@ pub fn write(cell: &mut Cell, cur: Access, hb: &Hb, sets: &mut Sets, hits: &mut 
             hits.push(Hit { prior: cell.r, prior_write: false });
         }
     } else {
-        let i = cell.r.pc;
-        match &sets.sets[i as usize] {
-            ReadSet::Small(v) => {
-                for e in v {
-                    if conflict(hb, e, &cur) {
-                        hits.push(Hit { prior: *e, prior_write: false });
-                    }
-                }
-            }
-            ReadSet::Dense(d) => {
-                for (u, &x) in d.iter().enumerate() {
-                    if x == 0 {
-                        continue;
-                    }
-                    let e = Access {
-                        block: cur.block,
-                        tid: u as u16,
-                        bits: ((x >> 56) as u8) & (BYTES | ATOMIC),
-                        tau: x as u32,
-                        pc: ((x >> 32) & 0x00FF_FFFF) as u32,
-                    };
-                    if conflict(hb, &e, &cur) {
-                        hits.push(Hit { prior: e, prior_write: false });
-                    }
-                }
-            }
-        }
-        sets.release(i);
+        write_set(cell.r, cur, hb, sets, hits);
     }
     // Reads that did not cover the written bytes stay (a later write to them may race).
     if cell.r.bits & SET != 0 || cell.r.bits & BYTES & !cur.bits == 0 {
@@ -238,6 +269,39 @@ pub fn write(cell: &mut Cell, cur: Access, hb: &Hb, sets: &mut Sets, hits: &mut 
     // (A concurrent write to other bytes of the word is forgotten: that may
     // miss a race, never invent one.)
     cell.w = cur;
+}
+
+/// A write `cur` checked against the reads of the read set `r` names, which it ends.
+#[inline(never)]
+fn write_set(r: Access, cur: Access, hb: &Hb, sets: &mut Sets, hits: &mut Vec<Hit>) {
+    let i = r.pc;
+    if r.bits & DENSE == 0 {
+        for e in sets.sets.get(i as usize).into_iter().flatten() {
+            if conflict(hb, e, &cur) {
+                hits.push(Hit { prior: *e, prior_write: false });
+            }
+        }
+        sets.release(i);
+    } else {
+        {
+            for (u, &x) in sets.dense_slots(i).iter().enumerate() {
+                if x == 0 {
+                    continue;
+                }
+                let e = Access {
+                    block: cur.block,
+                    tid: u as u16,
+                    bits: ((x >> 56) as u8) & (BYTES | ATOMIC),
+                    tau: x as u32,
+                    pc: ((x >> 32) & 0x00FF_FFFF) as u32,
+                };
+                if conflict(hb, &e, &cur) {
+                    hits.push(Hit { prior: e, prior_write: false });
+                }
+            }
+        }
+        sets.release_dense(i);
+    }
 }
 
 /// A fast hasher for word addresses.
@@ -284,8 +348,23 @@ pub struct GlobalShadow {
 
 impl GlobalShadow {
     /// The cell of word `word` (address / 4), created empty when new.
-    #[inline]
+    #[inline(always)]
     pub fn cell(&mut self, word: u64) -> &mut Cell {
+        let off = (word % PAGE_WORDS) as u16;
+        // The page of the last access, dense: no lookup.
+        let idx = match self.last {
+            Some((p, i)) if p == word / PAGE_WORDS && matches!(self.pages.get(i as usize), Some(Page::Dense(_))) => i as usize,
+            _ => self.page_for(word),
+        };
+        match &mut self.pages[idx] {
+            Page::Dense(c) => &mut c[off as usize],
+            Page::Sparse(v) => sparse_cell(v, off),
+        }
+    }
+
+    /// The index of word `word`'s page, made (or made dense) as needed.
+    #[inline(never)]
+    fn page_for(&mut self, word: u64) -> usize {
         let page = word / PAGE_WORDS;
         let off = (word % PAGE_WORDS) as u16;
         let idx = match self.last {
@@ -310,22 +389,23 @@ impl GlobalShadow {
             }
             self.pages[idx] = Page::Dense(cells);
         }
-        match &mut self.pages[idx] {
-            Page::Dense(c) => &mut c[off as usize],
-            Page::Sparse(v) => {
-                let i = match v.last() {
-                    // Lanes mostly go up: try the end first.
-                    Some(e) if e.0 < off => Err(v.len()),
-                    _ => v.binary_search_by_key(&off, |e| e.0),
-                };
-                match i {
-                    Ok(i) => &mut v[i].1,
-                    Err(i) => {
-                        v.insert(i, (off, Cell::default()));
-                        &mut v[i].1
-                    }
-                }
-            }
+        idx
+    }
+}
+
+/// The cell at `off` of a sparse page, made when new.
+#[inline(never)]
+fn sparse_cell(v: &mut Vec<(u16, Cell)>, off: u16) -> &mut Cell {
+    let i = match v.last() {
+        // Lanes mostly go up: try the end first.
+        Some(e) if e.0 < off => Err(v.len()),
+        _ => v.binary_search_by_key(&off, |e| e.0),
+    };
+    match i {
+        Ok(i) => &mut v[i].1,
+        Err(i) => {
+            v.insert(i, (off, Cell::default()));
+            &mut v[i].1
         }
     }
 }
