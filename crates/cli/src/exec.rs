@@ -107,7 +107,12 @@ fn link_dir(libs: &[PathBuf]) -> Result<LinkDir> {
 
 /// Runs the program; exits with its exit status after the table.
 pub fn cmd_exec(a: ExecArgs) -> Result<()> {
-    warpsim_gpu::GpuPreset::by_name(&a.gpu)?;
+    // A built-in name or a preset file (as `run --gpu`); the program may change directory.
+    warpsim_timing::TimingGpu::resolve(&a.gpu)?;
+    let gpu_setting = match Path::new(&a.gpu) {
+        p if p.is_file() => p.canonicalize()?.into_os_string(),
+        _ => OsString::from(&a.gpu),
+    };
     let dir = link_dir(&lib_dirs()?)?;
     let summary = dir.0.join("launches.jsonl");
     let mut ld = OsString::from(&dir.0);
@@ -121,7 +126,7 @@ pub fn cmd_exec(a: ExecArgs) -> Result<()> {
         .env("LD_LIBRARY_PATH", ld)
         .env("NUMBA_CUDA_DRIVER", dir.0.join("libcuda.so.1"))
         .env("NUMBA_CUDA_ENABLE_PYNVJITLINK", "0")
-        .env("WARPSIM_GPU", &a.gpu)
+        .env("WARPSIM_GPU", &gpu_setting)
         .env("WARPSIM_MODE", if a.mode == Mode::Timing { "timing" } else { "functional" })
         .env("WARPSIM_SUMMARY", &summary);
     if a.check {

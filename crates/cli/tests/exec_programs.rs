@@ -567,3 +567,33 @@ fn an_rdc_fault_names_the_line_in_the_other_unit() {
     let err = text(&o.stderr);
     assert!(err.contains(&format!("rdc_fault_b.cu:{line}")), "no rdc_fault_b.cu:{line} in:\n{err}");
 }
+
+/// `exec --gpu` takes a preset file as `run --gpu` does: the program's output is the same and
+/// its timing section is the one the launches run on (a DRAM latency 20x the H200's).
+#[test]
+fn exec_runs_on_a_preset_file() {
+    let exe = build("vector_add", "vector_add_preset", true);
+    let mut preset: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo().join("crates/gpu/presets/h200.json")).unwrap()).unwrap();
+    preset["timing"] = serde_json::json!({ "dram_latency": 13800 });
+    let file = tmp().join("slow_dram.json");
+    std::fs::write(&file, preset.to_string()).unwrap();
+    let cycles = |gpu: &Path| {
+        let json = tmp().join(format!("preset_{}.json", gpu.file_stem().unwrap().to_string_lossy()));
+        let o = Command::new(env!("CARGO_BIN_EXE_warpsim"))
+            .env("WARPSIM_LIB_DIR", lib_dir())
+            .args(["exec", "--mode", "timing", "--gpu"])
+            .arg(gpu)
+            .arg("--json")
+            .arg(&json)
+            .arg("--")
+            .arg(&exe)
+            .output()
+            .unwrap();
+        same_as_h200("vector_add", &o);
+        let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        j["launches"].as_array().unwrap().iter().map(|l| l["cycles"].as_u64().unwrap()).sum::<u64>()
+    };
+    let (builtin, slow) = (cycles(Path::new("h200")), cycles(&file));
+    assert!(slow > builtin + 10_000, "the file's DRAM latency was not used: {slow} vs {builtin} cycles");
+}

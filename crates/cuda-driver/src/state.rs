@@ -151,10 +151,12 @@ pub fn total_mem(preset: &GpuPreset) -> u64 {
 impl Driver {
     fn new() -> Result<Driver, CUresult> {
         let settings = Settings::from_env();
-        let preset = GpuPreset::by_name(&settings.gpu).map_err(|e| {
+        // A built-in name or a preset file with an optional timing section.
+        let timing_gpu = warpsim_timing::TimingGpu::resolve(&settings.gpu).map_err(|e| {
             eprintln!("warpsim: WARPSIM_GPU: {e}");
             CUDA_ERROR_NO_DEVICE
         })?;
+        let preset = timing_gpu.preset.clone();
         let mut opts = LaunchOptions {
             warp_size: preset.warp_size,
             metrics: settings.summary.is_some() || settings.report.is_some(),
@@ -164,10 +166,8 @@ impl Driver {
             ..Default::default()
         };
         if settings.timing || settings.report.is_some() || settings.trace.is_some() {
-            opts.timing = Some(TimingMode::preset(&preset.key, settings.trace.is_some() || settings.report.is_some()).map_err(|e| {
-                eprintln!("warpsim: WARPSIM_MODE=timing: {e}");
-                CUDA_ERROR_NO_DEVICE
-            })?);
+            let timeline = settings.trace.is_some() || settings.report.is_some();
+            opts.timing = Some(TimingMode { gpu: Arc::new(timing_gpu), timeline });
         }
         if opts.check {
             // The checkers run on the functional engine.
