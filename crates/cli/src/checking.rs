@@ -39,17 +39,33 @@ impl CheckArgs {
     }
 }
 
-/// One line per diagnostic, for the corpus table.
-pub fn summary_lines(diags: &[Diagnostic]) -> Vec<String> {
-    diags
+/// The corpus table's lines for a case's diagnostics: one per source line and
+/// kind (its places, times and first message), or one per place with `verbose`.
+pub fn summary_lines(diags: &[Diagnostic], verbose: bool) -> Vec<String> {
+    if verbose {
+        return diags
+            .iter()
+            .map(|d| {
+                let place = match d.source_line() {
+                    Some(s) => format!("{s} (PTX line {})", d.ptx_line()),
+                    None => format!("PTX line {}", d.ptx_line()),
+                };
+                let times = if d.count > 1 { format!(" [{}x]", d.count) } else { String::new() };
+                format!("{} at {place}{times}: {}", d.kind.name(), d.message)
+            })
+            .collect();
+    }
+    let (groups, _) = warpsim_check::group_diagnostics(diags);
+    groups
         .iter()
-        .map(|d| {
-            let place = match d.source_line() {
-                Some(s) => format!("{s} (PTX line {})", d.ptx_line()),
-                None => format!("PTX line {}", d.ptx_line()),
+        .map(|g| {
+            let (places, times) = (g.diags.len(), g.times());
+            let count = match (places, times) {
+                (1, 1) => String::new(),
+                (1, t) => format!(" [{t}x]"),
+                (p, t) => format!(" [{p} places, {t}x; --verbose lists them]"),
             };
-            let times = if d.count > 1 { format!(" [{}x]", d.count) } else { String::new() };
-            format!("{} at {place}{times}: {}", d.kind.name(), d.message)
+            format!("{} at {}{count}: {}", g.kind.name(), g.line, g.diags[0].message)
         })
         .collect()
 }

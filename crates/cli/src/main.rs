@@ -613,7 +613,7 @@ fn cmd_corpus(a: CorpusArgs) -> Result<()> {
                     println!("    {line}");
                 }
             }
-            for line in warpsim::checking::summary_lines(o.diagnostics.as_deref().unwrap_or_default()) {
+            for line in warpsim::checking::summary_lines(o.diagnostics.as_deref().unwrap_or_default(), a.engine.checking.verbose) {
                 println!("    {line}");
             }
             // Under --check each served access is already a diagnostic.

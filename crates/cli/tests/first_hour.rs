@@ -164,6 +164,24 @@ fn corpus_prints_a_checked_fault_once() {
 }
 
 #[test]
+fn corpus_groups_a_cases_diagnostics_by_line_and_kind() {
+    let d = Dir::new("corpus-grouped");
+    d.ptx(STORE);
+    let m = d.0.join("m.json");
+    // 64 threads store into 32 elements: the second warp's stores are past the end, served.
+    let case = r#"{"cases":[{"name":"c1","ptx":"k.ptx","kernel":"k","grid":1,"block":64,
+        "params":[{"kind":"buffer","name":"out","dtype":"u32","count":32,"init":"zeros","role":"out"}]}]}"#;
+    std::fs::write(&m, case).unwrap();
+    let m = m.to_str().unwrap();
+    let grouped = text(&d.warpsim(&["corpus", m, "--check"]));
+    let verbose = text(&d.warpsim(&["corpus", m, "--check", "--verbose"]));
+    let places = verbose.matches("out_of_bounds at PTX line 8").count();
+    assert!(places > 1, "{verbose}");
+    assert_eq!(grouped.matches("out_of_bounds at PTX line 8").count(), 1, "{grouped}");
+    assert!(grouped.contains(&format!("[{places} places, ")), "{grouped}");
+}
+
+#[test]
 fn the_mi300x_has_compute_units() {
     let d = Dir::new("cus");
     let k = d.ptx(STORE);
