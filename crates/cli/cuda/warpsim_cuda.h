@@ -37,6 +37,11 @@
 #ifndef WARPSIM_CUDA_H
 #define WARPSIM_CUDA_H
 
+// Under nvcc (which warpsim prefers when it finds one) the toolkit's own headers
+// define all of this, so only warpsim's one extra (__laneid) is defined there
+// (at the end): one kernel file builds with either compiler.
+#if !defined(__NVCC__)
+
 // threadIdx, blockIdx, blockDim, gridDim and warpSize (= 32): clang's own
 // definitions, found in clang's resource directory even with -nocudainc.
 #include <__clang_cuda_builtin_vars.h>
@@ -783,5 +788,15 @@ WS_INLINE double round(double x) { return __builtin_round(x); }
 WS_INLINE double rint(double x) { return __builtin_rint(x); }
 #undef WS_F1
 #undef WS_D1
+
+#else // __NVCC__
+
+static __device__ __forceinline__ unsigned __laneid() {
+    unsigned l;
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(l));
+    return l;
+}
+
+#endif // __NVCC__
 
 #endif

@@ -218,8 +218,12 @@ pub fn venv_roots() -> Vec<PathBuf> {
 
 /// Compiles `cu` to PTX at `out` with nvcc.
 pub fn compile_nvcc(nvcc: &Path, cu: &Path, out: &Path) -> Result<String, CudaError> {
+    // warpsim_cuda.h on the include path (empty under nvcc), so a kernel written for the clang path builds too.
+    let hdr = HeaderDir::header_only()?;
     let o = Command::new(nvcc)
         .args(NVCC_FLAGS)
+        .arg("-I")
+        .arg(hdr.path())
         .arg("-o")
         .arg(out)
         .arg(cu)
@@ -237,13 +241,21 @@ pub fn compile_nvcc(nvcc: &Path, cu: &Path, out: &Path) -> Result<String, CudaEr
 pub struct HeaderDir(PathBuf);
 
 impl HeaderDir {
-    pub fn new() -> Result<Self, CudaError> {
+    /// A folder holding `warpsim_cuda.h` alone (for nvcc, whose toolkit headers stay in use).
+    pub fn header_only() -> Result<Self, CudaError> {
         use std::sync::atomic::{AtomicU32, Ordering};
         static N: AtomicU32 = AtomicU32::new(0);
         let d = std::env::temp_dir().join(format!("warpsim-cuda-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
         let io = |e: std::io::Error| CudaError::Io(format!("writing the CUDA header to {}: {e}", d.display()));
         std::fs::create_dir_all(&d).map_err(io)?;
         std::fs::write(d.join("warpsim_cuda.h"), HEADER).map_err(io)?;
+        Ok(HeaderDir(d))
+    }
+
+    pub fn new() -> Result<Self, CudaError> {
+        let hdr = Self::header_only()?;
+        let d = hdr.path().to_path_buf();
+        let io = |e: std::io::Error| CudaError::Io(format!("writing the CUDA header to {}: {e}", d.display()));
         for stub in ["cuda_runtime.h", "cuda.h", "device_launch_parameters.h", "cuda_runtime_api.h"] {
             std::fs::write(d.join(stub), "// stand-in: warpsim's device API is in warpsim_cuda.h\n#include \"warpsim_cuda.h\"\n")
                 .map_err(io)?;
@@ -252,7 +264,7 @@ impl HeaderDir {
         for (name, text) in TOOLKIT_STANDINS {
             std::fs::write(d.join(name), text).map_err(io)?;
         }
-        Ok(HeaderDir(d))
+        Ok(hdr)
     }
 
     pub fn path(&self) -> &Path {
