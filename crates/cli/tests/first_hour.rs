@@ -101,6 +101,18 @@ fn scalars_of_the_wrong_type_are_converted_exactly_or_refused() {
 }
 
 #[test]
+fn a_negative_int_reaches_a_u32_parameter() {
+    // nvcc and clang declare a C++ `int` parameter as `.u32`.
+    let d = Dir::new("negative-int");
+    let k = d.ptx(&SCALAR.replace(".param .s32 n", ".param .u32 n").replace("ld.param.s32", "ld.param.u32"));
+    for given in ["i32=-3", "f64=-3", "i64=-3"] {
+        let o = d.warpsim(&["run", &k, "--param", "out:i32[1]=zeros:out", "--param", given]);
+        assert!(o.status.success(), "{given}: {}", text(&o));
+        assert!(std::fs::read(d.0.join("warpsim-out/out.npy")).unwrap().ends_with(&(-3i32).to_le_bytes()), "{given}");
+    }
+}
+
+#[test]
 fn output_names_may_not_leave_the_output_folder() {
     let d = Dir::new("names");
     let k = d.ptx(STORE);

@@ -133,9 +133,10 @@ pub fn scalar_bytes(ty: ScalarType, size: u32, s: &ScalarParam) -> Result<Vec<u8
                 Value::Float(f) => return Err(format!("{f} is not an integer")),
                 Value::Bits(b) => b as i128,
             };
+            // nvcc and clang declare a C++ `int` as `.u32` (and `long` as `.u64`), so an
+            // unsigned parameter takes a negative value as its two's complement, as `.bN` does.
             let (lo, hi) = match ty {
                 S8 | S16 | S32 | S64 => (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1),
-                U8 | U16 | U32 | U64 => (0, (1i128 << bits) - 1),
                 _ => (-(1i128 << (bits - 1)), (1i128 << bits) - 1),
             };
             if v < lo || v > hi {
@@ -183,7 +184,12 @@ mod tests {
         assert_eq!(scalar_bytes(ScalarType::B32, 4, &s("i32=-1")).unwrap(), [0xff; 4]);
         assert!(scalar_bytes(ScalarType::S32, 4, &s("i64=5000000000")).unwrap_err().contains("out of range"));
         assert!(scalar_bytes(ScalarType::S32, 4, &s("f64=1.5")).unwrap_err().contains("not an integer"));
-        assert!(scalar_bytes(ScalarType::U32, 4, &s("i32=-1")).unwrap_err().contains("out of range"));
+        // A C++ `int` is `.u32` in nvcc's and clang's PTX: a negative value is its two's complement.
+        assert_eq!(int(&scalar_bytes(ScalarType::U32, 4, &s("i32=-3")).unwrap()), -3);
+        assert_eq!(int(&scalar_bytes(ScalarType::U32, 4, &s("f64=-3")).unwrap()), -3);
+        assert_eq!(int(&scalar_bytes(ScalarType::U32, 4, &s("i64=-3")).unwrap()), -3);
+        assert!(scalar_bytes(ScalarType::U32, 4, &s("i64=-2147483649")).unwrap_err().contains("out of range"));
+        assert!(scalar_bytes(ScalarType::U32, 4, &s("i64=4294967296")).unwrap_err().contains("out of range"));
         assert!(scalar_bytes(ScalarType::F32, 4, &s("f64=0.1")).unwrap_err().contains("f32"));
         // The same type passes its bits untouched (a NaN's payload included).
         assert_eq!(scalar_bytes(ScalarType::F32, 4, &s("f32=0x7fc00001")).unwrap(), 0x7fc0_0001u32.to_le_bytes());
