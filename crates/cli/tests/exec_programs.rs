@@ -213,6 +213,13 @@ fn the_runtime_api_answers_agree_with_each_other() {
     self_checking_more_than("runtime_api", 70);
 }
 
+/// Copies a GPU refuses (a pointer that is not device memory on a device side, a range longer
+/// than its allocation) return `cudaErrorInvalidValue`; the program does not crash.
+#[test]
+fn bad_copies_are_errors_not_crashes() {
+    self_checking_more_than("bad_copies", 6);
+}
+
 /// `__managed__` variables live in memory the host code touches directly, both ways.
 #[test]
 fn managed_variables_are_shared_with_the_host() {

@@ -65,8 +65,22 @@ impl Driver {
         if n == 0 {
             return Ok(());
         }
+        // Both sides are checked before any byte moves: a range too short is an error, not a fault.
+        self.host_addr(dst, n)?;
+        self.host_addr(src, n)?;
         let data = self.read_any(src, n)?;
         self.write_any(dst, &data)
+    }
+
+    /// Whether `p` can be the device side of a copy with an explicit direction (`cuMemcpyDtoH`,
+    /// `HtoD`, `DtoD`): device memory, or host memory mapped into the device's address space.
+    /// Any other pointer is refused, as the driver refuses it, instead of being read as host memory.
+    fn device_side(&self, p: u64) -> Result<(), CUresult> {
+        if self.mapped_at(p).is_some() || self.in_reserved(p) || self.ctx.memory().find(p).is_some() {
+            Ok(())
+        } else {
+            Err(CUDA_ERROR_INVALID_VALUE)
+        }
     }
 
     fn set(&mut self, dst: u64, pattern: &[u8], count: u64) -> Result<(), CUresult> {
@@ -181,6 +195,21 @@ fn set_2d(dst: u64, pitch: usize, pattern: &[u8], width: usize, height: usize) -
 
 fn copy(dst: u64, src: u64, n: usize) -> Result<(), CUresult> {
     with(|d| d.copy(dst, src, n as u64))
+}
+
+/// A copy with an explicit direction: each side `true` in `device` must be a device pointer.
+fn copy_directed(dst: u64, src: u64, n: usize, device: (bool, bool)) -> Result<(), CUresult> {
+    with(|d| {
+        if n > 0 {
+            if device.0 {
+                d.device_side(dst)?;
+            }
+            if device.1 {
+                d.device_side(src)?;
+            }
+        }
+        d.copy(dst, src, n as u64)
+    })
 }
 
 fn set(dst: u64, pattern: &[u8], count: usize) -> Result<(), CUresult> {
@@ -307,12 +336,12 @@ api! {
     }
     fn cuMemcpy(dst: CUdeviceptr, src: CUdeviceptr, n: usize) { copy(dst, src, n) }
     fn cuMemcpyAsync(dst: CUdeviceptr, src: CUdeviceptr, n: usize, _stream: Handle) { copy(dst, src, n) }
-    fn cuMemcpyHtoD_v2(dst: CUdeviceptr, src: *const c_void, n: usize) { copy(dst, src as u64, n) }
-    fn cuMemcpyHtoDAsync_v2(dst: CUdeviceptr, src: *const c_void, n: usize, _stream: Handle) { copy(dst, src as u64, n) }
-    fn cuMemcpyDtoH_v2(dst: *mut c_void, src: CUdeviceptr, n: usize) { copy(dst as u64, src, n) }
-    fn cuMemcpyDtoHAsync_v2(dst: *mut c_void, src: CUdeviceptr, n: usize, _stream: Handle) { copy(dst as u64, src, n) }
-    fn cuMemcpyDtoD_v2(dst: CUdeviceptr, src: CUdeviceptr, n: usize) { copy(dst, src, n) }
-    fn cuMemcpyDtoDAsync_v2(dst: CUdeviceptr, src: CUdeviceptr, n: usize, _stream: Handle) { copy(dst, src, n) }
+    fn cuMemcpyHtoD_v2(dst: CUdeviceptr, src: *const c_void, n: usize) { copy_directed(dst, src as u64, n, (true, false)) }
+    fn cuMemcpyHtoDAsync_v2(dst: CUdeviceptr, src: *const c_void, n: usize, _stream: Handle) { copy_directed(dst, src as u64, n, (true, false)) }
+    fn cuMemcpyDtoH_v2(dst: *mut c_void, src: CUdeviceptr, n: usize) { copy_directed(dst as u64, src, n, (false, true)) }
+    fn cuMemcpyDtoHAsync_v2(dst: *mut c_void, src: CUdeviceptr, n: usize, _stream: Handle) { copy_directed(dst as u64, src, n, (false, true)) }
+    fn cuMemcpyDtoD_v2(dst: CUdeviceptr, src: CUdeviceptr, n: usize) { copy_directed(dst, src, n, (true, true)) }
+    fn cuMemcpyDtoDAsync_v2(dst: CUdeviceptr, src: CUdeviceptr, n: usize, _stream: Handle) { copy_directed(dst, src, n, (true, true)) }
     fn cuMemsetD8_v2(dst: CUdeviceptr, v: u8, n: usize) { set(dst, &[v], n) }
     fn cuMemsetD8Async(dst: CUdeviceptr, v: u8, n: usize, _stream: Handle) { set(dst, &[v], n) }
     fn cuMemsetD16_v2(dst: CUdeviceptr, v: u16, n: usize) { set(dst, &v.to_le_bytes(), n) }
