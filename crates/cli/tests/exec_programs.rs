@@ -129,6 +129,27 @@ fn vector_add_prints_the_h200s_checksum() {
     same_as_h200("vector_add", &exec(&exe, &[]));
 }
 
+/// `--report` writes an index and a page per launch in every mode; under `--check` (the
+/// functional engine) the page says it has no cycles.
+#[test]
+fn a_checked_exec_writes_its_report() {
+    let exe = build("vector_add", "vector_add", true);
+    let html = tmp().join("checked-report.html");
+    let o = Command::new(env!("CARGO_BIN_EXE_warpsim"))
+        .env("WARPSIM_LIB_DIR", lib_dir())
+        .args(["exec", "--check", "--report"])
+        .arg(&html)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .expect("running warpsim exec");
+    same_as_h200("vector_add", &o);
+    let index = std::fs::read_to_string(&html).unwrap_or_else(|e| panic!("{}: {e}\n{}", html.display(), text(&o.stderr)));
+    assert!(index.contains("checked-report-1.html"), "{index}");
+    let page = std::fs::read_to_string(tmp().join("checked-report-1.html")).unwrap();
+    assert!(page.contains("A functional run (no cycles"), "the page says where its numbers come from");
+}
+
 /// The seed 001 table. Every column is the H200's except how many distinct `clock64()` values
 /// the 8 warps of the 256-thread block read: that depends on which warps the four schedulers
 /// of an SM issue in the same cycle (5 on the H200, 8 on the T4 of the seed), so it is only

@@ -181,10 +181,10 @@ impl Driver {
     /// `WARPSIM_REPORT` (FILE-N.html, the first [`MAX_REPORTED`] launches,
     /// listed in FILE.html).
     fn trace(&mut self, kernel: &Kernel, dims: &Dims, s: &LaunchSummary, site: Option<&str>) {
-        let Some(t) = &s.timing else { return };
-        let tl = || warpsim::reporting::timeline_of(t, 400_000);
-        if self.settings.trace.is_some() {
-            let mut j = warpsim_report::trace::chrome_trace(&tl(), kernel.name());
+        let timing = s.timing.as_ref();
+        let tl = || timing.map(|t| warpsim::reporting::timeline_of(t, 400_000));
+        if let (Some(t), Some(timeline), true) = (timing, tl(), self.settings.trace.is_some()) {
+            let mut j = warpsim_report::trace::chrome_trace(&timeline, kernel.name());
             let shift = self.trace_cycles as f64 / 1000.0;
             if let Some(ev) = j.get_mut("traceEvents").and_then(|e| e.as_array_mut()) {
                 for e in ev.iter_mut() {
@@ -212,11 +212,15 @@ impl Driver {
                 self.opts.warp_size,
                 &s.stats,
                 m,
-                Some(t),
-                Some(tl()),
+                timing,
+                tl(),
                 format!(
-                    "From the timing model ({} preset): launch {} of the program{}.",
-                    t.gpu.to_uppercase(),
+                    "{}: launch {} of the program{}.",
+                    match timing {
+                        Some(t) => format!("From the timing model ({} preset)", t.gpu.to_uppercase()),
+                        // `--check` runs the functional engine (blocks one after another).
+                        None => "A functional run (no cycles: the checkers ran on the functional engine)".to_string(),
+                    },
                     self.launches,
                     site.map(|s| format!(", from {s}")).unwrap_or_default()
                 ),
