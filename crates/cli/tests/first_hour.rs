@@ -163,30 +163,32 @@ fn faults_name_the_buffer_and_element_and_suggest_shared() {
     assert!(d.warpsim(&["run", &k, "--shared", "128"]).status.success());
 }
 
-#[test]
-fn corpus_prints_a_checked_fault_once() {
-    let d = Dir::new("corpus-once");
+/// A manifest of one case: [`STORE`] by 64 threads into 32 elements, so the second warp's
+/// stores are past the end.
+fn past_end_manifest(d: &Dir) -> String {
     d.ptx(STORE);
     let m = d.0.join("m.json");
     let case = r#"{"cases":[{"name":"c1","ptx":"k.ptx","kernel":"k","grid":1,"block":64,
         "params":[{"kind":"buffer","name":"out","dtype":"u32","count":32,"init":"zeros","role":"out"}]}]}"#;
     std::fs::write(&m, case).unwrap();
-    let o = d.warpsim(&["corpus", m.to_str().unwrap(), "--check", "--strict-bounds"]);
+    m.display().to_string()
+}
+
+#[test]
+fn corpus_prints_a_checked_fault_once() {
+    let d = Dir::new("corpus-once");
+    let m = past_end_manifest(&d);
+    let o = d.warpsim(&["corpus", &m, "--check", "--strict-bounds"]);
     assert_eq!(text(&o).matches("PTX line 8").count(), 1, "{}", text(&o));
 }
 
 #[test]
 fn corpus_groups_a_cases_diagnostics_by_line_and_kind() {
     let d = Dir::new("corpus-grouped");
-    d.ptx(STORE);
-    let m = d.0.join("m.json");
-    // 64 threads store into 32 elements: the second warp's stores are past the end, served.
-    let case = r#"{"cases":[{"name":"c1","ptx":"k.ptx","kernel":"k","grid":1,"block":64,
-        "params":[{"kind":"buffer","name":"out","dtype":"u32","count":32,"init":"zeros","role":"out"}]}]}"#;
-    std::fs::write(&m, case).unwrap();
-    let m = m.to_str().unwrap();
-    let grouped = text(&d.warpsim(&["corpus", m, "--check"]));
-    let verbose = text(&d.warpsim(&["corpus", m, "--check", "--verbose"]));
+    // Served past the end: one out_of_bounds place per lane of the second warp.
+    let m = past_end_manifest(&d);
+    let grouped = text(&d.warpsim(&["corpus", &m, "--check"]));
+    let verbose = text(&d.warpsim(&["corpus", &m, "--check", "--verbose"]));
     let places = verbose.matches("out_of_bounds at PTX line 8").count();
     assert!(places > 1, "{verbose}");
     assert_eq!(grouped.matches("out_of_bounds at PTX line 8").count(), 1, "{grouped}");
