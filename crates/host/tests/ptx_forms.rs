@@ -193,6 +193,32 @@ fn cvt_relu_and_satfinite() {
     assert_eq!(words(&out), [0x0000_7C00, 0x7BFF_BC00, 0x4974_0000, 0x7BFF_0000]);
 }
 
+// `fma.rn.relu` on f16 and bf16 (nvcc's `__hfma_relu`): a negative result becomes +0.
+#[test]
+fn fma_relu_clamps_negative_results_to_zero() {
+    let ptx = in_out(
+        ".reg .b16 x, y, z, r;",
+        "
+    ld.global.b16 x, [a];
+    ld.global.b16 y, [a+2];
+    ld.global.b16 z, [a+4];
+    fma.rn.relu.f16 r, x, y, z;
+    st.global.b16 [b], r;
+    fma.rn.relu.f16 r, x, x, z;
+    st.global.b16 [b+2], r;
+    mov.b16 x, 0x3F80;
+    mov.b16 y, 0xBF80;
+    mov.b16 z, 0x3F00;
+    fma.rn.relu.bf16 r, x, y, z;
+    st.global.b16 [b+4], r;
+    fma.rn.relu.bf16 r, x, x, z;
+    st.global.b16 [b+6], r;",
+    );
+    // f16: 1 * -1 + 0.5 and 1 * 1 + 0.5; bf16 the same.
+    let out = run(&ptx, &bytes(&[0xBC00_3C00, 0x3800]), 8);
+    assert_eq!(words(&out), [0x3E00_0000, 0x3FC0_0000]);
+}
+
 // `cvt.pack.sat`: two s32 values saturated to 8 or 16 bits and packed, the
 // rest of the word from c.
 #[test]

@@ -232,6 +232,7 @@ impl Lowerer<'_> {
             "add" => (FloatOp::Add, 3),
             "sub" => (FloatOp::Sub, 3),
             "mul" => (FloatOp::Mul, 3),
+            "fma" | "mad" if mods.has("relu") => (FloatOp::FmaRelu, 4),
             "fma" | "mad" => (FloatOp::Fma, 4),
             "div" if approx => (FloatOp::DivApprox, 3),
             "div" if mods.has("full") => (FloatOp::DivFull, 3),
