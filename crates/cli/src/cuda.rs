@@ -218,7 +218,7 @@ pub fn venv_roots() -> Vec<PathBuf> {
 
 /// Compiles `cu` to PTX at `out` with nvcc.
 pub fn compile_nvcc(nvcc: &Path, cu: &Path, out: &Path) -> Result<String, CudaError> {
-    // warpsim_cuda.h on the include path (empty under nvcc), so a kernel written for the clang path builds too.
+    // warpsim_cuda.h on the include path (under nvcc it adds only __laneid), so a kernel written for the clang path builds too.
     let hdr = HeaderDir::header_only()?;
     let o = Command::new(nvcc)
         .args(NVCC_FLAGS)

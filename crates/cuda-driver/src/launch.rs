@@ -183,8 +183,8 @@ impl Driver {
     fn trace(&mut self, kernel: &Kernel, dims: &Dims, s: &LaunchSummary, site: Option<&str>) {
         let timing = s.timing.as_ref();
         let tl = || timing.map(|t| warpsim::reporting::timeline_of(t, 400_000));
-        if let (Some(t), Some(timeline), true) = (timing, tl(), self.settings.trace.is_some()) {
-            let mut j = warpsim_report::trace::chrome_trace(&timeline, kernel.name());
+        if let (Some(t), true) = (timing, self.settings.trace.is_some()) {
+            let mut j = warpsim_report::trace::chrome_trace(&warpsim::reporting::timeline_of(t, 400_000), kernel.name());
             let shift = self.trace_cycles as f64 / 1000.0;
             if let Some(ev) = j.get_mut("traceEvents").and_then(|e| e.as_array_mut()) {
                 for e in ev.iter_mut() {
