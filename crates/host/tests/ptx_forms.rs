@@ -477,3 +477,102 @@ fn vectors_of_256_bits_move_32_bytes_per_thread() {
     let got = words(&ctx.read_vec(out, 64, "out").unwrap());
     assert_eq!(got, [8, 7, 6, 5, 4, 3, 2, 1, 15, 16, 13, 14, 11, 12, 9, 10]);
 }
+
+// `min|max.relu.s32` (`__vimax_s32_relu`, `__vimin_s32_relu`) and the packed
+// `.s16x2`/`.u16x2` forms (`__vmaxs2`, `__vimax_s16x2_relu`): results clamp
+// below at 0 per element with `.relu`.
+#[test]
+fn integer_min_max_relu_and_16x2() {
+    let ptx = in_out(
+        ".reg .b32 x, y, r;",
+        "
+    ld.global.b32 x, [a];
+    ld.global.b32 y, [a+4];
+    max.relu.s32 r, x, y;
+    st.global.b32 [b], r;
+    min.relu.s32 r, x, y;
+    st.global.b32 [b+4], r;
+    max.s16x2 r, x, y;
+    st.global.b32 [b+8], r;
+    max.relu.s16x2 r, x, y;
+    st.global.b32 [b+12], r;
+    min.u16x2 r, x, y;
+    st.global.b32 [b+16], r;
+    min.relu.s16x2 r, y, x;
+    st.global.b32 [b+20], r;",
+    );
+    // x = 0x0007_FFFB (s16x2: -5 low, 7 high), y = 0xFFFE_0003 (3 low, -2 high).
+    let out = run(&ptx, &bytes(&[0x0007_FFFB, 0xFFFE_0003]), 24);
+    // As s32: x = 0x0007FFFB > 0 > y = 0xFFFE0003 (negative).
+    // max.relu = x, min.relu = max(y, 0) = 0.
+    // s16x2: low (-5, 3), high (7, -2): max = (3, 7); max.relu the same; min.u16x2:
+    // low (0xFFFB, 3) -> 3, high (7, 0xFFFE) -> 7; min.relu.s16x2: (-5 -> 0, -2 -> 0).
+    assert_eq!(words(&out), [0x0007_FFFB, 0, 0x0007_0003, 0x0007_0003, 0x0007_0003, 0]);
+}
+
+// `min|max.xorsign.abs.f32` (`__fmax_xorsign_abs` style): the magnitude's
+// min/max, the sign the XOR of the operands' signs; NaN stays canonical.
+#[test]
+fn min_max_xorsign_abs() {
+    let ptx = in_out(
+        ".reg .b32 x, y, r;",
+        "
+    ld.global.b32 x, [a];
+    ld.global.b32 y, [a+4];
+    max.xorsign.abs.f32 r, x, y;
+    st.global.b32 [b], r;
+    min.xorsign.abs.f32 r, x, y;
+    st.global.b32 [b+4], r;
+    max.xorsign.abs.f32 r, x, x;
+    st.global.b32 [b+8], r;
+    mov.b32 y, 0x7FC12345;
+    max.NaN.xorsign.abs.f32 r, x, y;
+    st.global.b32 [b+12], r;
+    max.xorsign.abs.f32 r, x, y;
+    st.global.b32 [b+16], r;",
+    );
+    // x = -2.0, y = 1.5: max |.| = 2.0, min = 1.5, sign negative (one negative).
+    let out = run(&ptx, &bytes(&[0xC000_0000, 0x3FC0_0000]), 20);
+    assert_eq!(words(&out), [0xC000_0000, 0xBFC0_0000, 0x4000_0000, 0x7FFF_FFFF, 0xC000_0000]);
+}
+
+// Three-input `min|max{.NaN}{.abs}.f32 d, a, b, c` (sm_100).
+#[test]
+fn three_input_min_max() {
+    let ptx = in_out(
+        ".reg .b32 x, y, z, r;",
+        "
+    ld.global.b32 x, [a];
+    ld.global.b32 y, [a+4];
+    ld.global.b32 z, [a+8];
+    min.f32 r, x, y, z;
+    st.global.b32 [b], r;
+    max.f32 r, x, y, z;
+    st.global.b32 [b+4], r;
+    max.abs.f32 r, x, y, z;
+    st.global.b32 [b+8], r;
+    mov.b32 z, 0x7FC00000;
+    max.f32 r, x, y, z;
+    st.global.b32 [b+12], r;
+    max.NaN.f32 r, x, y, z;
+    st.global.b32 [b+16], r;",
+    );
+    // -4.0, 1.0, 2.0
+    let out = run(&ptx, &bytes(&[0xC080_0000, 0x3F80_0000, 0x4000_0000]), 20);
+    assert_eq!(words(&out), [0xC080_0000, 0x4000_0000, 0x4080_0000, 0x3F80_0000, 0x7FFF_FFFF]);
+}
+
+// Modifiers that do not apply are refused with the instruction, not dropped.
+#[test]
+fn misplaced_relu_and_xorsign_are_refused() {
+    for (body, what) in [
+        ("max.relu.u32 r, x, x;", ".relu"),
+        ("max.relu.f32 r, x, x;", ".relu"),
+        ("max.xorsign.f32 r, x, x;", ".xorsign"),
+        ("min.relu.u16x2 r, x, x;", ".relu"),
+    ] {
+        let ptx = in_out(".reg .b32 x, r;", &format!("mov.b32 x, 1;\n    {body}\n    st.global.b32 [b], r;"));
+        let err = Module::from_ptx("t.ptx", format!("{HEAD}{ptx}")).kernel("k").err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains(what), "{body}: {err}");
+    }
+}

@@ -711,6 +711,9 @@ fn int_class(op: IntOp, wide: bool) -> LatencyClass {
         | IntOp::Neg
         | IntOp::Min
         | IntOp::Max
+        | IntOp::MinRelu
+        | IntOp::MaxRelu
+        | IntOp::MinMax16x2 { .. }
         | IntOp::Bfe
         | IntOp::Bfi
         | IntOp::Bmsk { .. }
@@ -738,9 +741,17 @@ fn float_class(op: FloatOp, ty: ScalarType) -> LatencyClass {
         FloatOp::Add | FloatOp::Sub | FloatOp::Mul | FloatOp::Fma | FloatOp::FmaRelu => {
             pick(if is_half_ty(ty) { L::Fp16 } else { L::Fp32 }, L::Fp64)
         }
-        FloatOp::Abs | FloatOp::Neg | FloatOp::Min | FloatOp::Max | FloatOp::MinNan | FloatOp::MaxNan | FloatOp::Copysign => {
-            pick(L::Alu, L::Fp64)
-        }
+        FloatOp::Abs
+        | FloatOp::Neg
+        | FloatOp::Min
+        | FloatOp::Max
+        | FloatOp::MinNan
+        | FloatOp::MaxNan
+        | FloatOp::MinXorsignAbs
+        | FloatOp::MaxXorsignAbs
+        | FloatOp::MinNanXorsignAbs
+        | FloatOp::MaxNanXorsignAbs
+        | FloatOp::Copysign => pick(L::Alu, L::Fp64),
         FloatOp::Div => pick(L::FDiv32, L::FDiv64),
         FloatOp::DivFull => L::FDivFull,
         FloatOp::DivApprox | FloatOp::SinApprox | FloatOp::CosApprox => L::MufuFma,

@@ -90,6 +90,14 @@ enum_with_units! {
         /// `min.NaN` / `max.NaN`: NaN if either input is NaN.
         MinNan,
         MaxNan,
+        /// `min.xorsign.abs` / `max.xorsign.abs` (f32, f16, bf16 and x2): the
+        /// smaller (larger) magnitude, with the sign bit the XOR of the
+        /// operands' sign bits unless the result is NaN (the ISA's pseudocode).
+        MinXorsignAbs,
+        MaxXorsignAbs,
+        /// `min.NaN.xorsign.abs` / `max.NaN.xorsign.abs`.
+        MinNanXorsignAbs,
+        MaxNanXorsignAbs,
         /// `copysign`: the magnitude of b with the sign of a (PTX operand order).
         Copysign,
         /// `fma.rn.relu` (f16, bf16 and x2): fma, then negative results and
@@ -192,6 +200,18 @@ fn eval_elem(op: FloatOp, fmt: Fmt, m: FMode, a: u64, b: u64, c: u64) -> u64 {
                 fmt.saturate(r)
             } else {
                 r
+            }
+        }
+        FloatOp::MinXorsignAbs | FloatOp::MaxXorsignAbs | FloatOp::MinNanXorsignAbs | FloatOp::MaxNanXorsignAbs => {
+            let is_max = matches!(op, FloatOp::MaxXorsignAbs | FloatOp::MaxNanXorsignAbs);
+            let nan_mode = matches!(op, FloatOp::MinNanXorsignAbs | FloatOp::MaxNanXorsignAbs);
+            let (a, b) = (fl(a), fl(b));
+            let sign = (a ^ b) & fmt.sign();
+            let r = min_max(fmt, is_max, nan_mode, a & !fmt.sign(), b & !fmt.sign());
+            if fmt.is_nan(r) {
+                r
+            } else {
+                (r & !fmt.sign()) | sign
             }
         }
     }

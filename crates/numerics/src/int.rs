@@ -49,6 +49,9 @@ enum_with_units! {
         Neg,
         Min,
         Max,
+        /// `min.relu.s32` / `max.relu.s32`: the result clamped below at 0.
+        MinRelu,
+        MaxRelu,
         Popc,
         Clz,
         Bfind,
@@ -65,6 +68,13 @@ enum_with_units! {
         Not,
         Cnot,
         ;
+        /// `min|max{.relu}.{s16x2,u16x2}`: two 16-bit elements per 32-bit
+        /// operand, element 0 low (`.relu` on `.s16x2` only).
+        MinMax16x2 {
+            max: bool,
+            signed: bool,
+            relu: bool,
+        },
         /// `bmsk.clamp|wrap.b32 d, a, b`: `b` one bits from bit `a` (`.wrap`:
         /// both taken mod 32; `.clamp`: clamped to 32, the mask cut at bit 31).
         Bmsk {
@@ -231,10 +241,21 @@ pub fn eval_int(op: IntOp, ty: ScalarType, s: [u64; 4]) -> u64 {
         }
         IntOp::Abs => nrm(val(a, w, true).unsigned_abs() as u64),
         IntOp::Neg => nrm(a.wrapping_neg()),
-        IntOp::Min | IntOp::Max => {
+        IntOp::Min | IntOp::Max | IntOp::MinRelu | IntOp::MaxRelu => {
             let (x, y) = (val(a, w, sg), val(b, w, sg));
-            let r = if (x < y) == (op == IntOp::Min) { x } else { y };
+            let smaller = matches!(op, IntOp::Min | IntOp::MinRelu);
+            let r = if (x < y) == smaller { x } else { y };
+            let r = if matches!(op, IntOp::MinRelu | IntOp::MaxRelu) { r.max(0) } else { r };
             nrm(r as u64)
+        }
+        IntOp::MinMax16x2 { max, signed, relu } => {
+            let half = |sh: u32| {
+                let (x, y) = (val(a >> sh, 16, signed), val(b >> sh, 16, signed));
+                let r = if (x < y) != max { x } else { y };
+                let r = if relu { r.max(0) } else { r };
+                (r as u64 & 0xFFFF) << sh
+            };
+            half(0) | half(16)
         }
         IntOp::Popc => zext(a, w).count_ones() as u64,
         IntOp::Clz => (zext(a, w).leading_zeros() - (64 - w)) as u64,

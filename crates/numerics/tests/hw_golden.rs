@@ -187,6 +187,10 @@ fn eval(name: &str, ins: &[u64]) -> Option<Eval> {
             "tanh" => FloatOp::TanhApprox,
             "abs" => FloatOp::Abs,
             "neg" => FloatOp::Neg,
+            "min" if mods.contains(&"xorsign") && mods.contains(&"NaN") => FloatOp::MinNanXorsignAbs,
+            "max" if mods.contains(&"xorsign") && mods.contains(&"NaN") => FloatOp::MaxNanXorsignAbs,
+            "min" if mods.contains(&"xorsign") => FloatOp::MinXorsignAbs,
+            "max" if mods.contains(&"xorsign") => FloatOp::MaxXorsignAbs,
             "min" if mods.contains(&"NaN") => FloatOp::MinNan,
             "max" if mods.contains(&"NaN") => FloatOp::MaxNan,
             "min" => FloatOp::Min,
@@ -217,6 +221,13 @@ fn eval(name: &str, ins: &[u64]) -> Option<Eval> {
         };
         let w = if matches!(t, ScalarType::F16x2 | ScalarType::BF16x2) { 32 } else { fmt.bits() };
         return Some(Eval { outs: vec![r], widths: vec![w], tol, fmt: Some(fmt) });
+    }
+
+    // Packed 16-bit integer min/max.
+    if matches!(last, "s16x2" | "u16x2") && matches!(op, "min" | "max") {
+        let relu = parts.contains(&"relu");
+        let iop = IntOp::MinMax16x2 { max: op == "max", signed: last == "s16x2", relu };
+        return Some(Eval { outs: vec![eval_int(iop, ScalarType::B32, [a, b, c, d])], widths: vec![32], tol: Tol::Exact, fmt: None });
     }
 
     // Integer forms.
@@ -250,6 +261,8 @@ fn eval(name: &str, ins: &[u64]) -> Option<Eval> {
         "rem" => (IntOp::Rem, t, w),
         "abs" => (IntOp::Abs, t, w),
         "neg" => (IntOp::Neg, t, w),
+        "min" if mods.contains(&"relu") => (IntOp::MinRelu, t, w),
+        "max" if mods.contains(&"relu") => (IntOp::MaxRelu, t, w),
         "min" => (IntOp::Min, t, w),
         "max" => (IntOp::Max, t, w),
         "popc" => (IntOp::Popc, t, 32),

@@ -507,6 +507,15 @@ for t in ("f16x2", "bf16x2"):
 for m in (".rn.relu", ".rn.satfinite", ".rz.relu"):
     for t in ("f16", "bf16"):
         F(f"cvt{m}.{t}.f32", f"cvt{m}.{t}.f32 {{o0}}, {{i0}};", ["f32"], [16])
+# --- added later (kept last so the seeded vectors of the forms above do not move)
+for op in ("min", "max"):
+    for t in ("f32", "f16", "f16x2", "bf16", "bf16x2"):
+        bin_(f"{op}.xorsign.abs.{t}", t)
+        bin_(f"{op}.NaN.xorsign.abs.{t}", t)
+    bin_(f"{op}.relu.s32", "i32")
+    for t in ("s16x2", "u16x2"):
+        bin_(f"{op}.{t}", "i32")
+    bin_(f"{op}.relu.s16x2", "i32")
 
 # ---------------------------------------------------------------- PTX generation
 

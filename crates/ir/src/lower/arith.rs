@@ -36,7 +36,13 @@ impl Lowerer<'_> {
         if ops.len() < arity {
             return self.err(span, format!("`{full}` expects {arity} operands"));
         }
+        let relu = mods.has("relu");
+        if relu && !(matches!(o, "min" | "max") && ty == ScalarType::S32) {
+            return self.err(span, format!("`{full}`: `.relu` is defined only on min/max of .s32 and .s16x2"));
+        }
         let op = match (o, wide, hi, sat) {
+            ("min", ..) if relu => IntOp::MinRelu,
+            ("max", ..) if relu => IntOp::MaxRelu,
             ("add", _, _, true) => IntOp::AddSat,
             ("add", ..) => IntOp::Add,
             ("sub", _, _, true) => IntOp::SubSat,
@@ -67,7 +73,7 @@ impl Lowerer<'_> {
             IntOp::Max => Some(if ty.is_signed() { Bin32::MaxS } else { Bin32::MaxU }),
             _ => None,
         };
-        if let Some(f) = fast32.filter(|_| b32 && !mods.has("relu")) {
+        if let Some(f) = fast32.filter(|_| b32) {
             let (d, [a, b]) = self.same_width_regs(ops, ty, false)?;
             self.push(Op::Bin32 { f, d, a, b }, guard, span, full);
             return Ok(());
@@ -103,6 +109,25 @@ impl Lowerer<'_> {
             s[k - 1] = self.src(&ops[k], t)?;
         }
         self.push(Op::Int { op, ty, d, s }, guard, span, full);
+        Ok(())
+    }
+
+    /// `min|max{.relu}.{s16x2,u16x2} d, a, b`: packed 16-bit pairs in 32-bit registers.
+    pub(super) fn min_max_16x2(&mut self, i: &Instruction, mods: &Mods, guard: Option<Guard>, full: &str) -> LResult<()> {
+        let signed = mods.has("s16x2");
+        let relu = mods.has("relu");
+        if relu && !signed {
+            return self.err(i.span, format!("`{full}`: `.relu` is defined only on .s16x2 and .s32"));
+        }
+        if i.operands.len() != 3 {
+            return self.err(i.span, format!("`{full}` expects 3 operands"));
+        }
+        let op = IntOp::MinMax16x2 { max: i.opcode == "max", signed, relu };
+        let ty = ScalarType::B32;
+        let d = self.dst(&i.operands[0])?;
+        let z = self.zero32();
+        let s = [self.src(&i.operands[1], ty)?, self.src(&i.operands[2], ty)?, z, z];
+        self.push(Op::Int { op, ty, d, s }, guard, i.span, full);
         Ok(())
     }
 
@@ -249,6 +274,10 @@ impl Lowerer<'_> {
             "tanh" => (FloatOp::TanhApprox, 2),
             "abs" => (FloatOp::Abs, 2),
             "neg" => (FloatOp::Neg, 2),
+            "min" if mods.has("xorsign") && mods.has("NaN") => (FloatOp::MinNanXorsignAbs, 3),
+            "max" if mods.has("xorsign") && mods.has("NaN") => (FloatOp::MaxNanXorsignAbs, 3),
+            "min" if mods.has("xorsign") => (FloatOp::MinXorsignAbs, 3),
+            "max" if mods.has("xorsign") => (FloatOp::MaxXorsignAbs, 3),
             "min" if mods.has("NaN") => (FloatOp::MinNan, 3),
             "max" if mods.has("NaN") => (FloatOp::MaxNan, 3),
             "min" => (FloatOp::Min, 3),
@@ -256,7 +285,19 @@ impl Lowerer<'_> {
             "copysign" => (FloatOp::Copysign, 3),
             _ => return self.err(span, format!("unsupported instruction `{full}`")),
         };
-        if ops.len() < arity {
+        if mods.has("relu") && op != FloatOp::FmaRelu {
+            return self.err(span, format!("`{full}`: `.relu` is defined only on fma of f16/bf16 here"));
+        }
+        let three_input = matches!(op, FloatOp::Min | FloatOp::Max | FloatOp::MinNan | FloatOp::MaxNan) && ops.len() == 4;
+        if (mods.has("xorsign") && (!mods.has("abs") || ty == ScalarType::F64))
+            || (mods.has("abs") && !mods.has("xorsign") && !three_input && op != FloatOp::Abs)
+        {
+            return self.err(span, format!("`{full}`: `.xorsign` comes with `.abs`, on f32, f16 and bf16 only"));
+        }
+        if three_input {
+            return self.min_max_3(i, mods, ty, op, guard, full);
+        }
+        if ops.len() != arity {
             return self.err(span, format!("`{full}` expects {arity} operands"));
         }
         if matches!(op, FloatOp::Div | FloatOp::Rcp | FloatOp::Sqrt) && mods.rnd.is_none() && ty == ScalarType::F64 {
@@ -274,11 +315,9 @@ impl Lowerer<'_> {
                 _ => None,
             };
             if let Some(f) = fast2 {
-                if !mods.has("relu") && !mods.has("xorsign") {
-                    let (d, [a, b]) = self.same_width_regs(ops, ty, false)?;
-                    self.push(Op::Bin32 { f, d, a, b }, guard, span, full);
-                    return Ok(());
-                }
+                let (d, [a, b]) = self.same_width_regs(ops, ty, false)?;
+                self.push(Op::Bin32 { f, d, a, b }, guard, span, full);
+                return Ok(());
             }
             if op == FloatOp::Fma {
                 let (d, [a, b, c]) = self.same_width_regs(ops, ty, false)?;
@@ -311,6 +350,33 @@ impl Lowerer<'_> {
             s[k - 1] = self.src(&ops[k], ty)?;
         }
         self.push(Op::Float { op, ty, mode, d, s }, guard, span, full);
+        Ok(())
+    }
+
+    /// `min|max{.ftz}{.NaN}{.abs}.f32 d, a, b, c` (sm_100): two two-input ops
+    /// through a scratch register, `.abs` applied to each input first. The
+    /// ISA's rules compose: without `.NaN` NaN inputs are skipped, all-NaN
+    /// gives the canonical NaN; with `.NaN` any NaN gives NaN.
+    fn min_max_3(&mut self, i: &Instruction, mods: &Mods, ty: ScalarType, op: FloatOp, guard: Option<Guard>, full: &str) -> LResult<()> {
+        let span = i.span;
+        if ty != ScalarType::F32 {
+            return self.err(span, format!("`{full}`: three-input min/max is defined on .f32 only"));
+        }
+        let mode = FMode { rnd: None, ftz: mods.ftz, sat: false };
+        let d = self.dst(&i.operands[0])?;
+        let z = self.zero32();
+        let mut s = [z; 3];
+        for k in 0..3 {
+            s[k] = self.src(&i.operands[k + 1], ty)?;
+            if mods.has("abs") {
+                let t = self.alloc_reg(ty);
+                self.push(Op::Float { op: FloatOp::Abs, ty, mode, d: t, s: [s[k], z, z] }, guard, span, full);
+                s[k] = t;
+            }
+        }
+        let t = self.alloc_reg(ty);
+        self.push(Op::Float { op, ty, mode, d: t, s: [s[0], s[1], z] }, guard, span, full);
+        self.push(Op::Float { op, ty, mode, d, s: [t, s[2], z] }, guard, span, full);
         Ok(())
     }
 

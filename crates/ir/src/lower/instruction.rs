@@ -37,6 +37,7 @@ impl Lowerer<'_> {
         let ty = mods.ty();
         match i.opcode.as_str() {
             "mov" | "cvta" => self.mov(i, &mods, guard, &full)?,
+            "min" | "max" if mods.has("s16x2") || mods.has("u16x2") => self.min_max_16x2(i, &mods, guard, &full)?,
             "add" | "sub" | "mul" | "mad" | "fma" | "div" | "rem" | "abs" | "neg" | "min" | "max" => {
                 let ty = self.need_ty(ty, span, &full)?;
                 if mods.has("cc") || (i.opcode == "mad" && mods.has("cc")) {
