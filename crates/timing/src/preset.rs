@@ -93,6 +93,10 @@ pub struct TimingParams {
     /// that SM (the block scheduler learns of the free slot, dispatches, and
     /// the SM sets the block up).
     pub block_replace_cycles: u32,
+    /// Cycles between the starts of a block's warps: the SM starts one warp
+    /// per sub-partition in turn, this many cycles apart, the block's last
+    /// group of sub-partition-many warps first (0: all warps start together).
+    pub warp_launch_cycles: u32,
     /// Cycles between the block scheduler's successive block dispatches to
     /// the same SM in the first wave.
     pub block_dispatch_cycles: u32,
@@ -183,6 +187,7 @@ impl Default for TimingParams {
             block_launch_cycles: 100,
             block_replace_cycles: 300,
             block_dispatch_cycles: 0,
+            warp_launch_cycles: 0,
             loop_unroll: 4,
             unroll_budget: 16,
             l2_load_line_cycles: 0.0,
@@ -303,6 +308,7 @@ impl TimingParams {
             ("timing.block_launch_cycles", self.block_launch_cycles),
             ("timing.block_replace_cycles", self.block_replace_cycles),
             ("timing.block_dispatch_cycles", self.block_dispatch_cycles),
+            ("timing.warp_launch_cycles", self.warp_launch_cycles),
             ("timing.mio_queue_depth", self.mio_queue_depth),
             ("timing.lsu_queue_depth", self.lsu_queue_depth),
             ("timing.shared_cas_cycles", self.shared_cas_cycles),

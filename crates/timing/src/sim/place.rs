@@ -16,6 +16,8 @@ pub(super) struct PlaceSpec {
     /// When the first wave's blocks start, and the gap between rounds of it.
     pub(super) launch_cycles: u64,
     pub(super) dispatch_cycles: u64,
+    /// Between the starts of a block's warps (see `TimingParams::warp_launch_cycles`).
+    pub(super) warp_launch_cycles: u64,
     /// From a block draining to the next one starting on its SM.
     pub(super) replace_cycles: u64,
     /// The L1 left by the shared-memory carve-out.
@@ -32,6 +34,7 @@ impl PlaceSpec {
             blocks_per_sm,
             launch_cycles: t.block_launch_cycles as u64,
             dispatch_cycles: t.block_dispatch_cycles as u64,
+            warp_launch_cycles: t.warp_launch_cycles as u64,
             replace_cycles: t.block_replace_cycles as u64,
             l1_bytes,
             l1_ways: t.l1_ways,
@@ -131,8 +134,11 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             b.slots.clear();
         }
         let nsmsp = self.smsp.len();
+        let groups = nw.div_ceil(nsmsp.max(1));
         let mut slot = 0usize;
         for wi in 0..nw {
+            // Warps start one group of sub-partition-many at a time, the last group first.
+            let at = at + gg.place.spec.warp_launch_cycles * ((wi % nsmsp) + (groups - 1 - wi / nsmsp)) as u64;
             while self.warps[slot].live {
                 slot += 1;
             }
