@@ -67,3 +67,35 @@ def test_ctrl_c_stops_a_runaway_launch_and_the_next_launch_runs(mode):
     r = m.launch("spin", 2, 256, [out, np.uint32(100)], mode=mode)
     assert (out == 100).all()
     assert r.to_dict()["blocks"] == 2
+
+
+def test_ctrl_c_on_a_huge_grid_of_short_blocks_returns_promptly():
+    # 2^31-1 x 65535 x 65535 blocks of one short thread each: far too many to even visit
+    # one by one once stopped, so the launch must leave the rest of the grid unvisited.
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals reach Python's main thread only")
+    import faulthandler
+
+    m = warpsim.Module(ptx=SPIN_PTX, name="spin.ptx")
+    out = np.zeros(1, np.uint32)
+    sent = []
+
+    def interrupt():
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Timer(0.5, interrupt)
+    # Without the fix this launch would not end: fail the run loudly instead of hanging.
+    faulthandler.dump_traceback_later(60, exit=True)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            m.launch("spin", (2**31 - 1, 65535, 65535), 1, [out, np.uint32(1)], gpu="h200")
+    finally:
+        timer.cancel()
+        faulthandler.cancel_dump_traceback_later()
+    stopped = time.monotonic()
+    assert sent, "the launch ended before the interrupt was sent"
+    assert stopped - sent[0] < 2.0, f"KeyboardInterrupt came {stopped - sent[0]:.2f} s after SIGINT"
+    assert not out.any()
+
