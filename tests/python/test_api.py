@@ -99,6 +99,34 @@ def test_checked_launch_reports_the_race_with_its_place():
 
 
 @needs_compiler
+def test_diagnostics_carry_place_and_threads_as_warpsim_check_prints_them(tmp_path):
+    import subprocess
+    import sys
+
+    src = REPO / "tests/cuda/check/buggy.cu"
+    m = warpsim.Module(src)
+    r = m.launch("race_warp_reduce", 2, 32, [np.arange(64, dtype=np.int32), np.zeros(2, np.int32)], check=True)
+    assert r.diagnostics
+    cli = subprocess.run(
+        [sys.executable, "-m", "warpsim", "check", str(src), "--kernel", "race_warp_reduce", "--grid", "2", "--block", "32",
+         "--param", "in:i32[64]=iota:in", "--param", "out:i32[2]=zeros:out", "--verbose"],
+        cwd=tmp_path, capture_output=True, text=True,
+    )
+    text = cli.stdout + cli.stderr
+    assert "data race" in text, text
+    for d in r.diagnostics:
+        assert {"kind", "place", "threads", "message"} <= set(d), d
+        assert d["source_line"] in d["place"] and f"PTX line {d['ptx_line']}" in d["place"]
+        assert f"at {d['place']}" in text, (d["place"], text)
+        first = d["threads"][0]
+        assert first["block"] == d["block"] and first["thread"] == d["thread"] and first["lane"] == d["lane"]
+        assert f"by {first['text']}" in text, (first, text)
+        if "other" in d:
+            assert len(d["threads"]) == 2 and d["threads"][1]["block"] == d["other"]["block"]
+            assert f"and {d['threads'][1]['text']} at" in text
+
+
+@needs_compiler
 def test_cuda_source_compiles_and_runs():
     m = warpsim.Module(cuda=(REPO / "examples/reduction.cu").read_text(), name="reduction")
     n = 1 << 12
@@ -138,3 +166,4 @@ def test_exec_from_the_package_runs_python_programs_and_warns_about_others(tmp_p
     other = subprocess.run(cmd + ["--gpu", "t4", true], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert other.returncode == 0, other.stderr
     assert f"{true} is not a Python program" in other.stderr and "cargo build --release --workspace" in other.stderr
+
