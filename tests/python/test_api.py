@@ -167,3 +167,41 @@ def test_exec_from_the_package_runs_python_programs_and_warns_about_others(tmp_p
     assert other.returncode == 0, other.stderr
     assert f"{true} is not a Python program" in other.stderr and "cargo build --release --workspace" in other.stderr
 
+
+@needs_compiler
+def test_compiling_cuda_says_nothing_even_on_a_terminal_unless_verbose(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "two_modules.py"
+    script.write_text(
+        "import sys, warpsim\n"
+        f"src = open({str(REPO / 'examples/reduction.cu')!r}).read()\n"
+        "a = warpsim.Module(cuda=src, name='reduction')\n"
+        "b = warpsim.Module(cuda=src, name='reduction')\n"
+        "assert a.compiler and a.compiler == b.compiler, (a.compiler, b.compiler)\n"
+        "warpsim.Module(cuda=src, name='reduction', verbose=True)\n"
+        "sys.stderr.write('done\\n')\n"
+    )
+    # stderr a terminal, as in a notebook's server or a shell (the CLI says it there).
+    master, slave = os.openpty()
+    try:
+        p = subprocess.run([sys.executable, str(script)], stderr=slave, stdout=subprocess.PIPE, cwd=tmp_path, timeout=300)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                c = os.read(master, 4096)
+            except OSError:
+                break
+            if not c:
+                break
+            chunks.append(c)
+    finally:
+        os.close(master)
+    err = b"".join(chunks).decode(errors="replace")
+    assert p.returncode == 0, err
+    assert "done" in err
+    # Only the verbose Module says which compiler it used, once.
+    assert err.count("compiled") == 1, err
+    assert "warpsim: compiled" in err
