@@ -12,7 +12,7 @@ does; a read-only array the kernel writes is an error. Errors are
 
 from ._warpsim import ArgumentError, Error, KernelFault, LaunchError, PtxError, presets
 from ._warpsim import __version__
-from ._core import LaunchResult, Module, PastEndWarning, occupancy
+from ._core import DriverLaunchResult, DtypeError, LaunchResult, Module, PastEndWarning, occupancy
 from .sweep import sweep
 
 
@@ -21,6 +21,8 @@ from ._driver import last_launch, launches
 
 __all__ = [
     "ArgumentError",
+    "DriverLaunchResult",
+    "DtypeError",
     "Error",
     "KernelFault",
     "LaunchError",

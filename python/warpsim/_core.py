@@ -101,6 +101,8 @@ def _split_params(signature):
 
 def _pointee(cpp):
     """(NumPy dtype or None, const) of a C++ pointer parameter type, else None."""
+    # Qualifiers of the pointer itself (`float *__restrict__`, `int *const`).
+    cpp = re.sub(r"\*(\s*\b(const|volatile|__restrict__|__restrict)\b)+\s*$", "*", cpp.strip())
     if not cpp.endswith("*"):
         return None
     base = cpp[:-1].strip()
@@ -113,13 +115,66 @@ def _pointee(cpp):
     return _CPP_TYPES.get(base), const
 
 
+def _strip_comments(src):
+    src = re.sub(r"/\*.*?\*/", " ", src, flags=re.S)
+    return re.sub(r"//[^\n]*", " ", src)
+
+
+def _source_params(source, entry):
+    """The parameter declarations of `__global__ ... entry(...)` in CUDA source (an
+    `extern "C"` kernel, whose PTX name carries no types), or None when the source
+    does not declare it plainly (macros, several declarations that differ)."""
+    if not source or not re.fullmatch(r"[A-Za-z_]\w*", entry):
+        return None
+    src = _strip_comments(source)
+    found = set()
+    for m in re.finditer(rf"__global__(?:__launch_bounds__\s*\([^()]*\)|[^;{{}}()])*?\b{entry}\s*\(", src):
+        depth, i = 1, m.end()
+        while i < len(src) and depth:
+            depth += {"(": 1, ")": -1}.get(src[i], 0)
+            i += 1
+        if depth:
+            return None
+        params = _split_params(entry + src[m.end() - 1 : i])
+        if params is None:
+            return None
+        found.add(tuple(params))
+    if len(found) != 1:
+        return None
+    params = list(found.pop())
+    return [] if params in ([], ["void"]) else params
+
+
+def _param_name(decl):
+    """`a` of `const float *__restrict__ a`, else None."""
+    m = re.search(r"([A-Za-z_]\w*)\s*(\[\s*\])?$", decl)
+    if m is None or m.group(1) in ("const", "volatile", "__restrict__", "__restrict", "int", "float", "double"):
+        return None
+    return m.group(1)
+
+
+def _declared_type(decl):
+    """The type of a parameter declaration (`const float *a` -> `const float *`)."""
+    name = _param_name(decl)
+    if name is None:
+        return decl
+    return re.sub(rf"\b{name}\s*(\[\s*\])?$", lambda m: "*" if m.group(1) else "", decl).strip()
+
+
 class _Kernel:
-    """What the extension says about one kernel of a module, cached."""
+    """What the extension says about one kernel of a module, cached; for an
+    `extern "C"` kernel of CUDA source, the parameter types the source declares."""
 
     def __init__(self, module, name):
         self.entry, self.signature, self.params = module._m.kernel_info(name)
         cpp = _split_params(self.signature)
         self.cpp = cpp if cpp is not None and len(cpp) == len(self.params) else None
+        self.names = [None] * len(self.params)
+        if self.cpp is None and self.signature is None:
+            decls = _source_params(getattr(module, "_source", None), self.entry)
+            if decls is not None and len(decls) == len(self.params):
+                self.cpp = [_declared_type(d) for d in decls]
+                self.names = [_param_name(d) for d in decls]
 
 
 def _scalar(i, value, ptx_type):
@@ -161,13 +216,17 @@ class Module:
 
     CUDA source compiles as `warpsim run` compiles it: NVIDIA's nvcc when
     warpsim finds one, else clang 19 or newer with warpsim's CUDA header;
-    the PTX is kept in `out_dir` (a temporary folder by default).
+    the PTX is kept in `out_dir` (a temporary folder by default). `compiler`
+    says which compiler compiled it (None for PTX); with `verbose=True` (or
+    `WARPSIM_VERBOSE=1`) that is said on stderr, else nothing is printed.
     """
 
-    def __init__(self, path=None, *, cuda=None, ptx=None, name=None, out_dir=None, clang_args=()):
+    def __init__(self, path=None, *, cuda=None, ptx=None, name=None, out_dir=None, clang_args=(), verbose=None):
         given = [x is not None for x in (path, cuda, ptx)]
         if sum(given) != 1:
             raise ArgumentError("give exactly one of a path, cuda= (CUDA source) or ptx= (PTX text)")
+        self.compiler = None
+        self._source = None
         if ptx is not None:
             self._name = name or "module.ptx"
             text = ptx
@@ -175,22 +234,38 @@ class Module:
             if out_dir is None:
                 self._tmp = tempfile.TemporaryDirectory(prefix="warpsim-")
                 out_dir = self._tmp.name
+            self._source = cuda
             if cuda is not None:
                 stem = re.sub(r"[^A-Za-z0-9_.-]", "_", name or "kernel").removesuffix(".cu")
                 path = os.path.join(out_dir, stem + ".cu")
                 with open(path, "w") as f:
                     f.write(cuda)
-            self._name, text = _warpsim.load_kernel_file(os.fspath(path), os.fspath(out_dir), list(clang_args))
+            if cuda is None and os.fspath(path).endswith(".cu"):
+                try:
+                    with open(path) as f:
+                        self._source = f.read()
+                except (OSError, UnicodeDecodeError):
+                    self._source = None
+            self._name, text, self.compiler = _warpsim.load_kernel_file(os.fspath(path), os.fspath(out_dir), list(clang_args))
+            if verbose is None:
+                verbose = os.environ.get("WARPSIM_VERBOSE", "") not in ("", "0")
+            if verbose and self.compiler:
+                import sys
+
+                print(f"warpsim: compiled {path} with {self.compiler} to {self._name}", file=sys.stderr)
         self._m = _warpsim.Module(self._name, text)
         self._kernels = {}
 
     @classmethod
-    def _from_ptx(cls, name, ptx):
-        return cls(ptx=ptx, name=name)
+    def _from_ptx(cls, name, ptx, source=None, compiler=None):
+        m = cls(ptx=ptx, name=name)
+        m._source, m.compiler = source, compiler
+        return m
 
     def __reduce__(self):
-        # Pickled as its PTX (for sweeps in other processes and on Ray).
-        return (Module._from_ptx, (self._name, self.ptx))
+        # Pickled as its PTX (for sweeps in other processes and on Ray), with the CUDA
+        # source its argument checks read.
+        return (Module._from_ptx, (self._name, self.ptx, self._source, self.compiler))
 
     @property
     def name(self):
@@ -238,8 +313,8 @@ class Module:
         in `mode="timing"`, its timing model). `check=True` runs the checkers
         (`r.diagnostics`). `report=True` also records the timing model's warp
         timeline for the HTML report (as `warpsim run --report`). `progress`:
-        a progress line on a terminal for long launches (default: when stderr
-        is a terminal). An access past an array's exact end but within its
+        a progress bar for launches that run over a second (default: when stderr
+        is a terminal): tqdm's when tqdm is installed, else warpsim's own line. An access past an array's exact end but within its
         page is served, as a GPU serves it, with a :class:`PastEndWarning`;
         `strict_bounds=True` makes it a :class:`KernelFault` instead.
         """
@@ -260,9 +335,10 @@ class Module:
                     )
                 want = _pointee(k.cpp[i]) if k.cpp else None
                 if want and want[0] is not None and np.dtype(want[0]) != a.dtype:
-                    raise ArgumentError(
-                        f"argument {i} is `{k.cpp[i]}` in the kernel, but the array holds {a.dtype}: "
-                        f"pass arr.astype(numpy.{np.dtype(want[0]).name})"
+                    named = f" (`{k.names[i]}`)" if k.names[i] else ""
+                    raise DtypeError(
+                        f"argument {i}{named} is `{k.cpp[i]}` in the kernel, but the array holds {a.dtype}: "
+                        f"the kernel reads {np.dtype(want[0]).name} elements; pass arr.astype(numpy.{np.dtype(want[0]).name})"
                     )
                 if a.dtype.hasobject:
                     raise ArgumentError(f"argument {i}: an array of Python objects cannot go to the GPU")
@@ -281,16 +357,24 @@ class Module:
                 packed.append(("scalar", what, ty, bits))
         if progress is None:
             progress = sys.stderr.isatty()
+        bar = _LaunchBar(k.entry) if progress else None
         try:
             r = self._launch(
-                kernel, grid, block, packed, shared_mem, mode, gpu, check, max_instructions, opt_in, report, lockstep, progress, strict_bounds
+                kernel, grid, block, packed, shared_mem, mode, gpu, check, max_instructions, opt_in, report, lockstep, progress, strict_bounds,
+                bar.tqdm_update if bar is not None and bar.tqdm is not None else None,
             )
-        except ArgumentError as e:
+        except BaseException as e:
+            if bar is not None:
+                bar.close()
+            if not isinstance(e, ArgumentError):
+                raise
             # The command line's `--param` spelling, in NumPy's words.
             m = re.search(r"pass it as (\w+)=VALUE$", str(e))
             if m and m.group(1) in _NUMPY_NAMES:
                 raise ArgumentError(str(e)[: m.start()] + f"pass it as numpy.{_NUMPY_NAMES[m.group(1)]}(value)") from None
             raise
+        if bar is not None:
+            bar.close()
         for a, c in writeback:
             a[...] = c
         count, first = r.past_end
@@ -305,7 +389,8 @@ class Module:
         return LaunchResult(r, mode)
 
     def _launch(
-        self, kernel, grid, block, packed, shared_mem, mode, gpu, check, max_instructions, opt_in, report, lockstep, progress, strict_bounds
+        self, kernel, grid, block, packed, shared_mem, mode, gpu, check, max_instructions, opt_in, report, lockstep, progress, strict_bounds,
+        on_progress=None,
     ):
         return _warpsim.launch(
             self._m,
@@ -323,7 +408,43 @@ class Module:
             lockstep=bool(lockstep),
             progress=bool(progress),
             strict_bounds=bool(strict_bounds),
+            on_progress=on_progress,
         )
+
+
+class _LaunchBar:
+    """A long launch's progress bar: tqdm's when tqdm is installed (shown after the
+    launch has run a second, blocks done of the grid's), else None here and the
+    extension's own progress line."""
+
+    AFTER_S = 1.0
+
+    def __init__(self, kernel):
+        self.kernel, self.bar = kernel, None
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            tqdm = None
+        self.tqdm = tqdm
+
+    def tqdm_update(self, done, total, warp_instructions, secs):
+        if self.bar is None:
+            if secs < self.AFTER_S:
+                return
+            self.bar = self.tqdm(total=total, desc=f"warpsim {self.kernel}", unit="block", leave=False)
+        self.bar.n = done
+        self.bar.set_postfix_str(f"{warp_instructions / max(secs, 1e-9):.3g} warp instructions/s", refresh=False)
+        self.bar.refresh()
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+class DtypeError(ArgumentError, TypeError):
+    """An array's dtype is not the element type of the kernel's pointer parameter
+    (from a C++ kernel's mangled name, or an `extern "C"` kernel's CUDA source)."""
 
 
 class PastEndWarning(UserWarning):
@@ -338,7 +459,9 @@ class LaunchResult:
     * `metrics`: the Nsight Compute-named metrics (`warpsim run --json`'s "metrics").
     * `cycles`: cycles on the timing model (timing mode), else None.
     * `diagnostics`: the checkers' findings (with `check=True`), each a dict
-      with kind, message, ptx_line, source_line, block, thread, warp, lane.
+      with kind, message, place (where, as `warpsim check` prints it), threads
+      (the threads involved: block, thread, warp, lane and their text), ptx_line,
+      source_line, block, thread, warp, lane, count.
     * `per_line`: one row per source line (counters flattened).
     * `summary()`: the terminal table; `_repr_html_()`: the HTML report.
     """
@@ -408,6 +531,60 @@ class LaunchResult:
             f"<warpsim.LaunchResult {d['kernel']}: grid {d['grid']} x block {d['block']}, "
             f"{d['warp_instructions']} warp instructions{c}>"
         )
+
+
+class DriverLaunchResult(dict, LaunchResult):
+    """A launch of the in-process CUDA driver (Numba's): the dict of its
+    `WARPSIM_SUMMARY` line, and a :class:`LaunchResult` (`metrics`, `per_line`,
+    `diagnostics`, `cycles`, `summary()`, `_repr_html_()`) when it completed."""
+
+    def __init__(self, line, launch):
+        dict.__init__(self, line)
+        self._r = launch
+        if launch is None:
+            self.mode = None
+            self._dict = {"kernel": line.get("kernel"), "grid": line.get("grid"), "block": line.get("block")}
+        else:
+            self.mode = "timing" if launch.cycles is not None else "functional"
+            self._dict = launch.to_dict()
+
+    @property
+    def line(self):
+        """The `WARPSIM_SUMMARY` line, as a plain dict."""
+        return dict(self)
+
+    @property
+    def fault(self):
+        return self.get("fault")
+
+    @property
+    def cycles(self):
+        return self._r.cycles if self._r is not None else self.get("cycles")
+
+    @property
+    def printf(self):
+        return self._r.printf if self._r is not None else ""
+
+    def _missing(self):
+        why = f"faulted: {self.fault}" if self.fault else "ran in another process (only its WARPSIM_SUMMARY line is here)"
+        return f"kernel `{self.get('kernel')}` {why}"
+
+    def summary(self):
+        return self._r.summary() if self._r is not None else self._missing()
+
+    def html(self):
+        if self._r is None:
+            raise _warpsim.Error(self._missing())
+        return self._r.html()
+
+    def _repr_html_(self):
+        return self.html() if self._r is not None else None
+
+    def __repr__(self):
+        return LaunchResult.__repr__(self) if self._r is not None else f"<warpsim.DriverLaunchResult {self._missing()}>"
+
+    # A dict subclass with attributes: equal as dicts, hashed as none.
+    __hash__ = None
 
 
 def occupancy(block, regs=32, *, gpu="h200", shared_mem=0, static_shared=0, opt_in=False):

@@ -75,6 +75,22 @@ def launches():
 
 
 def last_launch():
-    """The last launch's summary (kernel, grid, block, warp instructions, sectors, cycles, ...), or None."""
+    """The last kernel the CUDA driver ran in this process (Numba's, cuda.bindings'), or None.
+
+    A :class:`warpsim.LaunchResult` like `Module.launch`'s (`metrics` under Nsight
+    Compute's names, `per_line`, `diagnostics`, `cycles`, `summary()`, the HTML
+    report in Jupyter) that is also the dict of its `WARPSIM_SUMMARY` line (kernel,
+    grid, block, warp_instructions, global_sectors, cycles, fault, ...). A launch
+    that faulted has only the line (`metrics` is empty, `summary()` says the fault).
+    Without an in-process launch (a driver in another process, `warpsim exec`),
+    the last line of `WARPSIM_SUMMARY`, with no metrics.
+    """
+    from . import _warpsim
+    from ._core import DriverLaunchResult
+
+    got = _warpsim.driver_last_launch()
+    if got is not None:
+        _number, line, launch = got
+        return DriverLaunchResult(line, launch)
     ls = launches()
-    return ls[-1] if ls else None
+    return DriverLaunchResult(ls[-1], None) if ls else None

@@ -76,15 +76,46 @@ def _bar(total, progress):
     return tqdm(total=total, desc="warpsim sweep", unit="launch")
 
 
-def sweep(module, kernel, configs, *, backend="process", address=None, workers=None, progress=None, as_frame=None):
+def _ray_importable():
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("ray") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _backend(backend, address):
+    """The backend a sweep runs on: Ray when asked for, when `address` is given, or
+    (by default) when Ray is installed; else a local process pool."""
+    if backend is None:
+        if address is not None:
+            backend = "ray"
+        else:
+            backend = "ray" if _ray_importable() else "process"
+    if backend not in ("process", "serial", "ray"):
+        raise ValueError(f"backend {backend!r}: use 'process', 'serial' or 'ray'")
+    if address is not None and backend != "ray":
+        raise ValueError(f"address={address!r} is a Ray cluster's address, but backend={backend!r}; leave backend out (or 'ray')")
+    if backend == "ray" and not _ray_importable():
+        why = f"address={address!r} names a Ray cluster" if address is not None else "backend='ray'"
+        raise ImportError(f"{why}, but Ray is not installed: pip install 'warpsim[ray]'")
+    return backend
+
+
+def sweep(module, kernel, configs, *, backend=None, address=None, workers=None, progress=None, as_frame=None):
     """Runs `kernel` of `module` once per configuration and returns one row per configuration, in order.
 
-    backend: "process" (a local process pool, the default), "serial" (this
-    process) or "ray" (a Ray cluster: the running one, or `ray.init(address=address)`,
-    a local instance when `address` is None). Rows are a pandas DataFrame
+    backend: "ray" (Ray: the running instance, else `ray.init(address=address)`,
+    a local instance when `address` is None), "process" (a local process pool
+    of `workers` processes) or "serial" (this process). The default is Ray when
+    Ray is importable (`pip install 'warpsim[ray]'`), else the process pool;
+    giving `address=` means Ray (an ImportError says so when Ray is missing).
+    Every backend gives the same rows. Rows are a pandas DataFrame
     when pandas is installed (`as_frame=False` for a list of dicts).
     A tqdm progress bar shows on a terminal (`progress=` to force it on or off).
     """
+    backend = _backend(backend, address)
     configs = [_resolved(c) for c in configs]
     bar = _bar(len(configs), progress)
     try:
@@ -98,8 +129,6 @@ def sweep(module, kernel, configs, *, backend="process", address=None, workers=N
             rows = _process(module, kernel, configs, workers, bar)
         elif backend == "ray":
             rows = _ray(module, kernel, configs, address, bar)
-        else:
-            raise ValueError(f"backend {backend!r}: use 'process', 'serial' or 'ray'")
     finally:
         if bar:
             bar.close()

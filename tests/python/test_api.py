@@ -99,6 +99,34 @@ def test_checked_launch_reports_the_race_with_its_place():
 
 
 @needs_compiler
+def test_diagnostics_carry_place_and_threads_as_warpsim_check_prints_them(tmp_path):
+    import subprocess
+    import sys
+
+    src = REPO / "tests/cuda/check/buggy.cu"
+    m = warpsim.Module(src)
+    r = m.launch("race_warp_reduce", 2, 32, [np.arange(64, dtype=np.int32), np.zeros(2, np.int32)], check=True)
+    assert r.diagnostics
+    cli = subprocess.run(
+        [sys.executable, "-m", "warpsim", "check", str(src), "--kernel", "race_warp_reduce", "--grid", "2", "--block", "32",
+         "--param", "in:i32[64]=iota:in", "--param", "out:i32[2]=zeros:out", "--verbose"],
+        cwd=tmp_path, capture_output=True, text=True,
+    )
+    text = cli.stdout + cli.stderr
+    assert "data race" in text, text
+    for d in r.diagnostics:
+        assert {"kind", "place", "threads", "message"} <= set(d), d
+        assert d["source_line"] in d["place"] and f"PTX line {d['ptx_line']}" in d["place"]
+        assert f"at {d['place']}" in text, (d["place"], text)
+        first = d["threads"][0]
+        assert first["block"] == d["block"] and first["thread"] == d["thread"] and first["lane"] == d["lane"]
+        assert f"by {first['text']}" in text, (first, text)
+        if "other" in d:
+            assert len(d["threads"]) == 2 and d["threads"][1]["block"] == d["other"]["block"]
+            assert f"and {d['threads'][1]['text']} at" in text
+
+
+@needs_compiler
 def test_cuda_source_compiles_and_runs():
     m = warpsim.Module(cuda=(REPO / "examples/reduction.cu").read_text(), name="reduction")
     n = 1 << 12
@@ -138,3 +166,42 @@ def test_exec_from_the_package_runs_python_programs_and_warns_about_others(tmp_p
     other = subprocess.run(cmd + ["--gpu", "t4", true], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert other.returncode == 0, other.stderr
     assert f"{true} is not a Python program" in other.stderr and "cargo build --release --workspace" in other.stderr
+
+
+@needs_compiler
+def test_compiling_cuda_says_nothing_even_on_a_terminal_unless_verbose(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "two_modules.py"
+    script.write_text(
+        "import sys, warpsim\n"
+        f"src = open({str(REPO / 'examples/reduction.cu')!r}).read()\n"
+        "a = warpsim.Module(cuda=src, name='reduction')\n"
+        "b = warpsim.Module(cuda=src, name='reduction')\n"
+        "assert a.compiler and a.compiler == b.compiler, (a.compiler, b.compiler)\n"
+        "warpsim.Module(cuda=src, name='reduction', verbose=True)\n"
+        "sys.stderr.write('done\\n')\n"
+    )
+    # stderr a terminal, as in a notebook's server or a shell (the CLI says it there).
+    master, slave = os.openpty()
+    try:
+        p = subprocess.run([sys.executable, str(script)], stderr=slave, stdout=subprocess.PIPE, cwd=tmp_path, timeout=300)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                c = os.read(master, 4096)
+            except OSError:
+                break
+            if not c:
+                break
+            chunks.append(c)
+    finally:
+        os.close(master)
+    err = b"".join(chunks).decode(errors="replace")
+    assert p.returncode == 0, err
+    assert "done" in err
+    # Only the verbose Module says which compiler it used, once.
+    assert err.count("compiled") == 1, err
+    assert "warpsim: compiled" in err

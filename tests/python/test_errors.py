@@ -165,3 +165,39 @@ def test_extern_c_kernels_run_from_cuda_source():
     c = np.zeros(100, np.float32)
     m.launch("vadd", 1, 128, [a, b, c, 100])
     np.testing.assert_array_equal(c, a + b)
+
+
+@needs_compiler
+def test_a_float64_array_for_an_extern_c_float_pointer_is_a_type_error_naming_both_dtypes():
+    m = warpsim.Module(cuda=VADD)
+    a, b = np.arange(100, dtype=np.float32), np.ones(100, np.float32)
+    c = np.zeros(100, np.float32)
+    with pytest.raises(TypeError, match=r"argument 1 \(`b`\) is `const float \*`.*holds float64.*float32") as e:
+        m.launch("vadd", 1, 128, [a, b.astype(np.float64), c, 100])
+    assert isinstance(e.value, warpsim.ArgumentError)
+    assert not c.any()
+    # The right dtypes still run, and the check survives pickling (sweep workers).
+    import pickle
+
+    m2 = pickle.loads(pickle.dumps(m))
+    with pytest.raises(warpsim.DtypeError, match=r"argument 2 \(`c`\).*int32"):
+        m2.launch("vadd", 1, 128, [a, b, c.astype(np.int32), 100])
+    m2.launch("vadd", 1, 128, [a, b, c, 100])
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_source_signatures_parse_as_the_compiler_reads_them():
+    from warpsim._core import _declared_type, _param_name, _source_params
+
+    src = """
+    // __global__ void k(double *commented_out)
+    #define N 4
+    extern "C" __global__ void __launch_bounds__(256) k(const float *__restrict__ x, int n, double out[], unsigned short *h) {}
+    extern "C" __global__ void other(int8_t *p) {}
+    """
+    d = _source_params(src, "k")
+    assert [_param_name(x) for x in d] == ["x", "n", "out", "h"]
+    assert [_declared_type(x) for x in d] == ["const float *__restrict__", "int", "double *", "unsigned short *"]
+    assert _source_params(src, "missing") is None
+    # Two declarations that differ: unknowable, so no check.
+    assert _source_params("__global__ void k(float *a);\n__global__ void k(int *a) {}", "k") is None

@@ -67,3 +67,82 @@ def test_ctrl_c_stops_a_runaway_launch_and_the_next_launch_runs(mode):
     r = m.launch("spin", 2, 256, [out, np.uint32(100)], mode=mode)
     assert (out == 100).all()
     assert r.to_dict()["blocks"] == 2
+
+
+def test_ctrl_c_on_a_huge_grid_of_short_blocks_returns_promptly():
+    # 2^31-1 x 65535 x 65535 blocks of one short thread each: far too many to even visit
+    # one by one once stopped, so the launch must leave the rest of the grid unvisited.
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals reach Python's main thread only")
+    import faulthandler
+
+    m = warpsim.Module(ptx=SPIN_PTX, name="spin.ptx")
+    out = np.zeros(1, np.uint32)
+    sent = []
+
+    def interrupt():
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Timer(0.5, interrupt)
+    # Without the fix this launch would not end: fail the run loudly instead of hanging.
+    faulthandler.dump_traceback_later(60, exit=True)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            m.launch("spin", (2**31 - 1, 65535, 65535), 1, [out, np.uint32(1)], gpu="h200")
+    finally:
+        timer.cancel()
+        faulthandler.cancel_dump_traceback_later()
+    stopped = time.monotonic()
+    assert sent, "the launch ended before the interrupt was sent"
+    assert stopped - sent[0] < 2.0, f"KeyboardInterrupt came {stopped - sent[0]:.2f} s after SIGINT"
+    assert not out.any()
+
+
+def test_long_launches_show_a_tqdm_bar_when_tqdm_is_installed(monkeypatch):
+    import sys
+    import types
+
+    from warpsim import _core
+
+    bars = []
+
+    class FakeTqdm:
+        def __init__(self, total=None, **kw):
+            self.total, self.n, self.closed, self.ns, self.kw = total, 0, False, [], kw
+            bars.append(self)
+
+        def set_postfix_str(self, s, refresh=True):
+            self.postfix = s
+
+        def refresh(self):
+            self.ns.append(self.n)
+
+        def close(self):
+            self.closed = True
+
+    auto = types.ModuleType("tqdm.auto")
+    auto.tqdm = FakeTqdm
+    monkeypatch.setitem(sys.modules, "tqdm", types.ModuleType("tqdm"))
+    monkeypatch.setitem(sys.modules, "tqdm.auto", auto)
+    monkeypatch.setattr(_core._LaunchBar, "AFTER_S", 0.0)
+    m = warpsim.Module(ptx=SPIN_PTX, name="spin.ptx")
+    out = np.zeros(32, np.uint32)
+    n = 1000
+    while True:
+        t0 = time.monotonic()
+        m.launch("spin", 512, 32, [out, np.uint32(n)], progress=True)
+        if time.monotonic() - t0 > 0.3 or n > 1 << 28:
+            break
+        bars.clear()
+        n *= 4
+    assert (out == n).all()
+    assert bars, "no tqdm bar for a launch of over 0.3 s"
+    b = bars[0]
+    assert b.total == 512 and b.closed and b.ns and b.kw.get("unit") == "block"
+    assert all(x <= y for x, y in zip(b.ns, b.ns[1:])) and b.ns[-1] <= 512
+    # Without progress, no bar.
+    bars.clear()
+    m.launch("spin", 512, 32, [out, np.uint32(n)], progress=False)
+    assert not bars

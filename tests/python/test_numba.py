@@ -39,6 +39,13 @@ SCRIPT = textwrap.dedent(
     vadd[n // 256, 256](cuda.to_device(a), cuda.to_device(b), dc)
     c = dc.copy_to_host()
     first = warpsim.last_launch()
+    # The same kernel's results as Module.launch gives them, for the comparison below.
+    probe = warpsim.Module(ptx=open(sys.argv[2]).read()).launch("warp_probe", 1, 33,
+        [np.zeros(33, np.uint64), np.zeros(33, np.uint32), np.zeros(33, np.uint32)], mode=sys.argv[1])
+    res = {"metric_names": sorted(first.metrics), "module_metric_names": sorted(probe.metrics),
+           "ld_ratio": first.metrics.get("l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio"),
+           "rows": first.per_line, "summary": first.summary(), "cycles_attr": first.cycles,
+           "is_result": isinstance(first, warpsim.LaunchResult), "line": first.line}
     x = np.arange(256, dtype=np.int32); dout = cuda.device_array(8, dtype=np.int32)
     lane_sum[1, 256](cuda.to_device(x), dout)
     out = dout.copy_to_host()
@@ -48,7 +55,7 @@ SCRIPT = textwrap.dedent(
     h = np.zeros(n, dtype=np.float32)
     vadd[n // 256, 256](a, b, h)
     print(json.dumps({"ok": bool((c == a + b).all()) and bool((h == a + b).all()), "sums": out.tolist(), "want": x.reshape(8, 32).sum(1).tolist(),
-                      "first": first, "second": second, "last": warpsim.last_launch(), "n": len(warpsim.launches()),
+                      "first": first, "second": second, "res": res, "last": warpsim.last_launch(), "n": len(warpsim.launches()),
                       "device": cuda.get_current_device().name.decode() if isinstance(cuda.get_current_device().name, bytes) else cuda.get_current_device().name}))
     """
 )
@@ -77,7 +84,8 @@ def numba_here():
 def test_numba_kernels_run_on_warpsim_in_process(tmp_path, mode):
     p = tmp_path / "numba_on_warpsim.py"
     p.write_text(SCRIPT)
-    out = subprocess.run([sys.executable, str(p), mode], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    demo = os.path.join(os.path.dirname(__file__), "..", "..", "demo", "kernels.ptx")
+    out = subprocess.run([sys.executable, str(p), mode, demo], capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert out.returncode == 0, out.stderr
     j = json.loads(out.stdout.strip().splitlines()[-1])
     assert j["ok"] and j["sums"] == j["want"]
@@ -92,3 +100,25 @@ def test_numba_kernels_run_on_warpsim_in_process(tmp_path, mode):
     else:
         assert j["first"]["cycles"] is None
     assert "H200" in j["device"].upper()
+
+
+@pytest.mark.parametrize("mode", ["functional", "timing"])
+def test_last_launch_is_a_launch_result_with_ncu_metrics_rows_and_summary(tmp_path, mode):
+    p = tmp_path / "numba_on_warpsim.py"
+    p.write_text(SCRIPT)
+    demo = os.path.join(os.path.dirname(__file__), "..", "..", "demo", "kernels.ptx")
+    out = subprocess.run([sys.executable, str(p), mode, demo], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert out.returncode == 0, out.stderr
+    j = json.loads(out.stdout.strip().splitlines()[-1])
+    r = j["res"]
+    assert r["is_result"]
+    # The same Nsight Compute names as Module.launch's metrics in the same mode.
+    assert r["metric_names"] and r["metric_names"] == r["module_metric_names"]
+    assert "smsp__inst_executed.sum" in r["metric_names"] or any(n.startswith("smsp__") for n in r["metric_names"])
+    if mode == "functional":
+        # vadd's loads are fully coalesced floats: 4 sectors per request.
+        assert r["ld_ratio"] == 4
+    assert r["rows"] and all("line" in row or "ptx_line" in row for row in r["rows"]), r["rows"][:2]
+    assert "vadd" in r["summary"] and "warp instructions" in r["summary"]
+    assert r["line"]["kernel"] == j["first"]["kernel"]
+    assert r["cycles_attr"] == j["first"]["cycles"]

@@ -55,7 +55,7 @@ def test_rows_carry_the_configuration_and_the_launchs_numbers(module, serial):
 
 
 def test_a_process_pool_gives_the_same_rows(module, serial):
-    assert warpsim.sweep(module, "tour", configs(), workers=2, as_frame=False) == serial
+    assert warpsim.sweep(module, "tour", configs(), backend="process", workers=2, as_frame=False) == serial
 
 
 def test_rows_are_a_dataframe_with_pandas(module, serial):
@@ -76,3 +76,85 @@ def test_ray_gives_the_same_rows(module, serial):
 def test_an_unknown_backend_is_refused(module):
     with pytest.raises(ValueError, match="backend"):
         warpsim.sweep(module, "tour", configs()[:1], backend="dask")
+
+
+class Ref:
+    """An object ref: hashable, holding the task's value."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+class FakeRay:
+    """Ray's API as the sweep uses it, run in this process: records that it was used."""
+
+    def __init__(self):
+        self.inits, self.tasks, self.up = [], 0, False
+
+    def is_initialized(self):
+        return self.up
+
+    def init(self, address=None, **kw):
+        self.inits.append(address)
+        self.up = True
+
+    def put(self, v):
+        return ("obj", v)
+
+    def remote(self, f):
+        fake = self
+
+        class Remote:
+            def remote(self, *a):
+                fake.tasks += 1
+                a = [x[1] if isinstance(x, tuple) and x[:1] == ("obj",) else x for x in a]
+                return Ref(f(*a))
+
+        return Remote()
+
+    def wait(self, pending, num_returns=1):
+        return pending[:num_returns], pending[num_returns:]
+
+    def get(self, ref):
+        return ref.value
+
+
+@pytest.fixture
+def fake_ray(monkeypatch):
+    import importlib
+    import sys
+
+    import types
+
+    fake = FakeRay()
+    mod = types.ModuleType("ray")
+    for name in ("is_initialized", "init", "put", "remote", "wait", "get"):
+        setattr(mod, name, getattr(fake, name))
+    mod.__spec__ = importlib.machinery.ModuleSpec("ray", None)
+    monkeypatch.setitem(sys.modules, "ray", mod)
+    return fake
+
+
+def test_ray_is_the_default_when_importable_and_address_implies_it(module, serial, fake_ray):
+    rows = warpsim.sweep(module, "tour", configs(), as_frame=False)
+    assert fake_ray.tasks == len(serial) and fake_ray.inits == [None]
+    assert rows == serial
+    fake_ray.up = False
+    rows = warpsim.sweep(module, "tour", configs()[:2], address="ray://head:10001", as_frame=False)
+    assert fake_ray.inits == [None, "ray://head:10001"] and rows == serial[:2]
+
+
+def test_without_ray_the_default_is_the_process_pool_and_address_is_an_error(module, serial, monkeypatch):
+    import importlib
+    import sys
+
+    sw = importlib.import_module("warpsim.sweep")
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails, find_spec raises
+    monkeypatch.setattr(sw, "_ray_importable", lambda: False)
+    assert sw._backend(None, None) == "process"
+    with pytest.raises(ImportError, match=r"address='ray://head:10001'.*pip install 'warpsim\[ray\]'"):
+        warpsim.sweep(module, "tour", configs()[:1], address="ray://head:10001")
+    with pytest.raises(ImportError, match="Ray is not installed"):
+        warpsim.sweep(module, "tour", configs()[:1], backend="ray")
+    with pytest.raises(ValueError, match="address"):
+        warpsim.sweep(module, "tour", configs()[:1], backend="process", address="ray://head:10001")

@@ -80,7 +80,9 @@ impl Site {
         })
     }
 
-    fn who(&self) -> String {
+    /// Who executed it, as `warpsim check` prints it after "by":
+    /// `block (0,0,0) thread (3,0,0) (warp 0 lane 3)`.
+    pub fn who(&self) -> String {
         let [bx, by, bz] = self.block;
         let mut s = format!("block ({bx},{by},{bz})");
         if let Some([x, y, z]) = self.thread {
@@ -94,7 +96,9 @@ impl Site {
         s
     }
 
-    fn where_(&self) -> String {
+    /// Where, as `warpsim check` prints it after "at": `kernel.cu:12 (PTX line 40: `st.global.u32`)`,
+    /// or `PTX line 40: ...` without line info.
+    pub fn where_(&self) -> String {
         match &self.source_line {
             Some(src) => format!("{src} (PTX line {}: `{}`)", self.ptx_line, self.opcode),
             None => format!("PTX line {}: `{}`", self.ptx_line, self.opcode),
@@ -126,7 +130,17 @@ impl Diagnostic {
         self.site.source_line.as_deref()
     }
 
-    /// The object `warpsim corpus --check --json` prints in `"diagnostics"`.
+    /// The threads involved (this access's, then for a race the other's), each with
+    /// its block, thread, warp and lane and the `text` `warpsim check` prints for it.
+    fn threads(&self) -> serde_json::Value {
+        let one = |s: &Site| serde_json::json!({"block": s.block, "thread": s.thread, "warp": s.warp, "lane": s.lane, "text": s.who()});
+        let mut v = vec![one(&self.site)];
+        v.extend(self.other.as_ref().map(one));
+        v.into()
+    }
+
+    /// The object `warpsim corpus --check --json` prints in `"diagnostics"`: kind, message,
+    /// `place` and `threads` (as the terminal report words them), and the parts of each.
     pub fn to_json(&self) -> serde_json::Value {
         let mut j = serde_json::json!({
             "kind": self.kind.name(),
@@ -139,6 +153,8 @@ impl Diagnostic {
             "warp": self.site.warp,
             "lane": self.site.lane,
             "count": self.count,
+            "place": self.site.where_(),
+            "threads": self.threads(),
         });
         let o = j.as_object_mut().expect("object");
         if let Some(a) = self.site.access {

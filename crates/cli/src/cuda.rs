@@ -336,15 +336,27 @@ pub fn not_ptx(path: &Path, src: &str) -> Option<String> {
 
 /// The PTX of a kernel file: read as it is for `.ptx` (or anything else
 /// that is not `.cu`), compiled with clang for `.cu`, the PTX written to
-/// `out_dir/<stem>.ptx`. Returns (name for messages, PTX text).
+/// `out_dir/<stem>.ptx`. Returns (name for messages, PTX text). On a terminal,
+/// says which compiler compiled it.
 pub fn load_kernel_file(path: &Path, out_dir: &Path, extra: &[String]) -> anyhow::Result<(String, String)> {
+    let (name, ptx, compiler) = kernel_file_ptx(path, out_dir, extra)?;
+    if let (Some(compiler), true) = (compiler, std::io::IsTerminal::is_terminal(&std::io::stderr())) {
+        eprintln!("compiled {} with {} to {name}", path.display(), compiler.display());
+    }
+    Ok((name, ptx))
+}
+
+/// [`load_kernel_file`] without a word on stderr: (name for messages, PTX text, the
+/// compiler that compiled it, None for PTX read as it is). The Python package's
+/// `Module` says nothing unless asked to (`verbose=True`).
+pub fn kernel_file_ptx(path: &Path, out_dir: &Path, extra: &[String]) -> anyhow::Result<(String, String, Option<PathBuf>)> {
     if !is_cuda(path) {
         let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
         let src = utf8(path, bytes)?;
         if let Some(why) = not_ptx(path, &src) {
             anyhow::bail!("{} is not PTX: {why}", path.display());
         }
-        return Ok((path.display().to_string(), src));
+        return Ok((path.display().to_string(), src, None));
     }
     if !path.is_file() {
         anyhow::bail!("reading {}: no such file", path.display());
@@ -363,10 +375,7 @@ pub fn load_kernel_file(path: &Path, out_dir: &Path, extra: &[String]) -> anyhow
             (compile(&clang, path, &out, extra)?, clang.path)
         }
     };
-    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        eprintln!("compiled {} with {} to {}", path.display(), compiler.display(), out.display());
-    }
-    Ok((out.display().to_string(), ptx))
+    Ok((out.display().to_string(), ptx, Some(compiler)))
 }
 
 #[cfg(test)]

@@ -42,6 +42,26 @@ pub fn fault_code(f: &KernelFault) -> CUresult {
     }
 }
 
+/// The last launch as the driver saw it: its `WARPSIM_SUMMARY` line and, when it
+/// completed, what it produced (metrics, per-line counters, timing, diagnostics), for a
+/// reader in the same process (the Python package's `warpsim.last_launch()`).
+#[derive(Clone)]
+pub struct LastLaunch {
+    /// Which launch of the process it was (1, 2, ...).
+    pub number: u64,
+    /// The `WARPSIM_SUMMARY` line's object.
+    pub line: serde_json::Value,
+    pub kernel: Kernel,
+    pub dims: Dims,
+    pub secs: f64,
+    /// Device memory in use after the launch.
+    pub resident: u64,
+    /// Whether it ran on the timing model.
+    pub timing: bool,
+    /// None when the launch faulted.
+    pub summary: Option<LaunchSummary>,
+}
+
 impl Driver {
     /// Which allocation a global address is in or near, in words.
     fn describe(&self, addr: u64) -> String {
@@ -103,8 +123,10 @@ impl Driver {
                 if let Some(c) = s.cycles() {
                     self.sim_ms += c as f64 / (self.preset.clock_mhz as f64 * 1e3);
                 }
-                self.record(&name, &dims, secs, Some(&s), None, site.as_deref());
+                let line = self.record(&name, &dims, secs, Some(&s), None, site.as_deref());
                 self.trace(&kernel, &dims, &s, site.as_deref());
+                let (timing, resident) = (self.settings.timing && self.opts.timing.is_some(), self.ctx.resident_bytes());
+                self.last = Some(LastLaunch { number: self.launches, line, kernel, dims, secs, resident, timing, summary: Some(s) });
                 Ok(())
             }
             Err(HostError::Refused(e)) => {
@@ -120,11 +142,13 @@ impl Driver {
                 Err(CUDA_ERROR_INVALID_VALUE)
             }
             Err(HostError::Engine(LaunchError::Fault(fault))) => {
-                self.fault(&name, &dims, secs, &fault, None, site.as_deref());
+                let line = self.fault(&name, &dims, secs, &fault, None, site.as_deref());
+                self.last_faulted(line, kernel, dims, secs);
                 Ok(())
             }
             Err(HostError::CheckedFault { error: LaunchError::Fault(fault), diagnostics }) => {
-                self.fault(&name, &dims, secs, &fault, Some(&diagnostics), site.as_deref());
+                let line = self.fault(&name, &dims, secs, &fault, Some(&diagnostics), site.as_deref());
+                self.last_faulted(line, kernel, dims, secs);
                 Ok(())
             }
             Err(e) => {
@@ -134,7 +158,13 @@ impl Driver {
         }
     }
 
-    /// A faulted launch: the GPU's message and warpsim's on stderr, and the sticky error.
+    fn last_faulted(&mut self, line: serde_json::Value, kernel: Kernel, dims: Dims, secs: f64) {
+        let resident = self.ctx.resident_bytes();
+        self.last = Some(LastLaunch { number: self.launches, line, kernel, dims, secs, resident, timing: false, summary: None });
+    }
+
+    /// A faulted launch: the GPU's message and warpsim's on stderr, and the sticky error;
+    /// returns its summary line.
     fn fault(
         &mut self,
         name: &str,
@@ -143,7 +173,7 @@ impl Driver {
         fault: &KernelFault,
         diags: Option<&[warpsim_check::Diagnostic]>,
         site: Option<&str>,
-    ) {
+    ) -> serde_json::Value {
         let code = fault_code(fault);
         if let (FaultKind::AssertFailed { message, file, line, function }, Some(t)) = (&fault.kind, fault.thread) {
             let b = fault.block;
@@ -159,21 +189,30 @@ impl Driver {
             eprint!("{}", warpsim_check::render_grouped(d, false));
         }
         self.sticky = Some(code);
-        self.record(name, dims, secs, None, Some(fault.to_string()), site);
+        self.record(name, dims, secs, None, Some(fault.to_string()), site)
     }
 
-    /// Appends the launch's line to `WARPSIM_SUMMARY`.
-    fn record(&self, name: &str, dims: &Dims, secs: f64, s: Option<&LaunchSummary>, fault: Option<String>, site: Option<&str>) {
-        let Some(path) = &self.settings.summary else { return };
+    /// The launch's summary line, appended to `WARPSIM_SUMMARY` when that is set.
+    fn record(
+        &self,
+        name: &str,
+        dims: &Dims,
+        secs: f64,
+        s: Option<&LaunchSummary>,
+        fault: Option<String>,
+        site: Option<&str>,
+    ) -> serde_json::Value {
         let mut j = summary_json(name, dims, secs, s, fault);
         if let Some(site) = site {
             j["call_site"] = site.into();
         }
+        let Some(path) = &self.settings.summary else { return j };
         let line = format!("{j}\n");
         let written = std::fs::OpenOptions::new().create(true).append(true).open(path).and_then(|mut f| f.write_all(line.as_bytes()));
         if let Err(e) = written {
             eprintln!("warpsim: WARPSIM_SUMMARY={path}: {e}");
         }
+        j
     }
 
     /// Keeps the launch's timeline for `WARPSIM_TRACE` (written at exit, the

@@ -132,6 +132,8 @@ pub struct Driver {
     pub trace_cycles: u64,
     /// `WARPSIM_REPORT`: (kernel, page) per launch reported.
     pub reported: Vec<(String, String)>,
+    /// The last launch, for an in-process reader (`warpsim.last_launch()` in Python).
+    pub last: Option<crate::launch::LastLaunch>,
 }
 
 /// The primary context's handle (there is one device and one context).
@@ -198,6 +200,7 @@ impl Driver {
             next_handle: 0x5157_1000,
             sticky: None,
             launches: 0,
+            last: None,
             sim_ms: 0.0,
             t0: Instant::now(),
             last_ms: 0.0,

@@ -375,11 +375,14 @@ fn run_blocks<'a, const W: usize, O: Observer + Send, S: SchedulePolicy + Clone 
         };
         a
     };
+    // Once stopped, the blocks not yet started are not visited at all (a huge grid would
+    // otherwise take as long to skip as the blocks it has left): one flag load per block.
     let (stats, obs, fault, _) = if cfg.serial {
-        (0..nblocks).fold((LaunchStats::default(), make(), None, new_block()), fold)
+        (0..nblocks).take_while(|_| !stopped()).fold((LaunchStats::default(), make(), None, new_block()), fold)
     } else {
         (0..nblocks)
             .into_par_iter()
+            .take_any_while(|_| !stopped())
             .fold(|| (LaunchStats::default(), make(), None, new_block()), fold)
             .reduce(|| (LaunchStats::default(), make(), None, new_block()), reduce)
     };

@@ -73,7 +73,8 @@ fn main(argv: Vec<std::ffi::OsString>) -> PyResult<i32> {
 }
 
 /// Compiles a `.cu` file to PTX as `warpsim run` does (nvcc, else clang),
-/// keeping the PTX in `out_dir`; a `.ptx` file is read. Returns (name, PTX text).
+/// keeping the PTX in `out_dir`; a `.ptx` file is read. Returns (name, PTX text,
+/// the compiler's path or None), saying nothing on stderr (`Module(verbose=True)` does).
 #[pyfunction]
 #[pyo3(signature = (path, out_dir, clang_args = Vec::new()))]
 fn load_kernel_file(
@@ -81,8 +82,12 @@ fn load_kernel_file(
     path: std::path::PathBuf,
     out_dir: std::path::PathBuf,
     clang_args: Vec<String>,
-) -> PyResult<(String, String)> {
-    guarded(|| py.detach(|| warpsim::cuda::load_kernel_file(&path, &out_dir, &clang_args)).map_err(|e| PtxError::new_err(format!("{e:#}"))))
+) -> PyResult<(String, String, Option<String>)> {
+    guarded(|| {
+        py.detach(|| warpsim::cuda::kernel_file_ptx(&path, &out_dir, &clang_args))
+            .map(|(name, ptx, compiler)| (name, ptx, compiler.map(|c| c.display().to_string())))
+            .map_err(|e| PtxError::new_err(format!("{e:#}")))
+    })
 }
 
 /// `warpsim occupancy`'s numbers as a dict: blocks and warps per SM of `gpu`
@@ -133,6 +138,7 @@ fn _warpsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(occupancy, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(run::launch, m)?)?;
+    m.add_function(wrap_pyfunction!(run::driver_last_launch, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

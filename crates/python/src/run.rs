@@ -169,7 +169,8 @@ fn inputs<'a>(args: &'a [Arg<'_>]) -> PyResult<Vec<Input<'a>>> {
 /// copies the arrays in, runs, and writes the writable ones back in place.
 #[pyfunction]
 #[pyo3(signature = (module, kernel, grid, block, args, shared = 0, mode = "functional", gpu = "h200", check = false,
-    max_instructions = 1 << 24, opt_in = false, report = false, lockstep = false, progress = false, strict_bounds = false))]
+    max_instructions = 1 << 24, opt_in = false, report = false, lockstep = false, progress = false, strict_bounds = false,
+    on_progress = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn launch(
     py: Python<'_>,
@@ -188,6 +189,7 @@ pub fn launch(
     lockstep: bool,
     progress: bool,
     strict_bounds: bool,
+    on_progress: Option<Bound<'_, PyAny>>,
 ) -> PyResult<Launch> {
     guarded(|| {
         let k = module.kernel(kernel)?;
@@ -212,8 +214,19 @@ pub fn launch(
         let dims = Dims::new(grid, block, shared);
         let nblocks = grid.iter().map(|&d| d as u64).product();
         let t0 = Instant::now();
-        let r = interruptible(py, &watch.clone(), || {
-            let _bar = warpsim::progress::watch(watch, nblocks, None, !progress);
+        // `on_progress(blocks done, blocks, warp instructions, seconds)`, called on this
+        // thread as the launch runs (Python's tqdm bar), replaces the CLI's progress line.
+        let seen = watch.clone();
+        let mut tick = || match &on_progress {
+            Some(f) => {
+                let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+                f.call1((load(&seen.blocks), nblocks, load(&seen.warp_instructions), t0.elapsed().as_secs_f64())).map(|_| ())
+            }
+            None => Ok(()),
+        };
+        let quiet = !progress || on_progress.is_some();
+        let r = interruptible(py, &watch.clone(), &mut tick, || {
+            let _bar = warpsim::progress::watch(watch, nblocks, None, quiet);
             prepared.launch(&dims, &opts)
         })?;
         let secs = t0.elapsed().as_secs_f64();
@@ -233,7 +246,32 @@ pub fn launch(
             view.write_back(&prepared.ctx, b.ptr, &b.spec.name)?;
         }
         let resident = prepared.ctx.resident_bytes();
-        Ok(Launch { prepared: Arc::new(prepared), dims, summary, secs, resident, timing_mode: mode == "timing" })
+        Ok(Launch { kernel: prepared.kernel.clone(), dims, summary, secs, resident, timing_mode: mode == "timing" })
+    })
+}
+
+/// Which launch of the process, its summary line, and its results unless it faulted.
+type DriverLaunch<'py> = (u64, Bound<'py, PyAny>, Option<Launch>);
+
+/// The in-process CUDA driver's last launch (Numba's, cuda.bindings'): which launch of
+/// the process it was, its `WARPSIM_SUMMARY` line, and, unless it faulted, its results as
+/// `launch` gives them; None before the first.
+#[pyfunction]
+pub fn driver_last_launch<'py>(py: Python<'py>) -> PyResult<Option<DriverLaunch<'py>>> {
+    guarded(|| {
+        // Without the GIL: a launch on another thread holds the driver until it ends.
+        let last = py.detach(|| warpsim_cuda::state::lock().as_ref().and_then(|d| d.last.clone()));
+        let Some(l) = last else { return Ok(None) };
+        let line = json_to_py(py, &l.line)?;
+        let launch = l.summary.map(|summary| Launch {
+            kernel: l.kernel,
+            dims: l.dims,
+            summary,
+            secs: l.secs,
+            resident: l.resident,
+            timing_mode: l.timing,
+        });
+        Ok(Some((l.number, line, launch)))
     })
 }
 
@@ -242,11 +280,17 @@ const SIGNAL_POLL: Duration = Duration::from_millis(50);
 
 /// Runs `f`, a launch watched by `progress`, on a thread of its own without
 /// the GIL, while this thread (the main one, which Python's signal handlers
-/// run on) checks for signals every [`SIGNAL_POLL`]. When a handler raises
+/// run on) checks for signals and calls `tick` (a progress bar) every
+/// [`SIGNAL_POLL`]. When a handler or `tick` raises
 /// (Ctrl-C: `KeyboardInterrupt`), the launch is told to stop, and its
 /// exception comes back once the launch has stopped (within a slice of
 /// instructions per running block).
-fn interruptible<T: Send>(py: Python<'_>, progress: &Progress, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+fn interruptible<T: Send>(
+    py: Python<'_>,
+    progress: &Progress,
+    tick: &mut dyn FnMut() -> PyResult<()>,
+    f: impl FnOnce() -> T + Send,
+) -> PyResult<T> {
     let done = (Mutex::new(None), Condvar::new());
     std::thread::scope(|s| {
         s.spawn(|| {
@@ -268,7 +312,7 @@ fn interruptible<T: Send>(py: Python<'_>, progress: &Progress, f: impl FnOnce() 
                 break r;
             }
             if interrupted.is_none() {
-                if let Err(e) = py.check_signals() {
+                if let Err(e) = py.check_signals().and_then(|()| tick()) {
                     progress.stop.store(true, std::sync::atomic::Ordering::Relaxed);
                     interrupted = Some(e);
                 }
@@ -304,7 +348,7 @@ fn launch_error(py: Python<'_>, e: HostError, prepared: &Prepared, dims: &Dims) 
 /// terminal table and its HTML report.
 #[pyclass(module = "warpsim._warpsim", frozen)]
 pub struct Launch {
-    prepared: Arc<Prepared>,
+    kernel: Kernel,
     dims: Dims,
     summary: LaunchSummary,
     secs: f64,
@@ -324,7 +368,7 @@ impl Launch {
 
     /// The table `warpsim run` prints for this launch.
     fn text(&self) -> String {
-        let (s, k) = (&self.summary, &self.prepared.kernel);
+        let (s, k) = (&self.summary, &self.kernel);
         let st = &s.stats;
         let mut out = format!("kernel {}: grid {:?} x block {:?}\n", k.name(), self.dims.grid, self.dims.block);
         out += &format!("  blocks               {:>14}\n", st.blocks);
@@ -357,7 +401,7 @@ impl Launch {
 
     /// `warpsim run --json` (less `outputs` and `peak_rss_bytes`, which belong to a process).
     fn json(&self) -> serde_json::Value {
-        let (s, k) = (&self.summary, &self.prepared.kernel);
+        let (s, k) = (&self.summary, &self.kernel);
         let st = &s.stats;
         let mut j = serde_json::json!({
             "kernel": k.name(), "grid": self.dims.grid, "block": self.dims.block,
@@ -428,7 +472,7 @@ impl Launch {
     /// The self-contained HTML report `warpsim run --report` writes.
     fn html(&self) -> PyResult<String> {
         guarded(|| {
-            let (s, k) = (&self.summary, &self.prepared.kernel);
+            let (s, k) = (&self.summary, &self.kernel);
             let m = s.metrics.as_ref().ok_or_else(|| Error::new_err("the launch gathered no metrics"))?;
             let (timeline, note) = match s.timing.as_ref().filter(|t| t.timeline.is_some()) {
                 Some(t) => (
@@ -476,7 +520,7 @@ mod tests {
         let dims = Dims::new([1, 1, 1], [32, 1, 1], 0);
         let summary = prepared.launch(&dims, &opts).unwrap();
         let resident = prepared.ctx.resident_bytes();
-        Launch { prepared: Arc::new(prepared), dims, summary, secs: 0.5, resident, timing_mode: mode == "timing" }
+        Launch { kernel: prepared.kernel.clone(), dims, summary, secs: 0.5, resident, timing_mode: mode == "timing" }
     }
 
     #[test]
