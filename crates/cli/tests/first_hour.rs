@@ -307,3 +307,32 @@ fn struct_parameters_pass_by_value() {
     let o = d.warpsim(&["run", &k, "--param", "out:u32[3]=zeros:out", "--param", "{f32=1.5,u32=7}"]);
     assert!(!o.status.success() && text(&o).contains("16 bytes in the PTX") && text(&o).contains("8 bytes"), "{}", text(&o));
 }
+
+/// `s[tid] = tid; out[tid] = s[tid + 1]` with no barrier: a race between different addresses per thread.
+const NEIGHBOUR: &str = ".visible .entry k(.param .u64 out)\n{\n.reg .b32 %r<6>; .reg .b64 %rd<8>;\n.shared .align 4 .b8 s[260];\n\
+    mov.u32 %r1, %tid.x; mov.u64 %rd4, s; mul.wide.u32 %rd5, %r1, 4; add.s64 %rd6, %rd4, %rd5;\n\
+    st.shared.u32 [%rd6], %r1;\nld.shared.u32 %r4, [%rd6+4];\n\
+    ld.param.u64 %rd1, [out]; add.s64 %rd3, %rd1, %rd5; st.global.u32 [%rd3], %r4;\nret;\n}\n";
+
+#[test]
+fn each_place_of_a_one_address_update_race_advises_atomics_and_other_races_a_barrier() {
+    let d = Dir::new("rmw-advice");
+    let k = d.ptx(RACE);
+    let o = d.warpsim(&["check", &k, "--param", "out:u32[1]=zeros:out", "--block", "64", "--verbose"]);
+    let t = text(&o);
+    let places: Vec<&str> = t.split("\n\n").filter(|p| p.starts_with("data race")).collect();
+    assert!(places.len() >= 2, "expected the read and the write racing: {t}");
+    for p in &places {
+        let first = p.lines().next().unwrap();
+        assert!(first.contains("atomicAdd") && !first.contains("__sync"), "a place of `out[0] += x` advises no atomic: {first}");
+    }
+    let k = d.ptx(NEIGHBOUR);
+    let o = d.warpsim(&["check", &k, "--param", "out:u32[64]=zeros:out", "--block", "64", "--verbose"]);
+    let t = text(&o);
+    let places: Vec<&str> = t.split("\n\n").filter(|p| p.starts_with("data race")).collect();
+    assert!(!places.is_empty(), "the neighbour race was not found: {t}");
+    for p in &places {
+        let first = p.lines().next().unwrap();
+        assert!(first.contains("__sync") && !first.contains("atomicAdd"), "a neighbour race lost its barrier advice: {first}");
+    }
+}
