@@ -336,3 +336,16 @@ fn each_place_of_a_one_address_update_race_advises_atomics_and_other_races_a_bar
         assert!(first.contains("__sync") && !first.contains("atomicAdd"), "a neighbour race lost its barrier advice: {first}");
     }
 }
+
+#[test]
+fn a_block_over_the_kernels_maxntid_is_refused_with_the_drivers_error() {
+    let d = Dir::new("maxntid");
+    let k = d.ptx(&STORE.replacen("(.param .u64 out)", "(.param .u64 out) .maxntid 32, 1, 1", 1));
+    let o = d.warpsim(&["run", &k, "--param", "out:u32[64]=zeros:out", "--block", "32"]);
+    assert!(o.status.success(), "a block within .maxntid was refused: {}", text(&o));
+    for mode in [&["run"][..], &["check"], &["run", "--mode", "timing"]] {
+        let o = d.warpsim(&[mode, &[k.as_str(), "--param", "out:u32[64]=zeros:out", "--block", "64"]].concat());
+        let t = text(&o);
+        assert!(!o.status.success() && t.contains("cudaErrorInvalidValue") && t.contains(".maxntid"), "{mode:?}: {t}");
+    }
+}
