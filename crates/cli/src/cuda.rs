@@ -322,7 +322,8 @@ pub fn utf8(path: &Path, bytes: Vec<u8>) -> anyhow::Result<String> {
 /// Why a file given as PTX is C, C++ or CUDA source instead, if it looks like it.
 pub fn not_ptx(path: &Path, src: &str) -> Option<String> {
     let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
-    let rename = "warpsim compiles CUDA source named .cu with clang (rename or copy it to a .cu file)";
+    let rename = "warpsim compiles CUDA source named .cu, with nvcc if it finds one (on PATH or in a .venv), else with clang \
+                  (rename or copy it to a .cu file)";
     if ["cpp", "cc", "cxx", "c", "h", "hpp", "cuh", "hip"].contains(&ext.as_str()) {
         return Some(format!("a .{ext} file is C/C++ source; {rename}"));
     }
@@ -335,8 +336,8 @@ pub fn not_ptx(path: &Path, src: &str) -> Option<String> {
 }
 
 /// The PTX of a kernel file: read as it is for `.ptx` (or anything else
-/// that is not `.cu`), compiled with clang for `.cu`, the PTX written to
-/// `out_dir/<stem>.ptx`. Returns (name for messages, PTX text).
+/// that is not `.cu`), compiled for `.cu` with nvcc if one is found, else with
+/// clang, the PTX written to `out_dir/<stem>.ptx`. Returns (name for messages, PTX text).
 pub fn load_kernel_file(path: &Path, out_dir: &Path, extra: &[String]) -> anyhow::Result<(String, String)> {
     if !is_cuda(path) {
         let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;

@@ -349,3 +349,15 @@ fn a_block_over_the_kernels_maxntid_is_refused_with_the_drivers_error() {
         assert!(!o.status.success() && t.contains("cudaErrorInvalidValue") && t.contains(".maxntid"), "{mode:?}: {t}");
     }
 }
+
+#[test]
+fn help_and_the_cpp_error_say_nvcc_comes_first_and_clang_is_the_fallback() {
+    let d = Dir::new("nvcc-first");
+    let help = text(&d.warpsim(&["run", "--help"]));
+    let (nvcc, clang) = (help.find("nvcc").expect("run --help names no nvcc"), help.find("clang").expect("run --help names no clang"));
+    assert!(nvcc < clang && help.contains("else with clang"), "{help}");
+    let f = d.0.join("k.cpp");
+    std::fs::write(&f, "#include <cstdio>\nint main() {}\n").unwrap();
+    let t = text(&d.warpsim(&["run", f.to_str().unwrap()]));
+    assert!(t.contains("with nvcc if it finds one") && t.contains("else with clang"), "{t}");
+}
