@@ -361,3 +361,32 @@ fn help_and_the_cpp_error_say_nvcc_comes_first_and_clang_is_the_fallback() {
     let t = text(&d.warpsim(&["run", f.to_str().unwrap()]));
     assert!(t.contains("with nvcc if it finds one") && t.contains("else with clang"), "{t}");
 }
+
+/// The paths in the checkout that the README names, from the top folders a path may start with.
+fn readme_paths(readme: &str) -> Vec<String> {
+    const TOPS: [&str; 8] = ["crates/", "tests/", "docs/", "demo/", "calibration/", "examples/", "python/", "../shared/"];
+    let b = readme.as_bytes();
+    let mut out = Vec::new();
+    for (i, _) in readme.char_indices() {
+        let boundary = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b"/._-".contains(&b[i - 1]));
+        if !boundary || !TOPS.iter().any(|t| readme[i..].starts_with(t)) {
+            continue;
+        }
+        let end = readme[i..].find(|c: char| !(c.is_ascii_alphanumeric() || "/._-".contains(c))).map_or(readme.len(), |e| i + e);
+        out.push(readme[i..end].trim_end_matches('.').to_string());
+    }
+    out
+}
+
+#[test]
+fn every_path_the_readme_names_exists() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let paths = readme_paths(&readme);
+    assert!(paths.iter().any(|p| p == "crates/cli/tests/cu/check_site.cu"), "the README's call-site example is gone: {paths:?}");
+    assert_eq!(readme_paths("see tests/cu/x.cu and crates/a/tests/b.rs."), ["tests/cu/x.cu", "crates/a/tests/b.rs"]);
+    let shared = root.join("../shared").exists();
+    let missing: Vec<&String> =
+        paths.iter().filter(|p| (shared || !p.starts_with("../shared/")) && !root.join(p.as_str()).exists()).collect();
+    assert!(missing.is_empty(), "README paths that do not exist: {missing:?}");
+}
