@@ -17,9 +17,10 @@
 //! `-lineinfo` and `-gline-tables-only` keep `.loc` line info, so per-line reports name CUDA
 //! lines. For clang, `<tmp>` also holds empty stand-ins for `cuda_runtime.h`, `cuda.h`
 //! and `device_launch_parameters.h`, so kernels written for nvcc that include
-//! them compile unchanged, and stand-ins of warpsim's own for `cuda_fp16.h` and
-//! `cooperative_groups.h` (`cuda/`); the header defines the rest of CUDA's math
-//! library itself, since clang's wrappers call libdevice, which is not there.
+//! them compile unchanged, stand-ins of warpsim's own for `cuda_fp16.h`, `cuda_bf16.h` and
+//! `cooperative_groups.h` (`cuda/`), and `cuda_pipeline.h` (the primitives are in the
+//! header); the header defines the rest of CUDA's math library itself, since
+//! clang's wrappers call libdevice, which is not there.
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -31,8 +32,11 @@ pub const HEADER: &str = include_str!("../cuda/warpsim_cuda.h");
 
 /// Stand-ins for toolkit headers that kernels include, written beside [`HEADER`]:
 /// (path under the header folder, text).
-pub const TOOLKIT_STANDINS: [(&str, &str); 3] = [
+pub const TOOLKIT_STANDINS: [(&str, &str); 6] = [
     ("cuda_fp16.h", include_str!("../cuda/cuda_fp16.h")),
+    ("cuda_bf16.h", include_str!("../cuda/cuda_bf16.h")),
+    ("cuda_pipeline.h", "// stand-in: the pipeline primitives are in warpsim_cuda.h\n#include \"warpsim_cuda.h\"\n"),
+    ("cuda_pipeline_primitives.h", "// stand-in: the pipeline primitives are in warpsim_cuda.h\n#include \"warpsim_cuda.h\"\n"),
     ("cooperative_groups.h", include_str!("../cuda/cooperative_groups.h")),
     (
         "cooperative_groups/reduce.h",
