@@ -172,6 +172,7 @@ impl Checker {
     /// The diagnostics, by place.
     pub fn finish(self) -> Vec<Diagnostic> {
         let mut d = self.diags.diags;
+        one_address_advice(&mut d);
         d.sort_by_key(|x| (x.site.ptx_line, x.kind, x.other.as_ref().map(|o| o.ptx_line)));
         d
     }
@@ -222,11 +223,11 @@ impl Checker {
                 let same_block = h.prior.block == cur.block;
                 let same_warp = same_block && h.prior.tid as u32 / w == cur.tid as u32 / w;
                 let why = if same_warp {
-                    "they are lanes of one warp, and since Volta the lanes of a warp do not run in lockstep: order them with __syncwarp() (bar.warp.sync) between the accesses (--lockstep checks as on pre-Volta GPUs)"
+                    WHY_SAME_WARP
                 } else if same_block {
-                    "they are threads of different warps with no __syncthreads() (bar.sync) between the accesses"
+                    WHY_SAME_BLOCK
                 } else {
-                    "they are threads of different blocks, which only atomics with fences (__threadfence) order"
+                    WHY_BLOCKS
                 };
                 let p = plan.place(h.prior.pc);
                 let prior_where = p.source.clone().map(|s| format!("{s}, PTX line {}", p.ptx_line)).unwrap_or_else(|| format!("PTX line {}", p.ptx_line));
@@ -773,6 +774,62 @@ impl Observer for Checker {
 }
 
 use warpsim_ir::window::resolve;
+
+/// The end of a race's message: why the accesses are not ordered, and the barrier that orders them.
+const WHY_SAME_WARP: &str = "they are lanes of one warp, and since Volta the lanes of a warp do not run in lockstep: order them with __syncwarp() (bar.warp.sync) between the accesses (--lockstep checks as on pre-Volta GPUs)";
+const WHY_SAME_BLOCK: &str = "they are threads of different warps with no __syncthreads() (bar.sync) between the accesses";
+const WHY_BLOCKS: &str = "they are threads of different blocks, which only atomics with fences (__threadfence) order";
+/// The end of a race's message where many threads read-modify-write one address (`out[0] += x`): no barrier makes that correct.
+pub const WHY_RMW: &str = "many threads read-modify-write this one address (like `out[0] += x`), which no barrier makes correct: use atomicAdd (or the atomic for the operation), or reduce in shared memory or with warp shuffles first and let one thread write";
+/// The same where many threads store to one address without reading it.
+pub const WHY_ONE_WRITER: &str = "many threads store to this one address, which no barrier makes correct: let one thread store it (if (threadIdx.x == 0)), or use an atomic";
+
+/// Replaces the barrier advice of races that are many threads updating one
+/// address: an instruction whose stores race with its own stores by other
+/// threads (one address for all), and the reads of the same source line
+/// (any, without line info) racing with them (the read of a read-modify-write). Races between
+/// different addresses per thread (`s[i] = s[i + 1]`) keep the barrier advice.
+fn one_address_advice(diags: &mut [Diagnostic]) {
+    let is_write = |s: &Site| s.access != Some("read");
+    // Instructions that store to one address from many threads.
+    let self_racing: Vec<u32> = diags
+        .iter()
+        .filter(|d| d.kind == DiagKind::Race)
+        .filter_map(|d| {
+            d.other.as_ref().filter(|o| o.ptx_line == d.site.ptx_line && is_write(o) && is_write(&d.site)).map(|_| d.site.ptx_line)
+        })
+        .collect();
+    if self_racing.is_empty() {
+        return;
+    }
+    // For each racing pair touching such a store on the same line: whether one side reads (a read-modify-write).
+    let touches = |d: &Diagnostic| {
+        let o = d.other.as_ref()?;
+        let store = [&d.site, o].into_iter().find(|s| self_racing.contains(&s.ptx_line))?;
+        // One source line (PTX without line info: any pair with the store).
+        let same_line = match (&d.site.source_line, &o.source_line) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        };
+        same_line.then_some(store.ptx_line)
+    };
+    let rmw_stores: Vec<u32> = diags
+        .iter()
+        .filter(|d| d.kind == DiagKind::Race)
+        .filter(|d| !is_write(&d.site) || d.other.as_ref().is_some_and(|o| !is_write(o)))
+        .filter_map(touches)
+        .collect();
+    for d in diags.iter_mut().filter(|d| d.kind == DiagKind::Race) {
+        let Some(l) = touches(d) else { continue };
+        let advice = if rmw_stores.contains(&l) { WHY_RMW } else { WHY_ONE_WRITER };
+        for why in [WHY_SAME_WARP, WHY_SAME_BLOCK, WHY_BLOCKS] {
+            if let Some(head) = d.message.strip_suffix(why) {
+                d.message = format!("{head}{advice}");
+                break;
+            }
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

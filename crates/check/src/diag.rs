@@ -259,6 +259,18 @@ impl DiagGroup<'_> {
         format!("{} at {}: {places}, {times} time{}", self.kind.title(), self.line, if times == 1 { "" } else { "s" })
     }
 
+    /// The group on one line, as the terminal and `corpus --check` show it:
+    /// `race at k.cu:42 [3 places, 96x; --verbose lists them]: <the first place's message>`.
+    pub fn summary_line(&self) -> String {
+        let (places, times) = (self.diags.len(), self.times());
+        let count = match (places, times) {
+            (1, 1) => String::new(),
+            (1, t) => format!(" [{t}x]"),
+            (p, t) => format!(" [{p} places, {t}x; --verbose lists them]"),
+        };
+        format!("{} at {}{count}: {}", self.kind.name(), self.line, self.diags[0].message)
+    }
+
     /// One instruction racing with itself: many threads store to one address (a read-modify-write).
     fn one_address(&self) -> bool {
         self.diags.iter().any(|d| d.other.as_ref().is_some_and(|o| o.ptx_line == d.site.ptx_line))
@@ -288,28 +300,35 @@ pub fn group_diagnostics(diags: &[Diagnostic]) -> (Vec<DiagGroup<'_>>, Vec<(Diag
     (groups, advice)
 }
 
-/// Renders diagnostics grouped by kind and source line: for each group its
-/// count and a few examples, then one paragraph of advice per kind. With
-/// `verbose`, every diagnostic as [`render`] shows it.
+/// Renders diagnostics grouped by kind and source line: one line for each
+/// group (its places, times and first message, as `corpus --check` shows it)
+/// with where and by whom it was first found, then one paragraph of advice per
+/// kind. With `verbose`, every diagnostic as [`render`] shows it.
 pub fn render_grouped(diags: &[Diagnostic], verbose: bool) -> String {
-    const EXAMPLES: usize = 2;
     if verbose || diags.is_empty() {
         return render(diags);
     }
     let (groups, advice) = group_diagnostics(diags);
     let mut s = String::new();
+    let mut reasons: Vec<&str> = Vec::new();
     for g in &groups {
-        s += &format!("{}\n", g.heading());
-        for d in g.diags.iter().take(EXAMPLES) {
-            for l in d.to_string().lines() {
-                s += &format!("  {l}\n");
+        let d = g.diags[0];
+        let mut line = g.summary_line();
+        // A race's reason (after the last "; ") once: later lines with the same one refer to it.
+        if let Some((_, why)) = d.message.rsplit_once("; ").filter(|_| g.kind == DiagKind::Race) {
+            if reasons.contains(&why) {
+                line = format!("{}the same reason as above", line.strip_suffix(why).unwrap_or(&line));
+            } else {
+                reasons.push(why);
             }
         }
-        if g.diags.len() > EXAMPLES {
-            s += &format!("  ... and {} more places on this line (--verbose shows all)\n", g.diags.len() - EXAMPLES);
+        s += &format!("{line}\n  first at {} by {}", d.site.where_(), d.site.who());
+        if let Some(o) = &d.other {
+            s += &format!(",\n  and {} at {}", o.who(), o.where_());
         }
         s += "\n";
     }
+    s += "\n";
     for (k, a) in &advice {
         s += &format!("{}: {a}\n", k.title());
     }

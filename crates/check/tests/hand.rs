@@ -143,12 +143,18 @@ fn findings_are_grouped_by_line_with_one_paragraph_of_advice() {
     use warpsim_check::{render, render_grouped};
     let d = check(&exchange(""), 64, false);
     let (all, grouped) = (render(&d), render_grouped(&d, false));
-    assert!(grouped.contains("data race at PTX line 12:"), "{grouped}");
+    assert!(grouped.contains("race at PTX line 12"), "{grouped}");
     assert_eq!(grouped.matches("data race: Two threads").count(), 1, "{grouped}");
-    // Many places on one line: two examples, and a count of the rest.
+    // Many places on one line: one line, where it was first found, and a count of the rest.
     let many: Vec<_> = (0..10).map(|i| Diagnostic { site: Site { lane: Some(i), ..d[0].site.clone() }, ..d[0].clone() }).collect();
     let g = render_grouped(&many, false);
-    assert!(g.contains("10 places") && g.contains("and 8 more places on this line (--verbose shows all)"), "{g}");
+    assert!(
+        g.contains("[10 places, ")
+            && g.contains("--verbose lists them]")
+            && g.contains(&format!("first at PTX line {}", d[0].site.ptx_line)),
+        "{g}"
+    );
+    assert_eq!(g.matches(&d[0].message).count(), 1, "the message once for the line: {g}");
     assert!(g.lines().count() < render(&many).lines().count() / 2, "{g}");
     assert_eq!(render_grouped(&d, true), all);
     // out[0] += 1 by every thread: atomics, not a barrier.

@@ -34,6 +34,18 @@ WS_H _Float16 __ws_f16(__half h) { return (_Float16)h; }
 
 WS_H __half __float2half(float f) { return __half(f); }
 #define __float2half_rn __float2half
+// The other roundings: warpsim_cuda.h's raw-bits forms, as __half.
+WS_H __half __ws_half_bits(unsigned short b) {
+    __half h;
+    h.__x = b;
+    return h;
+}
+WS_H __half __ws_float2half_rz(float f) { return __ws_half_bits(__float2half_rz(f)); }
+WS_H __half __ws_float2half_rd(float f) { return __ws_half_bits(__float2half_rd(f)); }
+WS_H __half __ws_float2half_ru(float f) { return __ws_half_bits(__float2half_ru(f)); }
+#define __float2half_rz __ws_float2half_rz
+#define __float2half_rd __ws_float2half_rd
+#define __float2half_ru __ws_float2half_ru
 WS_H float __half2float(__half h) { return (float)__ws_f16(h); }
 WS_H __half __double2half(double d) { return __half(d); }
 WS_H __half __int2half_rn(int i) { return __half(i); }

@@ -789,6 +789,187 @@ WS_INLINE double rint(double x) { return __builtin_rint(x); }
 #undef WS_F1
 #undef WS_D1
 
+// ---- added for issue 16: dot products, __fns, rounding variants, vector types, cp.async --
+//
+// __dp4a, __dp2a_lo/_hi (dp4a / dp2a PTX); __fns (computed here: warpsim has no
+// fns instruction); every rounding (_rn, _rz, _rd, _ru) of CUDA's float/double/
+// integer conversions and of __fadd, __fsub, __fmul, __fdiv, __fmaf, __frcp,
+// __fsqrt and their double forms (__dadd, ...); __float2half_rz/_rd/_ru; the
+// vector types CUDA has (char1..4 to double1..4) with their alignments and
+// make_* functions; __pipeline_memcpy_async, __pipeline_commit and
+// __pipeline_wait_prior (cp.async). cuda_bf16.h is a stand-in of its own.
+
+WS_INLINE int __dp4a(int a, int b, int c) {
+    int r;
+    asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+}
+WS_INLINE unsigned __dp4a(unsigned a, unsigned b, unsigned c) {
+    unsigned r;
+    asm("dp4a.u32.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+}
+// a: two 16-bit halves; b: four bytes, of which _lo uses bytes 0-1 and _hi bytes 2-3.
+#define WS_DP2A(HALF)                                                                  \
+    WS_INLINE int __dp2a_##HALF(int a, int b, int c) {                                 \
+        int r;                                                                         \
+        asm("dp2a." #HALF ".s32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); \
+        return r;                                                                      \
+    }                                                                                  \
+    WS_INLINE unsigned __dp2a_##HALF(unsigned a, unsigned b, unsigned c) {             \
+        unsigned r;                                                                    \
+        asm("dp2a." #HALF ".u32.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); \
+        return r;                                                                      \
+    }
+WS_DP2A(lo)
+WS_DP2A(hi)
+#undef WS_DP2A
+
+// The bit position of the offset-th set bit of mask counting from base (up for
+// offset > 0, down for offset < 0; offset 0: base itself if set), else
+// 0xffffffff: PTX's fns.b32 pseudocode.
+WS_INLINE unsigned __fns(unsigned mask, unsigned base, int offset) {
+    if (base > 31) return 0xffffffffu;
+    if (offset == 0) return (mask >> base & 1) ? base : 0xffffffffu;
+    int count = (offset > 0 ? offset : -offset) - 1, inc = offset > 0 ? 1 : -1;
+    for (int pos = (int)base; pos >= 0 && pos < 32; pos += inc) {
+        if (mask >> pos & 1) {
+            if (count == 0) return (unsigned)pos;
+            count--;
+        }
+    }
+    return 0xffffffffu;
+}
+
+// Conversions in every rounding: NAME_rn/_rz/_rd/_ru from __nvvm_BUILTIN_rn/_rz/_rm/_rp.
+#define WS_ROUND4(NAME, BUILTIN, R, A)                                          \
+    WS_INLINE R NAME##_rz(A x) { return __nvvm_##BUILTIN##_rz(x); }             \
+    WS_INLINE R NAME##_rd(A x) { return __nvvm_##BUILTIN##_rm(x); }             \
+    WS_INLINE R NAME##_ru(A x) { return __nvvm_##BUILTIN##_rp(x); }
+#define WS_ROUND_ALL(NAME, BUILTIN, R, A)                                       \
+    WS_INLINE R NAME##_rn(A x) { return __nvvm_##BUILTIN##_rn(x); }             \
+    WS_ROUND4(NAME, BUILTIN, R, A)
+WS_ROUND4(__double2float, d2f, float, double)
+WS_ROUND4(__double2int, d2i, int, double)
+WS_ROUND_ALL(__double2uint, d2ui, unsigned, double)
+WS_ROUND_ALL(__double2ll, d2ll, long long, double)
+WS_ROUND_ALL(__double2ull, d2ull, unsigned long long, double)
+WS_INLINE unsigned __float2uint_rd(float x) { return __nvvm_f2ui_rm(x); }
+WS_INLINE unsigned __float2uint_ru(float x) { return __nvvm_f2ui_rp(x); }
+WS_ROUND_ALL(__float2ll, f2ll, long long, float)
+WS_ROUND_ALL(__float2ull, f2ull, unsigned long long, float)
+WS_ROUND4(__int2float, i2f, float, int)
+WS_ROUND4(__uint2float, ui2f, float, unsigned)
+WS_ROUND_ALL(__ll2float, ll2f, float, long long)
+WS_ROUND_ALL(__ull2float, ull2f, float, unsigned long long)
+WS_ROUND_ALL(__ll2double, ll2d, double, long long)
+WS_ROUND_ALL(__ull2double, ull2d, double, unsigned long long)
+#undef WS_ROUND_ALL
+#undef WS_ROUND4
+WS_INLINE double __int2double_rn(int x) { return (double)x; }
+WS_INLINE double __uint2double_rn(unsigned x) { return (double)x; }
+WS_INLINE float __ll2float(long long x) { return (float)x; }
+
+// Arithmetic in every rounding (the _rn forms of float add, mul, fma, rcp, sqrt, div are above).
+#define WS_ARITH(R, SUF, T, TS)                                                                            \
+    WS_INLINE T __##TS##add_##R(T a, T b) { return __nvvm_add_##SUF(a, b); }                              \
+    WS_INLINE T __##TS##sub_##R(T a, T b) { return __nvvm_add_##SUF(a, -b); }                             \
+    WS_INLINE T __##TS##mul_##R(T a, T b) { return __nvvm_mul_##SUF(a, b); }                              \
+    WS_INLINE T __##TS##div_##R(T a, T b) { return __nvvm_div_##SUF(a, b); }                              \
+    WS_INLINE T __##TS##rcp_##R(T a) { return __nvvm_rcp_##SUF(a); }                                      \
+    WS_INLINE T __##TS##sqrt_##R(T a) { return __nvvm_sqrt_##SUF(a); }
+WS_ARITH(rz, rz_f, float, f)
+WS_ARITH(rd, rm_f, float, f)
+WS_ARITH(ru, rp_f, float, f)
+WS_ARITH(rn, rn_d, double, d)
+WS_ARITH(rz, rz_d, double, d)
+WS_ARITH(rd, rm_d, double, d)
+WS_ARITH(ru, rp_d, double, d)
+#undef WS_ARITH
+WS_INLINE float __fsub_rn(float a, float b) { return __nvvm_add_rn_f(a, -b); }
+WS_INLINE float __fmaf_rz(float a, float b, float c) { return __nvvm_fma_rz_f(a, b, c); }
+WS_INLINE float __fmaf_rd(float a, float b, float c) { return __nvvm_fma_rm_f(a, b, c); }
+WS_INLINE float __fmaf_ru(float a, float b, float c) { return __nvvm_fma_rp_f(a, b, c); }
+WS_INLINE double __fma_rn(double a, double b, double c) { return __nvvm_fma_rn_d(a, b, c); }
+WS_INLINE double __fma_rz(double a, double b, double c) { return __nvvm_fma_rz_d(a, b, c); }
+WS_INLINE double __fma_rd(double a, double b, double c) { return __nvvm_fma_rm_d(a, b, c); }
+WS_INLINE double __fma_ru(double a, double b, double c) { return __nvvm_fma_rp_d(a, b, c); }
+
+// Half precision in the other roundings, as raw binary16 bits (cuda_fp16.h's take and give __half).
+#define WS_F2H(SUF, RND)                                                        \
+    WS_INLINE unsigned short __float2half_##SUF(float x) {                      \
+        unsigned short h;                                                       \
+        asm("cvt." #RND ".f16.f32 %0, %1;" : "=h"(h) : "f"(x));                 \
+        return h;                                                               \
+    }
+WS_F2H(rz, rz)
+WS_F2H(rd, rm)
+WS_F2H(ru, rp)
+#undef WS_F2H
+
+// The vector types CUDA defines that are not above, aligned as CUDA's are, and make_* for all.
+#define WS_VEC1(T, E, A) struct __attribute__((aligned(A))) T##1 { E x; };
+#define WS_VEC2(T, E, A) struct __attribute__((aligned(A))) T##2 { E x, y; };
+#define WS_VEC3(T, E, A) struct __attribute__((aligned(A))) T##3 { E x, y, z; };
+#define WS_VEC4(T, E, A) struct __attribute__((aligned(A))) T##4 { E x, y, z, w; };
+#define WS_MAKE(T, E)                                                                                    \
+    WS_INLINE T##1 make_##T##1(E x) { T##1 v; v.x = x; return v; }                                     \
+    WS_INLINE T##2 make_##T##2(E x, E y) { T##2 v; v.x = x; v.y = y; return v; }                       \
+    WS_INLINE T##3 make_##T##3(E x, E y, E z) { T##3 v; v.x = x; v.y = y; v.z = z; return v; }         \
+    WS_INLINE T##4 make_##T##4(E x, E y, E z, E w) { T##4 v; v.x = x; v.y = y; v.z = z; v.w = w; return v; }
+#define WS_VECS(T, E, A1, A2, A4) WS_VEC1(T, E, A1) WS_VEC2(T, E, A2) WS_VEC3(T, E, A1) WS_VEC4(T, E, A4) WS_MAKE(T, E)
+WS_VECS(char, signed char, 1, 2, 4)
+WS_VECS(uchar, unsigned char, 1, 2, 4)
+WS_VECS(short, short, 2, 4, 8)
+WS_VECS(ushort, unsigned short, 2, 4, 8)
+WS_VEC1(int, int, 4) WS_VEC3(int, int, 4) WS_MAKE(int, int)
+WS_VECS(uint, unsigned int, 4, 8, 16)
+WS_VECS(long, long, 8, 16, 16)
+WS_VECS(ulong, unsigned long, 8, 16, 16)
+WS_VECS(longlong, long long, 8, 16, 16)
+WS_VECS(ulonglong, unsigned long long, 8, 16, 16)
+WS_VEC1(float, float, 4) WS_VEC3(float, float, 4) WS_MAKE(float, float)
+WS_VEC1(double, double, 8) WS_VEC3(double, double, 8) WS_VEC4(double, double, 16) WS_MAKE(double, double)
+#undef WS_VECS
+#undef WS_MAKE
+#undef WS_VEC1
+#undef WS_VEC2
+#undef WS_VEC3
+#undef WS_VEC4
+struct dim3 {
+    unsigned int x, y, z;
+    __device__ constexpr dim3(unsigned int x = 1, unsigned int y = 1, unsigned int z = 1) : x(x), y(y), z(z) {}
+};
+// threadIdx, blockIdx, blockDim and gridDim convert to uint3 and dim3 (clang declares the operators).
+#define WS_BUILTIN_VEC(V)                                                                                   \
+    __device__ inline __cuda_builtin_##V##_t::operator dim3() const { return dim3(x, y, z); }               \
+    __device__ inline __cuda_builtin_##V##_t::operator uint3() const { return make_uint3(x, y, z); }
+WS_BUILTIN_VEC(threadIdx)
+WS_BUILTIN_VEC(blockIdx)
+WS_BUILTIN_VEC(blockDim)
+WS_BUILTIN_VEC(gridDim)
+#undef WS_BUILTIN_VEC
+
+// cp.async through CUDA's pipeline primitives (cuda_pipeline_primitives.h):
+// copy 4, 8 or 16 bytes from global to shared memory, the last zfill of them
+// zeros; __pipeline_commit ends a batch; __pipeline_wait_prior(n) waits until
+// at most n batches are in flight.
+WS_INLINE unsigned __ws_shared_addr(const void *p) {
+    unsigned a;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+    return a;
+}
+WS_INLINE void __pipeline_memcpy_async(void *dst_shared, const void *src_global, size_t size_and_align, size_t zfill = 0) {
+    unsigned d = __ws_shared_addr(dst_shared), n = (unsigned)(size_and_align - zfill);
+    switch (size_and_align) {
+    case 4: asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(d), "l"(src_global), "r"(n) : "memory"); break;
+    case 8: asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(d), "l"(src_global), "r"(n) : "memory"); break;
+    default: asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src_global), "r"(n) : "memory"); break;
+    }
+}
+WS_INLINE void __pipeline_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+#define __pipeline_wait_prior(n) asm volatile("cp.async.wait_group %0;" ::"n"(n) : "memory")
+
 #else // __NVCC__
 
 static __device__ __forceinline__ unsigned __laneid() {

@@ -56,21 +56,12 @@ pub fn summary_lines(diags: &[Diagnostic], verbose: bool) -> Vec<String> {
             .collect();
     }
     let (groups, _) = warpsim_check::group_diagnostics(diags);
-    groups
-        .iter()
-        .map(|g| {
-            let (places, times) = (g.diags.len(), g.times());
-            let count = match (places, times) {
-                (1, 1) => String::new(),
-                (1, t) => format!(" [{t}x]"),
-                (p, t) => format!(" [{p} places, {t}x; --verbose lists them]"),
-            };
-            format!("{} at {}{count}: {}", g.kind.name(), g.line, g.diags[0].message)
-        })
-        .collect()
+    groups.iter().map(warpsim_check::DiagGroup::summary_line).collect()
 }
 
-/// The terminal rendering of a checked run's findings.
+/// The terminal rendering of a checked run's findings: the corpus's lines
+/// (one per source line and kind), where each was first found, and one
+/// paragraph of advice per kind; `verbose`, every place in full.
 pub fn render(diags: &[Diagnostic], verbose: bool) -> String {
     warpsim_check::render_grouped(diags, verbose)
 }

@@ -17,9 +17,10 @@
 //! `-lineinfo` and `-gline-tables-only` keep `.loc` line info, so per-line reports name CUDA
 //! lines. For clang, `<tmp>` also holds empty stand-ins for `cuda_runtime.h`, `cuda.h`
 //! and `device_launch_parameters.h`, so kernels written for nvcc that include
-//! them compile unchanged, and stand-ins of warpsim's own for `cuda_fp16.h` and
-//! `cooperative_groups.h` (`cuda/`); the header defines the rest of CUDA's math
-//! library itself, since clang's wrappers call libdevice, which is not there.
+//! them compile unchanged, stand-ins of warpsim's own for `cuda_fp16.h`, `cuda_bf16.h` and
+//! `cooperative_groups.h` (`cuda/`), and `cuda_pipeline.h` (the primitives are in the
+//! header); the header defines the rest of CUDA's math library itself, since
+//! clang's wrappers call libdevice, which is not there.
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -31,8 +32,11 @@ pub const HEADER: &str = include_str!("../cuda/warpsim_cuda.h");
 
 /// Stand-ins for toolkit headers that kernels include, written beside [`HEADER`]:
 /// (path under the header folder, text).
-pub const TOOLKIT_STANDINS: [(&str, &str); 3] = [
+pub const TOOLKIT_STANDINS: [(&str, &str); 6] = [
     ("cuda_fp16.h", include_str!("../cuda/cuda_fp16.h")),
+    ("cuda_bf16.h", include_str!("../cuda/cuda_bf16.h")),
+    ("cuda_pipeline.h", "// stand-in: the pipeline primitives are in warpsim_cuda.h\n#include \"warpsim_cuda.h\"\n"),
+    ("cuda_pipeline_primitives.h", "// stand-in: the pipeline primitives are in warpsim_cuda.h\n#include \"warpsim_cuda.h\"\n"),
     ("cooperative_groups.h", include_str!("../cuda/cooperative_groups.h")),
     (
         "cooperative_groups/reduce.h",
@@ -322,7 +326,8 @@ pub fn utf8(path: &Path, bytes: Vec<u8>) -> anyhow::Result<String> {
 /// Why a file given as PTX is C, C++ or CUDA source instead, if it looks like it.
 pub fn not_ptx(path: &Path, src: &str) -> Option<String> {
     let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
-    let rename = "warpsim compiles CUDA source named .cu with clang (rename or copy it to a .cu file)";
+    let rename = "warpsim compiles CUDA source named .cu, with nvcc if it finds one (on PATH or in a .venv), else with clang \
+                  (rename or copy it to a .cu file)";
     if ["cpp", "cc", "cxx", "c", "h", "hpp", "cuh", "hip"].contains(&ext.as_str()) {
         return Some(format!("a .{ext} file is C/C++ source; {rename}"));
     }
@@ -335,9 +340,9 @@ pub fn not_ptx(path: &Path, src: &str) -> Option<String> {
 }
 
 /// The PTX of a kernel file: read as it is for `.ptx` (or anything else
-/// that is not `.cu`), compiled with clang for `.cu`, the PTX written to
-/// `out_dir/<stem>.ptx`. Returns (name for messages, PTX text). On a terminal,
-/// says which compiler compiled it.
+/// that is not `.cu`), compiled for `.cu` with nvcc if one is found, else with
+/// clang, the PTX written to `out_dir/<stem>.ptx`. Returns (name for messages, PTX text).
+/// On a terminal, says which compiler compiled it.
 pub fn load_kernel_file(path: &Path, out_dir: &Path, extra: &[String]) -> anyhow::Result<(String, String)> {
     let (name, ptx, compiler) = kernel_file_ptx(path, out_dir, extra)?;
     if let (Some(compiler), true) = (compiler, std::io::IsTerminal::is_terminal(&std::io::stderr())) {

@@ -213,7 +213,8 @@ impl EngineArgs {
 
 #[derive(Args)]
 struct RunArgs {
-    /// The kernel file: CUDA source (.cu, compiled with clang) or PTX (.ptx).
+    /// The kernel file: PTX (.ptx) or CUDA source (.cu, compiled to PTX with nvcc when one is found:
+    /// $WARPSIM_NVCC, on PATH, or in a .venv's nvidia-cuda-nvcc wheel; else with clang 19 or newer).
     file: PathBuf,
     /// The `.entry` to launch (optional when the file has one).
     #[arg(long)]

@@ -307,3 +307,86 @@ fn struct_parameters_pass_by_value() {
     let o = d.warpsim(&["run", &k, "--param", "out:u32[3]=zeros:out", "--param", "{f32=1.5,u32=7}"]);
     assert!(!o.status.success() && text(&o).contains("16 bytes in the PTX") && text(&o).contains("8 bytes"), "{}", text(&o));
 }
+
+/// `s[tid] = tid; out[tid] = s[tid + 1]` with no barrier: a race between different addresses per thread.
+const NEIGHBOUR: &str = ".visible .entry k(.param .u64 out)\n{\n.reg .b32 %r<6>; .reg .b64 %rd<8>;\n.shared .align 4 .b8 s[260];\n\
+    mov.u32 %r1, %tid.x; mov.u64 %rd4, s; mul.wide.u32 %rd5, %r1, 4; add.s64 %rd6, %rd4, %rd5;\n\
+    st.shared.u32 [%rd6], %r1;\nld.shared.u32 %r4, [%rd6+4];\n\
+    ld.param.u64 %rd1, [out]; add.s64 %rd3, %rd1, %rd5; st.global.u32 [%rd3], %r4;\nret;\n}\n";
+
+#[test]
+fn each_place_of_a_one_address_update_race_advises_atomics_and_other_races_a_barrier() {
+    let d = Dir::new("rmw-advice");
+    let k = d.ptx(RACE);
+    let o = d.warpsim(&["check", &k, "--param", "out:u32[1]=zeros:out", "--block", "64", "--verbose"]);
+    let t = text(&o);
+    let places: Vec<&str> = t.split("\n\n").filter(|p| p.starts_with("data race")).collect();
+    assert!(places.len() >= 2, "expected the read and the write racing: {t}");
+    for p in &places {
+        let first = p.lines().next().unwrap();
+        assert!(first.contains("atomicAdd") && !first.contains("__sync"), "a place of `out[0] += x` advises no atomic: {first}");
+    }
+    let k = d.ptx(NEIGHBOUR);
+    let o = d.warpsim(&["check", &k, "--param", "out:u32[64]=zeros:out", "--block", "64", "--verbose"]);
+    let t = text(&o);
+    let places: Vec<&str> = t.split("\n\n").filter(|p| p.starts_with("data race")).collect();
+    assert!(!places.is_empty(), "the neighbour race was not found: {t}");
+    for p in &places {
+        let first = p.lines().next().unwrap();
+        assert!(first.contains("__sync") && !first.contains("atomicAdd"), "a neighbour race lost its barrier advice: {first}");
+    }
+}
+
+#[test]
+fn a_block_over_the_kernels_maxntid_is_refused_with_the_drivers_error() {
+    let d = Dir::new("maxntid");
+    let k = d.ptx(&STORE.replacen("(.param .u64 out)", "(.param .u64 out) .maxntid 32, 1, 1", 1));
+    let o = d.warpsim(&["run", &k, "--param", "out:u32[64]=zeros:out", "--block", "32"]);
+    assert!(o.status.success(), "a block within .maxntid was refused: {}", text(&o));
+    for mode in [&["run"][..], &["check"], &["run", "--mode", "timing"]] {
+        let o = d.warpsim(&[mode, &[k.as_str(), "--param", "out:u32[64]=zeros:out", "--block", "64"]].concat());
+        let t = text(&o);
+        assert!(!o.status.success() && t.contains("cudaErrorInvalidValue") && t.contains(".maxntid"), "{mode:?}: {t}");
+    }
+}
+
+#[test]
+fn help_and_the_cpp_error_say_nvcc_comes_first_and_clang_is_the_fallback() {
+    let d = Dir::new("nvcc-first");
+    let help = text(&d.warpsim(&["run", "--help"]));
+    let (nvcc, clang) = (help.find("nvcc").expect("run --help names no nvcc"), help.find("clang").expect("run --help names no clang"));
+    assert!(nvcc < clang && help.contains("else with clang"), "{help}");
+    let f = d.0.join("k.cpp");
+    std::fs::write(&f, "#include <cstdio>\nint main() {}\n").unwrap();
+    let t = text(&d.warpsim(&["run", f.to_str().unwrap()]));
+    assert!(t.contains("with nvcc if it finds one") && t.contains("else with clang"), "{t}");
+}
+
+/// The paths in the checkout that the README names, from the top folders a path may start with.
+fn readme_paths(readme: &str) -> Vec<String> {
+    const TOPS: [&str; 8] = ["crates/", "tests/", "docs/", "demo/", "calibration/", "examples/", "python/", "../shared/"];
+    let b = readme.as_bytes();
+    let mut out = Vec::new();
+    for (i, _) in readme.char_indices() {
+        let boundary = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b"/._-".contains(&b[i - 1]));
+        if !boundary || !TOPS.iter().any(|t| readme[i..].starts_with(t)) {
+            continue;
+        }
+        let end = readme[i..].find(|c: char| !(c.is_ascii_alphanumeric() || "/._-".contains(c))).map_or(readme.len(), |e| i + e);
+        out.push(readme[i..end].trim_end_matches('.').to_string());
+    }
+    out
+}
+
+#[test]
+fn every_path_the_readme_names_exists() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let paths = readme_paths(&readme);
+    assert!(paths.iter().any(|p| p == "crates/cli/tests/cu/check_site.cu"), "the README's call-site example is gone: {paths:?}");
+    assert_eq!(readme_paths("see tests/cu/x.cu and crates/a/tests/b.rs."), ["tests/cu/x.cu", "crates/a/tests/b.rs"]);
+    let shared = root.join("../shared").exists();
+    let missing: Vec<&String> =
+        paths.iter().filter(|p| (shared || !p.starts_with("../shared/")) && !root.join(p.as_str()).exists()).collect();
+    assert!(missing.is_empty(), "README paths that do not exist: {missing:?}");
+}

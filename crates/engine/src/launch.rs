@@ -304,13 +304,21 @@ pub fn validate(kernel: &Kernel, params: &[u8], cfg: &LaunchConfig) -> Result<()
     }
     if let Some(r) = kernel.tuning.reqntid {
         if r != cfg.block {
-            return Err(LaunchError::Config(format!("kernel requires a block of {r:?} (.reqntid), got {:?}", cfg.block)));
+            return Err(LaunchError::Config(format!(
+                "cudaErrorInvalidValue (CUDA_ERROR_INVALID_VALUE): kernel requires a block of {r:?} (.reqntid), got {:?}",
+                cfg.block
+            )));
         }
     }
     if let Some(m) = kernel.tuning.maxntid {
         let max = m.iter().map(|&d| d as u64).product::<u64>();
         if threads > max {
-            return Err(LaunchError::Config(format!("kernel allows at most {max} threads per block (.maxntid)")));
+            // As the driver refuses a block over the kernel's maxThreadsPerBlock
+            // (__launch_bounds__), and warpsim's driver returns for this error.
+            return Err(LaunchError::Config(format!(
+                "cudaErrorInvalidValue (CUDA_ERROR_INVALID_VALUE): a block of {threads} threads is more than the {max} \
+                 the kernel allows (.maxntid, from __launch_bounds__)"
+            )));
         }
     }
     if params.len() < kernel.param_bytes as usize {
