@@ -357,6 +357,25 @@ pub struct CUlaunchConfig {
     pub num_attrs: c_uint,
 }
 
+/// The `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` of a launch configuration, if it has one.
+///
+/// # Safety
+/// `c.attrs` holds `c.num_attrs` `CUlaunchAttribute`s (8-byte id and padding, 64-byte value).
+unsafe fn cluster_dims(c: &CUlaunchConfig) -> Option<[c_uint; 3]> {
+    const CLUSTER_DIMENSION: c_uint = 4;
+    const STRIDE: usize = 72;
+    if c.attrs.is_null() {
+        return None;
+    }
+    (0..c.num_attrs as usize).find_map(|i| {
+        // SAFETY: inside the caller's attribute array (see above).
+        let at = unsafe { (c.attrs as *const u8).add(i * STRIDE) };
+        // SAFETY: as above; the id and the value's first three words.
+        let id = unsafe { std::ptr::read_unaligned(at as *const c_uint) };
+        (id == CLUSTER_DIMENSION).then(|| unsafe { std::ptr::read_unaligned(at.add(8) as *const [c_uint; 3]) })
+    })
+}
+
 api! {
     fn cuModuleLoadData(module: *mut Handle, image: *const c_void) {
         // SAFETY: the caller's image.
@@ -527,6 +546,11 @@ api! {
         }
         // SAFETY: the caller's launch configuration.
         let c = unsafe { &*config };
+        // SAFETY: `num_attrs` attributes of cuda.h's layout at `attrs`.
+        if let Some(dims) = unsafe { cluster_dims(c) }.filter(|d| d.iter().map(|&n| n as u64).product::<u64>() > 1) {
+            eprintln!("warpsim: cuLaunchKernelEx: a cluster of {}x{}x{} blocks: clusters of more than one block are not supported (warpsim runs clusters of one block)", dims[0], dims[1], dims[2]);
+            return Err(CUDA_ERROR_NOT_SUPPORTED);
+        }
         launch(f, c.grid, c.block, c.shared, params, extra)
     }
     fn cuOccupancyMaxActiveBlocksPerMultiprocessor(n: *mut c_int, func: Handle, block: c_int, dynamic: usize) {

@@ -576,3 +576,85 @@ fn misplaced_relu_and_xorsign_are_refused() {
         assert!(err.contains(what), "{body}: {err}");
     }
 }
+
+// `fns.b32` (`__fns`) and `szext` (sm_70+): the n-th set bit and sign/zero
+// extension from a bit position.
+#[test]
+fn fns_and_szext() {
+    let ptx = in_out(
+        ".reg .b32 x, r;",
+        "
+    ld.global.b32 x, [a];
+    fns.b32 r, x, 0, 2;
+    st.global.b32 [b], r;
+    fns.b32 r, x, 31, -1;
+    st.global.b32 [b+4], r;
+    fns.b32 r, x, 4, 0;
+    st.global.b32 [b+8], r;
+    fns.b32 r, x, 0, 9;
+    st.global.b32 [b+12], r;
+    szext.wrap.s32 r, x, 4;
+    st.global.b32 [b+16], r;
+    szext.clamp.u32 r, x, 40;
+    st.global.b32 [b+20], r;
+    szext.wrap.u32 r, x, 36;
+    st.global.b32 [b+24], r;",
+    );
+    // x = 0x8000_001A: bits 1, 3, 4, 31.
+    let out = run(&ptx, &bytes(&[0x8000_001A]), 28);
+    // 2nd set bit from 0: 3; 1st downwards from 31: 31; bit 4 is set: 4; no 9th: !0;
+    // low 4 bits 0b1010 sign-extended: 0xFFFF_FFFA; clamp 40 -> 32: x; wrap 36 -> 4 zero-extended: 0xA.
+    assert_eq!(words(&out), [3, 31, 4, u32::MAX, 0xFFFF_FFFA, 0x8000_001A, 0xA]);
+}
+
+// Generic-address tests, cluster-of-one special registers, `mapa` to rank 0,
+// `createpolicy` and `griddepcontrol` (no-ops when launches run in order).
+#[test]
+fn isspacep_cluster_registers_and_launch_control() {
+    let ptx = in_out(
+        ".reg .b32 r, s; .reg .b64 g, p; .reg .pred q; .shared .b32 sh[4];",
+        "
+    griddepcontrol.wait;
+    createpolicy.fractional.L2::evict_last.b64 p, 1.0;
+    ld.global.L2::cache_hint.b32 r, [a], p;
+    cvta.shared.u64 g, sh;
+    isspacep.shared q, g;
+    selp.b32 s, 1, 0, q;
+    isspacep.global q, g;
+    selp.b32 r, 2, 0, q;
+    add.u32 s, s, r;
+    isspacep.global q, b;
+    selp.b32 r, 4, 0, q;
+    add.u32 s, s, r;
+    isspacep.local q, b;
+    selp.b32 r, 8, 0, q;
+    add.u32 s, s, r;
+    st.global.b32 [b], s;
+    mov.u32 r, %cluster_ctarank;
+    st.global.b32 [b+4], r;
+    mov.u32 r, %cluster_nctarank;
+    st.global.b32 [b+8], r;
+    mov.u32 r, %nclusterid.x;
+    st.global.b32 [b+12], r;
+    mapa.u64 g, b, 0;
+    mov.u32 r, 7;
+    st.global.b32 [g+16], r;
+    griddepcontrol.launch_dependents;",
+    );
+    let out = run(&ptx, &bytes(&[0]), 20);
+    // shared address: shared yes (1), global no; out: global yes (4), local no.
+    assert_eq!(words(&out), [5, 0, 1, 1, 7]);
+}
+
+// Forms a GPU would run differently are refused: `vote` without `.sync` (ptxas
+// refuses it on sm_70+ from PTX 6.4) and clusters of more than one CTA.
+#[test]
+fn non_sync_vote_and_multi_cta_clusters_are_refused() {
+    let k = |src: String| Module::from_ptx("t.ptx", src).kernel("k").err().map(|e| e.to_string()).unwrap_or_default();
+    let vote = ".visible .entry k()\n{\n.reg .pred p;\n.reg .b32 r;\nvote.ballot.b32 r, p;\nret;\n}\n";
+    assert!(k(format!("{HEAD}{vote}")).contains("without `.sync`"));
+    let old = ".version 6.0\n.target sm_60\n.address_size 64\n";
+    assert_eq!(k(format!("{old}{vote}")), "");
+    let cluster = ".visible .entry k() .reqnctapercluster 2, 1, 1\n{\nret;\n}\n";
+    assert!(k(format!("{HEAD}{cluster}")).contains("clusters of more than one CTA"));
+}

@@ -717,6 +717,8 @@ fn int_class(op: IntOp, wide: bool) -> LatencyClass {
         | IntOp::Bfe
         | IntOp::Bfi
         | IntOp::Bmsk { .. }
+        | IntOp::Szext { .. }
+        | IntOp::Fns
         | IntOp::CvtPack { .. }
         | IntOp::Prmt(_)
         | IntOp::Shl

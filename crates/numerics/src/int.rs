@@ -67,6 +67,11 @@ enum_with_units! {
         Xor,
         Not,
         Cnot,
+        /// `fns.b32 d, mask, base, offset`: the bit position of the
+        /// |offset|-th set bit of `mask` from `base` on (upwards for a positive
+        /// offset, downwards for a negative one, `base` itself for 0), or
+        /// 0xffffffff when there is none.
+        Fns,
         ;
         /// `min|max{.relu}.{s16x2,u16x2}`: two 16-bit elements per 32-bit
         /// operand, element 0 low (`.relu` on `.s16x2` only).
@@ -74,6 +79,11 @@ enum_with_units! {
             max: bool,
             signed: bool,
             relu: bool,
+        },
+        /// `szext.clamp|wrap.{s32,u32} d, a, b`: the low `b` bits of `a`, sign-
+        /// or zero-extended (`.wrap`: b mod 32; `.clamp`: b at most 32).
+        Szext {
+            wrap: bool,
         },
         /// `bmsk.clamp|wrap.b32 d, a, b`: `b` one bits from bit `a` (`.wrap`:
         /// both taken mod 32; `.clamp`: clamped to 32, the mask cut at bit 31).
@@ -127,6 +137,27 @@ fn mask(bits: u32) -> u64 {
 }
 
 /// The operand as a mathematical integer (sign- or zero-extended).
+/// `fns.b32`, as the PTX ISA's pseudocode states it.
+fn fns(mask: u32, base: u32, offset: i32) -> u32 {
+    let bit = |p: i64| (0..32).contains(&p) && mask >> p & 1 == 1;
+    if offset == 0 {
+        return if bit(base as i64) { base } else { u32::MAX };
+    }
+    let step = if offset > 0 { 1 } else { -1 };
+    let mut count = offset.unsigned_abs() - 1;
+    let mut pos = base as i64;
+    while (0..32).contains(&pos) {
+        if bit(pos) {
+            if count == 0 {
+                return pos as u32;
+            }
+            count -= 1;
+        }
+        pos += step;
+    }
+    u32::MAX
+}
+
 #[inline]
 fn val(v: u64, bits: u32, signed: bool) -> i128 {
     if signed {
@@ -283,6 +314,18 @@ pub fn eval_int(op: IntOp, ty: ScalarType, s: [u64; 4]) -> u64 {
             let c = if n >= 16 { 0 } else { (c << (2 * n)) & 0xFFFF_FFFF };
             nrm(c | sat(a) << n | sat(b))
         }
+        IntOp::Szext { wrap } => {
+            let n = if wrap { b & 31 } else { (b as u32).min(32) as u64 } as u32;
+            let x = a as u32;
+            let r = match n {
+                0 => 0,
+                32 => x,
+                _ if sg => (((x << (32 - n)) as i32) >> (32 - n)) as u32,
+                _ => x & ((1u32 << n) - 1),
+            };
+            nrm(r as u64)
+        }
+        IntOp::Fns => nrm(fns(a as u32, b as u32, c as u32 as i32) as u64),
         IntOp::Bmsk { wrap } => {
             let (p, n) = if wrap { (a & 31, b & 31) } else { ((a as u32).min(32) as u64, (b as u32).min(32) as u64) };
             nrm((((1u64 << n) - 1) << p) & 0xFFFF_FFFF)

@@ -265,6 +265,8 @@ fn eval(name: &str, ins: &[u64]) -> Option<Eval> {
         "max" if mods.contains(&"relu") => (IntOp::MaxRelu, t, w),
         "min" => (IntOp::Min, t, w),
         "max" => (IntOp::Max, t, w),
+        "szext" => (IntOp::Szext { wrap: mods.contains(&"wrap") }, t, 32),
+        "fns" => (IntOp::Fns, t, 32),
         "popc" => (IntOp::Popc, t, 32),
         "clz" => (IntOp::Clz, t, 32),
         "bfind" if mods.contains(&"shiftamt") => (IntOp::BfindShiftAmt, t, 32),

@@ -128,11 +128,13 @@ def gen(dom, rng):
         return rng.choice(SMALL) if rng.random() < 0.85 else rng.getrandbits(32)
     if dom in ("bit", "bit64"):
         return rng.getrandbits(1)
+    if dom == "off":  # small signed offsets (fns)
+        return rng.randint(-40, 40) & 0xFFFFFFFF if rng.random() < 0.9 else rng.getrandbits(32)
     raise ValueError(dom)
 
 
 WIDTH = {"f32": 32, "f64": 64, "f16": 16, "bf16": 16, "f16x2": 32, "bf16x2": 32,
-         "i16": 16, "i32": 32, "i64": 64, "sh": 32, "bit": 32, "bit64": 64}
+         "i16": 16, "i32": 32, "i64": 64, "sh": 32, "bit": 32, "bit64": 64, "off": 32}
 
 
 def f32_bits(x):
@@ -516,6 +518,10 @@ for op in ("min", "max"):
     for t in ("s16x2", "u16x2"):
         bin_(f"{op}.{t}", "i32")
     bin_(f"{op}.relu.s16x2", "i32")
+for m in ("wrap", "clamp"):
+    for t in ("s32", "u32"):
+        bin_(f"szext.{m}.{t}", "i32", "sh")
+ter("fns.b32", "i32", doms=["i32", "sh", "off"])
 
 # ---------------------------------------------------------------- PTX generation
 

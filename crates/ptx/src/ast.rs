@@ -80,6 +80,8 @@ pub struct Tuning {
     pub maxntid: Option<[u32; 3]>,
     pub minnctapersm: Option<u32>,
     pub maxnreg: Option<u32>,
+    /// `.reqnctapercluster`: CTAs per cluster.
+    pub reqnctapercluster: Option<[u32; 3]>,
 }
 
 /// Initialiser of a variable: a flat list of scalar values (nested braces flattened).

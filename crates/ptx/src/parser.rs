@@ -287,7 +287,7 @@ impl<'a> Parser<'a> {
             } else if self.eat_dot("maxnctapersm") || self.eat_dot("maxclusterrank") {
                 self.uint("a number")?;
             } else if self.eat_dot("reqnctapercluster") {
-                self.dims3()?;
+                f.tuning.reqnctapercluster = Some(self.dims3()?);
             } else if self.eat_dot("explicitcluster") {
             } else if self.eat_dot("attribute") {
                 self.expect(Tok::LParen, "`(`")?;

@@ -177,6 +177,8 @@ impl Lowerer<'_> {
             "bfe" => (IntOp::Bfe, 4),
             "bfi" => (IntOp::Bfi, 5),
             "bmsk" => (IntOp::Bmsk { wrap: mods.has("wrap") }, 3),
+            "szext" => (IntOp::Szext { wrap: mods.has("wrap") }, 3),
+            "fns" => (IntOp::Fns, 4),
             "prmt" => {
                 use PrmtMode as P;
                 let m =

@@ -53,7 +53,7 @@ impl Lowerer<'_> {
                 let ty = self.need_ty(ty, span, &full)?;
                 return self.carry_op(i, &mods, ty, guard, &full);
             }
-            "mul24" | "mad24" | "sad" | "popc" | "clz" | "bfind" | "brev" | "bfe" | "bfi" | "bmsk" | "prmt" | "shf" | "cnot" | "lop3"
+            "mul24" | "mad24" | "sad" | "popc" | "clz" | "bfind" | "brev" | "bfe" | "bfi" | "bmsk" | "szext" | "fns" | "prmt" | "shf" | "cnot" | "lop3"
             | "dp4a" | "dp2a" => {
                 let ty = self.need_ty(ty, span, &full)?;
                 self.int_misc(i, &mods, ty, guard, &full)?;
@@ -150,8 +150,34 @@ impl Lowerer<'_> {
             "ld" | "ldu" => self.load(i, &mods, guard, &full)?,
             "st" => self.store(i, &mods, guard, &full)?,
             "atom" | "red" => self.atom(i, &mods, guard, &full)?,
-            "prefetch" | "prefetchu" | "membar" | "fence" | "nanosleep" | "pmevent" | "discard" | "applypriority" => {
+            "prefetch" | "prefetchu" | "membar" | "fence" | "nanosleep" | "pmevent" | "discard" | "applypriority"
+            // Programmatic dependent launch: launches run one after another here, so a
+            // grid's prerequisites have always completed and there is nothing to signal.
+            | "griddepcontrol" => {
                 self.emit(at, guard, Op::Fence)
+            }
+            "isspacep" => self.isspacep(i, &mods, guard, &full)?,
+            // An L2 cache policy: opaque to the program, read only by loads' cache
+            // hints, which the model does not follow.
+            "createpolicy" => {
+                at.nops(2)?;
+                let d = self.dst(&ops[0])?;
+                let a = self.const_reg(ScalarType::B64, 0);
+                let op = self.move_between(d, a);
+                self.emit(at, guard, op);
+            }
+            // The address in CTA `b` of the cluster: warpsim runs clusters of one CTA,
+            // so rank 0's address is the address itself.
+            "mapa" => {
+                at.nops(3)?;
+                if !matches!(ops[2], Operand::Imm(0, _)) {
+                    return at.unsupported(": a CTA rank that is not an immediate 0 (warpsim runs clusters of one CTA)");
+                }
+                let ty = self.need_ty(ty, span, &full)?;
+                let d = self.dst(&ops[0])?;
+                let a = self.src(&ops[1], ty)?;
+                let op = self.move_between(d, a);
+                self.emit(at, guard, op);
             }
             "bra" | "brx" | "ret" => self.branch(i, guard, &full)?,
             "call" => self.call(i, guard, &full)?,

@@ -48,11 +48,51 @@ impl Lowerer<'_> {
     }
 
     /// The SM version of the module's `.target` (`sm_90a` is 90), if it names one.
-    fn target_sm(&self) -> Option<u32> {
+    pub(super) fn target_sm(&self) -> Option<u32> {
         self.m.target.iter().find_map(|t| {
             let digits: String = t.strip_prefix("sm_")?.chars().take_while(|c| c.is_ascii_digit()).collect();
             digits.parse().ok()
         })
+    }
+
+    /// The module's `.version` as (major, minor); (0, 0) when it has none.
+    pub(super) fn ptx_version(&self) -> (u32, u32) {
+        let v = self.m.version.as_deref().unwrap_or("0.0");
+        let (a, b) = v.split_once('.').unwrap_or((v, "0"));
+        (a.parse().unwrap_or(0), b.parse().unwrap_or(0))
+    }
+
+    /// `isspacep.{global,shared{::cta,::cluster},local} p, a`: whether generic
+    /// address `a` falls in that window ([`crate::window`]).
+    pub(super) fn isspacep(&mut self, i: &Instruction, mods: &Mods, guard: Option<Guard>, full: &str) -> LResult<()> {
+        use crate::window::{LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
+        let at = self.at(i, full);
+        at.nops(2)?;
+        let Some(space) = mods.pick("global shared shared::cta shared::cluster local", [0u8, 1, 1, 1, 2]) else {
+            return at.unsupported(": generic addresses of .const and .param are not modelled");
+        };
+        let p = self.dst_pred(&i.operands[0])?;
+        let a = self.src(&i.operands[1], ScalarType::U64)?;
+        let size = self.const_reg(ScalarType::U64, WINDOW_SIZE);
+        // in(window) = a - base < size (unsigned)
+        let inside = |l: &mut Self, base: u64, d: u32, combine: Option<(BoolOp, u32, bool)>| {
+            let b = l.const_reg(ScalarType::U64, base);
+            let t = l.alloc_reg(ScalarType::U64);
+            l.emit(at, guard, Op::Bin64 { f: Bin64::Sub, d: t.slot, a: a.slot, b: b.slot });
+            let cmp = if combine.is_some() { CmpOp::Ge } else { CmpOp::Lt };
+            l.emit(at, guard, Op::Setp(Setp { cmp, ty: ScalarType::U64, ftz: false, p: d, q: None, a: t, b: size, combine }));
+        };
+        match space {
+            1 => inside(self, SHARED_WINDOW, p, None),
+            2 => inside(self, LOCAL_WINDOW, p, None),
+            _ => {
+                // Neither shared nor local: (a - local >= size) and not shared.
+                let sh = self.alloc_reg(ScalarType::Pred).slot;
+                inside(self, SHARED_WINDOW, sh, None);
+                inside(self, LOCAL_WINDOW, p, Some((BoolOp::And, sh, true)));
+            }
+        }
+        Ok(())
     }
 
     pub(super) fn load(&mut self, i: &Instruction, mods: &Mods, guard: Option<Guard>, full: &str) -> LResult<()> {

@@ -320,6 +320,13 @@ fn place(used: &mut u32, size: Option<u64>, align: u32) -> Option<u32> {
 }
 
 fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str, lines: &LineIndex, calls: &calls::ModuleCalls) -> LResult<Kernel> {
+    if let Some(c) = f.tuning.reqnctapercluster.filter(|c| c.iter().map(|&n| n as u64).product::<u64>() > 1) {
+        let msg = format!(
+            "`.reqnctapercluster {}, {}, {}`: clusters of more than one CTA are not modelled (warpsim runs clusters of one CTA)",
+            c[0], c[1], c[2]
+        );
+        return Err(LowerError::new(file, src, f.span, msg));
+    }
     let mut l = Lowerer {
         m,
         file,

@@ -40,13 +40,20 @@ impl Lowerer<'_> {
         if let Some(which) = name.strip_prefix("%reserved_smem_offset_") {
             return self.reserved_smem(which).map(|r| (r, ScalarType::U32));
         }
+        // Clusters: warpsim runs clusters of one CTA (kernels that ask for more are
+        // refused), so a cluster is its CTA and the grid of clusters the grid.
+        match name.split_once('.').map_or(name, |(b, _)| b) {
+            "%cluster_ctarank" | "%cluster_ctaid" => return Some((self.const_reg(ScalarType::U32, 0), ScalarType::U32)),
+            "%cluster_nctarank" | "%cluster_nctaid" => return Some((self.const_reg(ScalarType::U32, 1), ScalarType::U32)),
+            _ => {}
+        }
         let sp = if let Some((base, c)) = name.split_once('.') {
             let d = dim(c)?;
             match base {
                 "%tid" => Special::Tid(d),
                 "%ntid" => Special::Ntid(d),
-                "%ctaid" => Special::Ctaid(d),
-                "%nctaid" => Special::Nctaid(d),
+                "%ctaid" | "%clusterid" => Special::Ctaid(d),
+                "%nctaid" | "%nclusterid" => Special::Nctaid(d),
                 _ => return None,
             }
         } else {

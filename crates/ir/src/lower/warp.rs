@@ -38,6 +38,12 @@ impl Lowerer<'_> {
                 let mask = if mods.has("sync") {
                     at.nops(3)?;
                     self.r32(&ops[2], ScalarType::B32)?
+                } else if self.target_sm().is_some_and(|v| v >= 70) && self.ptx_version() >= (6, 4) {
+                    // As ptxas: the implicitly warp-wide form ends with PTX 6.4 on Volta and later.
+                    return self.err(
+                        span,
+                        format!("`{full}` without `.sync` is not supported on sm_70 and later from PTX ISA 6.4 (use `vote.sync`)"),
+                    );
                 } else {
                     self.const_reg(ScalarType::B32, 0xFFFF_FFFF).slot
                 };
