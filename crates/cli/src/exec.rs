@@ -35,6 +35,10 @@ pub struct ExecArgs {
     /// Write an HTML report of all launches here.
     #[arg(long, value_name = "FILE.html")]
     pub report: Option<PathBuf>,
+    /// Pages in the `--report` for the first N launches (the index lists them; at exit
+    /// warpsim says how many were left out).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub report_launches: usize,
     /// Write the per-kernel and per-launch numbers as JSON here.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -140,11 +144,22 @@ pub fn cmd_exec(a: ExecArgs) -> Result<()> {
             cmd.env(var, std::path::absolute(p).unwrap_or_else(|_| p.clone()));
         }
     }
+    cmd.env("WARPSIM_REPORT_LAUNCHES", a.report_launches.to_string());
     let status = cmd.status().with_context(|| format!("running {}", program.to_string_lossy()))?;
     let launches = read_launches(&summary);
     let kernels = per_kernel(&launches);
     if !launches.is_empty() {
         eprint!("{}", render_table(&kernels, &a.gpu, a.mode == Mode::Timing));
+    }
+    if let (Some(r), true) = (&a.report, launches.len() > a.report_launches) {
+        eprintln!(
+            "warpsim exec: {} has pages for the first {} of {} launches; {} were left out (rerun with --report-launches {} for all)",
+            r.display(),
+            a.report_launches,
+            launches.len(),
+            launches.len() - a.report_launches,
+            launches.len()
+        );
     }
     if let Some(p) = &a.json {
         let j = json!({"gpu": a.gpu, "mode": if a.mode == Mode::Timing { "timing" } else { "functional" },
@@ -203,10 +218,14 @@ pub fn per_kernel(launches: &[Value]) -> Vec<Value> {
         .collect()
 }
 
-/// A mangled C++ or Numba kernel name as its qualified name without the
-/// signature (`_Z4vaddPKfS0_Pfi` -> `vadd`, `_ZN8__main__4vaddB2v1...` ->
+/// A mangled C++ or Numba kernel name as its qualified name with template
+/// arguments, without the signature (`_Z4vaddPKfS0_Pfi` -> `vadd`,
+/// `_Z4axpyIfEvT_PKS0_PS0_i` -> `axpy<float>`, `_ZN8__main__4vaddB2v1...` ->
 /// `__main__::vadd`); other names as they are.
 pub fn short_name(name: &str) -> String {
+    if let Some(d) = warpsim_ir::entry_names::display_name(name) {
+        return d;
+    }
     let (mut rest, nested) = match name.strip_prefix("_ZN") {
         Some(r) => (r, true),
         None => match name.strip_prefix("_Z") {
@@ -301,5 +320,8 @@ mod tests {
         assert_eq!(short_name("_ZN8__main__4vaddB2v1B92cw51cXTLSUwv1sDUaKthqaNgoKmjgOR3W"), "__main__::vadd");
         assert_eq!(short_name("plain_c_kernel"), "plain_c_kernel");
         assert_eq!(short_name("_Z99x"), "_Z99x");
+        // Template instances stay apart in the table.
+        assert_eq!(short_name("_Z4axpyIfEvT_PKS0_PS0_i"), "axpy<float>");
+        assert_eq!(short_name("_Z4axpyIdEvT_PKS0_PS0_i"), "axpy<double>");
     }
 }

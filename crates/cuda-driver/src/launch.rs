@@ -101,9 +101,16 @@ impl Driver {
         let mut opts = self.opts.clone();
         opts.shared_opt_in = self.funcs.get(&f).is_some_and(|x| x.max_dynamic_shared as u32 > self.preset.shared_per_block_default);
         self.mapped_to_device();
+        // As `warpsim run`: a progress line on a terminal once a launch runs over a second.
+        let watch = self.settings.progress.then(|| {
+            let p = std::sync::Arc::new(warpsim_engine::Progress::default());
+            opts.progress = Some(p.clone());
+            warpsim::progress::watch(p, dims.grid.iter().map(|&g| g as u64).product(), None, false)
+        });
         let t0 = Instant::now();
-        let r = warpsim_host::launch(&mut self.ctx, &kernel, &dims, &bytes, &opts);
+        let (r, partial) = warpsim_host::launch_keeping_partial(&mut self.ctx, &kernel, &dims, &bytes, &opts);
         let secs = t0.elapsed().as_secs_f64();
+        drop(watch);
         self.mapped_to_host();
         self.launches += 1;
         let name = kernel.name().to_string();
@@ -125,6 +132,7 @@ impl Driver {
                 }
                 let line = self.record(&name, &dims, secs, Some(&s), None, site.as_deref());
                 self.trace(&kernel, &dims, &s, site.as_deref());
+                self.report_page(&kernel, &dims, &s, site.as_deref(), None);
                 let (timing, resident) = (self.settings.timing && self.opts.timing.is_some(), self.ctx.resident_bytes());
                 self.last = Some(LastLaunch { number: self.launches, line, kernel, dims, secs, resident, timing, summary: Some(s) });
                 Ok(())
@@ -142,12 +150,12 @@ impl Driver {
                 Err(CUDA_ERROR_INVALID_VALUE)
             }
             Err(HostError::Engine(LaunchError::Fault(fault))) => {
-                let line = self.fault(&name, &dims, secs, &fault, None, site.as_deref());
+                let line = self.fault(&kernel, &dims, secs, &fault, partial, None, site.as_deref());
                 self.last_faulted(line, kernel, dims, secs);
                 Ok(())
             }
             Err(HostError::CheckedFault { error: LaunchError::Fault(fault), diagnostics }) => {
-                let line = self.fault(&name, &dims, secs, &fault, Some(&diagnostics), site.as_deref());
+                let line = self.fault(&kernel, &dims, secs, &fault, partial, Some(diagnostics), site.as_deref());
                 self.last_faulted(line, kernel, dims, secs);
                 Ok(())
             }
@@ -163,33 +171,42 @@ impl Driver {
         self.last = Some(LastLaunch { number: self.launches, line, kernel, dims, secs, resident, timing: false, summary: None });
     }
 
-    /// A faulted launch: the GPU's message and warpsim's on stderr, and the sticky error;
-    /// returns its summary line.
+    /// A faulted launch: its device `printf` output up to the fault, the GPU's message
+    /// and warpsim's on stderr, and the sticky error; its report page and trace mark up
+    /// to the fault (`partial`: the metrics of what ran). Returns its summary line.
+    #[allow(clippy::too_many_arguments)]
     fn fault(
         &mut self,
-        name: &str,
+        kernel: &Kernel,
         dims: &Dims,
         secs: f64,
         fault: &KernelFault,
-        diags: Option<&[warpsim_check::Diagnostic]>,
+        partial: Option<warpsim_metrics::LaunchMetrics>,
+        diags: Option<Vec<warpsim_check::Diagnostic>>,
         site: Option<&str>,
     ) -> serde_json::Value {
+        let name = kernel.name().to_string();
         let code = fault_code(fault);
-        if let (FaultKind::AssertFailed { message, file, line, function }, Some(t)) = (&fault.kind, fault.thread) {
-            let b = fault.block;
-            eprintln!(
-                "{file}:{line}: {function}: block: [{},{},{}], thread: [{},{},{}] Assertion `{message}` failed.",
-                b[0], b[1], b[2], t[0], t[1], t[2]
-            );
+        let ran = fault.ran.as_deref().cloned().unwrap_or_default();
+        // The GPU flushes the launch's printf buffer at the synchronisation that reports the fault.
+        write_stdout(&ran.printf);
+        if let FaultKind::AssertFailed { .. } = &fault.kind {
+            for l in assert_lines(fault, dims.block, self.opts.warp_size) {
+                eprintln!("{l}");
+            }
         }
         let hint = fault.address().map(|a| self.describe(a)).unwrap_or_default();
         let from = site.map(|s| format!("\n  launched from {s}")).unwrap_or_default();
         eprintln!("warpsim: kernel `{name}` faulted: {fault}{hint}{from}");
-        if let Some(d) = diags.filter(|d| !d.is_empty()) {
+        if let Some(d) = diags.as_deref().filter(|d| !d.is_empty()) {
             eprint!("{}", warpsim_check::render_grouped(d, false));
         }
         self.sticky = Some(code);
-        self.record(name, dims, secs, None, Some(fault.to_string()), site)
+        let msg = format!("{fault}{hint}");
+        let s = LaunchSummary { stats: ran, metrics: partial, diagnostics: diags, timing: None };
+        self.trace_fault(kernel.name(), &msg);
+        self.report_page(kernel, dims, &s, site, Some(&msg));
+        self.record(&name, dims, secs, Some(&s), Some(fault.to_string()), site)
     }
 
     /// The launch's summary line, appended to `WARPSIM_SUMMARY` when that is set.
@@ -216,75 +233,95 @@ impl Driver {
     }
 
     /// Keeps the launch's timeline for `WARPSIM_TRACE` (written at exit, the
-    /// launches one after another on one time axis) and writes its page of
-    /// `WARPSIM_REPORT` (FILE-N.html, the first [`MAX_REPORTED`] launches,
-    /// listed in FILE.html).
-    fn trace(&mut self, kernel: &Kernel, dims: &Dims, s: &LaunchSummary, site: Option<&str>) {
-        let timing = s.timing.as_ref();
-        let tl = || timing.map(|t| warpsim::reporting::timeline_of(t, 400_000));
-        if let (Some(t), true) = (timing, self.settings.trace.is_some()) {
+    /// launches one after another on one time axis).
+    fn trace(&mut self, kernel: &Kernel, _dims: &Dims, s: &LaunchSummary, _site: Option<&str>) {
+        if let (Some(t), true) = (s.timing.as_ref(), self.settings.trace.is_some()) {
             let mut j = warpsim_report::trace::chrome_trace(&warpsim::reporting::timeline_of(t, 400_000), kernel.name());
             let shift = self.trace_cycles as f64 / 1000.0;
+            let first = !self.traces.iter().any(|e| e.get("ph").and_then(|p| p.as_str()) == Some("M"));
             if let Some(ev) = j.get_mut("traceEvents").and_then(|e| e.as_array_mut()) {
                 for e in ev.iter_mut() {
                     if let Some(ts) = e.get("ts").and_then(|v| v.as_f64()) {
                         e["ts"] = (ts + shift).into();
                     }
                     // Metadata events repeat per launch; keep the first launch's.
-                    if self.launches == 1 || e.get("ph").and_then(|p| p.as_str()) != Some("M") {
+                    if first || e.get("ph").and_then(|p| p.as_str()) != Some("M") {
                         self.traces.push(e.take());
                     }
                 }
             }
             self.trace_cycles += t.cycles;
         }
-        if let (Some(path), Some(m)) = (self.settings.report.clone(), &s.metrics) {
-            if self.reported.len() >= MAX_REPORTED {
-                return;
-            }
-            let rep = warpsim::reporting::build_report(
-                kernel.program(),
-                kernel.name(),
-                dims.grid,
-                dims.block,
-                dims.dynamic_shared_bytes,
-                self.opts.warp_size,
-                &s.stats,
-                m,
-                timing,
-                tl(),
-                format!(
-                    "{}: launch {} of the program{}.",
-                    match timing {
-                        Some(t) => format!("From the timing model ({} preset)", t.gpu.to_uppercase()),
-                        // `--check` runs the functional engine (blocks one after another).
-                        None => "A functional run (no cycles: the checkers ran on the functional engine)".to_string(),
-                    },
-                    self.launches,
-                    site.map(|s| format!(", from {s}")).unwrap_or_default()
-                ),
-                warpsim::reporting::Checked { diagnostics: s.diagnostics.as_deref(), fault: None },
-            );
-            let page = path.strip_suffix(".html").unwrap_or(&path).to_string() + &format!("-{}.html", self.launches);
-            if let Err(e) = std::fs::write(&page, warpsim_report::html(&rep)) {
-                eprintln!("warpsim: writing {page}: {e}");
-                return;
-            }
-            self.reported.push((kernel.name().to_string(), page));
-            let items: String = self
-                .reported
-                .iter()
-                .map(|(k, p)| {
-                    let file = std::path::Path::new(p).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-                    format!("<li><a href=\"{}\">{}</a></li>\n", warpsim_report::svg::esc(&file), warpsim_report::svg::esc(k))
-                })
-                .collect();
-            let index = format!(
-                "<!doctype html><meta charset=\"utf-8\"><title>warpsim exec report</title><h1>warpsim exec: launches</h1><ol>\n{items}</ol>\n"
-            );
-            if let Err(e) = std::fs::write(&path, index) {
-                eprintln!("warpsim: writing {path}: {e}");
-            }
+    }
+
+    /// A faulted launch in `WARPSIM_TRACE`: an instant event with the fault after the
+    /// launches before it (the timing model keeps no timeline of a launch it did not finish).
+    fn trace_fault(&mut self, kernel: &str, msg: &str) {
+        if self.settings.trace.is_none() {
+            return;
+        }
+        self.traces.push(serde_json::json!({
+            "name": format!("{kernel} faulted (launch {})", self.launches), "ph": "i", "s": "g",
+            "ts": self.trace_cycles as f64 / 1000.0, "pid": 0, "tid": 0, "args": {"fault": msg},
+        }));
+    }
+
+    /// Writes the launch's page of `WARPSIM_REPORT` (FILE-N.html, the first
+    /// [`report_limit`] launches, listed in FILE.html); `fault`: the launch ended in
+    /// it and the page shows what ran up to it.
+    fn report_page(&mut self, kernel: &Kernel, dims: &Dims, s: &LaunchSummary, site: Option<&str>, fault: Option<&str>) {
+        let (Some(path), Some(m)) = (self.settings.report.clone(), &s.metrics) else { return };
+        if self.reported.len() >= report_limit() {
+            return;
+        }
+        let timing = s.timing.as_ref();
+        let rep = warpsim::reporting::build_report(
+            kernel.program(),
+            kernel.name(),
+            dims.grid,
+            dims.block,
+            dims.dynamic_shared_bytes,
+            self.opts.warp_size,
+            &s.stats,
+            m,
+            timing,
+            timing.map(|t| warpsim::reporting::timeline_of(t, 400_000)),
+            format!(
+                "{}: launch {} of the program{}.",
+                match (timing, fault) {
+                    (Some(t), _) => format!("From the timing model ({} preset)", t.gpu.to_uppercase()),
+                    (None, Some(_)) => "Up to the fault (no cycles: the launch did not finish)".to_string(),
+                    // `--check` runs the functional engine (blocks one after another).
+                    (None, None) => "A functional run (no cycles: the checkers ran on the functional engine)".to_string(),
+                },
+                self.launches,
+                site.map(|s| format!(", from {s}")).unwrap_or_default()
+            ),
+            warpsim::reporting::Checked { diagnostics: s.diagnostics.as_deref(), fault },
+        );
+        let page = path.strip_suffix(".html").unwrap_or(&path).to_string() + &format!("-{}.html", self.launches);
+        if let Err(e) = std::fs::write(&page, warpsim_report::html(&rep)) {
+            eprintln!("warpsim: writing {page}: {e}");
+            return;
+        }
+        let shown = warpsim_ir::entry_names::display_name(kernel.name()).unwrap_or_else(|| kernel.name().to_string());
+        let label = if fault.is_some() { format!("{shown} (faulted)") } else { shown };
+        self.reported.push((label, page));
+        let items: String = self
+            .reported
+            .iter()
+            .map(|(k, p)| {
+                let file = std::path::Path::new(p).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+                format!("<li><a href=\"{}\">{}</a></li>\n", warpsim_report::svg::esc(&file), warpsim_report::svg::esc(k))
+            })
+            .collect();
+        let index = format!(
+            "<!doctype html><meta charset=\"utf-8\"><title>warpsim exec report</title><h1>warpsim exec: launches</h1><ol>\n{items}</ol>\n\
+             <p>Pages for the first {} launches at most (WARPSIM_REPORT_LAUNCHES, <code>warpsim exec --report-launches N</code>).</p>\n",
+            report_limit()
+        );
+        if let Err(e) = std::fs::write(&path, index) {
+            eprintln!("warpsim: writing {path}: {e}");
         }
     }
 
@@ -299,8 +336,34 @@ impl Driver {
     }
 }
 
-/// Launches with a page in `WARPSIM_REPORT`.
+/// Launches with a page in `WARPSIM_REPORT` unless `WARPSIM_REPORT_LAUNCHES` says otherwise.
 pub const MAX_REPORTED: usize = 20;
+
+/// Launches with a page in `WARPSIM_REPORT`: `WARPSIM_REPORT_LAUNCHES` (`warpsim exec
+/// --report-launches N`), else [`MAX_REPORTED`].
+pub fn report_limit() -> usize {
+    std::env::var("WARPSIM_REPORT_LAUNCHES").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(MAX_REPORTED)
+}
+
+/// The GPU's message for a failing device `assert`, once per thread that called it
+/// together (the warp's lanes in `lanes`), in thread order as the H200 prints them.
+pub fn assert_lines(fault: &KernelFault, block: [u32; 3], warp_size: u32) -> Vec<String> {
+    let FaultKind::AssertFailed { message, file, line, function, lanes } = &fault.kind else { return Vec::new() };
+    let b = fault.block;
+    let mut m = if *lanes == 0 { fault.lane.map_or(0, |l| 1u64 << l) } else { *lanes };
+    let mut out = Vec::new();
+    while m != 0 {
+        let lane = m.trailing_zeros();
+        m &= m - 1;
+        let tid = fault.warp * warp_size + lane;
+        let (x, y, z) = (tid % block[0], tid / block[0] % block[1], tid / (block[0] * block[1]));
+        out.push(format!(
+            "{file}:{line}: {function}: block: [{},{},{}], thread: [{x},{y},{z}] Assertion `{message}` failed.",
+            b[0], b[1], b[2]
+        ));
+    }
+    out
+}
 
 /// One launch's summary line: what `warpsim exec`'s table and JSON add up.
 pub fn summary_json(name: &str, dims: &Dims, secs: f64, s: Option<&LaunchSummary>, fault: Option<String>) -> serde_json::Value {

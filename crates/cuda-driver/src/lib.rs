@@ -22,6 +22,10 @@
 //!   block, warp instructions, threads per instruction, divergent branches,
 //!   sectors and requests, bank conflicts, cycles in timing mode, diagnostics, fault).
 //! * `WARPSIM_TRACE=FILE.json`: the timing model's timelines of all launches, written at exit.
+//!   A launch that faults adds an instant event with its fault.
+//! * `WARPSIM_PROGRESS=0`: no progress line for launches over a second (shown only when stderr is a terminal).
+//! * `WARPSIM_REPORT=FILE.html`: an HTML page per launch (FILE-N.html; a faulted launch's page shows
+//!   what ran up to the fault) for the first `WARPSIM_REPORT_LAUNCHES` launches (default 20), listed in FILE.html.
 //!
 //! # Semantics
 //! * One device, one primary context; the current context is per thread.

@@ -21,6 +21,9 @@ pub struct Settings {
     pub summary: Option<String>,
     pub report: Option<String>,
     pub trace: Option<String>,
+    /// A progress line on stderr for launches that run over a second, when stderr is a
+    /// terminal (`WARPSIM_PROGRESS=0` turns it off).
+    pub progress: bool,
 }
 
 impl Settings {
@@ -34,6 +37,7 @@ impl Settings {
             summary: var("WARPSIM_SUMMARY"),
             report: var("WARPSIM_REPORT"),
             trace: var("WARPSIM_TRACE"),
+            progress: var("WARPSIM_PROGRESS").is_none_or(|v| v != "0") && std::io::IsTerminal::is_terminal(&std::io::stderr()),
         }
     }
 }

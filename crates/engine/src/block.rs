@@ -377,6 +377,7 @@ impl<'a, const W: usize> Block<'a, W> {
             ptx_line: info.ptx_line,
             opcode: info.opcode.clone(),
             source: info.loc.map(|l| format!("file {} line {}", l.file, l.line)),
+            ran: None,
         }
     }
 
@@ -392,6 +393,7 @@ impl<'a, const W: usize> Block<'a, W> {
             ptx_line: info.ptx_line,
             opcode: info.opcode.clone(),
             source: info.loc.map(|l| format!("file {} line {}", l.file, l.line)),
+            ran: None,
         }
     }
 

@@ -49,9 +49,11 @@ pub enum FaultKind {
     /// A call's frame does not fit the per-thread stack (runaway recursion?).
     #[error("stack overflow: call depth {depth} does not fit the {stack_size}-byte stack of each thread (runaway recursion?); if the kernel needs more, raise it with --stack-size BYTES")]
     StackOverflow { depth: u32, stack_size: u32 },
-    /// A device `assert` failed (`__assertfail`), as CUDA reports it.
+    /// A device `assert` failed (`__assertfail`), as CUDA reports it; `lanes`
+    /// are the warp's lanes that called it together (the GPU prints the
+    /// message once for each of them).
     #[error("device assert failed: {file}:{line}: {function}: Assertion `{message}` failed.")]
-    AssertFailed { message: String, file: String, line: u32, function: String },
+    AssertFailed { message: String, file: String, line: u32, function: String, lanes: u64 },
     /// An mbarrier operation the object's state does not allow.
     #[error(transparent)]
     Mbarrier(#[from] MbarrierError),
@@ -74,6 +76,10 @@ pub struct KernelFault {
     pub opcode: String,
     /// `file:line` from `.loc`, if the PTX has line info.
     pub source: Option<String>,
+    /// What the launch did before the fault ended it: the counts of the
+    /// blocks that ran (the faulting one up to the fault) and their device
+    /// `printf` output, in block order. Set by the launch, `None` within a block.
+    pub ran: Option<Box<crate::launch::LaunchStats>>,
 }
 
 impl KernelFault {
@@ -133,6 +139,7 @@ mod tests {
             ptx_line: 9,
             opcode: "trap".into(),
             source: None,
+            ran: None,
         };
         assert_eq!(f.to_string(), "trap instruction executed\n  in block (1,0,0), thread (3,0,0), warp 0 lane 3\n  at PTX line 9: `trap`");
         assert_eq!(f.address(), None);

@@ -366,7 +366,11 @@ fn run_blocks<'a, const W: usize, O: Observer + Send, S: SchedulePolicy + Clone 
     let fold = |mut acc: Acc<'a, O, W>, b: u64| {
         match run_one(b, &mut acc.1, &mut acc.3) {
             Ok(s) => acc.0.add(&s),
-            Err((bi, f)) => {
+            Err((bi, mut f)) => {
+                // The faulting block's part counts and prints, in block order.
+                if let Some(ran) = f.ran.take() {
+                    acc.0.add(&ran);
+                }
                 if acc.2.as_ref().is_none_or(|(x, _)| bi < *x) {
                     acc.2 = Some((bi, f));
                 }
@@ -395,7 +399,10 @@ fn run_blocks<'a, const W: usize, O: Observer + Send, S: SchedulePolicy + Clone 
             .reduce(|| (LaunchStats::default(), make(), None, new_block()), reduce)
     };
     match fault {
-        Some((_, f)) => (Err(LaunchError::Fault(f)), obs),
+        Some((_, mut f)) => {
+            f.ran = Some(Box::new(stats));
+            (Err(LaunchError::Fault(f)), obs)
+        }
         None if stopped() => (Err(LaunchError::Stopped), obs),
         None => (Ok(stats), obs),
     }
@@ -423,7 +430,12 @@ fn run_block<'a, const W: usize, O: Observer, S: SchedulePolicy + Clone>(
                 continue;
             }
             progressed = true;
-            match block.run_warp_scheduled(wi, SLICE, mem, obs, &mut sched)? {
+            // A fault keeps what the block did up to it (counts, printf output).
+            let r = block.run_warp_scheduled(wi, SLICE, mem, obs, &mut sched).map_err(|mut f| {
+                f.ran = Some(Box::new(block.stats().clone()));
+                f
+            })?;
+            match r {
                 Stop::Yield => {}
                 // Fewer live threads may complete a barrier others wait at.
                 Stop::Exited => block.exited(obs),
@@ -434,7 +446,9 @@ fn run_block<'a, const W: usize, O: Observer, S: SchedulePolicy + Clone>(
             return Ok(block.stats().clone());
         }
         if !progressed {
-            return Err(Box::new(block.deadlock()));
+            let mut f = Box::new(block.deadlock());
+            f.ran = Some(Box::new(block.stats().clone()));
+            return Err(f);
         }
         if stopped() {
             return Ok(block.stats().clone());

@@ -22,6 +22,20 @@ fn demangle_no_params(mangled: &str) -> Option<String> {
     sym.demangle(&DemangleOptions::new().no_params().no_return_type()).ok()
 }
 
+/// A mangled entry as people name the kernel: its qualified C++ name with template
+/// arguments but no parameters or ABI tags (`_Z4axpyIfEvT_PKS0_PS0_i` ->
+/// `axpy<float>`), so that template instances stay apart; `None` for a name that
+/// cpp_demangle does not read (plain C names, and Numba's ABI-tagged ones, which
+/// `warpsim exec` shortens itself).
+pub fn display_name(mangled: &str) -> Option<String> {
+    let mut d = demangle_no_params(mangled)?;
+    while let Some(i) = d.find("[abi:") {
+        let Some(j) = d[i..].find(']') else { break };
+        d.replace_range(i..i + j + 1, "");
+    }
+    Some(d)
+}
+
 /// An entry's mangled name, its C++ name and that without parameters (white space removed).
 type Names<'a> = (&'a str, Option<String>, Option<String>);
 
@@ -74,6 +88,14 @@ mod tests {
     // `template <class T> __global__ void map_reduce(T*, int)` at float and double,
     // and `__global__ void ns::scale(float*)`, as nvcc mangles them.
     const ENTRIES: [&str; 4] = ["_Z10map_reduceIfEvPT_i", "_Z10map_reduceIdEvPT_i", "_ZN2ns5scaleEPf", "plain_kernel"];
+
+    #[test]
+    fn template_instances_keep_their_arguments_in_display_names() {
+        assert_eq!(display_name("_Z4axpyIfEvT_PKS0_PS0_i").as_deref(), Some("axpy<float>"));
+        assert_eq!(display_name("_Z4axpyIdEvT_PKS0_PS0_i").as_deref(), Some("axpy<double>"));
+        assert_eq!(display_name("_Z4vaddPKfS0_Pfi").as_deref(), Some("vadd"));
+        assert_eq!(display_name("plain_c_kernel"), None);
+    }
 
     #[test]
     fn demangled_names_pick_their_entry() {

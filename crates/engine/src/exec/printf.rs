@@ -33,8 +33,9 @@ impl<const W: usize> Warp<W> {
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 
-    /// `__assertfail(message, file, line, function, charSize)` in the first
-    /// executing lane: the launch ends with a fault naming it.
+    /// `__assertfail(message, file, line, function, charSize)`: the message is
+    /// read in the first executing lane and the launch ends with a fault naming
+    /// it and every executing lane (each prints the message on a GPU).
     pub(super) fn assert_fail(&mut self, ctx: &WarpCtx<'_>, pc: u32, exec: u64, params: &[u32; 4]) -> WarpFault {
         let lane = exec.trailing_zeros() as usize;
         let r = (|| -> Result<FaultKind, FaultKind> {
@@ -47,6 +48,7 @@ impl<const W: usize> Warp<W> {
                 file: self.c_string(ctx, file, lane)?,
                 line,
                 function: self.c_string(ctx, function, lane)?,
+                lanes: exec,
             })
         })();
         WarpFault { pc, lane: Some(lane as u32), kind: r.unwrap_or_else(|e| e) }

@@ -286,6 +286,14 @@ fn timed<const W: usize, O: Observer>(
     for sm in sms.iter_mut() {
         observers.extend(sm.blocks.drain(..).map(|b| b.obs));
     }
+    if let Err(LaunchError::Fault(mut f)) = r {
+        // What ran before the fault: counts and device printf output.
+        let mut ran = std::mem::take(&mut gg.output);
+        ran.warp_instructions = gg.st.warp_insts;
+        ran.thread_instructions = gg.st.thread_insts;
+        f.ran = Some(Box::new(ran));
+        return Err(LaunchError::Fault(f));
+    }
     r?;
     let mut rep = TimingReport::new(gpu, occ, l1_bytes);
     let st = &mut gg.st;
