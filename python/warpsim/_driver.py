@@ -16,22 +16,11 @@ import tempfile
 _state = {"summary": None, "handle": None}
 
 
-def driver_library(link_name=None):
-    """The path of the driver library (the extension module); with `link_name`,
-    a link to it under that name in a folder of its own (what `warpsim exec` looks for)."""
+def driver_library():
+    """The path of the driver library of this process (the extension module)."""
     from . import _warpsim
 
-    path = os.path.abspath(_warpsim.__file__)
-    if link_name is None:
-        return path
-    folder = os.path.join(tempfile.gettempdir(), f"warpsim-{os.getuid()}", "lib")
-    os.makedirs(folder, exist_ok=True)
-    link = os.path.join(folder, link_name)
-    if os.path.realpath(link) != os.path.realpath(path):
-        tmp = f"{link}.{os.getpid()}.tmp"
-        os.symlink(path, tmp)
-        os.replace(tmp, link)
-    return link
+    return os.path.abspath(_warpsim.__file__)
 
 
 def install(gpu=None, mode=None, check=None, summary=None):

@@ -36,3 +36,18 @@ def has_cuda_compiler():
 
 
 needs_compiler = pytest.mark.skipif(not has_cuda_compiler(), reason="no nvcc or clang for CUDA sources")
+
+
+def nvcc():
+    """NVIDIA's nvcc, as the Rust tests find it: `WARPSIM_NVCC`, else the `nvidia-cuda-nvcc`
+    wheel's in the repository's .venv (which .ci/run installs), else the `nvcc` on PATH; or None."""
+    if os.environ.get("WARPSIM_NVCC"):
+        return os.environ["WARPSIM_NVCC"]
+    for cu in ("cu13", "cu12"):
+        found = sorted(REPO.glob(f".venv/lib/python*/site-packages/nvidia/{cu}/bin/nvcc"))
+        if found:
+            return str(found[0])
+    return shutil.which("nvcc")
+
+
+needs_nvcc = pytest.mark.skipif(nvcc() is None, reason="no nvcc (pip install nvidia-cuda-nvcc in .venv, or WARPSIM_NVCC)")
