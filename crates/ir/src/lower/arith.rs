@@ -368,12 +368,12 @@ impl Lowerer<'_> {
         let d = self.dst(&i.operands[0])?;
         let z = self.zero32();
         let mut s = [z; 3];
-        for k in 0..3 {
-            s[k] = self.src(&i.operands[k + 1], ty)?;
+        for (sk, o) in s.iter_mut().zip(&i.operands[1..]) {
+            *sk = self.src(o, ty)?;
             if mods.has("abs") {
                 let t = self.alloc_reg(ty);
-                self.push(Op::Float { op: FloatOp::Abs, ty, mode, d: t, s: [s[k], z, z] }, guard, span, full);
-                s[k] = t;
+                self.push(Op::Float { op: FloatOp::Abs, ty, mode, d: t, s: [*sk, z, z] }, guard, span, full);
+                *sk = t;
             }
         }
         let t = self.alloc_reg(ty);
