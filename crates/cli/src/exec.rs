@@ -319,6 +319,7 @@ mod tests {
         assert_eq!(short_name("_Z4vaddPKfS0_Pfi"), "vadd");
         assert_eq!(short_name("_ZN8__main__4vaddB2v1B92cw51cXTLSUwv1sDUaKthqaNgoKmjgOR3W"), "__main__::vadd");
         assert_eq!(short_name("plain_c_kernel"), "plain_c_kernel");
+        assert_eq!(short_name("b"), "b");
         assert_eq!(short_name("_Z99x"), "_Z99x");
         // Template instances stay apart in the table.
         assert_eq!(short_name("_Z4axpyIfEvT_PKS0_PS0_i"), "axpy<float>");

@@ -12,12 +12,19 @@ pub enum Unresolved<'a> {
 
 /// The C++ name of a mangled entry (`map_reduce<float>(float*, int)`), if it is one.
 pub fn demangle(mangled: &str) -> Option<String> {
+    if !mangled.starts_with("_Z") {
+        return None;
+    }
     let sym = Symbol::new(mangled).ok()?;
     sym.demangle(&DemangleOptions::new().no_return_type()).ok()
 }
 
 /// The C++ name without its parameter list (`map_reduce<float>`).
 fn demangle_no_params(mangled: &str) -> Option<String> {
+    // Only mangled names: cpp_demangle also reads bare type codes (`b` as `bool`).
+    if !mangled.starts_with("_Z") {
+        return None;
+    }
     let sym = Symbol::new(mangled).ok()?;
     sym.demangle(&DemangleOptions::new().no_params().no_return_type()).ok()
 }
