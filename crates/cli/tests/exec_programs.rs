@@ -156,8 +156,7 @@ fn a_checked_exec_writes_its_report() {
 /// held to what any schedule gives: between 2 (four warps a cycle) and 8 (one a cycle).
 #[test]
 fn seed001_prints_the_warp_table() {
-    let exe = build("seed001_warps", "seed001_warps", true);
-    let o = exec(&exe, &[]);
+    let o = exec(seed001(), &[]);
     let (out, want) = (text(&o.stdout), h200("seed001_warps", "stdout"));
     assert_eq!(o.status.code(), Some(h200_exit("seed001_warps")), "stderr:\n{}", text(&o.stderr));
     let (got, want): (Vec<&str>, Vec<&str>) = (out.lines().collect(), want.lines().collect());
@@ -174,6 +173,19 @@ fn seed001_prints_the_warp_table() {
             assert_eq!(g, w);
         }
     }
+}
+
+/// In timing mode the whole table is the H200's, the distinct clock64() values too: a
+/// block's warps start 2 cycles apart per sub-partition (`calibration/warp_launch`).
+#[test]
+fn seed001_in_timing_mode_prints_the_h200s_table() {
+    same_as_h200("seed001_warps", &exec_with(&["--mode", "timing"], seed001()));
+}
+
+/// The seed 001 program, built once for the tests that run it.
+fn seed001() -> &'static Path {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    EXE.get_or_init(|| build("seed001_warps", "seed001_warps", true))
 }
 
 fn runtime_features() -> &'static Path {
