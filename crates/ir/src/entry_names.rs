@@ -12,21 +12,20 @@ pub enum Unresolved<'a> {
 
 /// The C++ name of a mangled entry (`map_reduce<float>(float*, int)`), if it is one.
 pub fn demangle(mangled: &str) -> Option<String> {
-    if !mangled.starts_with("_Z") {
-        return None;
-    }
-    let sym = Symbol::new(mangled).ok()?;
-    sym.demangle(&DemangleOptions::new().no_return_type()).ok()
+    demangle_with(mangled, DemangleOptions::new().no_return_type())
 }
 
 /// The C++ name without its parameter list (`map_reduce<float>`).
 fn demangle_no_params(mangled: &str) -> Option<String> {
-    // Only mangled names: cpp_demangle also reads bare type codes (`b` as `bool`).
+    demangle_with(mangled, DemangleOptions::new().no_params().no_return_type())
+}
+
+/// Only `_Z` names are mangled: cpp_demangle also reads bare type codes (`b` as `bool`).
+fn demangle_with(mangled: &str, options: DemangleOptions) -> Option<String> {
     if !mangled.starts_with("_Z") {
         return None;
     }
-    let sym = Symbol::new(mangled).ok()?;
-    sym.demangle(&DemangleOptions::new().no_params().no_return_type()).ok()
+    Symbol::new(mangled).ok()?.demangle(&options).ok()
 }
 
 /// A mangled entry as people name the kernel: its qualified C++ name with template
