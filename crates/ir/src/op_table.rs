@@ -679,6 +679,22 @@ impl Op {
     pub fn uniform_capable(&self) -> bool {
         self.facts().uniform_capable
     }
+
+    /// Whether running the op reads or writes nothing outside its block
+    /// (its warps, barriers, shared and local memory, call stacks) but
+    /// memory no kernel writes (kernel parameters, constants): no global or
+    /// generic access, no asynchronous copy, no device `printf` or assertion
+    /// (the launch's output). Blocks on different SMs whose ops all stay in
+    /// their blocks can run in any order, or at once.
+    pub fn stays_in_block(&self) -> bool {
+        let f = self.facts();
+        let touches_memory = f.mem.is_some_and(|m| {
+            !matches!(m.kind, AccessKind::Load | AccessKind::Store | AccessKind::Atomic | AccessKind::Mbarrier)
+                || !matches!(m.space, Space::Shared | Space::Local | Space::KernelParam | Space::Const)
+        });
+        let writes_output = matches!(self, Op::Printf { .. } | Op::AssertFail { .. });
+        !(touches_memory || writes_output)
+    }
 }
 
 /// Integer ops of [`Op::Int`] (`wide`: more than 32 bits).

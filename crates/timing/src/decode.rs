@@ -123,6 +123,10 @@ pub struct TInst {
     /// The first instruction of a `.func` body or the first after its return:
     /// SASS runs a `CALL`/`RET` before it (the PTX inliner removed them).
     pub call_edge: bool,
+    /// Issuing it touches nothing outside its SM (no L2, DRAM or block
+    /// scheduler): all but global, local and generic memory accesses and
+    /// asynchronous copies. SMs may issue such instructions at once (see `sim`).
+    pub issue_local: bool,
 }
 
 /// What the timing of an atomic depends on.
@@ -173,6 +177,11 @@ pub struct Decoded {
     /// For each pc: the region starting there, or a one-instruction region
     /// (for pcs control never enters a region at).
     pub region_at: Vec<u32>,
+    /// Every region that may run with no instruction issuing (all of it
+    /// folded, or loop control of an unrolled iteration) is
+    /// [`Region::local`]: moving into a new region touches nothing outside
+    /// the SM.
+    pub quiet_regions_local: bool,
 }
 
 /// A stretch of straight-line code (part of a basic block) that the
@@ -185,6 +194,12 @@ pub struct Region {
     pub len: u32,
     /// Pcs in issue order.
     pub order: Vec<u32>,
+    /// Running it in the engine touches nothing outside its block
+    /// ([`Op::stays_in_block`] of each instruction).
+    pub local: bool,
+    /// One past the position in `order` of the last instruction that always
+    /// issues (not folded, not loop control); 0 when none does.
+    pub last_issuer: u32,
 }
 
 /// Most instructions in one region.
@@ -379,6 +394,7 @@ pub fn decode(k: &Kernel, gpu: &TimingGpu) -> Decoded {
             queue,
             atom,
             call_edge: false,
+            issue_local: false,
         });
     }
     fold_call_parameters(k, &mut insts, &regs);
@@ -388,8 +404,31 @@ pub fn decode(k: &Kernel, gpu: &TimingGpu) -> Decoded {
     if t.loop_unroll > 1 {
         mark_loop_control(k, &mut insts, &regs, t.loop_unroll, t.unroll_budget);
     }
-    let (regions, region_at) = build_regions(k, &insts, gpu);
-    Decoded { insts, regs, regions, region_at }
+    for inst in insts.iter_mut() {
+        inst.issue_local = issues_locally(inst);
+    }
+    let (mut regions, region_at) = build_regions(k, &insts, gpu);
+    for r in regions.iter_mut() {
+        r.local = (r.start..r.start + r.len).all(|pc| k.code[pc as usize].op.stays_in_block());
+        r.last_issuer = r
+            .order
+            .iter()
+            .rposition(|&pc| insts[pc as usize].class != Class::Free && insts[pc as usize].loop_ctl.is_none())
+            .map_or(0, |i| i as u32 + 1);
+    }
+    let quiet_regions_local = regions.iter().all(|r| r.last_issuer > 0 || r.local);
+    Decoded { insts, regs, regions, region_at, quiet_regions_local }
+}
+
+/// See [`TInst::issue_local`]: memory instructions are local when they name
+/// shared memory; barriers and exits involve only the warp's block (a block
+/// that drains is not: see `sim`).
+fn issues_locally(ti: &TInst) -> bool {
+    match ti.class {
+        Class::Free | Class::Math | Class::Mio | Class::Shfl | Class::Branch | Class::Fence | Class::Unknown => true,
+        Class::Barrier | Class::Exit => true,
+        Class::Mem => ti.queue == QUEUE_MIO && !ti.is_async,
+    }
 }
 
 /// Instructions that stand alone in their region: their effect or value
@@ -435,13 +474,19 @@ fn build_regions(k: &Kernel, insts: &[TInst], gpu: &TimingGpu) -> (Vec<Region>, 
             end += 1;
         }
         region_at[pc] = regions.len() as u32;
-        regions.push(Region { start: pc as u32, len: (end - pc) as u32, order: schedule(k, insts, pc, end, gpu) });
+        regions.push(Region {
+            start: pc as u32,
+            len: (end - pc) as u32,
+            order: schedule(k, insts, pc, end, gpu),
+            local: false,
+            last_issuer: 0,
+        });
         pc = end;
     }
     for (pc, r) in region_at.iter_mut().enumerate() {
         if *r == u32::MAX {
             *r = regions.len() as u32;
-            regions.push(Region { start: pc as u32, len: 1, order: vec![pc as u32] });
+            regions.push(Region { start: pc as u32, len: 1, order: vec![pc as u32], local: false, last_issuer: 0 });
         }
     }
     (regions, region_at)

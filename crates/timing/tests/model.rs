@@ -308,3 +308,72 @@ fn a_user_observer_sees_in_timing_mode_what_it_sees_functionally() {
     assert_eq!(timed, functional);
     assert_eq!((timed.blocks.len(), timed.barriers), (300, 300));
 }
+
+/// A loop of shared-memory traffic and barriers between a global load and a
+/// global store, so that SMs spend long stretches in local phases.
+const SHARED_LOOP: &str = "
+.visible .entry sloop(.param .u64 in, .param .u64 out, .param .u32 iters)
+{
+\t.reg .pred %p<2>;
+\t.reg .f32 %f<4>;
+\t.reg .b32 %r<12>;
+\t.reg .b64 %rd<8>;
+\t.shared .align 4 .b8 s[1024];
+\tld.param.u64 %rd1, [in];
+\tcvta.to.global.u64 %rd1, %rd1;
+\tld.param.u64 %rd2, [out];
+\tcvta.to.global.u64 %rd2, %rd2;
+\tld.param.u32 %r9, [iters];
+\tmov.u32 %r1, %tid.x;
+\tmov.u32 %r2, %ctaid.x;
+\tmov.u32 %r3, %ntid.x;
+\tmad.lo.s32 %r4, %r2, %r3, %r1;
+\tmul.wide.u32 %rd3, %r4, 4;
+\tadd.s64 %rd4, %rd1, %rd3;
+\tld.global.f32 %f1, [%rd4];
+\tshl.b32 %r5, %r1, 2;
+\tmov.u32 %r6, s;
+\tadd.s32 %r6, %r6, %r5;
+\txor.b32 %r7, %r5, 4;
+\tmov.u32 %r8, s;
+\tadd.s32 %r8, %r8, %r7;
+\tmov.u32 %r10, 0;
+$L:
+\tst.shared.f32 [%r6], %f1;
+\tbar.sync 0;
+\tld.shared.f32 %f2, [%r8];
+\tfma.rn.f32 %f1, %f2, 0f3F000000, %f1;
+\tbar.sync 0;
+\tadd.s32 %r10, %r10, 1;
+\tsetp.lt.u32 %p1, %r10, %r9;
+\t@%p1 bra $L;
+\tadd.s64 %rd5, %rd2, %rd3;
+\tst.global.f32 [%rd5], %f1;
+\tret;
+}
+";
+
+#[test]
+fn any_thread_count_gives_the_one_thread_report_and_outputs() {
+    let on =
+        |threads: usize, f: &(dyn Fn() -> Ran + Sync)| rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f);
+    let fmas = fma_kernel(4, 96);
+    let sloop = format!("{HEAD}{SHARED_LOOP}");
+    let input: Vec<u8> = (0..600u32 * 128).flat_map(|i| (i as f32 * 0.25).to_le_bytes()).collect();
+    let cases: Vec<Box<dyn Fn() -> Ran + Sync>> = vec![
+        // Many short blocks per SM: blocks drain and refill inside quanta.
+        Box::new(|| run(&fmas, "fmas", 700, 128, &[vec![0; 128 * 4]], &[], &h200(), &opts())),
+        Box::new(|| {
+            run(&format!("{HEAD}{LOADS}"), "loads", 300, 256, &[vec![0; 300 * 256 * 128], vec![0; 300 * 256 * 4]], &[], &h200(), &opts())
+        }),
+        Box::new(|| run(&sloop, "sloop", 600, 128, &[input.clone(), vec![0; 600 * 128 * 4]], &[40], &h200(), &opts())),
+    ];
+    for (i, case) in cases.iter().enumerate() {
+        let one = on(1, case);
+        for threads in [2, 3] {
+            let many = on(threads, case);
+            assert_eq!(format!("{:?}", many.report), format!("{:?}", one.report), "case {i}, {threads} threads: report");
+            assert_eq!(many.buffers, one.buffers, "case {i}, {threads} threads: outputs");
+        }
+    }
+}

@@ -15,6 +15,7 @@ use warpsim_engine::{LaunchError, MemAccessKind, Observer};
 use warpsim_ir::Space;
 
 /// Issue parameters from the preset.
+#[derive(Clone)]
 pub(super) struct IssueSpec {
     /// Cycles a taken (or divergent) branch holds its warp.
     pub(super) branch_cycles: u64,
@@ -55,6 +56,25 @@ pub(super) struct IssueCounters {
 }
 
 impl IssueCounters {
+    /// Adds `o`'s counts (not its spans: a launch with a timeline runs on one thread).
+    pub(super) fn merge(&mut self, o: &IssueCounters) {
+        for (a, b) in self.stall.iter_mut().zip(&o.stall) {
+            *a += b;
+        }
+        for (a, b) in self.pc_issue.iter_mut().zip(&o.pc_issue) {
+            *a += b;
+        }
+        for (a, b) in self.pc_stall.iter_mut().zip(&o.pc_stall) {
+            for (x, y) in a.iter_mut().zip(b) {
+                *x += y;
+            }
+        }
+        self.sass_insts += o.sass_insts;
+        self.warp_insts += o.warp_insts;
+        self.thread_insts += o.thread_insts;
+        self.warps_launched += o.warps_launched;
+    }
+
     /// Counters for a kernel of `n` instructions.
     pub(super) fn new(n: usize) -> Self {
         IssueCounters {
@@ -92,6 +112,8 @@ pub(super) struct WarpT {
     pub(super) next_pipe: u8,
     pub(super) next_alt_pipe: u8,
     pub(super) next_queue: u8,
+    /// Issuing `next` touches nothing outside the SM (see [`Sm::horizon`]).
+    pub(super) next_local: bool,
     pub(super) live: bool,
     pub(super) smsp: u8,
     /// Earliest issue of `next` as far as its own dependences go.
@@ -141,6 +163,7 @@ impl WarpT {
             next_pipe: PIPE_NONE,
             next_alt_pipe: PIPE_NONE,
             next_queue: QUEUE_NONE,
+            next_local: false,
             acct: 0,
             start: 0,
             store_ack: 0,
@@ -537,6 +560,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         let b = &self.blocks[bslot];
         if b.remaining == 0 {
             self.frees.push((b.end, bslot as u16));
+            self.horizon = self.horizon.min(b.end);
         }
         self.release(bslot, t, gg)
     }
@@ -599,6 +623,11 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 w.next_pipe = ti.pipe;
                 w.next_alt_pipe = ti.alt_pipe;
                 w.next_queue = ti.queue;
+                // Local: the instruction itself, the region's run in the
+                // engine (at the first issue), and what follows it (a warp
+                // that may leave the region can start a quiet one, or exit).
+                let r = &dec.regions[region];
+                w.next_local = ti.issue_local && (w.executed || r.local) && (pos + 1 < r.last_issuer || dec.quiet_regions_local);
                 let mut at = w.fence_until;
                 let mut why = Reason::Wait;
                 if ti.call_edge {
@@ -615,6 +644,10 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 if at > w.ready_at {
                     w.ready_at = at;
                     w.reason = why;
+                }
+                if !w.next_local {
+                    // It does not issue again in this cycle.
+                    self.horizon = self.horizon.min(w.ready_at.max(t + 1));
                 }
                 return Ok(());
             }

@@ -14,6 +14,7 @@ use warpsim_ir::window::{generic_space, LOCAL_WINDOW, SHARED_WINDOW};
 use warpsim_ir::Space;
 
 /// Memory-path parameters from the preset (latencies in cycles).
+#[derive(Clone)]
 pub(super) struct MemSpec {
     pub(super) lat_l1: u64,
     pub(super) lat_l2: u64,
@@ -108,6 +109,37 @@ pub(super) struct MemCounters {
 }
 
 impl MemCounters {
+    fn new(n: usize) -> Self {
+        MemCounters {
+            l2_read_sectors: 0,
+            l2_write_sectors: 0,
+            l2_read_hits: 0,
+            l1_sectors: 0,
+            l1_hits: 0,
+            dram_read_bytes: 0,
+            shared_wavefronts: 0,
+            pc_l2: vec![0; n],
+            pc_dram: vec![0; n],
+        }
+    }
+
+    /// Adds `o`'s counts.
+    pub(super) fn merge(&mut self, o: &MemCounters) {
+        self.l2_read_sectors += o.l2_read_sectors;
+        self.l2_write_sectors += o.l2_write_sectors;
+        self.l2_read_hits += o.l2_read_hits;
+        self.l1_sectors += o.l1_sectors;
+        self.l1_hits += o.l1_hits;
+        self.dram_read_bytes += o.dram_read_bytes;
+        self.shared_wavefronts += o.shared_wavefronts;
+        for (a, b) in self.pc_l2.iter_mut().zip(&o.pc_l2) {
+            *a += b;
+        }
+        for (a, b) in self.pc_dram.iter_mut().zip(&o.pc_dram) {
+            *a += b;
+        }
+    }
+
     /// L2 sectors read and written.
     pub(super) fn l2_sectors(&self) -> u64 {
         self.l2_read_sectors + self.l2_write_sectors
@@ -141,17 +173,23 @@ impl MemSystem {
             dram_load: LoadTracker::new(gpu.dram_bytes_per_cycle()),
             atomic_units,
             atomic_words: HashMap::new(),
-            st: MemCounters {
-                l2_read_sectors: 0,
-                l2_write_sectors: 0,
-                l2_read_hits: 0,
-                l1_sectors: 0,
-                l1_hits: 0,
-                dram_read_bytes: 0,
-                shared_wavefronts: 0,
-                pc_l2: vec![0; n],
-                pc_dram: vec![0; n],
-            },
+            st: MemCounters::new(n),
+        }
+    }
+
+    /// The spec and counters of a memory system, with no L2, bandwidth or
+    /// DRAM state: what SMs issuing only local instructions use (they touch
+    /// no more than the spec and the shared-memory counters).
+    pub(super) fn counters_only(spec: MemSpec, n: usize) -> Self {
+        MemSystem {
+            spec,
+            l2: Cache::new(0, 1),
+            l2_bw: Bandwidth::new(1.0),
+            dram: Bandwidth::new(1.0),
+            dram_load: LoadTracker::new(1.0),
+            atomic_units: Vec::new(),
+            atomic_words: HashMap::new(),
+            st: MemCounters::new(n),
         }
     }
 

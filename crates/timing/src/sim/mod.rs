@@ -17,8 +17,15 @@
 //! warp of an SM can issue, the SM jumps to the earliest time one can.
 //!
 //! SMs are simulated in turn, one quantum of cycles at a time, in index
-//! order, on one thread: the result depends only on the launch, never on the
-//! machine or the thread count.
+//! order: the result depends only on the launch, never on the machine or the
+//! thread count. With more than one thread, each quantum starts with a
+//! local phase in which every SM runs at once up to its horizon, the first
+//! cycle at which it might touch anything outside itself (a warp may issue
+//! a global or local access, run a region that reads or writes global
+//! memory, reach a barrier or exit, or a block drains); a pass in SM order
+//! then finishes the quantum as the one-thread model would. What an SM did
+//! before its horizon read and wrote only its own state, so the cycles are
+//! those of the one-thread model, for any thread count.
 
 mod issue;
 mod lsu;
@@ -121,6 +128,11 @@ struct Sm<'a, const W: usize, O> {
     warp_cycles: u64,
     /// Set when the SM has nothing left to do.
     idle: bool,
+    /// In a local phase: the first cycle at which a warp whose next issue
+    /// is not local may issue, or a block drains (kept up to date by `issue`).
+    horizon: u64,
+    /// The error its local phase ended in, returned when the in-order pass reaches it.
+    pending: Option<LaunchError>,
 }
 
 /// Runs `kernel` on the timing model of `gpu`.
@@ -152,7 +164,7 @@ pub struct TimedLaunch<'a> {
 /// functional launch: one observer per resident block slot, made by `make`
 /// (the blocks one observer sees run one after another) and folded into one
 /// by `merge`. The observer comes back also when the launch fails.
-pub fn simulate_observed<O: Observer>(
+pub fn simulate_observed<O: Observer + Send>(
     l: &TimedLaunch<'_>,
     make: &dyn Fn() -> O,
     merge: &dyn Fn(&mut O, O),
@@ -178,7 +190,7 @@ pub fn estimate_registers(k: &Kernel) -> u32 {
     warpsim_ir::regs::estimate_registers(k).regs_per_thread
 }
 
-fn run<const W: usize, O: Observer>(
+fn run<const W: usize, O: Observer + Send>(
     l: &TimedLaunch<'_>,
     make: &dyn Fn() -> O,
     merge: &dyn Fn(&mut O, O),
@@ -193,7 +205,7 @@ fn run<const W: usize, O: Observer>(
 }
 
 /// The timed launch; hands back the observers of every block slot in `observers`.
-fn timed<const W: usize, O: Observer>(
+fn timed<const W: usize, O: Observer + Send>(
     l: &TimedLaunch<'_>,
     make: &dyn Fn() -> O,
     observers: &mut Vec<O>,
@@ -280,9 +292,20 @@ fn timed<const W: usize, O: Observer>(
             active_cycles: 0,
             warp_cycles: 0,
             idle: true,
+            horizon: 0,
+            pending: None,
         })
         .collect();
-    let r = drive(&mut sms, &mut gg, make);
+    // Workers for local phases: their counters are summed into the launch's.
+    let threads = if opts.timeline { 1 } else { rayon::current_num_threads().min(nsm) };
+    let mut workers: Vec<Gpu<W>> = if threads > 1 { (0..threads).map(|_| gg.worker()).collect() } else { Vec::new() };
+    let r = drive(&mut sms, &mut gg, &mut workers, make);
+    for w in &mut workers {
+        gg.st.merge(&w.st);
+        gg.memsys.st.merge(&w.memsys.st);
+        gg.output.printf.push_str(&w.output.printf);
+        gg.end = gg.end.max(w.end);
+    }
     for sm in sms.iter_mut() {
         observers.extend(sm.blocks.drain(..).map(|b| b.obs));
     }
@@ -345,15 +368,61 @@ fn timed<const W: usize, O: Observer>(
     Ok((stats, rep))
 }
 
-/// The first wave of blocks, then every SM in turn, one quantum of cycles at a time, until all are idle.
-fn drive<'a, const W: usize, O: Observer>(sms: &mut [Sm<'a, W, O>], gg: &mut Gpu<'a, W>, make: &dyn Fn() -> O) -> Result<(), LaunchError> {
+impl<'a, const W: usize> Gpu<'a, W> {
+    /// A worker's context for local phases: the launch and specs, fresh
+    /// counters, and no memory system state beyond the spec (a local phase
+    /// touches none).
+    fn worker(&self) -> Gpu<'a, W> {
+        let n = self.kernel.code.len();
+        Gpu {
+            place: Placer::new(self.place.spec.clone(), 0),
+            sched: self.sched.clone(),
+            issue: self.issue.clone(),
+            memsys: MemSystem::counters_only(self.memsys.spec.clone(), n),
+            st: IssueCounters::new(n),
+            output: LaunchStats::default(),
+            end: 0,
+            ..*self
+        }
+    }
+}
+
+/// Every SM that is not idle runs its local phase up to `end`, spread over
+/// `workers` (one thread each).
+fn local_phase<'a, const W: usize, O: Observer + Send>(sms: &mut [Sm<'a, W, O>], workers: &mut [Gpu<'a, W>], end: u64) {
+    use rayon::prelude::*;
+    let per = sms.len().div_ceil(workers.len().max(1));
+    sms.par_chunks_mut(per).zip(workers.par_iter_mut()).for_each(|(chunk, g)| {
+        for sm in chunk.iter_mut().filter(|sm| !sm.idle && sm.pending.is_none()) {
+            if let Err(e) = sm.run_local(end, g) {
+                sm.pending = Some(e);
+            }
+        }
+    });
+}
+
+/// The first wave of blocks, then every SM in turn, one quantum of cycles at
+/// a time, until all are idle; with `workers`, each quantum starts with a
+/// local phase on them.
+fn drive<'a, const W: usize, O: Observer + Send>(
+    sms: &mut [Sm<'a, W, O>],
+    gg: &mut Gpu<'a, W>,
+    workers: &mut [Gpu<'a, W>],
+    make: &dyn Fn() -> O,
+) -> Result<(), LaunchError> {
     place::first_wave(sms, gg, make)?;
     let q = gg.place.spec.quantum_cycles;
     let mut t = 0u64;
     loop {
         let end = t + q;
         let mut next = u64::MAX;
+        if !workers.is_empty() {
+            local_phase(sms, workers, end);
+        }
         for sm in sms.iter_mut() {
+            if let Some(e) = sm.pending.take() {
+                return Err(e);
+            }
             if sm.idle {
                 continue;
             }
@@ -390,6 +459,30 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 self.now = u64::MAX;
                 return Ok(());
             }
+            self.cycle(t, gg)?;
+        }
+        Ok(())
+    }
+
+    /// Runs this SM up to `end` or its horizon, whichever comes first,
+    /// touching nothing outside it but `gg`'s counters.
+    fn run_local(&mut self, end: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
+        self.horizon = self.frees.iter().map(|f| f.0).min().unwrap_or(u64::MAX);
+        for w in &self.warps {
+            if w.live && w.is_ready() && !w.next_local {
+                self.horizon = self.horizon.min(w.ready_at);
+            }
+        }
+        while self.now < end.min(self.horizon) {
+            self.cycle(self.now, gg)?;
+        }
+        Ok(())
+    }
+
+    /// Cycle `t`: each sub-partition issues if it can; moves `now` on to
+    /// the next cycle at which one might.
+    fn cycle(&mut self, t: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
+        {
             let mut issued = false;
             let mut next = u64::MAX;
             for s in 0..self.smsp.len() {

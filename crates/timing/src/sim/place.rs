@@ -11,6 +11,7 @@ use warpsim_engine::block::Block;
 use warpsim_engine::{LaunchError, Observer};
 
 /// Placement parameters of one launch (preset and occupancy).
+#[derive(Clone)]
 pub(super) struct PlaceSpec {
     pub(super) blocks_per_sm: u32,
     /// When the first wave's blocks start, and the gap between rounds of it.

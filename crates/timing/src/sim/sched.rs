@@ -14,6 +14,7 @@ use warpsim_engine::{LaunchError, Observer};
 pub(super) const NONE16: u16 = u16::MAX;
 
 /// Scheduler parameters from the preset.
+#[derive(Clone)]
 pub(super) struct SchedSpec {
     pub(super) policy: SchedulerPolicy,
     /// Entries the MIO (shared memory, shuffles) and LSU (L1) queues hold before issue throttles.
