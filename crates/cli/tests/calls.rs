@@ -8,7 +8,7 @@
 //! clang-19 (skipped without it), except under CI, where both must run.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 mod common;
 use common::{have_clang19, repo};
@@ -32,15 +32,7 @@ fn nvcc() -> Option<PathBuf> {
 
 /// `warpsim ARGS --out OUT` with the compiler `nvcc` names (`none`: clang).
 fn warpsim(args: &[&str], nvcc: &str, out: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_warpsim"))
-        .current_dir(repo())
-        .env_remove("WARPSIM_CLANG")
-        .env("WARPSIM_NVCC", nvcc)
-        .args(args)
-        .arg("--out")
-        .arg(out)
-        .output()
-        .expect("running warpsim")
+    common::warpsim_with_nvcc(args, out, nvcc)
 }
 
 fn text(b: &[u8]) -> String {

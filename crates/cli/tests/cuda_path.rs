@@ -12,27 +12,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod common;
-use common::{have_clang19, npy, repo};
+use common::{have_clang19, npy, repo, warpsim_with_nvcc};
 
 fn tmp(name: &str) -> PathBuf {
     common::scratch("cuda-path", name)
 }
 
 fn warpsim(args: &[&str], out: &Path) -> Output {
-    warpsim_with_nvcc(args, out, Path::new("none"))
-}
-
-/// `warpsim` with `$WARPSIM_NVCC` set to `nvcc` (`none`: compile with clang).
-fn warpsim_with_nvcc(args: &[&str], out: &Path, nvcc: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_warpsim"))
-        .current_dir(repo())
-        .env_remove("WARPSIM_CLANG")
-        .env("WARPSIM_NVCC", nvcc)
-        .args(args)
-        .arg("--out")
-        .arg(out)
-        .output()
-        .expect("running warpsim")
+    warpsim_with_nvcc(args, out, "none")
 }
 
 fn u32s(b: &[u8]) -> Vec<u32> {

@@ -36,6 +36,7 @@ fn demo() -> &'static DemoResults {
 #[test]
 fn warps_and_masks_match_the_findings_and_the_h200() {
     let d = demo();
+    let row = |t: u32| d.warps.iter().find(|w| w.threads == t).unwrap();
     let blocks: Vec<u32> = d.warps.iter().map(|w| w.threads).collect();
     assert_eq!(blocks, [32, 33, 48, 64, 100, 256]);
     // "A block of T threads has ceil(T/32) warps; the last warp's activemask is the
@@ -44,8 +45,7 @@ fn warps_and_masks_match_the_findings_and_the_h200() {
     assert!(f.contains("ceil(T/32) warps"), "{f}");
     for (mask, t) in [("0x00000001", 33), ("0x0000ffff", 48)] {
         assert!(f.contains(&format!("`{mask}` for {t}")), "{f}");
-        let row = d.warps.iter().find(|w| w.threads == t).unwrap();
-        assert_eq!(format!("0x{:08x}", row.last_warp_mask), mask);
+        assert_eq!(format!("0x{:08x}", row(t).last_warp_mask), mask);
     }
     let m = manifest();
     for w in &d.warps {
@@ -67,15 +67,13 @@ fn warps_and_masks_match_the_findings_and_the_h200() {
     }
     // The seed's T4 table: 1, 2, 2, 2, 8 distinct values for 32, 33, 48, 64, 256 threads.
     for (t, n) in [(32, 1), (33, 2), (48, 2), (64, 2), (256, 8)] {
-        let row = d.warps.iter().find(|w| w.threads == t).unwrap();
-        assert_eq!(row.t4_distinct_clock64, Some(n));
-        assert_eq!(row.distinct_clock64 as u32, n, "{t} threads");
+        assert_eq!(row(t).t4_distinct_clock64, Some(n));
+        assert_eq!(row(t).distinct_clock64 as u32, n, "{t} threads");
     }
     // "Partial warps: blocks of 100 threads run 25 threads per warp instruction."
     let f = finding("Partial warps");
     assert!(f.contains("blocks of 100 threads run 25 threads per warp instruction"), "{f}");
-    let w100 = d.warps.iter().find(|w| w.threads == 100).unwrap();
-    assert_eq!((w100.warps, w100.lanes_in_last_warp), (4, 4));
+    assert_eq!((row(100).warps, row(100).lanes_in_last_warp), (4, 4));
 }
 
 #[test]

@@ -41,6 +41,35 @@ fn in_out(regs: &str, body: &str) -> String {
     )
 }
 
+/// `ld.global.{ty} R, [a+4k]` for each register `R` of `regs`: consecutive
+/// words of `in`, as lines of a kernel body for [`in_out`].
+fn load_words(ty: &str, regs: &[&str]) -> String {
+    regs.iter().enumerate().map(|(k, r)| format!("\n    ld.global.{ty} {r}, {};", word("a", k))).collect()
+}
+
+/// Each of `steps` (instructions that leave a result in `r`) followed by
+/// `st.global.{ty} [b+4k], r`: the k-th result in the k-th word of `out`.
+fn store_each(ty: &str, steps: &[&str]) -> String {
+    steps.iter().enumerate().map(|(k, s)| format!("\n    {s}\n    st.global.{ty} {}, r;", word("b", k))).collect()
+}
+
+/// The words a kernel stores that declares `regs`, loads each `(register,
+/// value)` of `inputs` as a `ty` word ([`load_words`]), then runs `steps`,
+/// storing each one's `r` as a `ty` word ([`store_each`]).
+fn step_results(regs: &str, ty: &str, inputs: &[(&str, u32)], steps: &[&str]) -> Vec<u32> {
+    let (names, values): (Vec<&str>, Vec<u32>) = inputs.iter().copied().unzip();
+    let ptx = in_out(regs, &(load_words(ty, &names) + &store_each(ty, steps)));
+    words(&run(&ptx, &bytes(&values), 4 * steps.len()))
+}
+
+/// The address of word `k` after register `base`: `[base]`, `[base+4]`, ...
+fn word(base: &str, k: usize) -> String {
+    match k {
+        0 => format!("[{base}]"),
+        _ => format!("[{base}+{}]", 4 * k),
+    }
+}
+
 /// Launch options of timing mode on the H200's model.
 fn timing() -> LaunchOptions {
     LaunchOptions { timing: Some(warpsim_host::TimingMode::preset("h200", false).unwrap()), ..Default::default() }
@@ -153,42 +182,22 @@ fn function_scoped_globals() {
 // `bmsk.clamp` and `bmsk.wrap`.
 #[test]
 fn bmsk() {
-    let ptx = in_out(
-        ".reg .u32 p, n, r;",
-        "
-    ld.global.u32 p, [a];
-    ld.global.u32 n, [a+4];
-    bmsk.clamp.b32 r, p, n;
-    st.global.u32 [b], r;
-    bmsk.wrap.b32 r, p, n;
-    st.global.u32 [b+4], r;
-    bmsk.clamp.b32 r, 4, 40;
-    st.global.u32 [b+8], r;",
-    );
-    let out = run(&ptx, &bytes(&[36, 12]), 12);
-    assert_eq!(words(&out), [0, 0xFFF0, 0xFFFF_FFF0]);
+    let steps = ["bmsk.clamp.b32 r, p, n;", "bmsk.wrap.b32 r, p, n;", "bmsk.clamp.b32 r, 4, 40;"];
+    let got = step_results(".reg .u32 p, n, r;", "u32", &[("p", 36), ("n", 12)], &steps);
+    assert_eq!(got, [0, 0xFFF0, 0xFFFF_FFF0]);
 }
 
 // `.relu` and `.satfinite` on conversions to f16/bf16 (and the packed x2
 // forms): negative results become +0, out-of-range ones the largest finite.
 #[test]
 fn cvt_relu_and_satfinite() {
-    let ptx = in_out(
-        ".reg .f32 x, y; .reg .b32 r; .reg .b16 h;",
-        "
-    ld.global.f32 x, [a];
-    ld.global.f32 y, [a+4];
-    cvt.rn.relu.f16x2.f32 r, x, y;
-    st.global.b32 [b], r;
-    cvt.rn.satfinite.f16x2.f32 r, y, x;
-    st.global.b32 [b+4], r;
-    cvt.rn.relu.bf16x2.f32 r, y, x;
-    st.global.b32 [b+8], r;
+    let packed = ["cvt.rn.relu.f16x2.f32 r, x, y;", "cvt.rn.satfinite.f16x2.f32 r, y, x;", "cvt.rn.relu.bf16x2.f32 r, y, x;"];
+    let halves = "
     cvt.rn.relu.f16.f32 h, x;
     st.global.b16 [b+12], h;
     cvt.rn.satfinite.f16.f32 h, y;
-    st.global.b16 [b+14], h;",
-    );
+    st.global.b16 [b+14], h;";
+    let ptx = in_out(".reg .f32 x, y; .reg .b32 r; .reg .b16 h;", &(load_words("f32", &["x", "y"]) + &store_each("b32", &packed) + halves));
     let out = run(&ptx, &bytes(&[(-1.0f32).to_bits(), 1e6f32.to_bits()]), 16);
     assert_eq!(words(&out), [0x0000_7C00, 0x7BFF_BC00, 0x4974_0000, 0x7BFF_0000]);
 }
@@ -223,32 +232,16 @@ fn fma_relu_clamps_negative_results_to_zero() {
 // rest of the word from c.
 #[test]
 fn cvt_pack_saturating() {
-    let ptx = in_out(
-        ".reg .b32 x, y, z, r;",
-        "
-    ld.global.b32 x, [a];
-    ld.global.b32 y, [a+4];
-    ld.global.b32 z, [a+8];
-    cvt.pack.sat.u8.s32.b32 r, x, y, z;
-    st.global.b32 [b], r;
-    cvt.pack.sat.s8.s32.b32 r, y, x, z;
-    st.global.b32 [b+4], r;
-    cvt.pack.sat.s16.s32 r, x, y;
-    st.global.b32 [b+8], r;",
-    );
-    let out = run(&ptx, &bytes(&[300, (-5i32) as u32, 0x1234_5678]), 12);
-    assert_eq!(words(&out), [0x5678_FF00, 0x5678_FB7F, 0x012C_FFFB]);
+    let steps = ["cvt.pack.sat.u8.s32.b32 r, x, y, z;", "cvt.pack.sat.s8.s32.b32 r, y, x, z;", "cvt.pack.sat.s16.s32 r, x, y;"];
+    let got = step_results(".reg .b32 x, y, z, r;", "b32", &[("x", 300), ("y", (-5i32) as u32), ("z", 0x1234_5678)], &steps);
+    assert_eq!(got, [0x5678_FF00, 0x5678_FB7F, 0x012C_FFFB]);
 }
 
 // fp8 conversions: f32 pairs and f16x2 to e4m3x2/e5m2x2 (round to nearest
 // even, saturating), and back to f16x2 (exact).
 #[test]
 fn fp8_conversions() {
-    let ptx = in_out(
-        ".reg .f32 x, y; .reg .b16 h; .reg .b32 r;",
-        "
-    ld.global.f32 x, [a];
-    ld.global.f32 y, [a+4];
+    let body = "
     cvt.rn.satfinite.e4m3x2.f32 h, x, y;
     st.global.b16 [b], h;
     cvt.rn.f16x2.e4m3x2 r, h;
@@ -259,8 +252,8 @@ fn fp8_conversions() {
     st.global.b32 [b+8], r;
     mov.b32 r, 0x3C00C000;
     cvt.rn.satfinite.e5m2x2.f16x2 h, r;
-    st.global.b16 [b+12], h;",
-    );
+    st.global.b16 [b+12], h;";
+    let ptx = in_out(".reg .f32 x, y; .reg .b16 h; .reg .b32 r;", &(load_words("f32", &["x", "y"]) + body));
     // 1.1875 ties to 1.25 in e4m3 (0x3A); -600 saturates to -448 (0xFE).
     let out = run(&ptx, &bytes(&[1.1875f32.to_bits(), (-600f32).to_bits()]), 16);
     assert_eq!(words(&out), [0x003D_3AFE, 0x3D00_DF00, 0x3C00_0000, 0x3CC0]);
@@ -483,83 +476,52 @@ fn vectors_of_256_bits_move_32_bytes_per_thread() {
 // below at 0 per element with `.relu`.
 #[test]
 fn integer_min_max_relu_and_16x2() {
-    let ptx = in_out(
-        ".reg .b32 x, y, r;",
-        "
-    ld.global.b32 x, [a];
-    ld.global.b32 y, [a+4];
-    max.relu.s32 r, x, y;
-    st.global.b32 [b], r;
-    min.relu.s32 r, x, y;
-    st.global.b32 [b+4], r;
-    max.s16x2 r, x, y;
-    st.global.b32 [b+8], r;
-    max.relu.s16x2 r, x, y;
-    st.global.b32 [b+12], r;
-    min.u16x2 r, x, y;
-    st.global.b32 [b+16], r;
-    min.relu.s16x2 r, y, x;
-    st.global.b32 [b+20], r;",
-    );
+    let steps = [
+        "max.relu.s32 r, x, y;",
+        "min.relu.s32 r, x, y;",
+        "max.s16x2 r, x, y;",
+        "max.relu.s16x2 r, x, y;",
+        "min.u16x2 r, x, y;",
+        "min.relu.s16x2 r, y, x;",
+    ];
     // x = 0x0007_FFFB (s16x2: -5 low, 7 high), y = 0xFFFE_0003 (3 low, -2 high).
-    let out = run(&ptx, &bytes(&[0x0007_FFFB, 0xFFFE_0003]), 24);
+    let got = step_results(".reg .b32 x, y, r;", "b32", &[("x", 0x0007_FFFB), ("y", 0xFFFE_0003)], &steps);
     // As s32: x = 0x0007FFFB > 0 > y = 0xFFFE0003 (negative).
     // max.relu = x, min.relu = max(y, 0) = 0.
     // s16x2: low (-5, 3), high (7, -2): max = (3, 7); max.relu the same; min.u16x2:
     // low (0xFFFB, 3) -> 3, high (7, 0xFFFE) -> 7; min.relu.s16x2: (-5 -> 0, -2 -> 0).
-    assert_eq!(words(&out), [0x0007_FFFB, 0, 0x0007_0003, 0x0007_0003, 0x0007_0003, 0]);
+    assert_eq!(got, [0x0007_FFFB, 0, 0x0007_0003, 0x0007_0003, 0x0007_0003, 0]);
 }
 
 // `min|max.xorsign.abs.f32` (`__fmax_xorsign_abs` style): the magnitude's
 // min/max, the sign the XOR of the operands' signs; NaN stays canonical.
 #[test]
 fn min_max_xorsign_abs() {
-    let ptx = in_out(
-        ".reg .b32 x, y, r;",
-        "
-    ld.global.b32 x, [a];
-    ld.global.b32 y, [a+4];
-    max.xorsign.abs.f32 r, x, y;
-    st.global.b32 [b], r;
-    min.xorsign.abs.f32 r, x, y;
-    st.global.b32 [b+4], r;
-    max.xorsign.abs.f32 r, x, x;
-    st.global.b32 [b+8], r;
-    mov.b32 y, 0x7FC12345;
-    max.NaN.xorsign.abs.f32 r, x, y;
-    st.global.b32 [b+12], r;
-    max.xorsign.abs.f32 r, x, y;
-    st.global.b32 [b+16], r;",
-    );
+    let steps = [
+        "max.xorsign.abs.f32 r, x, y;",
+        "min.xorsign.abs.f32 r, x, y;",
+        "max.xorsign.abs.f32 r, x, x;",
+        "mov.b32 y, 0x7FC12345;\n    max.NaN.xorsign.abs.f32 r, x, y;",
+        "max.xorsign.abs.f32 r, x, y;",
+    ];
     // x = -2.0, y = 1.5: max |.| = 2.0, min = 1.5, sign negative (one negative).
-    let out = run(&ptx, &bytes(&[0xC000_0000, 0x3FC0_0000]), 20);
-    assert_eq!(words(&out), [0xC000_0000, 0xBFC0_0000, 0x4000_0000, 0x7FFF_FFFF, 0xC000_0000]);
+    let got = step_results(".reg .b32 x, y, r;", "b32", &[("x", 0xC000_0000), ("y", 0x3FC0_0000)], &steps);
+    assert_eq!(got, [0xC000_0000, 0xBFC0_0000, 0x4000_0000, 0x7FFF_FFFF, 0xC000_0000]);
 }
 
 // Three-input `min|max{.NaN}{.abs}.f32 d, a, b, c` (sm_100).
 #[test]
 fn three_input_min_max() {
-    let ptx = in_out(
-        ".reg .b32 x, y, z, r;",
-        "
-    ld.global.b32 x, [a];
-    ld.global.b32 y, [a+4];
-    ld.global.b32 z, [a+8];
-    min.f32 r, x, y, z;
-    st.global.b32 [b], r;
-    max.f32 r, x, y, z;
-    st.global.b32 [b+4], r;
-    max.abs.f32 r, x, y, z;
-    st.global.b32 [b+8], r;
-    mov.b32 z, 0x7FC00000;
-    max.f32 r, x, y, z;
-    st.global.b32 [b+12], r;
-    max.NaN.f32 r, x, y, z;
-    st.global.b32 [b+16], r;",
-    );
+    let steps = [
+        "min.f32 r, x, y, z;",
+        "max.f32 r, x, y, z;",
+        "max.abs.f32 r, x, y, z;",
+        "mov.b32 z, 0x7FC00000;\n    max.f32 r, x, y, z;",
+        "max.NaN.f32 r, x, y, z;",
+    ];
     // -4.0, 1.0, 2.0
-    let out = run(&ptx, &bytes(&[0xC080_0000, 0x3F80_0000, 0x4000_0000]), 20);
-    assert_eq!(words(&out), [0xC080_0000, 0x4000_0000, 0x4080_0000, 0x3F80_0000, 0x7FFF_FFFF]);
+    let got = step_results(".reg .b32 x, y, z, r;", "b32", &[("x", 0xC080_0000), ("y", 0x3F80_0000), ("z", 0x4000_0000)], &steps);
+    assert_eq!(got, [0xC080_0000, 0x4000_0000, 0x4080_0000, 0x3F80_0000, 0x7FFF_FFFF]);
 }
 
 // Modifiers that do not apply are refused with the instruction, not dropped.
@@ -581,30 +543,20 @@ fn misplaced_relu_and_xorsign_are_refused() {
 // extension from a bit position.
 #[test]
 fn fns_and_szext() {
-    let ptx = in_out(
-        ".reg .b32 x, r;",
-        "
-    ld.global.b32 x, [a];
-    fns.b32 r, x, 0, 2;
-    st.global.b32 [b], r;
-    fns.b32 r, x, 31, -1;
-    st.global.b32 [b+4], r;
-    fns.b32 r, x, 4, 0;
-    st.global.b32 [b+8], r;
-    fns.b32 r, x, 0, 9;
-    st.global.b32 [b+12], r;
-    szext.wrap.s32 r, x, 4;
-    st.global.b32 [b+16], r;
-    szext.clamp.u32 r, x, 40;
-    st.global.b32 [b+20], r;
-    szext.wrap.u32 r, x, 36;
-    st.global.b32 [b+24], r;",
-    );
+    let steps = [
+        "fns.b32 r, x, 0, 2;",
+        "fns.b32 r, x, 31, -1;",
+        "fns.b32 r, x, 4, 0;",
+        "fns.b32 r, x, 0, 9;",
+        "szext.wrap.s32 r, x, 4;",
+        "szext.clamp.u32 r, x, 40;",
+        "szext.wrap.u32 r, x, 36;",
+    ];
     // x = 0x8000_001A: bits 1, 3, 4, 31.
-    let out = run(&ptx, &bytes(&[0x8000_001A]), 28);
+    let got = step_results(".reg .b32 x, r;", "b32", &[("x", 0x8000_001A)], &steps);
     // 2nd set bit from 0: 3; 1st downwards from 31: 31; bit 4 is set: 4; no 9th: !0;
     // low 4 bits 0b1010 sign-extended: 0xFFFF_FFFA; clamp 40 -> 32: x; wrap 36 -> 4 zero-extended: 0xA.
-    assert_eq!(words(&out), [3, 31, 4, u32::MAX, 0xFFFF_FFFA, 0x8000_001A, 0xA]);
+    assert_eq!(got, [3, 31, 4, u32::MAX, 0xFFFF_FFFA, 0x8000_001A, 0xA]);
 }
 
 // Generic-address tests, cluster-of-one special registers, `mapa` to rank 0,

@@ -1,10 +1,11 @@
 //! Helpers the integration tests share (`mod common;`): the repository root,
 //! the corpus, a scratch folder per test process, whether clang-19 is there
-//! (it must be under CI), and `.npy` payloads.
+//! (it must be under CI), `warpsim` run with a chosen nvcc, and `.npy` payloads.
 #![allow(dead_code)] // each test binary uses its own subset
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
@@ -33,6 +34,20 @@ pub fn scratch(suite: &str, name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("warpsim-{suite}-{}", std::process::id())).join(name);
     std::fs::create_dir_all(&d).unwrap();
     d
+}
+
+/// `warpsim ARGS --out OUT` run from the repository root, with
+/// `$WARPSIM_NVCC` set to `nvcc` (`none`: compile with clang).
+pub fn warpsim_with_nvcc(args: &[&str], out: &Path, nvcc: impl AsRef<OsStr>) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_warpsim"))
+        .current_dir(repo())
+        .env_remove("WARPSIM_CLANG")
+        .env("WARPSIM_NVCC", nvcc)
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("running warpsim")
 }
 
 pub fn have_clang19() -> bool {

@@ -307,41 +307,9 @@ impl Lowerer<'_> {
         }
         let mode = FMode { rnd: mods.rnd, ftz: mods.ftz, sat: mods.sat };
         let plain = !mode.ftz && !mode.sat && matches!(mode.rnd, None | Some(Rounding::Rn));
-        if plain && ty == ScalarType::F32 {
-            let fast2 = match op {
-                FloatOp::Add => Some(Bin32::AddF),
-                FloatOp::Sub => Some(Bin32::SubF),
-                FloatOp::Mul => Some(Bin32::MulF),
-                FloatOp::Min => Some(Bin32::MinF),
-                FloatOp::Max => Some(Bin32::MaxF),
-                _ => None,
-            };
-            if let Some(f) = fast2 {
-                let (d, [a, b]) = self.same_width_regs(ops, ty, false)?;
-                self.push(Op::Bin32 { f, d, a, b }, guard, span, full);
-                return Ok(());
-            }
-            if op == FloatOp::Fma {
-                let (d, [a, b, c]) = self.same_width_regs(ops, ty, false)?;
-                self.push(Op::Tern32 { f: Tern32::FmaF, d, a, b, c }, guard, span, full);
-                return Ok(());
-            }
-        }
-        if plain && ty == ScalarType::F64 {
-            let fast2 = match op {
-                FloatOp::Add => Some(Bin64::AddF),
-                FloatOp::Sub => Some(Bin64::SubF),
-                FloatOp::Mul => Some(Bin64::MulF),
-                _ => None,
-            };
-            if let Some(f) = fast2 {
-                let (d, [a, b]) = self.same_width_regs(ops, ty, true)?;
-                self.push(Op::Bin64 { f, d, a, b }, guard, span, full);
-                return Ok(());
-            }
-            if op == FloatOp::Fma {
-                let (d, [a, b, c]) = self.same_width_regs(ops, ty, true)?;
-                self.push(Op::FmaF64 { d, a, b, c }, guard, span, full);
+        if plain {
+            if let Some(fast) = self.plain_float_fast_op(op, ty, ops)? {
+                self.push(fast, guard, span, full);
                 return Ok(());
             }
         }
@@ -380,6 +348,41 @@ impl Lowerer<'_> {
         self.push(Op::Float { op, ty, mode, d: t, s: [s[0], s[1], z] }, guard, span, full);
         self.push(Op::Float { op, ty, mode, d, s: [t, s[2], z] }, guard, span, full);
         Ok(())
+    }
+
+    /// The register-only fast op of a plain (round to nearest, no `.ftz` or
+    /// `.sat`) f32 or f64 `op`: `add`, `sub`, `mul` and `fma` on both widths,
+    /// `min`/`max` on f32; `None` for every other op and type.
+    fn plain_float_fast_op(&mut self, op: FloatOp, ty: ScalarType, ops: &[Operand]) -> LResult<Option<Op>> {
+        let wide = match ty {
+            ScalarType::F32 => false,
+            ScalarType::F64 => true,
+            _ => return Ok(None),
+        };
+        let (bin32, bin64) = match op {
+            FloatOp::Add => (Bin32::AddF, Some(Bin64::AddF)),
+            FloatOp::Sub => (Bin32::SubF, Some(Bin64::SubF)),
+            FloatOp::Mul => (Bin32::MulF, Some(Bin64::MulF)),
+            FloatOp::Min => (Bin32::MinF, None),
+            FloatOp::Max => (Bin32::MaxF, None),
+            FloatOp::Fma => {
+                let (d, [a, b, c]) = self.same_width_regs(ops, ty, wide)?;
+                return Ok(Some(if wide { Op::FmaF64 { d, a, b, c } } else { Op::Tern32 { f: Tern32::FmaF, d, a, b, c } }));
+            }
+            _ => return Ok(None),
+        };
+        let fast = match (wide, bin64) {
+            (false, _) => {
+                let (d, [a, b]) = self.same_width_regs(ops, ty, false)?;
+                Op::Bin32 { f: bin32, d, a, b }
+            }
+            (true, Some(f)) => {
+                let (d, [a, b]) = self.same_width_regs(ops, ty, true)?;
+                Op::Bin64 { f, d, a, b }
+            }
+            (true, None) => return Ok(None),
+        };
+        Ok(Some(fast))
     }
 
     /// The destination and `N` sources of an op on registers of one width,
