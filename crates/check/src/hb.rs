@@ -118,6 +118,14 @@ impl Hb {
         self.arena[self.snap_of[t] as usize * self.n + u] >= tau
     }
 
+    /// Whether `u`'s access at time `tau` is in `t`'s snapshot (a barrier,
+    /// atomic or fence ordered it before `t`'s present): enough for
+    /// [`Hb::knows`], without its own-warp terms.
+    #[inline(always)]
+    pub fn snap_knows(&self, t: usize, u: usize, tau: u32) -> bool {
+        u < self.n && self.snap_of.get(t).and_then(|&s| self.arena.get(s as usize * self.n + u)).is_some_and(|&x| x >= tau)
+    }
+
     /// Whether thread `u` of block `block` at time `tau` happens before `t`'s present.
     #[inline]
     pub fn knows_foreign(&self, t: usize, block: u32, u: usize, tau: u32) -> bool {
