@@ -381,6 +381,9 @@ impl Checker {
         }
         let limit = self.plan.shared_bytes as u64;
         let check_init = self.plan.shared_writes_seen;
+        if bytes == 4 && self.shared_read_words(base, mask, addrs, limit, check_init, op) {
+            return true;
+        }
         let start = self.deferred_words.len();
         let nw = (bytes / 4) as u64;
         for l in warpsim_ir::set_bits(mask) {
@@ -404,6 +407,46 @@ impl Checker {
             self.deferred_words.push((addrs[l] >> 2) as u32);
         }
         self.deferred.push(Deferred { base, tau: op.tau, pc: op.pc, mask, words: nw as u32, start: start as u32 });
+        if self.deferred_words.len() > DEFER_LIMIT {
+            self.flush_reads();
+        }
+        true
+    }
+
+    /// [`Checker::shared_read_fast`] for one-word loads whose lanes hold one
+    /// snapshot (after a barrier, all of them): the same tests, with the
+    /// snapshot's clocks found once for the warp. False (nothing done) when
+    /// some lane does not qualify or the lanes' snapshots differ.
+    #[inline(always)]
+    fn shared_read_words(&mut self, base: u32, mask: u64, addrs: &[u64], limit: u64, check_init: bool, op: &Op) -> bool {
+        if mask == 0 || (addrs.len() < 64 && mask >> addrs.len() != 0) {
+            return false;
+        }
+        let Some(vc) = self.hb.shared_snap(base as usize, mask) else { return false };
+        let mut words = [0u32; 64];
+        let mut k = 0;
+        for l in warpsim_ir::set_bits(mask) {
+            let a = addrs[l];
+            let t = base + l as u32;
+            if a & 3 != 0 || a + 4 > limit {
+                return false;
+            }
+            if check_init && (self.shared_init.get((a >> 6) as usize).is_none_or(|&b| (b >> (a & 63)) & 0xF != 0xF)) {
+                return false;
+            }
+            let Some(c) = self.shared.get((a >> 2) as usize) else { return false };
+            let w = &c.w;
+            let known =
+                w.tau == 0 || (w.block == self.block32 && (w.tid as u32 == t || vc.get(w.tid as usize).is_some_and(|&x| x >= w.tau)));
+            if !known {
+                return false;
+            }
+            words[k & 63] = (a >> 2) as u32;
+            k += 1;
+        }
+        let start = self.deferred_words.len();
+        self.deferred_words.extend_from_slice(&words[..k.min(64)]);
+        self.deferred.push(Deferred { base, tau: op.tau, pc: op.pc, mask, words: 1, start: start as u32 });
         if self.deferred_words.len() > DEFER_LIMIT {
             self.flush_reads();
         }
