@@ -374,7 +374,7 @@ impl Checker {
             || op.kind != MemAccessKind::Load
             || op.flags & (F_ATOMIC | F_STRONG | F_VOLATILE | F_ASYNC | F_INIT) != 0
             || bytes == 0
-            || bytes % 4 != 0
+            || !bytes.is_multiple_of(4)
             || bytes > 16
         {
             return false;
@@ -391,7 +391,7 @@ impl Checker {
             let ok = addrs.get(l).is_some_and(|&a| {
                 a & 3 == 0
                     && a + bytes as u64 <= limit
-                    && !(check_init && !bits_all(&self.shared_init, a, bytes))
+                    && (!check_init || bits_all(&self.shared_init, a, bytes))
                     && (a >> 2..(a >> 2) + nw).all(|word| {
                         self.shared.get(word as usize).is_some_and(|c| {
                             let w = &c.w;
@@ -464,11 +464,9 @@ impl Checker {
         let entries = std::mem::take(&mut self.deferred);
         let words = std::mem::take(&mut self.deferred_words);
         for d in &entries {
-            let mut i = d.start as usize;
-            for l in warpsim_ir::set_bits(d.mask) {
+            for (i, l) in (d.start as usize..).zip(warpsim_ir::set_bits(d.mask)) {
                 let t = d.base + l as u32;
                 let first = words[i] as u64;
-                i += 1;
                 for word in first..first + d.words as u64 {
                     let cur = Access { block: self.block32, tid: t as u16, bits: BYTES, tau: d.tau, pc: d.pc };
                     shadow::read(&mut self.shared[word as usize], cur, &self.hb, &mut self.shared_sets, &mut self.hits);
