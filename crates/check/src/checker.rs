@@ -453,6 +453,65 @@ impl Checker {
         true
     }
 
+    /// A plain global load or store of whole words (every active lane's
+    /// address a multiple of 4) whose words all lie in one page of the shadow
+    /// that is already dense: the lane path's reads or writes of each word,
+    /// in the same order, with the page found once. False (nothing done)
+    /// otherwise.
+    #[inline(always)]
+    fn global_words(&mut self, base: u32, mask: u64, addrs: &[u64], bytes: u32, op: &Op) -> bool {
+        if !self.fast
+            || op.kind == MemAccessKind::Atomic
+            || op.flags & (F_ATOMIC | F_STRONG | F_VOLATILE | F_ASYNC) != 0
+            || bytes == 0
+            || !bytes.is_multiple_of(4)
+            || bytes > 16
+            || mask == 0
+            || (addrs.len() < 64 && mask >> addrs.len() != 0)
+        {
+            return false;
+        }
+        let nw = (bytes / 4) as u64;
+        let (mut lo, mut hi, mut odd) = (u64::MAX, 0u64, 0u64);
+        for l in warpsim_ir::set_bits(mask) {
+            let a = addrs[l];
+            odd |= a & 3;
+            lo = lo.min(a >> 2);
+            hi = hi.max((a >> 2) + nw - 1);
+        }
+        let page = lo / GlobalShadow::PAGE_WORDS;
+        if odd != 0 || hi / GlobalShadow::PAGE_WORDS != page || hi >= u64::MAX >> 3 {
+            return false;
+        }
+        let words = (mask.count_ones() as u64 * nw).min(hi - lo + 1) as usize;
+        let Some(idx) = self.global.dense_page(page, words) else { return false };
+        let (block, bits) = (self.block32, BYTES | op.bits);
+        let mut accesses = warpsim_ir::set_bits(mask).flat_map(|l| {
+            let a = addrs[l];
+            let cur = Access { block, tid: (base + l as u32) as u16, bits, tau: op.tau, pc: op.pc };
+            (a >> 2..(a >> 2) + nw).map(move |word| (word, cur))
+        });
+        // Words in lane order; a race found leaves the page's cells to be reported, then goes on.
+        loop {
+            let Some(cells) = self.global.dense_cells(idx) else { return true };
+            let mut found = None;
+            for (word, cur) in &mut accesses {
+                let cell = &mut cells[(word % GlobalShadow::PAGE_WORDS) as usize];
+                if op.write {
+                    shadow::write(cell, cur, &self.hb, &mut self.global_sets, &mut self.hits);
+                } else {
+                    shadow::read(cell, cur, &self.hb, &mut self.global_sets, &mut self.hits);
+                }
+                if !self.hits.is_empty() {
+                    found = Some((word, cur));
+                    break;
+                }
+            }
+            let Some((word, cur)) = found else { return true };
+            self.report_races("global", word << 2, cur, op.access);
+        }
+    }
+
     /// Records the deferred shared reads in their cells, in order, exactly as
     /// the lane path would have (they report nothing: their write checks passed
     /// and nothing has changed since).
@@ -828,7 +887,11 @@ impl Observer for Checker {
                     lanes.for_each(|(t, a)| self.shared_access(t, a, bytes, &op));
                 }
             }
-            Space::Global => lanes.for_each(|(t, a)| self.global_access(t, a, bytes, &op)),
+            Space::Global => {
+                if !self.global_words(base, mask, addrs, bytes, &op) {
+                    lanes.for_each(|(t, a)| self.global_access(t, a, bytes, &op));
+                }
+            }
             Space::Local => lanes.for_each(|(t, a)| self.local_access(t, a, bytes, kind, pc)),
             _ => {
                 self.flush_reads();
@@ -1020,6 +1083,39 @@ mod tests {
         let (result, checker) = launch_observed_partial(&args, &make, &|a: &mut Checker, b| a.merge(b));
         let deferred = !checker.deferred.is_empty();
         (session.finish(checker, result.as_ref().err()), deferred)
+    }
+
+    /// Global loads and stores of whole words through dense shadow pages
+    /// (vector and scalar, racing within a block and between blocks, with
+    /// and without a barrier) give the lane path's diagnostics and counts.
+    #[test]
+    fn global_words_report_as_the_lane_path() {
+        let mut races = 0;
+        for sync in ["bar.sync 0;", ""] {
+            for shift in [1, 2, 7] {
+                for block in [64, 40] {
+                    let src = format!(
+                        ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 buf)\n{{\n.reg .b32 %r<32>;\n.reg .b64 %rd<16>;\n
+                         ld.param.u64 %rd1, [buf]; mov.u32 %r1, %tid.x; mul.wide.u32 %rd2, %r1, 16; add.s64 %rd3, %rd1, %rd2;
+                         ld.global.v4.u32 {{%r2, %r3, %r4, %r5}}, [%rd3];
+                         st.global.v4.u32 [%rd3], {{%r2, %r3, %r4, %r1}};
+                         {sync}
+                         xor.b32 %r6, %r1, {shift}; mul.wide.u32 %rd4, %r6, 16; add.s64 %rd5, %rd1, %rd4;
+                         ld.global.u32 %r7, [%rd5+4];
+                         ld.global.v2.u32 {{%r8, %r9}}, [%rd5+8];
+                         st.global.u32 [%rd5+12], %r7;
+                         mul.wide.u32 %rd6, %r1, 4; add.s64 %rd7, %rd1, %rd6;
+                         st.global.u32 [%rd7+2048], %r1;
+                         ret;\n}}\n"
+                    );
+                    let (slow, _) = run(&src, block, false);
+                    let (fast, _) = run(&src, block, true);
+                    assert_eq!(fast, slow, "{sync} shift {shift} block {block}");
+                    races += slow.iter().filter(|d| d.kind == DiagKind::Race).count();
+                }
+            }
+        }
+        assert!(races > 0);
     }
 
     /// Deferred shared reads (reads after a barrier, vector reads, reads
