@@ -512,6 +512,55 @@ impl Checker {
         }
     }
 
+    /// A plain one-word shared store whose every lane's word was last
+    /// written and read (one reader, not a set) by accesses its thread
+    /// already knows, or by itself (the common write after a barrier): no
+    /// race to report, so each lane's write does what the lane path's does
+    /// there (the word written, its reads forgotten, its bytes initialised).
+    /// Deferred reads are recorded first. False (only that done) when some
+    /// lane does not qualify.
+    #[inline(always)]
+    fn shared_store_words(&mut self, base: u32, mask: u64, addrs: &[u64], bytes: u32, op: &Op) -> bool {
+        if !self.fast
+            || op.kind != MemAccessKind::Store
+            || op.flags & (F_ATOMIC | F_STRONG | F_VOLATILE | F_ASYNC) != 0
+            || bytes != 4
+            || mask == 0
+            || (addrs.len() < 64 && mask >> addrs.len() != 0)
+        {
+            return false;
+        }
+        self.flush_reads();
+        let Some(vc) = self.hb.shared_snap(base as usize, mask) else { return false };
+        let limit = self.plan.shared_bytes as u64;
+        let known = |a: &Access, t: u32| {
+            a.tau == 0
+                || (a.block == self.block32
+                    && a.bits & shadow::SET == 0
+                    && (a.tid as u32 == t || vc.get(a.tid as usize).is_some_and(|&x| x >= a.tau)))
+        };
+        for l in warpsim_ir::set_bits(mask) {
+            let a = addrs[l];
+            let t = base + l as u32;
+            if a & 3 != 0 || a + 4 > limit {
+                return false;
+            }
+            let Some(c) = self.shared.get((a >> 2) as usize) else { return false };
+            if !known(&c.w, t) || !known(&c.r, t) {
+                return false;
+            }
+        }
+        for l in warpsim_ir::set_bits(mask) {
+            let a = addrs[l];
+            bits_set(&mut self.shared_init, a, 4);
+            if let Some(c) = self.shared.get_mut((a >> 2) as usize) {
+                c.w = Access { block: self.block32, tid: (base + l as u32) as u16, bits: BYTES | op.bits, tau: op.tau, pc: op.pc };
+                c.r = Access::default();
+            }
+        }
+        true
+    }
+
     /// Records the deferred shared reads in their cells, in order, exactly as
     /// the lane path would have (they report nothing: their write checks passed
     /// and nothing has changed since).
@@ -882,7 +931,7 @@ impl Observer for Checker {
         let lanes = warpsim_ir::set_bits(mask).filter_map(|l| Some((base + l as u32, *addrs.get(l)?)));
         match space {
             Space::Shared => {
-                if !self.shared_read_fast(base, mask, addrs, bytes, &op) {
+                if !self.shared_read_fast(base, mask, addrs, bytes, &op) && !self.shared_store_words(base, mask, addrs, bytes, &op) {
                     self.flush_reads();
                     lanes.for_each(|(t, a)| self.shared_access(t, a, bytes, &op));
                 }
