@@ -91,14 +91,16 @@ pub struct MetricsObserver {
     memos: Vec<Memo>,
 }
 
-/// The last global or shared access of one instruction (pc) and its cost.
+/// The last global or shared access of one instruction (pc) whose cost was
+/// computed, and that cost.
 /// The cost of a warp access depends on its addresses only through their
 /// differences, to a granule: shifting every active lane's address by one
 /// multiple of 128 bytes (global: sectors of 32 bytes and lines of 128 move
 /// together) or of 4 (shared: each phase's words move together, so the
 /// banks are renamed and distinct words stay distinct) leaves it unchanged.
 /// The next warp of a strided loop, or the next iteration of a bank
-/// pattern, is such a shift of the last: its cost is the memo's.
+/// pattern, is such a shift of the memo's access: its cost is the memo's
+/// (the memo stays: a run of shifts compares against one access).
 #[derive(Clone, Debug)]
 struct Memo {
     mask: u64,
@@ -223,8 +225,8 @@ impl Observer for MetricsObserver {
                 Some(m) => {
                     if !m.shifted(addrs, global, 128) {
                         m.global = global_cost(addrs, global, bytes);
+                        m.keep(addrs, global);
                     }
-                    m.keep(addrs, global);
                     m.global
                 }
                 None => global_cost(addrs, global, bytes),
@@ -240,8 +242,8 @@ impl Observer for MetricsObserver {
                 Some(m) => {
                     if !m.shifted(addrs, shared, 4) {
                         m.shared = shared_access_cost(&self.merged, pc, space, kind, addrs, shared, bytes);
+                        m.keep(addrs, shared);
                     }
-                    m.keep(addrs, shared);
                     m.shared
                 }
                 None => {
