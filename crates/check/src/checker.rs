@@ -11,7 +11,7 @@
 use crate::diag::{lanes, Collector, DiagKind, Diagnostic, Site};
 use crate::hb::{Arrival, Foreign, Hb};
 use crate::plan::*;
-use crate::shadow::{self, Access, Cell, GlobalShadow, Hit, Sets, ATOMIC, WRITE};
+use crate::shadow::{self, Access, Cell, GlobalShadow, Hit, Sets, ATOMIC, BYTES, WRITE};
 use std::collections::HashMap;
 use std::sync::Arc;
 use warpsim_engine::{BarrierEvent, MemAccessKind, Observer, WarpSyncEvent, WarpSyncKind};
@@ -74,6 +74,23 @@ impl Op {
     }
 }
 
+/// A warp's shared load whose recording waits ([`Checker::shared_read_fast`]):
+/// its first thread, time, pc, lanes, words per lane, and where its lanes'
+/// first words start in `Checker::deferred_words` (one per active lane, in order).
+#[derive(Copy, Clone)]
+struct Deferred {
+    base: u32,
+    tau: u32,
+    pc: u32,
+    mask: u64,
+    words: u32,
+    start: u32,
+}
+
+/// Deferred lanes' words beyond which the reads are recorded at once (a
+/// long run of reads with nothing between them keeps a bounded log).
+const DEFER_LIMIT: usize = 1 << 20;
+
 #[derive(Default)]
 struct Bar {
     arrivals: Vec<Arrival>,
@@ -104,6 +121,11 @@ pub struct Checker {
     global_sets: Sets,
     global_sync: HashMap<u64, Foreign>,
     hits: Vec<Hit>,
+    /// Shared reads not yet recorded in their cells (see [`Checker::shared_read_fast`]).
+    deferred: Vec<Deferred>,
+    deferred_words: Vec<u32>,
+    /// Whether the per-warp fast paths run (off only in tests that compare them with the lane path).
+    fast: bool,
     pub diags: Collector,
 }
 
@@ -151,6 +173,9 @@ impl Checker {
             global_sets: Sets::new(false),
             global_sync: HashMap::new(),
             hits: Vec::new(),
+            deferred: Vec::new(),
+            deferred_words: Vec::new(),
+            fast: true,
             diags: Collector::default(),
         }
     }
@@ -322,6 +347,7 @@ impl Checker {
     #[cold]
     #[inline(never)]
     fn sync_access(&mut self, mem: RaceSpace, t: u32, a: u64, op: &Op) {
+        self.flush_reads(); // an acquire changes the clocks the deferred reads' recording consults
         let rel = releases(op.kind, op.flags, self.fence_tau[t as usize]);
         let acq = acquires(op.kind, op.flags);
         let sync = match mem {
@@ -329,6 +355,239 @@ impl Checker {
             Global => &mut self.global_sync,
         };
         sync_op(&mut self.hb, sync, a >> 2, t, op.tau, self.block32, acq, rel);
+    }
+
+    /// A plain aligned shared load (every lane in bounds, whole words) whose
+    /// every lane reads written words whose last write it already knows, or
+    /// its own (the common read after a barrier): it has nothing to report,
+    /// so recording the reads in their cells (each word's read slot or set)
+    /// waits in a log until [`Checker::flush_reads`], which runs, in the
+    /// original order, before anything looks at those cells or changes the
+    /// clocks their recording consults: any other shared access, a barrier,
+    /// a warp barrier, an acquire, or a full log. A block that ends first (a
+    /// kernel reading its shared memory after its last barrier) never
+    /// records them: the block's shadow starts empty again. Returns false,
+    /// having changed nothing, when some lane does not qualify.
+    #[inline(always)]
+    fn shared_read_fast(&mut self, base: u32, mask: u64, addrs: &[u64], bytes: u32, op: &Op) -> bool {
+        if !self.fast
+            || op.kind != MemAccessKind::Load
+            || op.flags & (F_ATOMIC | F_STRONG | F_VOLATILE | F_ASYNC | F_INIT) != 0
+            || bytes == 0
+            || !bytes.is_multiple_of(4)
+            || bytes > 16
+        {
+            return false;
+        }
+        let limit = self.plan.shared_bytes as u64;
+        let check_init = self.plan.shared_writes_seen;
+        if bytes == 4 && self.shared_read_words(base, mask, addrs, limit, check_init, op) {
+            return true;
+        }
+        let start = self.deferred_words.len();
+        let nw = (bytes / 4) as u64;
+        for l in warpsim_ir::set_bits(mask) {
+            let t = base + l as u32;
+            let ok = addrs.get(l).is_some_and(|&a| {
+                a & 3 == 0
+                    && a + bytes as u64 <= limit
+                    && (!check_init || bits_all(&self.shared_init, a, bytes))
+                    && (a >> 2..(a >> 2) + nw).all(|word| {
+                        self.shared.get(word as usize).is_some_and(|c| {
+                            let w = &c.w;
+                            w.empty()
+                                || (w.block == self.block32 && (w.tid as u32 == t || self.hb.snap_knows(t as usize, w.tid as usize, w.tau)))
+                        })
+                    })
+            });
+            if !ok {
+                self.deferred_words.truncate(start);
+                return false;
+            }
+            self.deferred_words.push((addrs[l] >> 2) as u32);
+        }
+        self.deferred.push(Deferred { base, tau: op.tau, pc: op.pc, mask, words: nw as u32, start: start as u32 });
+        if self.deferred_words.len() > DEFER_LIMIT {
+            self.flush_reads();
+        }
+        true
+    }
+
+    /// [`Checker::shared_read_fast`] for one-word loads whose lanes hold one
+    /// snapshot (after a barrier, all of them): the same tests, with the
+    /// snapshot's clocks found once for the warp. False (nothing done) when
+    /// some lane does not qualify or the lanes' snapshots differ.
+    #[inline(always)]
+    fn shared_read_words(&mut self, base: u32, mask: u64, addrs: &[u64], limit: u64, check_init: bool, op: &Op) -> bool {
+        if mask == 0 || (addrs.len() < 64 && mask >> addrs.len() != 0) {
+            return false;
+        }
+        let Some(vc) = self.hb.shared_snap(base as usize, mask) else { return false };
+        let mut words = [0u32; 64];
+        let mut k = 0;
+        for l in warpsim_ir::set_bits(mask) {
+            let a = addrs[l];
+            let t = base + l as u32;
+            if a & 3 != 0 || a + 4 > limit {
+                return false;
+            }
+            if check_init && (self.shared_init.get((a >> 6) as usize).is_none_or(|&b| (b >> (a & 63)) & 0xF != 0xF)) {
+                return false;
+            }
+            let Some(c) = self.shared.get((a >> 2) as usize) else { return false };
+            let w = &c.w;
+            let known =
+                w.tau == 0 || (w.block == self.block32 && (w.tid as u32 == t || vc.get(w.tid as usize).is_some_and(|&x| x >= w.tau)));
+            if !known {
+                return false;
+            }
+            words[k & 63] = (a >> 2) as u32;
+            k += 1;
+        }
+        let start = self.deferred_words.len();
+        self.deferred_words.extend_from_slice(&words[..k.min(64)]);
+        self.deferred.push(Deferred { base, tau: op.tau, pc: op.pc, mask, words: 1, start: start as u32 });
+        if self.deferred_words.len() > DEFER_LIMIT {
+            self.flush_reads();
+        }
+        true
+    }
+
+    /// A plain global load or store of whole words (every active lane's
+    /// address a multiple of 4) whose words all lie in one page of the shadow
+    /// that is already dense: the lane path's reads or writes of each word,
+    /// in the same order, with the page found once. False (nothing done)
+    /// otherwise.
+    #[inline(always)]
+    fn global_words(&mut self, base: u32, mask: u64, addrs: &[u64], bytes: u32, op: &Op) -> bool {
+        if !self.fast
+            || op.kind == MemAccessKind::Atomic
+            || op.flags & (F_ATOMIC | F_STRONG | F_VOLATILE | F_ASYNC) != 0
+            || bytes == 0
+            || !bytes.is_multiple_of(4)
+            || bytes > 16
+            || mask == 0
+            || (addrs.len() < 64 && mask >> addrs.len() != 0)
+        {
+            return false;
+        }
+        let nw = (bytes / 4) as u64;
+        let (mut lo, mut hi, mut odd) = (u64::MAX, 0u64, 0u64);
+        for l in warpsim_ir::set_bits(mask) {
+            let a = addrs[l];
+            odd |= a & 3;
+            lo = lo.min(a >> 2);
+            hi = hi.max((a >> 2) + nw - 1);
+        }
+        let page = lo / GlobalShadow::PAGE_WORDS;
+        if odd != 0 || hi / GlobalShadow::PAGE_WORDS != page || hi >= u64::MAX >> 3 {
+            return false;
+        }
+        let words = (mask.count_ones() as u64 * nw).min(hi - lo + 1) as usize;
+        let Some(idx) = self.global.dense_page(page, words) else { return false };
+        let (block, bits) = (self.block32, BYTES | op.bits);
+        let mut accesses = warpsim_ir::set_bits(mask).flat_map(|l| {
+            let a = addrs[l];
+            let cur = Access { block, tid: (base + l as u32) as u16, bits, tau: op.tau, pc: op.pc };
+            (a >> 2..(a >> 2) + nw).map(move |word| (word, cur))
+        });
+        // Words in lane order; a race found leaves the page's cells to be reported, then goes on.
+        loop {
+            let Some(cells) = self.global.dense_cells(idx) else { return true };
+            let mut found = None;
+            for (word, cur) in &mut accesses {
+                let cell = &mut cells[(word % GlobalShadow::PAGE_WORDS) as usize];
+                if op.write {
+                    shadow::write(cell, cur, &self.hb, &mut self.global_sets, &mut self.hits);
+                } else {
+                    shadow::read(cell, cur, &self.hb, &mut self.global_sets, &mut self.hits);
+                }
+                if !self.hits.is_empty() {
+                    found = Some((word, cur));
+                    break;
+                }
+            }
+            let Some((word, cur)) = found else { return true };
+            self.report_races("global", word << 2, cur, op.access);
+        }
+    }
+
+    /// A plain one-word shared store whose every lane's word was last
+    /// written and read (one reader, not a set) by accesses its thread
+    /// already knows, or by itself (the common write after a barrier): no
+    /// race to report, so each lane's write does what the lane path's does
+    /// there (the word written, its reads forgotten, its bytes initialised).
+    /// Deferred reads are recorded first. False (only that done) when some
+    /// lane does not qualify.
+    #[inline(always)]
+    fn shared_store_words(&mut self, base: u32, mask: u64, addrs: &[u64], bytes: u32, op: &Op) -> bool {
+        if !self.fast
+            || op.kind != MemAccessKind::Store
+            || op.flags & (F_ATOMIC | F_STRONG | F_VOLATILE | F_ASYNC) != 0
+            || bytes != 4
+            || mask == 0
+            || (addrs.len() < 64 && mask >> addrs.len() != 0)
+        {
+            return false;
+        }
+        self.flush_reads();
+        let Some(vc) = self.hb.shared_snap(base as usize, mask) else { return false };
+        let limit = self.plan.shared_bytes as u64;
+        let known = |a: &Access, t: u32| {
+            a.tau == 0
+                || (a.block == self.block32
+                    && a.bits & shadow::SET == 0
+                    && (a.tid as u32 == t || vc.get(a.tid as usize).is_some_and(|&x| x >= a.tau)))
+        };
+        for l in warpsim_ir::set_bits(mask) {
+            let a = addrs[l];
+            let t = base + l as u32;
+            if a & 3 != 0 || a + 4 > limit {
+                return false;
+            }
+            let Some(c) = self.shared.get((a >> 2) as usize) else { return false };
+            if !known(&c.w, t) || !known(&c.r, t) {
+                return false;
+            }
+        }
+        for l in warpsim_ir::set_bits(mask) {
+            let a = addrs[l];
+            bits_set(&mut self.shared_init, a, 4);
+            if let Some(c) = self.shared.get_mut((a >> 2) as usize) {
+                c.w = Access { block: self.block32, tid: (base + l as u32) as u16, bits: BYTES | op.bits, tau: op.tau, pc: op.pc };
+                c.r = Access::default();
+            }
+        }
+        true
+    }
+
+    /// Records the deferred shared reads in their cells, in order, exactly as
+    /// the lane path would have (they report nothing: their write checks passed
+    /// and nothing has changed since).
+    #[inline(never)]
+    fn flush_reads(&mut self) {
+        if self.deferred.is_empty() {
+            return;
+        }
+        let entries = std::mem::take(&mut self.deferred);
+        let words = std::mem::take(&mut self.deferred_words);
+        for d in &entries {
+            for (i, l) in (d.start as usize..).zip(warpsim_ir::set_bits(d.mask)) {
+                let t = d.base + l as u32;
+                let first = words[i] as u64;
+                for word in first..first + d.words as u64 {
+                    let cur = Access { block: self.block32, tid: t as u16, bits: BYTES, tau: d.tau, pc: d.pc };
+                    shadow::read(&mut self.shared[word as usize], cur, &self.hb, &mut self.shared_sets, &mut self.hits);
+                    if !self.hits.is_empty() {
+                        self.report_races("shared", word << 2, cur, "read");
+                    }
+                }
+            }
+        }
+        self.deferred = entries;
+        self.deferred.clear();
+        self.deferred_words = words;
+        self.deferred_words.clear();
     }
 
     #[inline(always)]
@@ -626,6 +885,9 @@ impl Observer for Checker {
         self.shared.clear();
         self.shared.resize(words, Cell::default());
         self.shared_sets.clear();
+        // Reads not yet recorded die with the block's shadow.
+        self.deferred.clear();
+        self.deferred_words.clear();
         self.shared_init.clear();
         self.shared_init.resize((plan.shared_bytes as usize).div_ceil(64), 0);
         if plan.local_bytes > 0 {
@@ -668,10 +930,20 @@ impl Observer for Checker {
         // then its words), whatever the space: the order diagnostics are found in.
         let lanes = warpsim_ir::set_bits(mask).filter_map(|l| Some((base + l as u32, *addrs.get(l)?)));
         match space {
-            Space::Shared => lanes.for_each(|(t, a)| self.shared_access(t, a, bytes, &op)),
-            Space::Global => lanes.for_each(|(t, a)| self.global_access(t, a, bytes, &op)),
+            Space::Shared => {
+                if !self.shared_read_fast(base, mask, addrs, bytes, &op) && !self.shared_store_words(base, mask, addrs, bytes, &op) {
+                    self.flush_reads();
+                    lanes.for_each(|(t, a)| self.shared_access(t, a, bytes, &op));
+                }
+            }
+            Space::Global => {
+                if !self.global_words(base, mask, addrs, bytes, &op) {
+                    lanes.for_each(|(t, a)| self.global_access(t, a, bytes, &op));
+                }
+            }
             Space::Local => lanes.for_each(|(t, a)| self.local_access(t, a, bytes, kind, pc)),
             _ => {
+                self.flush_reads();
                 for (t, addr) in lanes {
                     let (sp, a) = resolve(space, addr);
                     match sp {
@@ -691,6 +963,7 @@ impl Observer for Checker {
         }
         self.sync_mask(warp, pc, e);
         if e.kind == WarpSyncKind::BarWarpSync {
+            self.flush_reads();
             // The lanes that execute it together with one mask are ordered with each other.
             let tau = self.tick(warp);
             let mut rest = e.exec;
@@ -764,6 +1037,7 @@ impl Observer for Checker {
                 });
             }
         }
+        self.flush_reads();
         self.hb.barrier(&arrivals);
         if let Some(b) = self.bars.get_mut(id as usize) {
             let mut a = arrivals;
@@ -834,6 +1108,104 @@ fn one_address_advice(diags: &mut [Diagnostic]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use warpsim_engine::{launch_observed_partial, GlobalMemory, LaunchArgs, LaunchConfig, LaunchInput};
+
+    /// Runs kernel `k(.param .u64 buf)` of `src` over two blocks of `block`
+    /// threads with the fast paths on or off: the diagnostics, and whether
+    /// the last checker still held deferred reads.
+    fn run(src: &str, block: u32, fast: bool) -> (Vec<Diagnostic>, bool) {
+        let prog = warpsim_ir::compile_kernel("t.ptx", src, "k").unwrap_or_else(|e| panic!("{e}\n{src}"));
+        let k = prog.kernel("k").unwrap();
+        let mut mem = GlobalMemory::new();
+        let globals = warpsim_engine::alloc_module_globals(&prog, &mut mem);
+        let buf = mem.alloc("buf", 4096, None);
+        let cfg = LaunchConfig { grid: [2, 1, 1], block: [block, 1, 1], serial: true, ..Default::default() };
+        let params = buf.to_le_bytes();
+        let args =
+            LaunchArgs { input: LaunchInput { program: &prog, kernel: k, mem: &mem, globals: &globals, params: &params }, cfg: &cfg };
+        let session = crate::CheckSession::new(&prog, k, &cfg, &mem, CheckOptions::default());
+        let make = || {
+            let mut c = session.checker();
+            c.fast = fast;
+            c
+        };
+        let (result, checker) = launch_observed_partial(&args, &make, &|a: &mut Checker, b| a.merge(b));
+        let deferred = !checker.deferred.is_empty();
+        (session.finish(checker, result.as_ref().err()), deferred)
+    }
+
+    /// Global loads and stores of whole words through dense shadow pages
+    /// (vector and scalar, racing within a block and between blocks, with
+    /// and without a barrier) give the lane path's diagnostics and counts.
+    #[test]
+    fn global_words_report_as_the_lane_path() {
+        let mut races = 0;
+        for sync in ["bar.sync 0;", ""] {
+            for shift in [1, 2, 7] {
+                for block in [64, 40] {
+                    let src = format!(
+                        ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 buf)\n{{\n.reg .b32 %r<32>;\n.reg .b64 %rd<16>;\n
+                         ld.param.u64 %rd1, [buf]; mov.u32 %r1, %tid.x; mul.wide.u32 %rd2, %r1, 16; add.s64 %rd3, %rd1, %rd2;
+                         ld.global.v4.u32 {{%r2, %r3, %r4, %r5}}, [%rd3];
+                         st.global.v4.u32 [%rd3], {{%r2, %r3, %r4, %r1}};
+                         {sync}
+                         xor.b32 %r6, %r1, {shift}; mul.wide.u32 %rd4, %r6, 16; add.s64 %rd5, %rd1, %rd4;
+                         ld.global.u32 %r7, [%rd5+4];
+                         ld.global.v2.u32 {{%r8, %r9}}, [%rd5+8];
+                         st.global.u32 [%rd5+12], %r7;
+                         mul.wide.u32 %rd6, %r1, 4; add.s64 %rd7, %rd1, %rd6;
+                         st.global.u32 [%rd7+2048], %r1;
+                         ret;\n}}\n"
+                    );
+                    let (slow, _) = run(&src, block, false);
+                    let (fast, _) = run(&src, block, true);
+                    assert_eq!(fast, slow, "{sync} shift {shift} block {block}");
+                    races += slow.iter().filter(|d| d.kind == DiagKind::Race).count();
+                }
+            }
+        }
+        assert!(races > 0);
+    }
+
+    /// Deferred shared reads (reads after a barrier, vector reads, reads
+    /// that race, of unwritten words, with writes and barriers after them)
+    /// give the lane path's diagnostics and counts.
+    #[test]
+    fn deferred_shared_reads_report_as_the_lane_path() {
+        let (mut races, mut uninit, mut deferred) = (false, false, false);
+        for sync1 in ["bar.sync 0;", "bar.warp.sync -1;", ""] {
+            for sync2 in ["", "bar.sync 0;"] {
+                for stride in [1, 2, 33] {
+                    for block in [64, 48] {
+                        let src = format!(
+                            ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 buf)\n{{\n.shared .align 16 .b8 s[1024];\n.reg .b32 %r<32>;\n
+                             mov.u32 %r1, %tid.x; shl.b32 %r2, %r1, 2; mov.u32 %r3, s; add.u32 %r4, %r3, %r2;
+                             st.shared.u32 [%r4], %r1;
+                             {sync1}
+                             mul.lo.u32 %r5, %r1, {stride}; and.b32 %r5, %r5, 63; shl.b32 %r6, %r5, 2; add.u32 %r7, %r3, %r6;
+                             ld.shared.u32 %r8, [%r7];
+                             ld.shared.u32 %r9, [%r4];
+                             ld.shared.v2.u32 {{%r10, %r11}}, [%r3+8];
+                             ld.shared.v4.u32 {{%r12, %r13, %r14, %r15}}, [%r3+16];
+                             and.b32 %r16, %r1, 7; shl.b32 %r16, %r16, 2; add.u32 %r16, %r16, 240; add.u32 %r16, %r16, %r3;
+                             ld.shared.u32 %r17, [%r16];
+                             {sync2}
+                             st.shared.u32 [%r7], %r8;
+                             ld.shared.u32 %r18, [%r4];
+                             ret;\n}}\n"
+                        );
+                        let (slow, _) = run(&src, block, false);
+                        let (fast, held) = run(&src, block, true);
+                        assert_eq!(fast, slow, "{sync1} {sync2} stride {stride} block {block}");
+                        races |= slow.iter().any(|d| d.kind == DiagKind::Race);
+                        uninit |= slow.iter().any(|d| d.kind == DiagKind::Uninitialized);
+                        deferred |= held;
+                    }
+                }
+            }
+        }
+        assert!(races && uninit && deferred, "races {races} uninit {uninit} deferred {deferred}");
+    }
 
     /// The bytes of each word an access covers, against a byte-by-byte count.
     #[test]

@@ -39,6 +39,8 @@ pub struct Hb {
     /// Per warp, the lanes whose `wk` row may be nonzero (the others are all
     /// zero: a barrier has nothing of theirs to join or clear).
     wk_dirty: Vec<u64>,
+    /// A barrier's joined clocks, kept between barriers (no allocation per barrier).
+    scratch: Vec<u32>,
 }
 
 /// One group of lanes that arrived at a barrier.
@@ -71,6 +73,7 @@ impl Hb {
             free: Vec::new(),
             wk: Vec::new(),
             wk_dirty: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -116,6 +119,30 @@ impl Hb {
             return true;
         }
         self.arena[self.snap_of[t] as usize * self.n + u] >= tau
+    }
+
+    /// Whether `u`'s access at time `tau` is in `t`'s snapshot (a barrier,
+    /// atomic or fence ordered it before `t`'s present): enough for
+    /// [`Hb::knows`], without its own-warp terms.
+    #[inline(always)]
+    pub fn snap_knows(&self, t: usize, u: usize, tau: u32) -> bool {
+        u < self.n && self.snap_of.get(t).and_then(|&s| self.arena.get(s as usize * self.n + u)).is_some_and(|&x| x >= tau)
+    }
+
+    /// The clocks of the snapshot every thread of `lanes` of the warp whose
+    /// first thread is `base` holds, when they all hold one (a barrier's).
+    #[inline(always)]
+    pub fn shared_snap(&self, base: usize, lanes: u64) -> Option<&[u32]> {
+        let ids = self.snap_of.get(base..base + self.w)?;
+        let s = *ids.get(lanes.trailing_zeros() as usize)?;
+        let mut same = true;
+        for (l, &id) in ids.iter().enumerate() {
+            same &= lanes >> l & 1 == 0 || id == s;
+        }
+        if !same {
+            return None;
+        }
+        self.arena.get(s as usize * self.n..(s as usize + 1) * self.n)
     }
 
     /// Whether thread `u` of block `block` at time `tau` happens before `t`'s present.
@@ -187,31 +214,79 @@ impl Hb {
         Err((vc, foreign.map(Arc::new)))
     }
 
+    /// Whether every thread of `lanes` of warp `warp` holds snapshot `id`.
+    #[inline(always)]
+    fn all_hold(&self, warp: u32, lanes: u64, id: u32) -> bool {
+        let base = warp as usize * self.w;
+        let Some(ids) = self.snap_of.get(base..base + self.w) else { return false };
+        let mut same = true;
+        for (l, &x) in ids.iter().enumerate() {
+            same &= lanes >> l & 1 == 0 || x == id;
+        }
+        same
+    }
+
+    /// The lanes of `lanes` of warp `warp` whose `wk` row may be nonzero.
+    #[inline(always)]
+    fn dirty_lanes(&self, warp: u32, lanes: u64) -> u64 {
+        self.wk_dirty.get(warp as usize).map_or(lanes, |d| d & lanes)
+    }
+
     /// A barrier completed: every arrival's knowledge (and its own time)
-    /// becomes known to every arrival that waits.
+    /// becomes known to every arrival that waits. (A warp's lanes go
+    /// together: one snapshot for all of them is the common case.)
     pub fn barrier(&mut self, arrivals: &[Arrival]) {
         let w = self.w;
-        let (mut vc, foreign) = match self.join_snaps(arrivals.iter().flat_map(|a| threads(a.warp, a.lanes, w))) {
-            Ok(id) => (self.vc(id).to_vec(), self.foreign[id as usize].clone()),
-            Err(x) => x,
+        let first =
+            arrivals.first().map_or(0, |a| self.snap_of.get(a.warp as usize * w + a.lanes.trailing_zeros() as usize).copied().unwrap_or(0));
+        let (mut vc, foreign) = if arrivals.iter().all(|a| self.all_hold(a.warp, a.lanes, first)) {
+            let mut vc = std::mem::take(&mut self.scratch);
+            vc.clear();
+            vc.extend_from_slice(self.vc(first));
+            (vc, self.foreign[first as usize].clone())
+        } else {
+            match self.join_snaps(arrivals.iter().flat_map(|a| threads(a.warp, a.lanes, w))) {
+                Ok(id) => (self.vc(id).to_vec(), self.foreign[id as usize].clone()),
+                Err(x) => x,
+            }
         };
         for a in arrivals {
             let base = a.warp as usize * w;
-            for t in threads(a.warp, a.lanes, w) {
-                vc[t] = vc[t].max(a.tau);
-                if self.dirty(t) {
-                    max_into(&mut vc[base..base + w], &self.wk[t * w..t * w + w]);
-                }
+            let row = &mut vc[base..base + w];
+            for (l, x) in row.iter_mut().enumerate() {
+                let on = a.lanes >> l & 1 != 0;
+                *x = if on { (*x).max(a.tau) } else { *x };
+            }
+            for t in threads(a.warp, self.dirty_lanes(a.warp, a.lanes), w) {
+                max_into(&mut vc[base..base + w], &self.wk[t * w..t * w + w]);
             }
         }
         let id = self.new_snap(&vc, foreign);
+        self.scratch = vc;
         self.refs[id as usize] = 1; // held while assigning
         for a in arrivals.iter().filter(|a| a.wait) {
-            for t in threads(a.warp, a.lanes, w) {
-                self.set_snap(t, id);
-                if self.dirty(t) {
-                    self.wk[t * w..t * w + w].fill(0);
+            let base = a.warp as usize * w;
+            let old = self.snap_of.get(base + a.lanes.trailing_zeros() as usize).copied().unwrap_or(0);
+            let k = a.lanes.count_ones();
+            if old != id && self.refs[old as usize] >= k && self.all_hold(a.warp, a.lanes, old) {
+                // Every lane moves from one snapshot to the new one: what `set_snap` does lane by lane.
+                for (l, x) in self.snap_of[base..base + w].iter_mut().enumerate() {
+                    *x = if a.lanes >> l & 1 != 0 { id } else { *x };
                 }
+                self.refs[id as usize] += k;
+                let r = &mut self.refs[old as usize];
+                *r -= k;
+                if *r == 0 && old != 0 {
+                    self.foreign[old as usize] = None;
+                    self.free.push(old);
+                }
+            } else {
+                for t in threads(a.warp, a.lanes, w) {
+                    self.set_snap(t, id);
+                }
+            }
+            for t in threads(a.warp, self.dirty_lanes(a.warp, a.lanes), w) {
+                self.wk[t * w..t * w + w].fill(0);
             }
             if let Some(d) = self.wk_dirty.get_mut(a.warp as usize) {
                 *d &= !a.lanes;
@@ -247,7 +322,7 @@ impl Hb {
     }
 
     /// Whether thread `t`'s `wk` row may be nonzero.
-    #[inline(always)]
+    #[cfg(test)]
     fn dirty(&self, t: usize) -> bool {
         self.wk_dirty.get(t >> self.shift).is_none_or(|d| d >> (t & (self.w - 1)) & 1 != 0)
     }
@@ -323,6 +398,103 @@ fn merge_foreign(dst: &mut Foreign, src: &Foreign, skip: u32) {
             }
             None => {
                 dst.insert(*b, v.clone());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    impl Hb {
+        /// [`Hb::barrier`] thread by thread (before its per-warp paths).
+        fn barrier_by_thread(&mut self, arrivals: &[Arrival]) {
+            let w = self.w;
+            let (mut vc, foreign) = match self.join_snaps(arrivals.iter().flat_map(|a| threads(a.warp, a.lanes, w))) {
+                Ok(id) => (self.vc(id).to_vec(), self.foreign[id as usize].clone()),
+                Err(x) => x,
+            };
+            for a in arrivals {
+                let base = a.warp as usize * w;
+                for t in threads(a.warp, a.lanes, w) {
+                    vc[t] = vc[t].max(a.tau);
+                    if self.dirty(t) {
+                        max_into(&mut vc[base..base + w], &self.wk[t * w..t * w + w]);
+                    }
+                }
+            }
+            let id = self.new_snap(&vc, foreign);
+            self.refs[id as usize] = 1;
+            for a in arrivals.iter().filter(|a| a.wait) {
+                for t in threads(a.warp, a.lanes, w) {
+                    self.set_snap(t, id);
+                    if self.dirty(t) {
+                        self.wk[t * w..t * w + w].fill(0);
+                    }
+                }
+                if let Some(d) = self.wk_dirty.get_mut(a.warp as usize) {
+                    *d &= !a.lanes;
+                }
+            }
+            self.unref(id);
+        }
+    }
+
+    /// Barriers of whole and partial warps, waiting or not, between warp
+    /// barriers and acquires: the per-warp barrier leaves every clock,
+    /// snapshot and reference count as the thread-by-thread one does.
+    #[test]
+    fn barrier_by_warp_equals_thread_by_thread() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for round in 0..200 {
+            let nw = 1 + round % 4;
+            let (mut fast, mut slow) = (Hb::new(false), Hb::new(false));
+            fast.reset(nw, 32);
+            slow.reset(nw, 32);
+            let mut tau = 1u32;
+            for _ in 0..12 {
+                tau += 1 + (next() % 3) as u32;
+                let warp = (next() % nw as u64) as u32;
+                match next() % 4 {
+                    0 => {
+                        let lanes = next() & u32::MAX as u64 | 1;
+                        fast.warp_sync(warp, lanes, tau);
+                        slow.warp_sync(warp, lanes, tau);
+                    }
+                    1 => {
+                        let t = (next() % (nw as u64 * 32)) as usize;
+                        let mut rel = Foreign::new();
+                        rel.insert(0, Arc::new((0..nw * 32).map(|_| (next() % 8) as u32).collect()));
+                        fast.acquire(t, 0, &rel);
+                        slow.acquire(t, 0, &rel);
+                    }
+                    _ => {
+                        let mut arrivals = Vec::new();
+                        for warp in 0..nw as u32 {
+                            if next() % 5 == 0 {
+                                continue;
+                            }
+                            let lanes = if next() % 2 == 0 { u32::MAX as u64 } else { next() & u32::MAX as u64 | 2 };
+                            let t = tau + (next() % 4) as u32;
+                            arrivals.push(Arrival { warp, lanes, tau: t, wait: next() % 4 != 0, pc: 0 });
+                        }
+                        fast.barrier(&arrivals);
+                        slow.barrier_by_thread(&arrivals);
+                    }
+                }
+                assert_eq!(fast.snap_of, slow.snap_of, "round {round}");
+                assert_eq!(fast.refs, slow.refs, "round {round}");
+                assert_eq!(fast.free, slow.free, "round {round}");
+                assert_eq!(fast.arena, slow.arena, "round {round}");
+                assert_eq!(fast.wk, slow.wk, "round {round}");
+                assert_eq!(fast.wk_dirty, slow.wk_dirty, "round {round}");
             }
         }
     }

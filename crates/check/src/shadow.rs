@@ -362,32 +362,76 @@ impl GlobalShadow {
         }
     }
 
+    /// The index of page `page` (words `page * 1024..`) made dense, for one
+    /// warp instruction touching `words` distinct words of it: when the page
+    /// is dense already, or would be once the instruction's words are
+    /// touched (the page's words so far and these reach [`DENSE_AFTER`]: a
+    /// warp's 16-byte accesses of one page make it dense at once rather
+    /// than at the next). `None` (nothing changed) otherwise.
+    #[inline(always)]
+    pub fn dense_page(&mut self, page: u64, words: usize) -> Option<usize> {
+        let idx = match self.last {
+            Some((p, i)) if p == page => i as usize,
+            _ => self.page_index(page),
+        };
+        match &self.pages[idx] {
+            Page::Dense(_) => Some(idx),
+            Page::Sparse(v) if v.len() + words >= DENSE_AFTER => {
+                self.make_dense(idx);
+                Some(idx)
+            }
+            Page::Sparse(_) => None,
+        }
+    }
+
+    /// The cells of dense page `idx` ([`GlobalShadow::dense_page`]).
+    #[inline(always)]
+    pub fn dense_cells(&mut self, idx: usize) -> Option<&mut [Cell; PAGE_WORDS as usize]> {
+        match self.pages.get_mut(idx) {
+            Some(Page::Dense(c)) => (&mut c[..]).try_into().ok(),
+            _ => None,
+        }
+    }
+
+    /// The index of page `page`, made (empty, sparse) when new.
+    #[inline(never)]
+    fn page_index(&mut self, page: u64) -> usize {
+        let n = self.pages.len() as u32;
+        let i = *self.index.entry(page).or_insert(n);
+        if i == n {
+            self.pages.push(Page::Sparse(Vec::new()));
+        }
+        self.last = Some((page, i));
+        i as usize
+    }
+
+    /// Page `idx` turned dense: one cell per word, the sparse cells in place.
+    #[inline(never)]
+    fn make_dense(&mut self, idx: usize) {
+        let mut cells = vec![Cell::default(); PAGE_WORDS as usize].into_boxed_slice();
+        if let Page::Sparse(v) = &self.pages[idx] {
+            for (o, c) in v {
+                cells[*o as usize] = *c;
+            }
+        }
+        self.pages[idx] = Page::Dense(cells);
+    }
+
+    /// Words per page.
+    pub const PAGE_WORDS: u64 = PAGE_WORDS;
+
     /// The index of word `word`'s page, made (or made dense) as needed.
     #[inline(never)]
     fn page_for(&mut self, word: u64) -> usize {
         let page = word / PAGE_WORDS;
         let off = (word % PAGE_WORDS) as u16;
         let idx = match self.last {
-            Some((p, i)) if p == page => i,
-            _ => {
-                let n = self.pages.len() as u32;
-                let i = *self.index.entry(page).or_insert(n);
-                if i == n {
-                    self.pages.push(Page::Sparse(Vec::new()));
-                }
-                self.last = Some((page, i));
-                i
-            }
-        } as usize;
+            Some((p, i)) if p == page => i as usize,
+            _ => self.page_index(page),
+        };
         let full = matches!(&self.pages[idx], Page::Sparse(v) if v.len() >= DENSE_AFTER && v.binary_search_by_key(&off, |e| e.0).is_err());
         if full {
-            let mut cells = vec![Cell::default(); PAGE_WORDS as usize].into_boxed_slice();
-            if let Page::Sparse(v) = &self.pages[idx] {
-                for (o, c) in v {
-                    cells[*o as usize] = *c;
-                }
-            }
-            self.pages[idx] = Page::Dense(cells);
+            self.make_dense(idx);
         }
         idx
     }

@@ -124,11 +124,20 @@ fn one_word_phase(addrs: &[u64], mask: u64) -> SharedCost {
     if mask == 0 {
         return SharedCost::default();
     }
+    let full = mask == lane_bits(addrs.len());
     let (mut lo, mut hi) = (u64::MAX, 0u64);
-    for (l, &a) in addrs.iter().enumerate() {
-        let on = mask >> l & 1 != 0;
-        lo = if on { lo.min(a / 4) } else { lo };
-        hi = if on { hi.max(a / 4) } else { hi };
+    if full {
+        // Every lane: a plain min and max (vectorised).
+        for &a in addrs {
+            lo = lo.min(a / 4);
+            hi = hi.max(a / 4);
+        }
+    } else {
+        for (l, &a) in addrs.iter().enumerate() {
+            let on = mask >> l & 1 != 0;
+            lo = if on { lo.min(a / 4) } else { lo };
+            hi = if on { hi.max(a / 4) } else { hi };
+        }
     }
     // Words within 32 of each other sit in distinct banks: one wavefront (broadcasts included).
     if hi - lo < 32 {
@@ -139,12 +148,12 @@ fn one_word_phase(addrs: &[u64], mask: u64) -> SharedCost {
         // One bitset of rows (word / 32) per bank.
         let mut rows = [0u64; 32];
         for (l, &a) in addrs.iter().enumerate() {
-            if mask >> l & 1 != 0 {
+            if full || mask >> l & 1 != 0 {
                 let w = a / 4;
                 rows[(w % 32) as usize] |= 1 << (w / 32 - row0);
             }
         }
-        rows.iter().map(|r| r.count_ones()).max().unwrap_or(0)
+        rows.iter().fold(0, |m, r| m.max(r.count_ones()))
     } else {
         let mut words = [0u64; 64];
         let mut k = 0;

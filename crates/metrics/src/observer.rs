@@ -1,7 +1,7 @@
 //! The metrics observer: per-instruction counters gathered while the engine
 //! runs, one observer per worker, merged at the end.
 
-use crate::coalesce::{global_cost, local_addresses, shared_cost, shared_load_cost};
+use crate::coalesce::{global_cost, local_addresses, shared_cost, shared_load_cost, GlobalCost, SharedCost};
 use crate::sass::Merged;
 use std::sync::Arc;
 use warpsim_engine::{MemAccessKind, Observer};
@@ -86,17 +86,83 @@ pub struct MetricsObserver {
     /// Shared loads that ptxas merges into wider ones ([`crate::sass::merged_shared_loads`]);
     /// empty: none.
     merged: Arc<[Merged]>,
+    /// Per pc, its [`Memo`]'s index in `memos` (`u32::MAX`: none yet).
+    memo_of: Vec<u32>,
+    memos: Vec<Memo>,
+}
+
+/// The last global or shared access of one instruction (pc) whose cost was
+/// computed, and that cost.
+/// The cost of a warp access depends on its addresses only through their
+/// differences, to a granule: shifting every active lane's address by one
+/// multiple of 128 bytes (global: sectors of 32 bytes and lines of 128 move
+/// together) or of 4 (shared: each phase's words move together, so the
+/// banks are renamed and distinct words stay distinct) leaves it unchanged.
+/// The next warp of a strided loop, or the next iteration of a bank
+/// pattern, is such a shift of the memo's access: its cost is the memo's
+/// (the memo stays: a run of shifts compares against one access).
+#[derive(Clone, Debug)]
+struct Memo {
+    mask: u64,
+    /// Lanes in `addrs` (0: empty).
+    n: usize,
+    addrs: [u64; 64],
+    global: GlobalCost,
+    shared: SharedCost,
+}
+
+impl Memo {
+    const EMPTY: Memo = Memo {
+        mask: 0,
+        n: 0,
+        addrs: [0; 64],
+        global: GlobalCost { sectors: 0, lines: 0, bytes_requested: 0, ideal_sectors: 0 },
+        shared: SharedCost { wavefronts: 0, ideal_wavefronts: 0 },
+    };
+
+    /// Whether `addrs` (lanes `mask`) are the memo's shifted by one multiple of `granule`.
+    #[inline(always)]
+    fn shifted(&self, addrs: &[u64], mask: u64, granule: u64) -> bool {
+        let n = addrs.len();
+        if self.n != n || self.mask != mask || mask == 0 || n > 64 {
+            return false;
+        }
+        let first = mask.trailing_zeros() as usize;
+        let d = addrs[first].wrapping_sub(self.addrs[first]);
+        if !d.is_multiple_of(granule) {
+            return false;
+        }
+        let mut same = true;
+        if n == 64 || mask == (1 << n) - 1 {
+            for (a, p) in addrs.iter().zip(&self.addrs) {
+                same &= a.wrapping_sub(*p) == d;
+            }
+        } else {
+            for (l, (a, p)) in addrs.iter().zip(&self.addrs).enumerate() {
+                same &= mask >> l & 1 == 0 || a.wrapping_sub(*p) == d;
+            }
+        }
+        same
+    }
+
+    #[inline(always)]
+    fn keep(&mut self, addrs: &[u64], mask: u64) {
+        let n = addrs.len().min(64);
+        self.addrs[..n].copy_from_slice(&addrs[..n]);
+        self.n = n;
+        self.mask = mask;
+    }
 }
 
 impl MetricsObserver {
     pub fn new(code_len: usize) -> Self {
-        MetricsObserver { per_pc: vec![PcCounters::default(); code_len], merged: Arc::from(Vec::new()) }
+        MetricsObserver::with_merged_loads(code_len, Arc::from(Vec::new()))
     }
 
     /// An observer for `kernel`, counting its merged shared loads as the SASS loads they become.
     /// `merged` is [`crate::sass::merged_shared_loads`] of the kernel, computed once per launch.
     pub fn with_merged_loads(code_len: usize, merged: Arc<[Merged]>) -> Self {
-        MetricsObserver { per_pc: vec![PcCounters::default(); code_len], merged }
+        MetricsObserver { per_pc: vec![PcCounters::default(); code_len], merged, memo_of: vec![u32::MAX; code_len], memos: Vec::new() }
     }
 
     pub fn merge(&mut self, other: MetricsObserver) {
@@ -127,7 +193,6 @@ impl Observer for MetricsObserver {
     }
 
     fn memory(&mut self, _warp: u32, pc: u32, space: Space, kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) {
-        let c = &mut self.per_pc[pc as usize];
         let (mut global, mut shared, mut local) = (0u64, 0u64, 0u64);
         match space {
             Space::Global => global = mask,
@@ -150,10 +215,22 @@ impl Observer for MetricsObserver {
                 }
             }
         }
-        let mut tmp = [0u64; 64];
+        // One space (not generic): the instruction's memo may hold the cost.
+        let mut memo =
+            if space == Space::Global || space == Space::Shared { memo_slot(&mut self.memo_of, &mut self.memos, pc) } else { None };
+        let c = &mut self.per_pc[pc as usize];
         let n = addrs.len().min(64);
         if global != 0 {
-            let g = global_cost(addrs, global, bytes);
+            let g = match memo.as_deref_mut() {
+                Some(m) => {
+                    if !m.shifted(addrs, global, 128) {
+                        m.global = global_cost(addrs, global, bytes);
+                        m.keep(addrs, global);
+                    }
+                    m.global
+                }
+                None => global_cost(addrs, global, bytes),
+            };
             c.mem.global_requests += 1;
             c.mem.global_sectors += g.sectors as u64;
             c.mem.global_ideal_sectors += g.ideal_sectors as u64;
@@ -161,24 +238,26 @@ impl Observer for MetricsObserver {
             c.mem.global_bytes += g.bytes_requested as u64;
         }
         if shared != 0 {
-            let a: &[u64] = if space == Space::Generic {
-                for (t, &x) in tmp.iter_mut().zip(addrs) {
-                    *t = x.wrapping_sub(SHARED_WINDOW);
-                }
-                &tmp[..n]
-            } else {
-                addrs
-            };
-            let s = match self.merged.get(pc as usize) {
-                Some(&Merged::Leads { bytes: wide, delta }) if space == Space::Shared && kind == MemAccessKind::Load => {
-                    let mut w = [0u64; 64];
-                    for (x, &y) in w.iter_mut().zip(a) {
-                        *x = y.wrapping_add_signed(delta as i64);
+            let s = match memo {
+                Some(m) => {
+                    if !m.shifted(addrs, shared, 4) {
+                        m.shared = shared_access_cost(&self.merged, pc, space, kind, addrs, shared, bytes);
+                        m.keep(addrs, shared);
                     }
-                    shared_load_cost(&w[..a.len().min(64)], shared, wide as u32)
+                    m.shared
                 }
-                _ if kind == MemAccessKind::Load => shared_load_cost(a, shared, bytes),
-                _ => shared_cost(a, shared, bytes),
+                None => {
+                    let mut tmp = [0u64; 64];
+                    let a: &[u64] = if space == Space::Generic {
+                        for (t, &x) in tmp.iter_mut().zip(addrs) {
+                            *t = x.wrapping_sub(SHARED_WINDOW);
+                        }
+                        &tmp[..n]
+                    } else {
+                        addrs
+                    };
+                    shared_access_cost(&self.merged, pc, space, kind, a, shared, bytes)
+                }
             };
             c.mem.shared_requests += 1;
             c.mem.shared_wavefronts += s.wavefronts as u64;
@@ -192,10 +271,98 @@ impl Observer for MetricsObserver {
                     *o = if space == Space::Generic { x.wrapping_sub(LOCAL_WINDOW) } else { x };
                 }
             }
+            let mut tmp = [0u64; 64];
             local_addresses(&off[..n], &mut tmp[..n]);
             let g = global_cost(&tmp[..n], local, bytes);
             c.mem.local_requests += 1;
             c.mem.local_sectors += g.sectors as u64;
+        }
+    }
+}
+
+/// `pc`'s memo, made empty on first use.
+#[inline(always)]
+fn memo_slot<'a>(memo_of: &mut [u32], memos: &'a mut Vec<Memo>, pc: u32) -> Option<&'a mut Memo> {
+    let i = memo_of.get_mut(pc as usize)?;
+    if *i == u32::MAX {
+        *i = memos.len() as u32;
+        memos.push(Memo::EMPTY);
+    }
+    memos.get_mut(*i as usize)
+}
+
+/// Wavefronts of a shared access at shared offsets `a` (lanes `shared`): a
+/// load ptxas merges into a wider one counts as that load.
+#[inline]
+fn shared_access_cost(merged: &[Merged], pc: u32, space: Space, kind: MemAccessKind, a: &[u64], shared: u64, bytes: u32) -> SharedCost {
+    match merged.get(pc as usize) {
+        Some(&Merged::Leads { bytes: wide, delta }) if space == Space::Shared && kind == MemAccessKind::Load => {
+            let mut w = [0u64; 64];
+            for (x, &y) in w.iter_mut().zip(a) {
+                *x = y.wrapping_add_signed(delta as i64);
+            }
+            shared_load_cost(&w[..a.len().min(64)], shared, wide as u32)
+        }
+        _ if kind == MemAccessKind::Load => shared_load_cost(a, shared, bytes),
+        _ => shared_cost(a, shared, bytes),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Accesses that shift the last one's addresses (by the granule or not),
+    /// new ones, partial masks and 64-lane warps: the counters the memo gives
+    /// equal the cost functions' on every access.
+    #[test]
+    fn memoised_costs_equal_the_cost_functions() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut obs = MetricsObserver::new(4);
+        let mut want = vec![PcCounters::default(); 4];
+        let mut last: Vec<Vec<u64>> = vec![vec![0; 32]; 4];
+        for round in 0..20000 {
+            let pc = (next() % 3) as usize;
+            let (space, kind) =
+                [(Space::Global, MemAccessKind::Load), (Space::Shared, MemAccessKind::Load), (Space::Shared, MemAccessKind::Store)][pc];
+            let bytes = [4u32, 8, 16][pc % 3];
+            let n = if round % 97 == 0 { 64 } else { 32 };
+            let addrs: Vec<u64> = match next() % 4 {
+                // A shift of the last access by a multiple of 4, 128 or neither.
+                0 | 1 if last[pc].len() == n => {
+                    let d = [4u64, 128, 256, 12, 1][(next() % 5) as usize] * (next() % 40);
+                    last[pc].iter().map(|a| a + d).collect()
+                }
+                _ => {
+                    let stride = [0u64, 1, 2, 4, 8, 32, 33][(next() % 7) as usize] * bytes as u64;
+                    let base = 0x1000 + (next() % 4096) * 4;
+                    (0..n as u64).map(|l| if next() % 16 == 0 { base + next() % 8192 * 4 } else { (base + l * stride) % 0xC000 }).collect()
+                }
+            };
+            let mask = if next() % 3 == 0 { u64::MAX >> (64 - n) } else { next() & (u64::MAX >> (64 - n)) };
+            obs.memory(0, pc as u32, space, kind, bytes, &addrs, mask);
+            let c = &mut want[pc].mem;
+            if mask != 0 && space == Space::Global {
+                let g = global_cost(&addrs, mask, bytes);
+                c.global_requests += 1;
+                c.global_sectors += g.sectors as u64;
+                c.global_ideal_sectors += g.ideal_sectors as u64;
+                c.global_lines += g.lines as u64;
+                c.global_bytes += g.bytes_requested as u64;
+            } else if mask != 0 {
+                let s = if kind == MemAccessKind::Load { shared_load_cost(&addrs, mask, bytes) } else { shared_cost(&addrs, mask, bytes) };
+                c.shared_requests += 1;
+                c.shared_wavefronts += s.wavefronts as u64;
+                c.shared_ideal_wavefronts += s.ideal_wavefronts as u64;
+            }
+            assert_eq!(obs.per_pc, want, "round {round}");
+            last[pc] = addrs;
         }
     }
 }
