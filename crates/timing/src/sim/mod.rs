@@ -388,17 +388,26 @@ impl<'a, const W: usize> Gpu<'a, W> {
 }
 
 /// Every SM that is not idle runs its local phase up to `end`, spread over
-/// `workers` (one thread each).
-fn local_phase<'a, const W: usize, O: Observer + Send>(sms: &mut [Sm<'a, W, O>], workers: &mut [Gpu<'a, W>], end: u64) {
+/// `workers` (one thread each). Returns the cycles the SMs covered and the
+/// cycles they had left before `end`.
+fn local_phase<'a, const W: usize, O: Observer + Send>(sms: &mut [Sm<'a, W, O>], workers: &mut [Gpu<'a, W>], end: u64) -> (u64, u64) {
     use rayon::prelude::*;
     let per = sms.len().div_ceil(workers.len().max(1));
-    sms.par_chunks_mut(per).zip(workers.par_iter_mut()).for_each(|(chunk, g)| {
-        for sm in chunk.iter_mut().filter(|sm| !sm.idle && sm.pending.is_none()) {
-            if let Err(e) = sm.run_local(end, g) {
-                sm.pending = Some(e);
+    sms.par_chunks_mut(per)
+        .zip(workers.par_iter_mut())
+        .map(|(chunk, g)| {
+            let (mut covered, mut left) = (0, 0);
+            for sm in chunk.iter_mut().filter(|sm| !sm.idle && sm.pending.is_none() && sm.now < end) {
+                let from = sm.now;
+                if let Err(e) = sm.run_local(end, g) {
+                    sm.pending = Some(e);
+                }
+                covered += sm.now.min(end) - from;
+                left += end - from;
             }
-        }
-    });
+            (covered, left)
+        })
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
 }
 
 /// The first wave of blocks, then every SM in turn, one quantum of cycles at
@@ -413,11 +422,26 @@ fn drive<'a, const W: usize, O: Observer + Send>(
     place::first_wave(sms, gg, make)?;
     let q = gg.place.spec.quantum_cycles;
     let mut t = 0u64;
+    // Local phases that cover little (memory-bound stretches) cost more than
+    // they save: after one covers under a twentieth of the cycles, the next
+    // `backoff` quanta skip it (doubling up to 16, reset by one that pays).
+    // Skipping one changes nothing but the speed.
+    let (mut skip, mut backoff) = (0u32, 1u32);
     loop {
         let end = t + q;
         let mut next = u64::MAX;
         if !workers.is_empty() {
-            local_phase(sms, workers, end);
+            if skip > 0 {
+                skip -= 1;
+            } else {
+                let (covered, left) = local_phase(sms, workers, end);
+                if covered * 20 < left {
+                    skip = backoff;
+                    backoff = (backoff * 2).min(16);
+                } else {
+                    backoff = 1;
+                }
+            }
         }
         for sm in sms.iter_mut() {
             if let Some(e) = sm.pending.take() {
