@@ -25,22 +25,24 @@ fn fma_kernel(chains: usize, n: usize) -> String {
     s
 }
 
+/// Global pointers `in` and `out` in %rd1 and %rd2, the thread's global index in %r4.
+macro_rules! in_out_prologue {
+    () => {
+        "\tld.param.u64 %rd1, [in];\n\tcvta.to.global.u64 %rd1, %rd1;\n\tld.param.u64 %rd2, [out];\n\tcvta.to.global.u64 %rd2, %rd2;\n\tmov.u32 %r1, %tid.x;\n\tmov.u32 %r2, %ctaid.x;\n\tmov.u32 %r3, %ntid.x;\n\tmad.lo.s32 %r4, %r2, %r3, %r1;\n"
+    };
+}
+
 /// Each thread loads a float 128 bytes from its neighbour's (a line per lane), does a little math, stores.
-const LOADS: &str = "
+const LOADS: &str = concat!(
+    "
 .visible .entry loads(.param .u64 in, .param .u64 out)
 {
 \t.reg .f32 %f<8>;
 \t.reg .b64 %rd<8>;
 \t.reg .b32 %r<8>;
-\tld.param.u64 %rd1, [in];
-\tcvta.to.global.u64 %rd1, %rd1;
-\tld.param.u64 %rd2, [out];
-\tcvta.to.global.u64 %rd2, %rd2;
-\tmov.u32 %r1, %tid.x;
-\tmov.u32 %r2, %ctaid.x;
-\tmov.u32 %r3, %ntid.x;
-\tmad.lo.s32 %r4, %r2, %r3, %r1;
-\tmul.wide.u32 %rd3, %r4, 128;
+",
+    in_out_prologue!(),
+    "\tmul.wide.u32 %rd3, %r4, 128;
 \tadd.s64 %rd4, %rd1, %rd3;
 \tld.global.f32 %f1, [%rd4];
 \tfma.rn.f32 %f2, %f1, 0f3F800347, 0f3F000000;
@@ -50,7 +52,8 @@ const LOADS: &str = "
 \tst.global.f32 [%rd6], %f2;
 \tret;
 }
-";
+"
+);
 
 fn loads(block: u32, gpu: &TimingGpu) -> u64 {
     let src = format!("{HEAD}{LOADS}");
@@ -311,7 +314,8 @@ fn a_user_observer_sees_in_timing_mode_what_it_sees_functionally() {
 
 /// A loop of shared-memory traffic and barriers between a global load and a
 /// global store, so that SMs spend long stretches in local phases.
-const SHARED_LOOP: &str = "
+const SHARED_LOOP: &str = concat!(
+    "
 .visible .entry sloop(.param .u64 in, .param .u64 out, .param .u32 iters)
 {
 \t.reg .pred %p<2>;
@@ -319,15 +323,9 @@ const SHARED_LOOP: &str = "
 \t.reg .b32 %r<12>;
 \t.reg .b64 %rd<8>;
 \t.shared .align 4 .b8 s[1024];
-\tld.param.u64 %rd1, [in];
-\tcvta.to.global.u64 %rd1, %rd1;
-\tld.param.u64 %rd2, [out];
-\tcvta.to.global.u64 %rd2, %rd2;
-\tld.param.u32 %r9, [iters];
-\tmov.u32 %r1, %tid.x;
-\tmov.u32 %r2, %ctaid.x;
-\tmov.u32 %r3, %ntid.x;
-\tmad.lo.s32 %r4, %r2, %r3, %r1;
+",
+    in_out_prologue!(),
+    "\tld.param.u32 %r9, [iters];
 \tmul.wide.u32 %rd3, %r4, 4;
 \tadd.s64 %rd4, %rd1, %rd3;
 \tld.global.f32 %f1, [%rd4];
@@ -351,7 +349,8 @@ $L:
 \tst.global.f32 [%rd5], %f1;
 \tret;
 }
-";
+"
+);
 
 #[test]
 fn any_thread_count_gives_the_one_thread_report_and_outputs() {
