@@ -261,7 +261,7 @@ fn phased_cost(addrs: &[u64], mask: u64, bytes: u32, lanes_per_phase: usize) -> 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn lanes(f: impl Fn(u64) -> u64) -> Vec<u64> {
@@ -269,7 +269,7 @@ mod tests {
     }
 
     /// A xorshift64 generator from `seed` (not 0).
-    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+    pub(crate) fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
         move || {
             x ^= x << 13;
             x ^= x >> 7;

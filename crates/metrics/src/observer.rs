@@ -317,13 +317,7 @@ mod tests {
     /// equal the cost functions' on every access.
     #[test]
     fn memoised_costs_equal_the_cost_functions() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::coalesce::tests::xorshift(0x9E37_79B9_7F4A_7C15);
         let mut obs = MetricsObserver::new(4);
         let mut want = vec![PcCounters::default(); 4];
         let mut last: Vec<Vec<u64>> = vec![vec![0; 32]; 4];
@@ -342,10 +336,12 @@ mod tests {
                 _ => {
                     let stride = [0u64, 1, 2, 4, 8, 32, 33][(next() % 7) as usize] * bytes as u64;
                     let base = 0x1000 + (next() % 4096) * 4;
-                    (0..n as u64).map(|l| if next() % 16 == 0 { base + next() % 8192 * 4 } else { (base + l * stride) % 0xC000 }).collect()
+                    (0..n as u64)
+                        .map(|l| if next().is_multiple_of(16) { base + next() % 8192 * 4 } else { (base + l * stride) % 0xC000 })
+                        .collect()
                 }
             };
-            let mask = if next() % 3 == 0 { u64::MAX >> (64 - n) } else { next() & (u64::MAX >> (64 - n)) };
+            let mask = if next().is_multiple_of(3) { u64::MAX >> (64 - n) } else { next() & (u64::MAX >> (64 - n)) };
             obs.memory(0, pc as u32, space, kind, bytes, &addrs, mask);
             let c = &mut want[pc].mem;
             if mask != 0 && space == Space::Global {
