@@ -124,8 +124,8 @@ pub struct TInst {
     /// SASS runs a `CALL`/`RET` before it (the PTX inliner removed them).
     pub call_edge: bool,
     /// Issuing it touches nothing outside its SM (no L2, DRAM or block
-    /// scheduler): all but global, local and generic memory accesses and
-    /// asynchronous copies. SMs may issue such instructions at once (see `sim`).
+    /// scheduler): all but global, local, constant and generic memory
+    /// accesses and asynchronous copies. SMs may issue such instructions at once (see `sim`).
     pub issue_local: bool,
 }
 
@@ -425,8 +425,15 @@ pub fn decode(k: &Kernel, gpu: &TimingGpu) -> Decoded {
 /// that drains is not: see `sim`).
 fn issues_locally(ti: &TInst) -> bool {
     match ti.class {
-        Class::Free | Class::Math | Class::Mio | Class::Shfl | Class::Branch | Class::Fence | Class::Unknown => true,
-        Class::Barrier | Class::Exit => true,
+        Class::Free
+        | Class::Math
+        | Class::Mio
+        | Class::Shfl
+        | Class::Branch
+        | Class::Fence
+        | Class::Unknown
+        | Class::Barrier
+        | Class::Exit => true,
         Class::Mem => ti.queue == QUEUE_MIO && !ti.is_async,
     }
 }
