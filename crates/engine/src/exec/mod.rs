@@ -208,6 +208,75 @@ fn write_col<T: Word, const W: usize>(r: &mut [T], d: u32, out: &[T; W], mask: u
     }
 }
 
+/// Lanes per chunk in [`map_full`]: one 256-bit vector of `u32`.
+const CHUNK: usize = 8;
+
+/// Column `d` = `f` of the lanes of the `src` columns, for the lanes in `mask`.
+///
+/// Computed eight lanes at a time straight into the register file: a
+/// whole-column temporary would be stored and reloaded on the critical path of
+/// every dependent instruction. `d` may be one of `src` (a chunk's sources are
+/// read before it is written). `W` is a multiple of [`CHUNK`].
+#[inline(always)]
+fn map_cols<T: Word + Default, const W: usize, const N: usize>(r: &mut [T], d: u32, src: [u32; N], mask: u64, f: impl Fn([T; N]) -> T) {
+    if mask == full_mask::<W>() {
+        return map_full::<T, W, N>(r, d, src, f);
+    }
+    let fits = |s: u32| s as usize * W + W <= r.len();
+    assert!(fits(d) && src.iter().all(|&s| fits(s)), "register column out of range");
+    // As in `write_col`: the lane masks go through `black_box`, so the blend stays a blend.
+    let mut ms = [T::ones_if(0); W];
+    for l in 0..W {
+        ms[l] = T::ones_if(mask >> l);
+    }
+    let ms = std::hint::black_box(ms);
+    let base = r.as_mut_ptr();
+    for chunk in 0..W / CHUNK {
+        let c = chunk * CHUNK;
+        let mut x = [[T::default(); CHUNK]; N];
+        for k in 0..N {
+            // SAFETY: column `src[k]` lies inside `r` (asserted above) and `c + CHUNK <= W`.
+            x[k] = unsafe { base.add(src[k] as usize * W + c).cast::<[T; CHUNK]>().read() };
+        }
+        // SAFETY: as above, for column `d`.
+        let dst = unsafe { &mut *base.add(d as usize * W + c).cast::<[T; CHUNK]>() };
+        for i in 0..CHUNK {
+            let mut a = [T::default(); N];
+            for k in 0..N {
+                a[k] = x[k][i];
+            }
+            let m = ms[c + i];
+            dst[i] = (f(a) & m) | (dst[i] & !m);
+        }
+    }
+}
+
+/// [`map_cols`] with every lane written.
+#[inline(always)]
+fn map_full<T: Copy + Default, const W: usize, const N: usize>(r: &mut [T], d: u32, src: [u32; N], f: impl Fn([T; N]) -> T) {
+    let fits = |s: u32| s as usize * W + W <= r.len();
+    assert!(fits(d) && src.iter().all(|&s| fits(s)), "register column out of range");
+    let base = r.as_mut_ptr();
+    for chunk in 0..W / CHUNK {
+        let c = chunk * CHUNK;
+        let mut x = [[T::default(); CHUNK]; N];
+        for k in 0..N {
+            // SAFETY: column `src[k]` lies inside `r` (asserted above) and `c + CHUNK <= W`.
+            x[k] = unsafe { base.add(src[k] as usize * W + c).cast::<[T; CHUNK]>().read() };
+        }
+        let mut o = [T::default(); CHUNK];
+        for i in 0..CHUNK {
+            let mut a = [T::default(); N];
+            for k in 0..N {
+                a[k] = x[k][i];
+            }
+            o[i] = f(a);
+        }
+        // SAFETY: as above, for column `d`.
+        unsafe { base.add(d as usize * W + c).cast::<[T; CHUNK]>().write(o) };
+    }
+}
+
 #[inline(always)]
 fn write32<const W: usize>(r: &mut [u32], d: u32, out: &[u32; W], mask: u64) {
     write_col(r, d, out, mask)
