@@ -169,6 +169,30 @@ fn fma_f32_columns<const W: usize>(a: &[u32; W], b: &[u32; W], c: &[u32; W], out
     fma_lanes::<W>(a, b, c, out)
 }
 
+/// Bit `l` set where `m[l]` is all ones (each lane all ones or zero).
+#[inline(always)]
+fn pack_lane_masks<const W: usize>(m: &[u32; W]) -> u64 {
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+    {
+        use std::arch::x86_64::{_mm256_castsi256_ps, _mm256_loadu_si256, _mm256_movemask_ps};
+        let mut bits = 0u64;
+        for (c, chunk) in m.chunks_exact(8).enumerate() {
+            // SAFETY: AVX2 is enabled at compile time, and the load reads the chunk's 8 lanes.
+            let b = unsafe { _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_loadu_si256(chunk.as_ptr().cast()))) };
+            bits |= (b as u8 as u64) << (8 * c);
+        }
+        bits
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
+    {
+        let mut bits = 0u64;
+        for (l, &v) in m.iter().enumerate() {
+            bits |= ((v & 1) as u64) << l;
+        }
+        bits
+    }
+}
+
 #[inline]
 fn combine_bits(op: num::BoolOp, a: u64, b: u64) -> u64 {
     match op {
@@ -578,12 +602,15 @@ impl<const W: usize> Warp<W> {
                 let x = $col::<W>(&self.$reg, a.slot);
                 let y = $col::<W>(&self.$reg, b.slot);
                 let f = $conv;
+                // Lane masks (all ones where true), then packed: both vectorise.
+                let mut m = [0u32; W];
                 macro_rules! go {
-                    ($op:tt) => {
+                    ($op:tt) => {{
                         for l in 0..W {
-                            bits |= ((f(x[l]) $op f(y[l])) as u64) << l;
+                            m[l] = ((f(x[l]) $op f(y[l])) as u32).wrapping_neg();
                         }
-                    };
+                        bits = pack_lane_masks(&m);
+                    }};
                 }
                 match cmp {
                     Eq => go!(==),
@@ -688,6 +715,51 @@ mod tests {
         assert_eq!(w.r64[32 + 10], u64::MAX, "arithmetic shift by 70 keeps the sign");
         w.shift64(true, false, 1, 0, 0, FULL);
         assert_eq!((w.r64[32], w.r64[32 + 10]), (u64::MAX << 60, 0));
+    }
+
+    /// The column fast path of `compare` (lane masks packed per 8 lanes)
+    /// against `num::compare` lane by lane, for every lane of the warp.
+    #[test]
+    fn compare_fast_path_equals_lane_by_lane() {
+        use num::CmpOp::*;
+        let mut w = bare(2, 2, 0);
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let types = [
+            (ScalarType::S32, 0u32),
+            (ScalarType::U32, 0),
+            (ScalarType::F32, 0),
+            (ScalarType::S64, 1),
+            (ScalarType::U64, 1),
+            (ScalarType::F64, 1),
+        ];
+        for round in 0..20 {
+            for l in 0..32 {
+                // Small values, so that equal pairs happen too.
+                let (x, y) = (next() % 5, next() % 5);
+                w.r32[l] = (x as u32).wrapping_sub(2);
+                w.r32[32 + l] = if round % 2 == 0 { (y as f32).to_bits() } else { (y as u32).wrapping_sub(2) };
+                w.r64[l] = x.wrapping_sub(2);
+                w.r64[32 + l] = if round % 2 == 0 { (y as f64).to_bits() } else { y.wrapping_sub(2) };
+            }
+            for (ty, bank) in types {
+                let reg = |s| if bank == 0 { RegRef::r32(s) } else { RegRef { bank: Bank::R64, slot: s } };
+                // lo/ls/hi/hs are the unsigned forms (PTX allows them on unsigned types only).
+                let unsigned = matches!(ty, ScalarType::U32 | ScalarType::U64);
+                for cmp in [Eq, Lt, Le, Gt, Ge, Lo, Ls, Hi, Hs].into_iter().filter(|c| unsigned || !matches!(c, Lo | Ls | Hi | Hs)) {
+                    let got = w.compare(cmp, ty, false, reg(0), reg(1), FULL);
+                    for l in 0..32 {
+                        let (x, y) = if bank == 0 { (w.r32[l] as u64, w.r32[32 + l] as u64) } else { (w.r64[l], w.r64[32 + l]) };
+                        assert_eq!(got >> l & 1 == 1, num::compare(cmp, ty, false, x, y), "{cmp:?} {ty:?} lane {l}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
