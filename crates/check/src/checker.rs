@@ -9,7 +9,7 @@
 //! a race between blocks is found like one within a block.
 
 use crate::diag::{lanes, Collector, DiagKind, Diagnostic, Site};
-use crate::global::{GlobalShadow, PAGE_WORDS};
+use crate::global::{GlobalShadow, WarpAccess, PAGE_WORDS};
 use crate::hb::{Arrival, Foreign, Hb};
 use crate::plan::*;
 use crate::shadow::{self, Access, Cell, Hit, Sets, ATOMIC, BYTES, WRITE};
@@ -154,6 +154,7 @@ fn warp_site(plan: &Plan, block: u64, pc: u32, warp: u32, lane: Option<u32>) -> 
 
 impl Checker {
     pub fn new(plan: Arc<Plan>, opts: CheckOptions) -> Checker {
+        let global = GlobalShadow::new(plan.allocations.iter().map(|a| (a.1, a.2)));
         Checker {
             plan,
             started: false,
@@ -170,7 +171,7 @@ impl Checker {
             local_block: Vec::new(),
             shared_sync: HashMap::new(),
             bars: (0..16).map(|_| Bar::default()).collect(),
-            global: GlobalShadow::default(),
+            global,
             global_sets: Sets::new(false),
             global_sync: HashMap::new(),
             hits: Vec::new(),
@@ -447,11 +448,11 @@ impl Checker {
             Access { block: self.block32, tid: (base + mask.trailing_zeros()) as u16, bits: BYTES | op.bits, tau: op.tau, pc: op.pc };
         // The lanes' threads are one warp's: one record serves them all.
         let rec = self.global.rec(idx, &first);
-        let lanes = warpsim_ir::set_bits(mask).map(|l| (addrs[l] >> 2, Access { tid: (base + l as u32) as u16, ..first }));
+        let wa = WarpAccess { first, base, mask, addrs, words: nw, write: op.write };
         let (plan, diags, block) = (&self.plan, &mut self.diags, self.block);
         let on_hit =
             |word: u64, cur: Access, hits: &mut Vec<Hit>| report_races(plan, diags, block, hits, "global", word << 2, cur, op.access);
-        self.global.warp(idx, rec, lanes, nw, op.write, &self.hb, &mut self.global_sets, &mut self.hits, on_hit);
+        self.global.warp(idx, rec, &wa, &self.hb, &mut self.global_sets, &mut self.hits, on_hit);
         true
     }
 

@@ -74,6 +74,18 @@ struct Page {
     cells: Cells,
 }
 
+/// One warp instruction's accesses of whole words: lane `l` of `mask`
+/// (thread `base + l`) accesses `words` words from `addrs[l]`, as `first`
+/// (its block, bytes, kind, time and pc).
+pub struct WarpAccess<'a> {
+    pub first: Access,
+    pub base: u32,
+    pub mask: u64,
+    pub addrs: &'a [u64],
+    pub words: u64,
+    pub write: bool,
+}
+
 /// A record's slot bits (index + 1, shifted), for [`GlobalShadow::apply`].
 #[derive(Copy, Clone, Debug)]
 pub struct RecId(u32);
@@ -286,9 +298,27 @@ impl Hasher for PageHasher {
     }
 }
 
+/// Pages of the allocations' shadow tables at most (4 bytes per 4 KiB page).
+const TABLE_PAGES: u64 = 1 << 26;
+
+/// An allocation's pages: `pages` from `first`, their indices from `at` in
+/// [`GlobalShadow::table`].
+#[derive(Copy, Clone, Debug)]
+struct Span {
+    first: u64,
+    pages: u64,
+    at: usize,
+}
+
 /// Global memory's shadow: by 4 KiB page, the cells of the touched words.
 #[derive(Default)]
 pub struct GlobalShadow {
+    /// The allocations' pages, by first page; `table` holds each page's
+    /// index + 1 (0: none yet), made zeroed so that untouched parts cost
+    /// nothing. Pages outside them (served past an allocation's end) go
+    /// through `index`.
+    spans: Vec<Span>,
+    table: Vec<u32>,
     index: HashMap<u64, u32, BuildHasherDefault<PageHasher>>,
     pages: Vec<Page>,
     /// The page last used and its index (consecutive lanes mostly share a page).
@@ -298,6 +328,37 @@ pub struct GlobalShadow {
 }
 
 impl GlobalShadow {
+    /// A shadow for global memory whose allocations are `allocs` (base, bytes).
+    pub fn new(allocs: impl Iterator<Item = (u64, u64)>) -> GlobalShadow {
+        let bytes = PAGE_WORDS * 4;
+        let mut spans: Vec<Span> = allocs
+            .filter(|&(_, size)| size > 0)
+            .map(|(base, size)| {
+                let first = base / bytes;
+                let last = base.saturating_add(size - 1) / bytes;
+                Span { first, pages: last - first + 1, at: 0 }
+            })
+            .collect();
+        spans.sort_by_key(|s| s.first);
+        // Overlapping spans (none in practice) would name one page twice: keep the first.
+        let mut end = 0;
+        spans.retain(|s| {
+            let keep = s.first >= end;
+            end = end.max(s.first + s.pages);
+            keep
+        });
+        let mut at = 0u64;
+        for s in &mut spans {
+            s.at = at as usize;
+            at += s.pages;
+        }
+        if at > TABLE_PAGES {
+            spans.clear();
+            at = 0;
+        }
+        GlobalShadow { spans, table: vec![0; at as usize], ..Default::default() }
+    }
+
     /// The index of page `page` (words `page * 1024..`), made when new.
     #[inline(always)]
     pub fn page(&mut self, page: u64) -> usize {
@@ -310,7 +371,20 @@ impl GlobalShadow {
     #[inline(never)]
     fn page_index(&mut self, page: u64) -> usize {
         let n = self.pages.len() as u32;
-        let i = *self.index.entry(page).or_insert(n);
+        let k = self.spans.partition_point(|s| s.first <= page);
+        let slot = match k.checked_sub(1).and_then(|k| self.spans.get(k)) {
+            Some(s) if page - s.first < s.pages => self.table.get_mut(s.at + (page - s.first) as usize),
+            _ => None,
+        };
+        let i = match slot {
+            Some(e) => {
+                if *e == 0 {
+                    *e = n + 1;
+                }
+                *e - 1
+            }
+            None => *self.index.entry(page).or_insert(n),
+        };
         if i == n {
             self.pages.push(Page::new());
         }
@@ -318,14 +392,17 @@ impl GlobalShadow {
         i as usize
     }
 
-    /// Page `idx` made dense when it holds `words` fewer cells than turn it
-    /// dense (a warp's 16-byte accesses of a page make it dense at once
-    /// rather than part way through).
+    /// Page `idx` ready for `words` more touched words: made dense when
+    /// they would turn it dense (a warp's 16-byte accesses of a page make it
+    /// dense at once rather than part way through), else with room for them.
     #[inline(always)]
     pub fn reserve(&mut self, idx: usize, words: usize) {
         if let Some(p) = self.pages.get_mut(idx) {
-            if matches!(&p.cells, Cells::Sparse(v) if v.len() + words >= DENSE_AFTER) {
-                p.make_dense();
+            match &mut p.cells {
+                Cells::Sparse(v) if v.len() + words >= DENSE_AFTER => p.make_dense(),
+                // Room for the words at once, not by doublings.
+                Cells::Sparse(v) => v.reserve(words),
+                Cells::Dense { .. } => {}
             }
         }
     }
@@ -351,9 +428,8 @@ impl GlobalShadow {
         }
     }
 
-    /// The accesses of one warp instruction to page `idx` (record `rec`):
-    /// for each lane, in order, its thread's access (whole words) of `nw`
-    /// words from its first; as [`GlobalShadow::apply`] word by word, with
+    /// The accesses `wa` of one warp instruction to page `idx` (record
+    /// `rec`): as [`GlobalShadow::apply`] word by word, lanes in order, with
     /// `on_hit` told each access that finds `hits` (it must empty them).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
@@ -361,17 +437,20 @@ impl GlobalShadow {
         &mut self,
         idx: usize,
         rec: RecId,
-        lanes: impl Iterator<Item = (u64, Access)>,
-        nw: u64,
-        write: bool,
+        wa: &WarpAccess<'_>,
         hb: &Hb,
         sets: &mut Sets,
         hits: &mut Vec<Hit>,
         mut on_hit: impl FnMut(u64, Access, &mut Vec<Hit>),
     ) {
         let Some(p) = self.pages.get_mut(idx) else { return };
+        let (write, nw) = (wa.write, wa.words);
+        let lanes = || {
+            warpsim_ir::set_bits(wa.mask)
+                .filter_map(|l| Some((*wa.addrs.get(l)? >> 2, Access { tid: (wa.base + l as u32) as u16, ..wa.first })))
+        };
         let Cells::Dense { w, r } = &mut p.cells else {
-            for (first, cur) in lanes {
+            for (first, cur) in lanes() {
                 for word in first..first + nw {
                     p.apply((word % PAGE_WORDS) as usize, cur, rec, write, hb, sets, hits);
                     if !hits.is_empty() {
@@ -385,7 +464,7 @@ impl GlobalShadow {
         // now; the other, when its array is missing, is empty and stays so.
         let (fill, other) = if write { (w, r) } else { (r, w) };
         let fill = fill.get_or_insert_with(zeroed);
-        for (first, cur) in lanes {
+        for (first, cur) in lanes() {
             let enc = rec.0 | (cur.tid as u32 & 63) << LANE_SHIFT | (cur.bits & BYTES) as u32;
             for word in first..first + nw {
                 let o = (word % PAGE_WORDS) as usize;
@@ -452,7 +531,8 @@ mod tests {
             let mut tau = vec![0u32; warps];
             let (mut sets_a, mut sets_b) = (Sets::new(false), Sets::new(false));
             let mut hits_b = Vec::new();
-            let mut shadow = GlobalShadow::default();
+            // Pages 0 and 1 through an allocation's table, the others through the index.
+            let mut shadow = GlobalShadow::new([(100, 2 * PAGE_WORDS * 4 - 100)].into_iter());
             let mut full: HashMap<u64, Cell> = HashMap::new();
             let mut block = 0u32;
             for _ in 0..3000 {
@@ -524,9 +604,10 @@ mod tests {
                 if by_warp {
                     let idx = shadow.page(page);
                     let rec = shadow.rec(idx, &accesses[0].1);
-                    let lanes = accesses.iter().map(|&(word, cur, _)| (word, cur));
-                    let nw = accesses[0].2;
-                    shadow.warp(idx, rec, lanes, nw, write, &hb, &mut sets_a, &mut hits_a, |word, cur, hits| {
+                    let addrs: Vec<u64> = accesses.iter().map(|a| a.0 * 4).collect();
+                    let (first, base) = (accesses[0].1, (wp * w) as u32);
+                    let wa = WarpAccess { first, base, mask: (1 << lanes) - 1, addrs: &addrs, words: accesses[0].2, write };
+                    shadow.warp(idx, rec, &wa, &hb, &mut sets_a, &mut hits_a, |word, cur, hits| {
                         got.push((word, cur, hits.iter().map(|h| (h.prior, h.prior_write)).collect()));
                         hits.clear();
                     });
@@ -584,6 +665,31 @@ mod tests {
         // Races found, pages of both kinds, both paths; records stay bounded.
         assert!(stats[0] > 0 && stats[1] > 0 && stats[2] > 0 && stats[4] > 0, "{stats:?}");
         assert!(stats[3] <= 2 * 2 * PAGE_WORDS as usize, "{stats:?}");
+    }
+
+    /// Pages found through the allocations' tables and through the index
+    /// (outside them, overlapping spans) number like one map from page to
+    /// the order of first use.
+    #[test]
+    fn page_indices_match_a_map() {
+        let bytes = PAGE_WORDS * 4;
+        let mut s = 7u64;
+        for _ in 0..50 {
+            let allocs: Vec<(u64, u64)> =
+                (0..1 + xorshift(&mut s) % 5).map(|_| (xorshift(&mut s) % (64 * bytes), xorshift(&mut s) % (8 * bytes))).collect();
+            let mut shadow = GlobalShadow::new(allocs.iter().copied());
+            let mut want: HashMap<u64, usize> = HashMap::new();
+            let mut tabled = 0;
+            for _ in 0..400 {
+                let page = xorshift(&mut s) % 80;
+                let n = want.len();
+                let i = *want.entry(page).or_insert(n);
+                assert_eq!(shadow.page(page), i, "page {page} of {allocs:?}");
+                tabled += shadow.spans.iter().any(|sp| (sp.first..sp.first + sp.pages).contains(&page)) as usize;
+            }
+            assert_eq!(shadow.pages.len(), want.len());
+            assert!(tabled > 0);
+        }
     }
 
     /// Records are collected: a page stays bounded however many instructions touch it.
