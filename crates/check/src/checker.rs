@@ -9,9 +9,10 @@
 //! a race between blocks is found like one within a block.
 
 use crate::diag::{lanes, Collector, DiagKind, Diagnostic, Site};
+use crate::global::{GlobalShadow, WarpAccess, PAGE_WORDS};
 use crate::hb::{Arrival, Foreign, Hb};
 use crate::plan::*;
-use crate::shadow::{self, Access, Cell, GlobalShadow, Hit, Sets, ATOMIC, BYTES, WRITE};
+use crate::shadow::{self, Access, Cell, Hit, Sets, ATOMIC, BYTES, WRITE};
 use std::collections::HashMap;
 use std::sync::Arc;
 use warpsim_engine::{BarrierEvent, MemAccessKind, Observer, WarpSyncEvent, WarpSyncKind};
@@ -153,6 +154,7 @@ fn warp_site(plan: &Plan, block: u64, pc: u32, warp: u32, lane: Option<u32>) -> 
 
 impl Checker {
     pub fn new(plan: Arc<Plan>, opts: CheckOptions) -> Checker {
+        let global = GlobalShadow::new(plan.allocations.iter().map(|a| (a.1, a.2)));
         Checker {
             plan,
             started: false,
@@ -169,7 +171,7 @@ impl Checker {
             local_block: Vec::new(),
             shared_sync: HashMap::new(),
             bars: (0..16).map(|_| Bar::default()).collect(),
-            global: GlobalShadow::default(),
+            global,
             global_sets: Sets::new(false),
             global_sync: HashMap::new(),
             hits: Vec::new(),
@@ -231,52 +233,7 @@ impl Checker {
     #[cold]
     #[inline(never)]
     fn report_races(&mut self, space: &'static str, addr: u64, cur: Access, cur_access: &'static str) {
-        let plan = self.plan.clone();
-        let hits = std::mem::take(&mut self.hits);
-        for h in &hits {
-            let prior_access = if h.prior.bits & ATOMIC != 0 && h.prior_write {
-                "atomic"
-            } else if h.prior_write {
-                "write"
-            } else {
-                "read"
-            };
-            let sub = (space == "shared") as u32 | (h.prior_write as u32) << 1 | ((cur_access != "read") as u32) << 2;
-            let block = self.block;
-            let w = self.plan.warp_size as u32;
-            self.diags.report((DiagKind::Race, cur.pc, h.prior.pc, sub), || {
-                let same_block = h.prior.block == cur.block;
-                let same_warp = same_block && h.prior.tid as u32 / w == cur.tid as u32 / w;
-                let why = if same_warp {
-                    WHY_SAME_WARP
-                } else if same_block {
-                    WHY_SAME_BLOCK
-                } else {
-                    WHY_BLOCKS
-                };
-                let p = plan.place(h.prior.pc);
-                let prior_where = p.source.clone().map(|s| format!("{s}, PTX line {}", p.ptx_line)).unwrap_or_else(|| format!("PTX line {}", p.ptx_line));
-                let message = format!(
-                    "{space}-memory race at {space} address {addr:#x}: this {cur_access} and an earlier {prior_access} ({prior_where}) by another thread are not ordered; {why}"
-                );
-                let mut prior_block = block;
-                if !same_block {
-                    // Blocks are numbered in u32 here; fine for reports.
-                    prior_block = h.prior.block as u64;
-                }
-                Diagnostic {
-                    kind: DiagKind::Race,
-                    message,
-                    site: site(&plan, cur.pc, block, Some(cur.tid as u32), Some(cur_access)),
-                    other: Some(site(&plan, h.prior.pc, prior_block, Some(h.prior.tid as u32), Some(prior_access))),
-                    space: Some(space),
-                    address: Some(addr),
-                    count: 0,
-                }
-            });
-        }
-        self.hits = hits;
-        self.hits.clear();
+        report_races(&self.plan, &mut self.diags, self.block, &mut self.hits, space, addr, cur, cur_access);
     }
 
     /// An access of `bytes` at `a` of shared memory by thread `t`.
@@ -321,14 +278,16 @@ impl Checker {
         loop {
             let cur =
                 Access { block: self.block32, tid: t as u16, bits: byte_bits(a, end, word, first, last) | op.bits, tau: op.tau, pc: op.pc };
-            let (cell, sets) = match mem {
-                Shared => (&mut self.shared[word as usize], &mut self.shared_sets),
-                Global => (self.global.cell(word), &mut self.global_sets),
-            };
-            if op.write {
-                shadow::write(cell, cur, &self.hb, sets, &mut self.hits);
-            } else {
-                shadow::read(cell, cur, &self.hb, sets, &mut self.hits);
+            match mem {
+                Shared => {
+                    let (cell, sets) = (&mut self.shared[word as usize], &mut self.shared_sets);
+                    if op.write {
+                        shadow::write(cell, cur, &self.hb, sets, &mut self.hits);
+                    } else {
+                        shadow::read(cell, cur, &self.hb, sets, &mut self.hits);
+                    }
+                }
+                Global => self.global.access(word, cur, op.write, &self.hb, &mut self.global_sets, &mut self.hits),
             }
             if !self.hits.is_empty() {
                 self.report_races(mem.name(), word << 2, cur, op.access);
@@ -454,10 +413,10 @@ impl Checker {
     }
 
     /// A plain global load or store of whole words (every active lane's
-    /// address a multiple of 4) whose words all lie in one page of the shadow
-    /// that is already dense: the lane path's reads or writes of each word,
-    /// in the same order, with the page found once. False (nothing done)
-    /// otherwise.
+    /// address a multiple of 4) whose words all lie in one page of the
+    /// shadow: the lane path's reads or writes of each word, in the same
+    /// order, with the page and the instruction's record found once. False
+    /// (nothing done) otherwise.
     #[inline(always)]
     fn global_words(&mut self, base: u32, mask: u64, addrs: &[u64], bytes: u32, op: &Op) -> bool {
         if !self.fast
@@ -479,37 +438,22 @@ impl Checker {
             lo = lo.min(a >> 2);
             hi = hi.max((a >> 2) + nw - 1);
         }
-        let page = lo / GlobalShadow::PAGE_WORDS;
-        if odd != 0 || hi / GlobalShadow::PAGE_WORDS != page || hi >= u64::MAX >> 3 {
+        let page = lo / PAGE_WORDS;
+        if odd != 0 || hi / PAGE_WORDS != page || hi >= u64::MAX >> 3 {
             return false;
         }
-        let words = (mask.count_ones() as u64 * nw).min(hi - lo + 1) as usize;
-        let Some(idx) = self.global.dense_page(page, words) else { return false };
-        let (block, bits) = (self.block32, BYTES | op.bits);
-        let mut accesses = warpsim_ir::set_bits(mask).flat_map(|l| {
-            let a = addrs[l];
-            let cur = Access { block, tid: (base + l as u32) as u16, bits, tau: op.tau, pc: op.pc };
-            (a >> 2..(a >> 2) + nw).map(move |word| (word, cur))
-        });
-        // Words in lane order; a race found leaves the page's cells to be reported, then goes on.
-        loop {
-            let Some(cells) = self.global.dense_cells(idx) else { return true };
-            let mut found = None;
-            for (word, cur) in &mut accesses {
-                let cell = &mut cells[(word % GlobalShadow::PAGE_WORDS) as usize];
-                if op.write {
-                    shadow::write(cell, cur, &self.hb, &mut self.global_sets, &mut self.hits);
-                } else {
-                    shadow::read(cell, cur, &self.hb, &mut self.global_sets, &mut self.hits);
-                }
-                if !self.hits.is_empty() {
-                    found = Some((word, cur));
-                    break;
-                }
-            }
-            let Some((word, cur)) = found else { return true };
-            self.report_races("global", word << 2, cur, op.access);
-        }
+        let idx = self.global.page(page);
+        self.global.reserve(idx, (mask.count_ones() as u64 * nw).min(hi - lo + 1) as usize);
+        let first =
+            Access { block: self.block32, tid: (base + mask.trailing_zeros()) as u16, bits: BYTES | op.bits, tau: op.tau, pc: op.pc };
+        // The lanes' threads are one warp's: one record serves them all.
+        let rec = self.global.rec(idx, &first);
+        let wa = WarpAccess { first, base, mask, addrs, words: nw, write: op.write };
+        let (plan, diags, block) = (&self.plan, &mut self.diags, self.block);
+        let on_hit =
+            |word: u64, cur: Access, hits: &mut Vec<Hit>| report_races(plan, diags, block, hits, "global", word << 2, cur, op.access);
+        self.global.warp(idx, rec, &wa, &self.hb, &mut self.global_sets, &mut self.hits, on_hit);
+        true
     }
 
     /// A plain one-word shared store whose every lane's word was last
@@ -774,6 +718,65 @@ impl Checker {
             }
         }
     }
+}
+
+/// Reports the races `hits` holds (the earlier accesses `cur`, at `addr`,
+/// conflicts with), which it empties.
+#[cold]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn report_races(
+    plan: &Plan,
+    diags: &mut Collector,
+    block: u64,
+    hits: &mut Vec<Hit>,
+    space: &'static str,
+    addr: u64,
+    cur: Access,
+    cur_access: &'static str,
+) {
+    for h in hits.iter() {
+        let prior_access = if h.prior.bits & ATOMIC != 0 && h.prior_write {
+            "atomic"
+        } else if h.prior_write {
+            "write"
+        } else {
+            "read"
+        };
+        let sub = (space == "shared") as u32 | (h.prior_write as u32) << 1 | ((cur_access != "read") as u32) << 2;
+        let w = plan.warp_size as u32;
+        diags.report((DiagKind::Race, cur.pc, h.prior.pc, sub), || {
+            let same_block = h.prior.block == cur.block;
+            let same_warp = same_block && h.prior.tid as u32 / w == cur.tid as u32 / w;
+            let why = if same_warp {
+                WHY_SAME_WARP
+            } else if same_block {
+                WHY_SAME_BLOCK
+            } else {
+                WHY_BLOCKS
+            };
+            let p = plan.place(h.prior.pc);
+            let prior_where = p.source.clone().map(|s| format!("{s}, PTX line {}", p.ptx_line)).unwrap_or_else(|| format!("PTX line {}", p.ptx_line));
+            let message = format!(
+                "{space}-memory race at {space} address {addr:#x}: this {cur_access} and an earlier {prior_access} ({prior_where}) by another thread are not ordered; {why}"
+            );
+            let mut prior_block = block;
+            if !same_block {
+                // Blocks are numbered in u32 here; fine for reports.
+                prior_block = h.prior.block as u64;
+            }
+            Diagnostic {
+                kind: DiagKind::Race,
+                message,
+                site: site(plan, cur.pc, block, Some(cur.tid as u32), Some(cur_access)),
+                other: Some(site(plan, h.prior.pc, prior_block, Some(h.prior.tid as u32), Some(prior_access))),
+                space: Some(space),
+                address: Some(addr),
+                count: 0,
+            }
+        });
+    }
+    hits.clear();
 }
 
 /// Whether an access releases: an explicit `.release`, or a strong write after a fence.

@@ -53,6 +53,23 @@ pub struct Arrival {
     pub pc: u32,
 }
 
+/// `row[l] = f(row[l])` for each lane `l` of `lanes`: a whole row with
+/// plain stores, else lane by lane (the select the compiler makes of a
+/// partial row is a masked vector store, microcoded and slow on AMD CPUs).
+#[inline(always)]
+fn set_lanes(row: &mut [u32], lanes: u64, f: impl Fn(u32) -> u32) {
+    let n = row.len();
+    if (1..=64).contains(&n) && lanes & (u64::MAX >> (64 - n)) == u64::MAX >> (64 - n) {
+        row.iter_mut().for_each(|x| *x = f(*x));
+    } else {
+        for l in warpsim_ir::set_bits(lanes) {
+            if let Some(x) = row.get_mut(l) {
+                *x = f(*x);
+            }
+        }
+    }
+}
+
 /// The threads (slots) of `lanes` of warp `warp`.
 fn threads(warp: u32, lanes: u64, w: usize) -> impl Iterator<Item = usize> {
     let base = warp as usize * w;
@@ -252,11 +269,7 @@ impl Hb {
         };
         for a in arrivals {
             let base = a.warp as usize * w;
-            let row = &mut vc[base..base + w];
-            for (l, x) in row.iter_mut().enumerate() {
-                let on = a.lanes >> l & 1 != 0;
-                *x = if on { (*x).max(a.tau) } else { *x };
-            }
+            set_lanes(&mut vc[base..base + w], a.lanes, |x| x.max(a.tau));
             for t in threads(a.warp, self.dirty_lanes(a.warp, a.lanes), w) {
                 max_into(&mut vc[base..base + w], &self.wk[t * w..t * w + w]);
             }
@@ -270,9 +283,7 @@ impl Hb {
             let k = a.lanes.count_ones();
             if old != id && self.refs[old as usize] >= k && self.all_hold(a.warp, a.lanes, old) {
                 // Every lane moves from one snapshot to the new one: what `set_snap` does lane by lane.
-                for (l, x) in self.snap_of[base..base + w].iter_mut().enumerate() {
-                    *x = if a.lanes >> l & 1 != 0 { id } else { *x };
-                }
+                set_lanes(&mut self.snap_of[base..base + w], a.lanes, |_| id);
                 self.refs[id as usize] += k;
                 let r = &mut self.refs[old as usize];
                 *r -= k;
@@ -406,6 +417,24 @@ fn merge_foreign(dst: &mut Foreign, src: &Foreign, skip: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whole rows and partial ones, against lane by lane.
+    #[test]
+    fn set_lanes_sets_the_lanes() {
+        for n in [1usize, 31, 32, 33, 64] {
+            for lanes in [0u64, 1, 0x8000_0001, u32::MAX as u64, u64::MAX, u64::MAX >> 1, 0xF0F0_F0F0_F0F0_F0F0] {
+                let mut fast: Vec<u32> = (0..n as u32).collect();
+                let mut slow = fast.clone();
+                set_lanes(&mut fast, lanes, |x| x * 3 + 1);
+                for (l, x) in slow.iter_mut().enumerate() {
+                    if lanes >> l & 1 != 0 {
+                        *x = *x * 3 + 1;
+                    }
+                }
+                assert_eq!(fast, slow, "n {n} lanes {lanes:#x}");
+            }
+        }
+    }
 
     impl Hb {
         /// [`Hb::barrier`] thread by thread (before its per-warp paths).

@@ -30,6 +30,7 @@
 
 pub mod checker;
 pub mod diag;
+mod global;
 mod hb;
 pub mod plan;
 mod shadow;
