@@ -657,13 +657,7 @@ mod tests {
     #[test]
     fn column_maps_equal_lane_by_lane() {
         fn check<const W: usize>() {
-            let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-            let mut next = || {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                seed
-            };
+            let mut next = xorshift(0x9E37_79B9_7F4A_7C15u64);
             let f = |[x, y, z]: [u32; 3]| x.wrapping_mul(y) ^ z.rotate_left(5);
             for _ in 0..200 {
                 let mut r: Vec<u32> = (0..4 * W).map(|_| next() as u32).collect();
@@ -723,13 +717,7 @@ mod tests {
     fn compare_fast_path_equals_lane_by_lane() {
         use num::CmpOp::*;
         let mut w = bare(2, 2, 0);
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x2545_F491_4F6C_DD1Du64);
         let types = [
             (ScalarType::S32, 0u32),
             (ScalarType::U32, 0),

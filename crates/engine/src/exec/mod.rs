@@ -208,7 +208,7 @@ fn write_col<T: Word, const W: usize>(r: &mut [T], d: u32, out: &[T; W], mask: u
     }
 }
 
-/// Lanes per chunk in [`map_full`]: one 256-bit vector of `u32`.
+/// Lanes per chunk in [`map_cols`]: one 256-bit vector of `u32`.
 const CHUNK: usize = 8;
 
 /// Column `d` = `f` of the lanes of the `src` columns, for the lanes in `mask`.
@@ -219,62 +219,58 @@ const CHUNK: usize = 8;
 /// read before it is written). `W` is a multiple of [`CHUNK`].
 #[inline(always)]
 fn map_cols<T: Word + Default, const W: usize, const N: usize>(r: &mut [T], d: u32, src: [u32; N], mask: u64, f: impl Fn([T; N]) -> T) {
-    if mask == full_mask::<W>() {
-        return map_full::<T, W, N>(r, d, src, f);
-    }
     let fits = |s: u32| s as usize * W + W <= r.len();
     assert!(fits(d) && src.iter().all(|&s| fits(s)), "register column out of range");
+    let base = r.as_mut_ptr();
+    if mask == full_mask::<W>() {
+        for c in (0..W / CHUNK).map(|k| k * CHUNK) {
+            // SAFETY: columns `src` and `d` lie inside `r` (asserted above) and `c + CHUNK <= W`.
+            unsafe { base.add(d as usize * W + c).cast::<[T; CHUNK]>().write(chunk_of::<T, W, N>(base, src, c, &f)) };
+        }
+        return;
+    }
     // As in `write_col`: the lane masks go through `black_box`, so the blend stays a blend.
     let mut ms = [T::ones_if(0); W];
     for l in 0..W {
         ms[l] = T::ones_if(mask >> l);
     }
     let ms = std::hint::black_box(ms);
-    let base = r.as_mut_ptr();
-    for chunk in 0..W / CHUNK {
-        let c = chunk * CHUNK;
-        let mut x = [[T::default(); CHUNK]; N];
-        for k in 0..N {
-            // SAFETY: column `src[k]` lies inside `r` (asserted above) and `c + CHUNK <= W`.
-            x[k] = unsafe { base.add(src[k] as usize * W + c).cast::<[T; CHUNK]>().read() };
-        }
-        // SAFETY: as above, for column `d`.
-        let dst = unsafe { &mut *base.add(d as usize * W + c).cast::<[T; CHUNK]>() };
+    for c in (0..W / CHUNK).map(|k| k * CHUNK) {
+        // SAFETY: as above.
+        let (o, dst) = unsafe { (chunk_of::<T, W, N>(base, src, c, &f), &mut *base.add(d as usize * W + c).cast::<[T; CHUNK]>()) };
         for i in 0..CHUNK {
-            let mut a = [T::default(); N];
-            for k in 0..N {
-                a[k] = x[k][i];
-            }
             let m = ms[c + i];
-            dst[i] = (f(a) & m) | (dst[i] & !m);
+            dst[i] = (o[i] & m) | (dst[i] & !m);
         }
     }
 }
 
-/// [`map_cols`] with every lane written.
+/// `f` of lanes `c..c + CHUNK` of the `src` columns of the register file at `base`.
+///
+/// # Safety
+/// Each column `src[k]` (`W` values from `base + src[k] * W`) lies inside one
+/// allocation, and `c + CHUNK <= W`.
 #[inline(always)]
-fn map_full<T: Copy + Default, const W: usize, const N: usize>(r: &mut [T], d: u32, src: [u32; N], f: impl Fn([T; N]) -> T) {
-    let fits = |s: u32| s as usize * W + W <= r.len();
-    assert!(fits(d) && src.iter().all(|&s| fits(s)), "register column out of range");
-    let base = r.as_mut_ptr();
-    for chunk in 0..W / CHUNK {
-        let c = chunk * CHUNK;
-        let mut x = [[T::default(); CHUNK]; N];
-        for k in 0..N {
-            // SAFETY: column `src[k]` lies inside `r` (asserted above) and `c + CHUNK <= W`.
-            x[k] = unsafe { base.add(src[k] as usize * W + c).cast::<[T; CHUNK]>().read() };
-        }
-        let mut o = [T::default(); CHUNK];
-        for i in 0..CHUNK {
-            let mut a = [T::default(); N];
-            for k in 0..N {
-                a[k] = x[k][i];
-            }
-            o[i] = f(a);
-        }
-        // SAFETY: as above, for column `d`.
-        unsafe { base.add(d as usize * W + c).cast::<[T; CHUNK]>().write(o) };
+unsafe fn chunk_of<T: Copy + Default, const W: usize, const N: usize>(
+    base: *const T,
+    src: [u32; N],
+    c: usize,
+    f: &impl Fn([T; N]) -> T,
+) -> [T; CHUNK] {
+    let mut x = [[T::default(); CHUNK]; N];
+    for k in 0..N {
+        // SAFETY: the caller's guarantee.
+        x[k] = unsafe { base.add(src[k] as usize * W + c).cast::<[T; CHUNK]>().read() };
     }
+    let mut o = [T::default(); CHUNK];
+    for i in 0..CHUNK {
+        let mut a = [T::default(); N];
+        for k in 0..N {
+            a[k] = x[k][i];
+        }
+        o[i] = f(a);
+    }
+    o
 }
 
 #[inline(always)]
