@@ -140,13 +140,25 @@ impl Allocation {
     /// page and one [`Filler::gather`] for the lanes on pages nothing has
     /// stored to.
     ///
+    /// `page`, when known (from [`GlobalMemory::warp_span`]), is the page
+    /// holding every active lane's bytes; `None` finds out.
+    ///
     /// # Safety
     /// `size` is 1, 2, 4 or 8 and, for every lane in `mask`, the offset is a
-    /// multiple of `size` with `offset + size <= self.size`.
+    /// multiple of `size` with `offset + size <= self.size`; with `page`
+    /// `Some(p)`, every such offset lies in page `p`.
     #[inline]
-    pub unsafe fn load_lanes<const W: usize>(&self, addr: &[u64; W], sub: u64, mask: u64, size: u32, out: &mut [u64; W]) {
+    pub unsafe fn load_lanes<const W: usize>(
+        &self,
+        addr: &[u64; W],
+        sub: u64,
+        mask: u64,
+        size: u32,
+        page: Option<usize>,
+        out: &mut [u64; W],
+    ) {
         // SAFETY: the caller's guarantees, passed on.
-        unsafe { with_size!(size, S => self.load_lanes_sized::<W, S>(addr, sub, mask, out)) }
+        unsafe { with_size!(size, S => self.load_lanes_sized::<W, S>(addr, sub, mask, page, out)) }
     }
 
     /// [`Allocation::load_lanes`] for a size known at compile time.
@@ -154,26 +166,41 @@ impl Allocation {
     /// # Safety
     /// As for [`Allocation::load_lanes`], with `S` the size.
     #[inline(always)]
-    unsafe fn load_lanes_sized<const W: usize, const S: u32>(&self, addr: &[u64; W], sub: u64, mask: u64, out: &mut [u64; W]) {
+    unsafe fn load_lanes_sized<const W: usize, const S: u32>(
+        &self,
+        addr: &[u64; W],
+        sub: u64,
+        mask: u64,
+        page: Option<usize>,
+        out: &mut [u64; W],
+    ) {
         if mask == 0 {
             return;
         }
-        let Some((offs, page)) = lane_offsets::<W>(addr, sub, mask) else {
+        let Some(page) = page.or_else(|| one_page::<W>(addr, sub, mask)) else {
             // SAFETY: the caller's guarantees, passed on.
             return unsafe { self.load_lanes_paged::<W, S>(addr, sub, mask, out) };
         };
-        // Every lane (inactive ones at an active lane's offset) in one page.
+        // Every active lane in one page.
         match self.pages[page].get() {
             Some(p) => {
                 let p = p.as_ptr() as *const u8;
                 for l in 0..W {
-                    // SAFETY: each offset is an active lane's: a multiple of `S` inside the allocation and
-                    // (as all are) in this page, so the atomic's pointer is aligned; the page outlives `&self`.
-                    out[l] = unsafe { load_sized::<S>(p.add((offs[l] & (PAGE_SIZE - 1)) as usize)) };
+                    // An active lane's offset is a multiple of `S` in this page, which the mask keeps;
+                    // an inactive lane reads some aligned word of the page, and its value is unspecified.
+                    let at = (addr[l].wrapping_sub(sub) & (PAGE_SIZE - S as u64)) as usize;
+                    // SAFETY: `at + S <= PAGE_SIZE` and `at` is a multiple of `S`, so the atomic's
+                    // pointer is aligned and inside the page, which outlives `&self`.
+                    out[l] = unsafe { load_sized::<S>(p.add(at)) };
                 }
             }
             None => match &self.filler {
-                Some(f) => f.gather(S, &offs, out),
+                Some(f) => {
+                    // The filler sees only active lanes' offsets (an inactive lane takes the first active one's).
+                    let first = addr[mask.trailing_zeros() as usize].wrapping_sub(sub);
+                    let offs: [u64; W] = std::array::from_fn(|l| if mask >> l & 1 != 0 { addr[l].wrapping_sub(sub) } else { first });
+                    f.gather(S, &offs, out)
+                }
                 None => *out = [0; W],
             },
         }
@@ -227,9 +254,9 @@ impl Allocation {
     /// # Safety
     /// As for [`Allocation::load_lanes`].
     #[inline]
-    pub unsafe fn store_lanes<const W: usize>(&self, addr: &[u64; W], sub: u64, mask: u64, size: u32, v: &[u64; W]) {
+    pub unsafe fn store_lanes<const W: usize>(&self, addr: &[u64; W], sub: u64, mask: u64, size: u32, page: Option<usize>, v: &[u64; W]) {
         // SAFETY: the caller's guarantees, passed on.
-        unsafe { with_size!(size, S => self.store_lanes_sized::<W, S>(addr, sub, mask, v)) }
+        unsafe { with_size!(size, S => self.store_lanes_sized::<W, S>(addr, sub, mask, page, v)) }
     }
 
     /// [`Allocation::store_lanes`] for a size known at compile time.
@@ -237,15 +264,23 @@ impl Allocation {
     /// # Safety
     /// As for [`Allocation::load_lanes`], with `S` the size.
     #[inline(always)]
-    unsafe fn store_lanes_sized<const W: usize, const S: u32>(&self, addr: &[u64; W], sub: u64, mask: u64, v: &[u64; W]) {
+    unsafe fn store_lanes_sized<const W: usize, const S: u32>(
+        &self,
+        addr: &[u64; W],
+        sub: u64,
+        mask: u64,
+        page: Option<usize>,
+        v: &[u64; W],
+    ) {
         if mask == 0 {
             return;
         }
-        if let Some((offs, page)) = lane_offsets::<W>(addr, sub, mask) {
+        if let Some(page) = page.or_else(|| one_page::<W>(addr, sub, mask)) {
             let p = self.page(page).as_ptr() as *const u8;
             for l in set_bits(mask) {
-                // SAFETY: as in `load_lanes_sized`.
-                unsafe { store_sized::<S>(p.add((offs[l] & (PAGE_SIZE - 1)) as usize), v[l]) }
+                // SAFETY: an active lane's offset is a multiple of `S` inside the allocation and in this
+                // page, so the atomic's pointer is aligned; the page outlives `&self`.
+                unsafe { store_sized::<S>(p.add((addr[l].wrapping_sub(sub) & (PAGE_SIZE - 1)) as usize), v[l]) }
             }
             return;
         }
@@ -268,20 +303,25 @@ impl Allocation {
     }
 }
 
-/// Each lane's offset `addr[l] - sub` (an inactive lane takes the lowest
-/// active lane's) and their page, when all lie in one page; `mask` is not 0.
+/// The page holding every active lane's offset `addr[l] - sub`, when one
+/// does; `mask` is not 0.
 #[inline(always)]
-fn lane_offsets<const W: usize>(addr: &[u64; W], sub: u64, mask: u64) -> Option<([u64; W], usize)> {
+fn one_page<const W: usize>(addr: &[u64; W], sub: u64, mask: u64) -> Option<usize> {
     let first = addr[mask.trailing_zeros() as usize].wrapping_sub(sub);
-    let mut offs = [0u64; W];
-    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    let spread = active_or::<W>(addr, mask, |a| a.wrapping_sub(sub) ^ first);
+    (spread < PAGE_SIZE).then_some((first >> PAGE_SHIFT) as usize)
+}
+
+/// The bitwise or of `f(addr[l])` over the lanes in `mask`: where lanes'
+/// values differ, in one pass without a compare (unsigned 64-bit min and max
+/// cost a compare, a sign flip and a blend per four lanes).
+#[inline(always)]
+fn active_or<const W: usize>(addr: &[u64; W], mask: u64, f: impl Fn(u64) -> u64) -> u64 {
+    let mut acc = 0u64;
     for l in 0..W {
-        let o = if mask >> l & 1 != 0 { addr[l].wrapping_sub(sub) } else { first };
-        offs[l] = o;
-        lo = lo.min(o);
-        hi = hi.max(o);
+        acc |= if mask >> l & 1 != 0 { f(addr[l]) } else { 0 };
     }
-    (lo >> PAGE_SHIFT == hi >> PAGE_SHIFT).then_some((offs, (lo >> PAGE_SHIFT) as usize))
+    acc
 }
 
 /// A relaxed atomic load of `S` (1, 2, 4 or 8) bytes, zero-extended.
@@ -318,6 +358,14 @@ unsafe fn store_sized<const S: u32>(p: *const u8, v: u64) {
     }
 }
 
+/// Where a warp's access lies: see [`GlobalMemory::warp_span`].
+#[derive(Copy, Clone)]
+pub struct WarpSpan<'m> {
+    pub alloc: &'m Allocation,
+    /// The page holding every active lane's bytes, when one does.
+    pub page: Option<usize>,
+}
+
 #[derive(Default)]
 pub struct GlobalMemory {
     allocs: Vec<Allocation>,
@@ -329,10 +377,12 @@ impl GlobalMemory {
         GlobalMemory { allocs: Vec::new(), next: GLOBAL_BASE }
     }
 
-    /// Memory whose allocations start at `base` (at least [`GLOBAL_BASE`]): the
-    /// driver library puts them in an address range it reserved from the host.
+    /// Memory whose allocations start at `base` (at least [`GLOBAL_BASE`], rounded
+    /// up to a page): the driver library puts them in an address range it
+    /// reserved from the host. Every allocation's base is page-aligned, so
+    /// an aligned access never crosses a page.
     pub fn with_base(base: u64) -> Self {
-        GlobalMemory { allocs: Vec::new(), next: base.max(GLOBAL_BASE) }
+        GlobalMemory { allocs: Vec::new(), next: base.max(GLOBAL_BASE).next_multiple_of(PAGE_SIZE) }
     }
 
     /// Releases the allocation at `base` (its pages go; its addresses are not handed out again).
@@ -357,6 +407,46 @@ impl GlobalMemory {
 
     pub fn allocations(&self) -> &[Allocation] {
         &self.allocs
+    }
+
+    /// Where a warp's access lies when every active lane's `bytes` (at most
+    /// `align`, a power of two) at `addr[l]` are aligned to `align` and inside
+    /// one allocation: that allocation, and the page holding them all when
+    /// one does. `None` for an empty `mask` or any other access (the caller
+    /// then goes lane by lane, which finds the faulting lane).
+    #[inline]
+    pub fn warp_span<const W: usize>(&self, addr: &[u64; W], mask: u64, bytes: u32, align: u32) -> Option<WarpSpan<'_>> {
+        debug_assert!(align.is_power_of_two() && bytes <= align);
+        if mask == 0 {
+            return None;
+        }
+        let first = addr[mask.trailing_zeros() as usize];
+        let alloc = self.find(first)?;
+        let rel = first - alloc.base;
+        // The bits in which some active lane's offset differs from the first's, and the low bits of any.
+        let spread = active_or::<W>(addr, mask, |a| a.wrapping_sub(alloc.base) ^ rel);
+        if active_or::<W>(addr, mask, |a| a) & (align as u64 - 1) != 0 {
+            return None;
+        }
+        let page_start = rel & !(PAGE_SIZE - 1);
+        if spread < PAGE_SIZE && page_start + PAGE_SIZE <= alloc.size {
+            // All in the first lane's page, which lies wholly inside the allocation; an aligned
+            // access of at most `align` bytes never crosses a page's end.
+            return Some(WarpSpan { alloc, page: Some((rel >> PAGE_SHIFT) as usize) });
+        }
+        let (mut lo, mut hi) = (u64::MAX, 0u64);
+        for l in 0..W {
+            let on = mask >> l & 1 != 0;
+            let o = addr[l].wrapping_sub(alloc.base);
+            lo = if on { lo.min(o) } else { lo };
+            hi = if on { hi.max(o) } else { hi };
+        }
+        // Offsets wrap below the base, so `lo <= rel` and `hi` in bounds mean every lane is inside.
+        if hi.checked_add(bytes as u64)? > alloc.size {
+            return None;
+        }
+        let page = (lo >> PAGE_SHIFT == hi >> PAGE_SHIFT).then_some((lo >> PAGE_SHIFT) as usize);
+        Some(WarpSpan { alloc, page })
     }
 
     /// The allocation holding all of `[lo, hi)`, if one does.
@@ -571,6 +661,67 @@ mod tests {
         assert_eq!(m.load(a + (3 << 30) + 9, 1), Ok(0xff));
     }
 
+    /// `warp_span` against a lane-by-lane reference: random warps near page
+    /// and allocation edges, partial masks, misaligned and foreign lanes;
+    /// then the warp's load and store through the span equal single ones.
+    #[test]
+    fn warp_span_equals_lane_by_lane() {
+        let mut m = GlobalMemory::new();
+        let a = m.alloc("a", 3 * PAGE_SIZE + 96, Some(Arc::new(Iota)));
+        let b = m.alloc("b", 2 * PAGE_SIZE, None);
+        m.store(a + PAGE_SIZE + 8, 8, 0x0102_0304_0506_0708).unwrap(); // page 1 materialised
+        let mut rng = crate::exec::testkit::xorshift(0x5eed);
+        let edges =
+            [a, a + PAGE_SIZE - 64, a + 2 * PAGE_SIZE - 32, a + 3 * PAGE_SIZE + 80, b + PAGE_SIZE - 16, b + 2 * PAGE_SIZE - 16, a - 64];
+        for round in 0..4000 {
+            let (size, n) = [(1u32, 1u32), (2, 1), (4, 1), (8, 1), (4, 2), (4, 4), (8, 2)][round % 7];
+            let (bytes, align) = (size * n, size * n);
+            let centre = edges[rng() as usize % edges.len()];
+            let spread = [8u64, 64, 512, 1 << 17][rng() as usize % 4];
+            let mut addr = [0u64; 32];
+            for x in &mut addr {
+                let off = (rng() % spread) & !(align as u64 - 1);
+                *x = centre.wrapping_add(off);
+                if rng() % 200 == 0 {
+                    *x += 1; // misaligned
+                }
+            }
+            if round % 5 == 0 {
+                // The highest lane exactly at, or one element past, the end of `a`.
+                addr[31] = a + 3 * PAGE_SIZE + 96 - bytes as u64 + (rng() % 2) * align as u64;
+            }
+            let mask = match round % 3 {
+                0 => u64::from(u32::MAX),
+                1 => rng() & u64::from(u32::MAX),
+                _ => 1 << (rng() % 32),
+            };
+            let want = (mask != 0).then(|| {
+                let lanes: Vec<u64> = set_bits(mask).map(|l| addr[l]).collect();
+                let al = m.find(lanes[0])?;
+                let inside = lanes.iter().all(|&x| x % align as u64 == 0 && x >= al.base && x + bytes as u64 <= al.base + al.size);
+                let pages: std::collections::BTreeSet<u64> = lanes.iter().map(|&x| (x - al.base) >> PAGE_SHIFT).collect();
+                inside.then(|| (al.base, (pages.len() == 1).then(|| pages.first().copied().unwrap() as usize)))
+            });
+            let got = m.warp_span(&addr, mask, bytes, align).map(|s| (s.alloc.base, s.page));
+            assert_eq!(got, want.flatten(), "round {round} mask {mask:#x} size {size} n {n}");
+            let Some(span) = m.warp_span(&addr, mask, bytes, align) else { continue };
+            let mut got = [0u64; 32];
+            // SAFETY: `warp_span` checked bounds, alignment and the page.
+            unsafe { span.alloc.load_lanes(&addr, span.alloc.base, mask, size, span.page, &mut got) };
+            for l in set_bits(mask) {
+                assert_eq!(got[l], m.load(addr[l], size).unwrap(), "round {round} lane {l}");
+            }
+            let v: [u64; 32] = std::array::from_fn(|_| rng());
+            // SAFETY: as above.
+            unsafe { span.alloc.store_lanes(&addr, span.alloc.base, mask, size, span.page, &v) };
+            for l in set_bits(mask) {
+                // The highest lane storing to an address wins.
+                let last = set_bits(mask).filter(|&k| addr[k] == addr[l]).last().unwrap();
+                assert_eq!(m.load(addr[l], size).unwrap(), v[last] & (u64::MAX >> (64 - size * 8)), "round {round} lane {l}");
+            }
+        }
+    }
+
     #[test]
     fn lane_accesses_equal_single_ones_across_pages() {
         let mut m = GlobalMemory::new();
@@ -584,14 +735,14 @@ mod tests {
             let mask = 0b1110_1111;
             let mut got = [u64::MAX; 8];
             // SAFETY: every address is aligned to `size` and inside the allocation.
-            unsafe { alloc.load_lanes(&addr, a, mask, size, &mut got) };
+            unsafe { alloc.load_lanes(&addr, a, mask, size, None, &mut got) };
             for l in 0..8 {
                 let want = if mask >> l & 1 != 0 { m.load(addr[l], size).unwrap() } else { u64::MAX };
                 assert_eq!(got[l], want, "size {size} lane {l}");
             }
             let v: [u64; 8] = std::array::from_fn(|l| 0x1111_1111_1111_1111 * (l as u64 + 1));
             // SAFETY: as above.
-            unsafe { alloc.store_lanes(&addr, a, mask, size, &v) };
+            unsafe { alloc.store_lanes(&addr, a, mask, size, None, &v) };
             assert_eq!(m.load(addr[5], size).unwrap(), v[5] & (u64::MAX >> (64 - size * 8)), "the higher lane's store stays");
             assert_eq!(m.load(addr[7], size).unwrap(), v[7] & (u64::MAX >> (64 - size * 8)));
         }
@@ -604,7 +755,7 @@ mod tests {
         for round in 0..2 {
             let mut got = [0u64; 8];
             // SAFETY: aligned addresses inside the allocation.
-            unsafe { alloc.load_lanes(&addr, a, 0b1011_0110, 4, &mut got) };
+            unsafe { alloc.load_lanes(&addr, a, 0b1011_0110, 4, None, &mut got) };
             for l in [1, 2, 4, 5, 7] {
                 assert_eq!(got[l], m.load(addr[l], 4).unwrap(), "round {round} lane {l}");
             }

@@ -472,7 +472,9 @@ impl Filler for BufferInit {
         };
         let in_bounds = |off: u64| off.checked_add(size64).is_some_and(|end| end <= self.byte_len);
         if let Some(f) = fast {
-            if offsets.iter().all(|&off| in_bounds(off) && off.is_multiple_of(size64)) {
+            // `size` is a power of two: a mask, not a division, per offset; one branch for all.
+            let (misaligned, top) = offsets.iter().fold((0u64, 0u64), |(m, t), &off| (m | off & (size64 - 1), t.max(off)));
+            if misaligned == 0 && in_bounds(top) {
                 let shift = size.trailing_zeros();
                 match f {
                     FastElement::Zeros => out.fill(0),

@@ -9,7 +9,7 @@
 
 use super::*;
 use crate::fault::{FaultSpace, MemAccessKind};
-use crate::memory::{Allocation, MemFault, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
+use crate::memory::{MemFault, WarpSpan};
 use warpsim_ir::window::resolve as resolve_generic;
 use warpsim_numerics::{self as num, sext, zext, ScalarType};
 
@@ -111,13 +111,14 @@ impl<const W: usize> Warp<W> {
                 return Ok(());
             }
         }
-        if let Some(alloc) = self.one_allocation(ctx, space, &base, exec, size * n as u32, vector_align(size, n)) {
+        if let Some(WarpSpan { alloc, page }) = self.one_allocation(ctx, space, &base, exec, size * n as u32, vector_align(size, n)) {
             for k in 0..n as usize {
                 let Some(dk) = d[k] else { continue };
                 let mut v = [0u64; W];
                 // SAFETY: `one_allocation` checked that every active lane's `n * size` bytes lie
-                // in `alloc` and that its address is a multiple of the vector's size (so each element's of `size`).
-                unsafe { alloc.load_lanes(&base, alloc.base.wrapping_sub(k as u64 * size as u64), exec, size, &mut v) };
+                // in `alloc` (in `page` when `Some`) and that its address is a multiple of the vector's
+                // size (so each element's of `size`).
+                unsafe { alloc.load_lanes(&base, alloc.base.wrapping_sub(k as u64 * size as u64), exec, size, page, &mut v) };
                 if signed {
                     for x in &mut v {
                         *x = sext(*x, size * 8);
@@ -166,13 +167,13 @@ impl<const W: usize> Warp<W> {
                 return Ok(());
             }
         }
-        if let Some(alloc) = self.one_allocation(ctx, space, &base, exec, size * n as u32, vector_align(size, n)) {
+        if let Some(WarpSpan { alloc, page }) = self.one_allocation(ctx, space, &base, exec, size * n as u32, vector_align(size, n)) {
             // Element by element, lanes in order: vectors are aligned to their whole size, so two
             // lanes' vectors are the same bytes or disjoint and the highest lane's value stays.
             for k in 0..n as usize {
                 let v = self.gather(s[k]);
                 // SAFETY: as for loads, `one_allocation` checked bounds and alignment for every active lane.
-                unsafe { alloc.store_lanes(&base, alloc.base.wrapping_sub(k as u64 * size as u64), exec, size, &v) };
+                unsafe { alloc.store_lanes(&base, alloc.base.wrapping_sub(k as u64 * size as u64), exec, size, page, &v) };
             }
             return Ok(());
         }
@@ -236,9 +237,9 @@ impl<const W: usize> Warp<W> {
         Ok(())
     }
 
-    /// For a global access: the allocation holding every active lane's bytes when
-    /// all are aligned and in one allocation (the common case, checked once).
-    #[inline]
+    /// For a global access: where every active lane's bytes lie when all are
+    /// aligned and in one allocation (allocations lie above the shared and local windows).
+    #[inline(always)]
     fn one_allocation<'m>(
         &self,
         ctx: &WarpCtx<'m>,
@@ -246,23 +247,12 @@ impl<const W: usize> Warp<W> {
         base: &[u64; W],
         exec: u64,
         bytes: u32,
-        size: u32,
-    ) -> Option<&'m Allocation> {
+        align: u32,
+    ) -> Option<WarpSpan<'m>> {
         if !matches!(space, Space::Global | Space::Generic) {
             return None;
         }
-        let (mut lo, mut hi, mut misaligned) = (u64::MAX, 0u64, 0u64);
-        for l in 0..W {
-            let on = exec >> l & 1 != 0;
-            let a = base[l];
-            lo = if on { lo.min(a) } else { lo };
-            hi = if on { hi.max(a) } else { hi };
-            misaligned |= if on { a & (size as u64 - 1) } else { 0 };
-        }
-        if misaligned != 0 || lo.wrapping_sub(SHARED_WINDOW) < WINDOW_SIZE || lo.wrapping_sub(LOCAL_WINDOW) < WINDOW_SIZE {
-            return None;
-        }
-        ctx.gmem.find_range(lo, hi.checked_add(bytes as u64)?)
+        ctx.gmem.warp_span(base, exec, bytes, align)
     }
 
     fn local_slot(&mut self, off: u64, size: u32, lane: usize, local_bytes: u32, access: MemAccessKind) -> Result<usize, FaultKind> {
