@@ -14,6 +14,7 @@ use crate::launch::{LaunchConfig, LaunchStats};
 use crate::memory::GlobalMemory;
 use crate::observer::{NoObserver, Observer};
 use crate::schedule::{SchedulePolicy, Simt};
+use warpsim_ir::entry_reads::EntryReads;
 use warpsim_ir::{BarRed, Kernel, RegRef, Special};
 
 pub use crate::exec::{BarrierArrival, Stop, WarpState};
@@ -433,8 +434,27 @@ impl<'a, const W: usize> Block<'a, W> {
         let lanes = (self.nthreads - first).min(W as u32);
         let present = if lanes as usize >= 64 { u64::MAX } else { (1u64 << lanes) - 1 };
         warp.index = w;
-        warp.r32.clone_from(&template.r32);
-        warp.r64.clone_from(&template.r64);
+        match &kernel.entry_reads {
+            // A full warp slot that ran this kernel before: only registers some thread may read
+            // before writing them start again (a partial warp's absent lanes are never written,
+            // but another lane's `shfl` can read them, so it starts whole).
+            EntryReads::Slots { r32, r64 }
+                if lanes as usize == W && warp.r32.len() == template.r32.len() && warp.r64.len() == template.r64.len() =>
+            {
+                for &s in r32 {
+                    let c = s as usize * W..(s as usize + 1) * W;
+                    warp.r32[c.clone()].copy_from_slice(&template.r32[c]);
+                }
+                for &s in r64 {
+                    let c = s as usize * W..(s as usize + 1) * W;
+                    warp.r64[c.clone()].copy_from_slice(&template.r64[c]);
+                }
+            }
+            _ => {
+                warp.r32.clone_from(&template.r32);
+                warp.r64.clone_from(&template.r64);
+            }
+        }
         warp.preds.clear();
         warp.preds.resize(kernel.npred as usize, 0);
         warp.stack.clear();
@@ -745,5 +765,69 @@ DONE:
         mem.read(out, &mut v).unwrap();
         let c = u64::from_le_bytes(v);
         assert!((1000..1010).contains(&c), "{c}");
+    }
+    /// A warp slot that ran one block starts the next as a fresh one would:
+    /// registers read before written (on some path, or by another lane's
+    /// `shfl`) start from their initial values, not the last block's.
+    #[test]
+    fn a_reused_warp_slot_starts_like_a_fresh_one() {
+        let stale_paths = "    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r4, %ctaid.x;
+    setp.ne.s32 %p1, %r4, 0;
+    @%p1 bra SKIP;
+    mov.u32 %r2, 99;
+    mov.u32 %r3, 77;
+SKIP:
+    shfl.sync.idx.b32 %r5, %r3, 31, 31, -1;
+    add.s32 %r6, %r2, %r5;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r6;
+    ret;";
+        // Every lane writes %r3 before reading it itself, but lanes 0-15 (first) read lane 31's.
+        let other_lane = "    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r4, %ctaid.x;
+    setp.ge.u32 %p1, %r1, 16;
+    @%p1 bra LATE;
+    mov.u32 %r3, 5;
+    shfl.sync.idx.b32 %r5, %r3, 31, 31, 0x0000ffff;
+    bra.uni DONE;
+LATE:
+    add.s32 %r3, %r4, 1000;
+    shfl.sync.idx.b32 %r5, %r3, 31, 31, 0xffff0000;
+DONE:
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r5;
+    ret;";
+        for body in [stale_paths, other_lane] {
+            let run = |b: &mut Block<'_, 32>, id: u64, mem: &GlobalMemory| {
+                b.begin(id, &mut NoObserver);
+                while !b.all_done() {
+                    for w in 0..b.warp_count() {
+                        if b.state(w) != WarpState::Done {
+                            b.run_warp(w, 1000, mem, &mut NoObserver).unwrap();
+                        }
+                    }
+                }
+            };
+            let read = |mem: &GlobalMemory, out: u64| {
+                let mut v = vec![0u8; 64 * 4];
+                mem.read(out, &mut v).unwrap();
+                v
+            };
+            let mut mem = GlobalMemory::new();
+            let out = mem.alloc("out", 64 * 4, None);
+            let fx = Fixture::new(body, LaunchConfig { grid: [2, 1, 1], ..cfg(64) }, out);
+            let mut fresh = fx.block();
+            run(&mut fresh, 1, &mem);
+            let want = read(&mem, out);
+            let mut reused = fx.block();
+            run(&mut reused, 0, &mem);
+            run(&mut reused, 1, &mem);
+            assert_eq!(read(&mem, out), want, "{body}");
+        }
     }
 }

@@ -318,8 +318,8 @@ fn one_page<const W: usize>(addr: &[u64; W], sub: u64, mask: u64) -> Option<usiz
 #[inline(always)]
 fn active_or<const W: usize>(addr: &[u64; W], mask: u64, f: impl Fn(u64) -> u64) -> u64 {
     let mut acc = 0u64;
-    for l in 0..W {
-        acc |= if mask >> l & 1 != 0 { f(addr[l]) } else { 0 };
+    for (l, &a) in addr.iter().enumerate() {
+        acc |= if mask >> l & 1 != 0 { f(a) } else { 0 };
     }
     acc
 }
@@ -435,9 +435,9 @@ impl GlobalMemory {
             return Some(WarpSpan { alloc, page: Some((rel >> PAGE_SHIFT) as usize) });
         }
         let (mut lo, mut hi) = (u64::MAX, 0u64);
-        for l in 0..W {
+        for (l, &a) in addr.iter().enumerate() {
             let on = mask >> l & 1 != 0;
-            let o = addr[l].wrapping_sub(alloc.base);
+            let o = a.wrapping_sub(alloc.base);
             lo = if on { lo.min(o) } else { lo };
             hi = if on { hi.max(o) } else { hi };
         }
@@ -682,7 +682,7 @@ mod tests {
             for x in &mut addr {
                 let off = (rng() % spread) & !(align as u64 - 1);
                 *x = centre.wrapping_add(off);
-                if rng() % 200 == 0 {
+                if rng().is_multiple_of(200) {
                     *x += 1; // misaligned
                 }
             }

@@ -89,6 +89,8 @@ pub struct Kernel {
     /// function's `.local` and `.param` addresses are relative to; the
     /// engine sets them on call and return.
     pub frame_regs: Option<(u32, u32)>,
+    /// The registers a warp slot resets between blocks (see [`crate::entry_reads`]).
+    pub entry_reads: crate::entry_reads::EntryReads,
 }
 
 /// Where function addresses (`mov.u64 %rd, f;`) live: a range no data

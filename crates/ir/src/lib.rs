@@ -6,6 +6,7 @@
 
 pub mod cfg;
 pub mod entry_names;
+pub mod entry_reads;
 pub mod error;
 pub mod inst;
 pub mod kernel;

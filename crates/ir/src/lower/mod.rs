@@ -439,7 +439,7 @@ fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str, lines: &LineInd
         }
     }
     let _ = NO_RECONV;
-    Ok(Kernel {
+    let mut kernel = Kernel {
         name: f.name.clone(),
         code: l.code,
         info: l.info,
@@ -459,7 +459,10 @@ fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str, lines: &LineInd
         declared_regs32: l.declared32,
         functions: l.real_fns.into_iter().map(|f| f.info).collect(),
         frame_regs: l.fp.map(|(a, b)| (a.slot, b.slot)),
-    })
+        entry_reads: crate::entry_reads::EntryReads::All,
+    };
+    kernel.entry_reads = crate::entry_reads::entry_reads(&kernel);
+    Ok(kernel)
 }
 
 // Extern shared arrays start where the static layout ends, which is only known at
