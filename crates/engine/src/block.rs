@@ -464,21 +464,17 @@ impl<'a, const W: usize> Block<'a, W> {
         warp.local.clear();
         warp.calls.clear();
         warp.state = WarpState::Ready;
-        let mut tid = [[0u32; 3]; W];
-        if cfg.block[1] == 1 && cfg.block[2] == 1 {
-            for (l, t) in tid.iter_mut().enumerate() {
-                t[0] = first + l as u32;
-            }
-        } else {
-            for (l, t) in tid.iter_mut().enumerate() {
-                *t = thread_coords(first + l as u32, cfg.block);
-            }
-        }
+        let one_d = cfg.block[1] == 1 && cfg.block[2] == 1;
         for &(r, sp) in &kernel.specials {
             // One lane loop per kind of special, so that the loops hold no `match`.
             let uniform = match sp {
+                Special::Tid(0) if one_d => {
+                    write_lanes::<W>(warp, r, |lane| (first + lane) as u64);
+                    continue;
+                }
+                Special::Tid(_) if one_d => 0,
                 Special::Tid(d) => {
-                    write_lanes::<W>(warp, r, |lane| tid[lane as usize][d as usize] as u64);
+                    write_lanes::<W>(warp, r, |lane| thread_coords(first + lane, cfg.block)[d as usize] as u64);
                     continue;
                 }
                 Special::LaneId => {
@@ -535,17 +531,19 @@ pub fn thread_coords(t: u32, block: [u32; 3]) -> [u32; 3] {
     [t % block[0], (t / block[0]) % block[1], t / (block[0] * block[1])]
 }
 
+/// Writes `value(lane)` to every lane of register `r` (one bounds check, then a loop that vectorises).
+#[inline(always)]
 fn write_lanes<const W: usize>(warp: &mut Warp<W>, r: RegRef, value: impl Fn(u32) -> u64) {
-    let base = r.slot as usize * W;
+    let col = r.slot as usize * W..(r.slot as usize + 1) * W;
     match r.bank {
         warpsim_ir::Bank::R32 => {
-            for l in 0..W {
-                warp.r32[base + l] = value(l as u32) as u32;
+            for (l, x) in warp.r32[col].iter_mut().enumerate() {
+                *x = value(l as u32) as u32;
             }
         }
         warpsim_ir::Bank::R64 => {
-            for l in 0..W {
-                warp.r64[base + l] = value(l as u32);
+            for (l, x) in warp.r64[col].iter_mut().enumerate() {
+                *x = value(l as u32);
             }
         }
         warpsim_ir::Bank::Pred => {}

@@ -277,6 +277,13 @@ impl Allocation {
         }
         if let Some(page) = page.or_else(|| one_page::<W>(addr, sub, mask)) {
             let p = self.page(page).as_ptr() as *const u8;
+            if mask == u64::MAX >> (64 - W) {
+                for (&a, &x) in addr.iter().zip(v) {
+                    // SAFETY: as below, every lane being active.
+                    unsafe { store_sized::<S>(p.add((a.wrapping_sub(sub) & (PAGE_SIZE - 1)) as usize), x) }
+                }
+                return;
+            }
             for l in set_bits(mask) {
                 // SAFETY: an active lane's offset is a multiple of `S` inside the allocation and in this
                 // page, so the atomic's pointer is aligned; the page outlives `&self`.
