@@ -132,11 +132,33 @@ fn max_f32(a: u32, b: u32) -> u32 {
 /// listed variant of `$op`, each with the operation a constant, so each is
 /// specialised and vectorised.
 macro_rules! each_op {
-    ($f:expr, $op:ident, $lane:ident, $r:expr, $d:expr, $a:expr, $b:expr, $exec:expr; $($v:ident),*) => {
+    ($f:expr, $op:ident, $lane:ident, $r:expr, $d:expr, $a:expr, $b:expr, $exec:expr; $($v:ident),* $(; $($w:ident => $e:expr),*)?) => {
         match $f {
             $($op::$v => map_cols::<_, W, 2>($r, $d, [$a, $b], $exec, |[p, q]| $lane($op::$v, p, q)),)*
+            $($($op::$w => $e,)*)?
         }
     };
+}
+
+/// An f32 operation over columns, with what [`canon_f32`] does to a NaN
+/// result: the raw results go into the column at once (the NaN test runs
+/// beside the stores, off the dependent instruction's path), and only a
+/// column that got a NaN is fixed afterwards.
+#[inline(always)]
+fn map_f32<const W: usize, const N: usize>(r: &mut [u32], d: u32, src: [u32; N], mask: u64, f: impl Fn([f32; N]) -> f32) {
+    if map_cols_flagged::<u32, W, N>(r, d, src, mask, |x| f(x.map(f32::from_bits)).to_bits(), |v| f32::from_bits(v).is_nan()) {
+        canon_nans::<W>(&mut r[d as usize * W..][..W], mask);
+    }
+}
+
+/// The canonical NaN in place of any NaN in the lanes of `mask`.
+#[cold]
+fn canon_nans<const W: usize>(col: &mut [u32], mask: u64) {
+    for (l, v) in col.iter_mut().enumerate() {
+        if mask >> l & 1 != 0 {
+            *v = canon_f32(f32::from_bits(*v));
+        }
+    }
 }
 
 #[inline(always)]
@@ -217,8 +239,12 @@ impl<const W: usize> Warp<W> {
 
     #[inline(always)]
     pub(super) fn bin32(&mut self, f: Bin32, d: u32, a: u32, b: u32, exec: u64) {
-        each_op!(f, Bin32, bin32_lane, &mut self.r32, d, a, b, exec;
-            Add, Sub, MulLo, And, Or, Xor, Shl, ShrU, ShrS, MinS, MinU, MaxS, MaxU, AddF, SubF, MulF, MinF, MaxF);
+        let r = &mut self.r32;
+        each_op!(f, Bin32, bin32_lane, r, d, a, b, exec;
+            Add, Sub, MulLo, And, Or, Xor, Shl, ShrU, ShrS, MinS, MinU, MaxS, MaxU, MinF, MaxF;
+            AddF => map_f32::<W, 2>(r, d, [a, b], exec, |[p, q]| p + q),
+            SubF => map_f32::<W, 2>(r, d, [a, b], exec, |[p, q]| p - q),
+            MulF => map_f32::<W, 2>(r, d, [a, b], exec, |[p, q]| p * q));
     }
 
     #[inline(always)]
@@ -231,9 +257,7 @@ impl<const W: usize> Warp<W> {
         match f {
             Tern32::MadLo => map_cols::<_, W, 3>(&mut self.r32, d, [a, b, c], exec, |[x, y, z]| x.wrapping_mul(y).wrapping_add(z)),
             // Built with hardware fma (the workspace's x86-64-v3): inline, straight into the column.
-            Tern32::FmaF if cfg!(target_feature = "fma") => map_cols::<_, W, 3>(&mut self.r32, d, [a, b, c], exec, |[x, y, z]| {
-                canon_f32(f32::from_bits(x).mul_add(f32::from_bits(y), f32::from_bits(z)))
-            }),
+            Tern32::FmaF if cfg!(target_feature = "fma") => map_f32::<W, 3>(&mut self.r32, d, [a, b, c], exec, |[x, y, z]| x.mul_add(y, z)),
             Tern32::FmaF => {
                 let mut o = [0u32; W];
                 fma_f32_columns::<W>(col32::<W>(&self.r32, a), col32::<W>(&self.r32, b), col32::<W>(&self.r32, c), &mut o);
@@ -680,6 +704,48 @@ mod tests {
         }
         check::<32>();
         check::<64>();
+    }
+
+    /// The f32 column ops (raw results, NaNs fixed afterwards) against the
+    /// lane functions, on operands rich in NaNs, infinities and zeros, with
+    /// full, partial and empty masks and a destination that is a source.
+    #[test]
+    fn f32_column_ops_equal_lane_by_lane() {
+        let mut next = xorshift(0x0F32_0F32);
+        let special = [0x7FC0_0000u32, 0xFFC0_0001, 0x7F80_0001, 0x7F80_0000, 0xFF80_0000, 0, 0x8000_0000, 0x3F80_0000, 1];
+        for round in 0..3000 {
+            let mut w = bare(4, 0, 0);
+            for v in w.r32.iter_mut() {
+                *v = if next().is_multiple_of(3) { special[next() as usize % special.len()] } else { next() as u32 };
+            }
+            let before = w.r32.clone();
+            let (d, a, b, c) = ((next() % 4) as u32, (next() % 4) as u32, (next() % 4) as u32, (next() % 4) as u32);
+            let mask = match round % 3 {
+                0 => FULL,
+                1 => 0,
+                _ => next() & FULL,
+            };
+            let op = round / 3 % 4;
+            let lane = |l: usize| {
+                let x = |s: u32| before[s as usize * 32 + l];
+                match op {
+                    0 => bin32_lane(Bin32::AddF, x(a), x(b)),
+                    1 => bin32_lane(Bin32::SubF, x(a), x(b)),
+                    2 => bin32_lane(Bin32::MulF, x(a), x(b)),
+                    _ => fma_f32_lane(x(a), x(b), x(c)),
+                }
+            };
+            match op {
+                0 => w.bin32(Bin32::AddF, d, a, b, mask),
+                1 => w.bin32(Bin32::SubF, d, a, b, mask),
+                2 => w.bin32(Bin32::MulF, d, a, b, mask),
+                _ => w.tern32(Tern32::FmaF, d, a, b, c, mask),
+            }
+            for l in 0..32 {
+                let want = if mask >> l & 1 == 1 { lane(l) } else { before[d as usize * 32 + l] };
+                assert_eq!(col(&w, d)[l], want, "op {op} lane {l}, mask {mask:#x}");
+            }
+        }
     }
 
     #[test]

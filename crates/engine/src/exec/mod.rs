@@ -167,7 +167,7 @@ fn col64<const W: usize>(r: &[u64], s: u32) -> &[u64; W] {
 }
 
 /// A register word: `u32` or `u64`, blended lane by lane under a mask.
-trait Word: Copy + std::ops::BitAnd<Output = Self> + std::ops::BitOr<Output = Self> + std::ops::Not<Output = Self> {
+trait Word: Copy + PartialEq + std::ops::BitAnd<Output = Self> + std::ops::BitOr<Output = Self> + std::ops::Not<Output = Self> {
     /// All ones when bit 0 of `bit` is set, else zero.
     fn ones_if(bit: u64) -> Self;
 }
@@ -219,15 +219,36 @@ const CHUNK: usize = 8;
 /// read before it is written). `W` is a multiple of [`CHUNK`].
 #[inline(always)]
 fn map_cols<T: Word + Default, const W: usize, const N: usize>(r: &mut [T], d: u32, src: [u32; N], mask: u64, f: impl Fn([T; N]) -> T) {
+    map_cols_flagged::<T, W, N>(r, d, src, mask, f, |_| false);
+}
+
+/// [`map_cols`], also telling whether `flag` holds for some lane it wrote.
+/// The test runs beside the stores, off the path of the next instruction
+/// that reads the column (f32 ops write raw results and fix a NaN later).
+#[inline(always)]
+fn map_cols_flagged<T: Word + Default, const W: usize, const N: usize>(
+    r: &mut [T],
+    d: u32,
+    src: [u32; N],
+    mask: u64,
+    f: impl Fn([T; N]) -> T,
+    flag: impl Fn(T) -> bool,
+) -> bool {
     let fits = |s: u32| s as usize * W + W <= r.len();
     assert!(fits(d) && src.iter().all(|&s| fits(s)), "register column out of range");
     let base = r.as_mut_ptr();
+    let mut flagged = false;
     if mask == full_mask::<W>() {
         for c in (0..W / CHUNK).map(|k| k * CHUNK) {
             // SAFETY: columns `src` and `d` lie inside `r` (asserted above) and `c + CHUNK <= W`.
-            unsafe { base.add(d as usize * W + c).cast::<[T; CHUNK]>().write(chunk_of::<T, W, N>(base, src, c, &f)) };
+            let o = unsafe { chunk_of::<T, W, N>(base, src, c, &f) };
+            // SAFETY: as above.
+            unsafe { base.add(d as usize * W + c).cast::<[T; CHUNK]>().write(o) };
+            for x in o {
+                flagged |= flag(x);
+            }
         }
-        return;
+        return flagged;
     }
     // As in `write_col`: the lane masks go through `black_box`, so the blend stays a blend.
     let mut ms = [T::ones_if(0); W];
@@ -241,8 +262,10 @@ fn map_cols<T: Word + Default, const W: usize, const N: usize>(r: &mut [T], d: u
         for i in 0..CHUNK {
             let m = ms[c + i];
             dst[i] = (o[i] & m) | (dst[i] & !m);
+            flagged |= flag(o[i]) & (m != T::ones_if(0));
         }
     }
+    flagged
 }
 
 /// `f` of lanes `c..c + CHUNK` of the `src` columns of the register file at `base`.
