@@ -526,6 +526,22 @@ impl<const W: usize> Warp<W> {
     #[inline(always)]
     /// `flags`: `.relu`, `.satfinite`.
     pub(super) fn cvt(&mut self, dty: ScalarType, sty: ScalarType, mode: num::FMode, flags: (bool, bool), d: RegRef, a: RegRef, exec: u64) {
+        use num::Rounding::{Rn, Rz, Rzi};
+        use ScalarType::{F32, S32, U32};
+        if (d.bank, a.bank, mode.ftz, mode.sat, flags) == (Bank::R32, Bank::R32, false, false, (false, false)) {
+            // The common 32-bit int <-> f32 conversions, as Rust's `as` does them: round to
+            // nearest even to float; truncate, saturate and NaN to 0 to int (a test checks them).
+            let near = matches!(mode.rnd, None | Some(Rn));
+            let trunc = matches!(mode.rnd, None | Some(Rz | Rzi));
+            let r = &mut self.r32;
+            match (dty, sty) {
+                (F32, S32) if near => return map_cols::<_, W, 1>(r, d.slot, [a.slot], exec, |[x]| (x as i32 as f32).to_bits()),
+                (F32, U32) if near => return map_cols::<_, W, 1>(r, d.slot, [a.slot], exec, |[x]| (x as f32).to_bits()),
+                (S32, F32) if trunc => return map_cols::<_, W, 1>(r, d.slot, [a.slot], exec, |[x]| f32::from_bits(x) as i32 as u32),
+                (U32, F32) if trunc => return map_cols::<_, W, 1>(r, d.slot, [a.slot], exec, |[x]| f32::from_bits(x) as u32),
+                _ => {}
+            }
+        }
         let x = self.gather(a);
         let mut o = [0u64; W];
         for l in 0..W {
@@ -744,6 +760,50 @@ mod tests {
             for l in 0..32 {
                 let want = if mask >> l & 1 == 1 { lane(l) } else { before[d as usize * 32 + l] };
                 assert_eq!(col(&w, d)[l], want, "op {op} lane {l}, mask {mask:#x}");
+            }
+        }
+    }
+
+    /// The 32-bit int <-> f32 fast paths of `cvt` against `cvt_with`, lane by lane.
+    #[test]
+    fn cvt_fast_paths_equal_the_general_conversion() {
+        use num::Rounding::*;
+        use ScalarType::{F32, S32, U32};
+        let mut next = xorshift(0xC0_FFEE);
+        let special = [
+            0x7FC0_0000u32,
+            0xFF80_0000,
+            0x7F80_0000,
+            0x4F00_0000,
+            0xCF00_0001,
+            0x4F80_0000,
+            0xBF7F_FFFF,
+            0x3F00_0000,
+            0x8000_0000,
+            1,
+            0xFFFF_FFFF,
+            0x8000_0000,
+            16_777_217,
+        ];
+        let modes = [None, Some(Rn), Some(Rz), Some(Rzi), Some(Rni), Some(Rmi)];
+        for round in 0..600 {
+            let mut w = bare(2, 0, 0);
+            for v in w.r32.iter_mut() {
+                *v = if next().is_multiple_of(4) { special[next() as usize % special.len()] } else { next() as u32 };
+            }
+            let before = w.r32.clone();
+            let (dty, sty) = [(F32, S32), (F32, U32), (S32, F32), (U32, F32)][round % 4];
+            let rnd = modes[round / 4 % modes.len()];
+            let mode = num::FMode { rnd, ftz: false, sat: false };
+            let mask = if round % 3 == 0 { FULL } else { next() & FULL };
+            w.cvt(dty, sty, mode, (false, false), RegRef::r32(1), RegRef::r32(0), mask);
+            for l in 0..32 {
+                let want = if mask >> l & 1 == 1 {
+                    num::cvt::cvt_with(dty, sty, mode, false, false, before[l] as u64) as u32
+                } else {
+                    before[32 + l]
+                };
+                assert_eq!(col(&w, 1)[l], want, "{dty:?} <- {sty:?} {rnd:?} of {:#x}", before[l]);
             }
         }
     }
