@@ -709,6 +709,32 @@ fn run_speed_limit(bin: &std::path::Path) -> Result<SpeedLimit> {
     Ok(SpeedLimit { full: get("full ")?, half: get("half ")? })
 }
 
+/// How many times slower this CPU runs chains of f32 fma on subnormal values
+/// than on normal ones. The speed-limit loop's fma operands are subnormal
+/// (its registers start as small integers' bits), so where this is large
+/// (Intel cores take a microcode assist per subnormal operation; AMD's Zen
+/// does not) the loop's figure measures the assist, not the machine.
+fn subnormal_slowdown() -> f64 {
+    let chains = |x: f32| {
+        let mut best = f64::INFINITY;
+        for _ in 0..3 {
+            let t = Instant::now();
+            let mut acc = [std::hint::black_box(x); 8];
+            let half = std::hint::black_box(0.5f32);
+            for _ in 0..20_000 {
+                for a in &mut acc {
+                    *a = a.mul_add(half, x);
+                }
+            }
+            std::hint::black_box(acc);
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        best
+    };
+    // acc converges to 2x: about 2e-40 (subnormal), or 2.0.
+    chains(1e-40) / chains(1.0).max(1e-9)
+}
+
 /// One case measured in one mode.
 struct BenchCell {
     seconds: f64,
@@ -764,6 +790,16 @@ fn cmd_bench(a: BenchArgs) -> Result<()> {
         Ok(())
     };
     sample_limit(&mut limit)?;
+    if limit_bin.is_some() {
+        let slow = subnormal_slowdown();
+        if slow > 3.0 {
+            eprintln!(
+                "note: this CPU computes f32 fma on subnormal values {slow:.0}x slower than on normal ones, and the \
+                 speed-limit loop's fma operands are subnormal, so its figures (and the ratios) understate this machine; \
+                 docs/speed.md (\"Subnormal floats and the speed-limit loop\") says how to measure the loop without that"
+            );
+        }
+    }
     if limit_bin.is_none() && !a.no_speed_limit {
         eprintln!("note: the speed-limit tool was not found, so no ratios; {SPEED_LIMIT_HINT}");
     }
