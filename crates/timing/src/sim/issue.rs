@@ -123,6 +123,9 @@ pub(super) struct WarpT {
     pub(super) widx: u16,
     /// Stall cycles are accounted up to here.
     pub(super) acct: u64,
+    /// The first scan of its sub-partition in the current period (since its
+    /// last issue, barrier release or start: status and `ready_at` fixed), see [`Sm::settle`].
+    pub(super) seen_from: u64,
     pub(super) age: u64,
     pub(super) start: u64,
     pub(super) store_ack: u64,
@@ -165,6 +168,7 @@ impl WarpT {
             next_queue: QUEUE_NONE,
             next_local: false,
             acct: 0,
+            seen_from: u64::MAX,
             start: 0,
             store_ack: 0,
             fence_until: 0,
@@ -300,6 +304,23 @@ fn reason_of(sb: Sb) -> Reason {
 }
 
 impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
+    /// Ends warp `ws`'s current period at `t` and starts the next: its
+    /// `blocked` becomes what the last scan of its sub-partition in the
+    /// period said of it, if that scan saw it ready (a scan used to write
+    /// it for every ready warp it passed; only the last such write was ever
+    /// read). `issuing`: the warp issues now, picked by the scan at `t` if
+    /// there was one, which does not count.
+    #[inline]
+    pub(super) fn settle(&mut self, ws: usize, t: u64, issuing: bool) {
+        let w = &mut self.warps[ws];
+        let sp = &self.smsp[w.smsp as usize];
+        let rec = if issuing && sp.scan.t == t { &sp.prev } else { &sp.scan };
+        if rec.seq >= w.seen_from && rec.t >= w.ready_at {
+            w.blocked = if w.state == WS::Ready { rec.blocked(w.next_pipe, w.next_alt_pipe, w.next_queue) } else { Reason::Barrier };
+        }
+        w.seen_from = sp.scans + 1;
+    }
+
     /// Stall cycles of warp `ws` up to `t`, by reason, also per pc.
     #[inline]
     pub(super) fn account(&mut self, ws: usize, t: u64, gg: &mut Gpu<'a, W>) {
@@ -331,6 +352,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         let dec = gg.dec;
         let wsu = ws as usize;
         self.smsp[s].wake_now();
+        self.settle(wsu, t, true);
         self.account(wsu, t, gg);
         if !self.warps[wsu].executed {
             self.execute_region(wsu, t, gg)?;
@@ -513,6 +535,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         for wi in 0..nw {
             let ws = self.blocks[bslot].slots[wi] as usize;
             if self.warps[ws].live && self.warps[ws].state == WS::Barrier && self.blocks[bslot].eng.state(wi) == WarpState::Ready {
+                self.settle(ws, t, false);
                 let w = &mut self.warps[ws];
                 w.state = WS::Ready;
                 self.smsp[w.smsp as usize].wake_now();
