@@ -649,8 +649,10 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 // Local: the instruction itself, the region's run in the
                 // engine (at the first issue), and what follows it (a warp
                 // that may leave the region can start a quiet one, or exit).
-                let r = &dec.regions[region];
-                w.next_local = ti.issue_local && (w.executed || r.local) && (pos + 1 < r.last_issuer || dec.quiet_regions_local);
+                if gg.local {
+                    let r = &dec.regions[region];
+                    w.next_local = ti.issue_local && (w.executed || r.local) && (pos + 1 < r.last_issuer || dec.quiet_regions_local);
+                }
                 let mut at = w.fence_until;
                 let mut why = Reason::Wait;
                 if ti.call_edge {
@@ -668,7 +670,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                     w.ready_at = at;
                     w.reason = why;
                 }
-                if !w.next_local {
+                if gg.local && !w.next_local {
                     // It does not issue again in this cycle.
                     self.horizon = self.horizon.min(w.ready_at.max(t + 1));
                 }

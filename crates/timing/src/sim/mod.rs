@@ -110,6 +110,8 @@ struct Gpu<'a, const W: usize> {
     output: LaunchStats,
     /// When the last block finished.
     end: u64,
+    /// Local phases run (more than one thread): warps track `next_local` and SMs their horizon.
+    local: bool,
 }
 
 /// One SM: its resident blocks and warps, sub-partitions, and memory pipes.
@@ -275,6 +277,7 @@ fn timed<const W: usize, O: Observer + Send>(
         st: IssueCounters::new(n),
         output: LaunchStats::default(),
         end: 0,
+        local: false,
     };
     let nsmsp = p.schedulers_per_sm as usize;
     let nsm = p.sm_count as usize;
@@ -298,6 +301,7 @@ fn timed<const W: usize, O: Observer + Send>(
         .collect();
     // Workers for local phases: their counters are summed into the launch's.
     let threads = if opts.timeline { 1 } else { rayon::current_num_threads().min(nsm) };
+    gg.local = threads > 1;
     let mut workers: Vec<Gpu<W>> = if threads > 1 { (0..threads).map(|_| gg.worker()).collect() } else { Vec::new() };
     let r = drive(&mut sms, &mut gg, &mut workers, make);
     for w in &mut workers {

@@ -110,9 +110,10 @@ impl Smsp {
     /// Records a full scan at `t` (queues already popped).
     #[inline]
     fn record_scan(&mut self, t: u64, spec: &SchedSpec) {
+        // `f > t` as the sign of `t - f` (times stay far below 2^63): no branches.
         let mut ctx = 0u16;
         for (p, &f) in self.pipe_free.iter().enumerate() {
-            ctx |= ((f > t) as u16) << p;
+            ctx |= ((t.wrapping_sub(f) >> 63) as u16) << p;
         }
         if self.q.mio.len() >= spec.mio_queue_depth {
             ctx |= MIO_FULL;
