@@ -34,7 +34,7 @@ mod sched;
 
 use crate::decode::{decode, Decoded};
 use crate::preset::TimingGpu;
-use crate::report::TimingReport;
+use crate::report::{Reason, TimingReport};
 use issue::{IssueCounters, IssueSpec, WarpT};
 use lsu::{MemCounters, MemSpec, MemSystem, SmMem};
 use place::{BlockT, PlaceSpec, Placer};
@@ -324,6 +324,11 @@ fn timed<const W: usize, O: Observer + Send>(
     r?;
     let mut rep = TimingReport::new(gpu, occ, l1_bytes);
     let st = &mut gg.st;
+    // Issue slots are `Selected` cycles (not counted as they happen).
+    st.stall[Reason::Selected as usize] += st.sass_insts;
+    for (p, &n) in st.pc_stall.iter_mut().zip(&st.pc_issue) {
+        p[Reason::Selected as usize] += n;
+    }
     let ms: &mut MemCounters = &mut gg.memsys.st;
     rep.kernel_cycles = gg.end;
     rep.cycles = gg.end + p.launch_overhead_cycles as u64;
