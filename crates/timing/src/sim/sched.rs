@@ -129,7 +129,7 @@ impl Smsp {
 
 impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     /// Whether warp `ws` can issue at `t`; otherwise the earliest time it might, and why not.
-    #[inline]
+    #[inline(always)]
     fn check(&self, s: usize, ws: u16, t: u64, gg: &Gpu<'a, W>) -> Result<(), (u64, Reason)> {
         let w = &self.warps[ws as usize];
         if !w.is_ready() {
@@ -190,8 +190,8 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         let mut next = u64::MAX;
         let mut pick = NONE16;
         let start = start.min(nw);
-        for k in (start..nw).chain(0..start) {
-            let ws = self.smsp[s].warps[k];
+        for k in start..nw + start {
+            let ws = self.smsp[s].warps[if k < nw { k } else { k - nw }];
             match self.check(s, ws, t, gg) {
                 Ok(()) => {
                     pick = ws;
