@@ -45,7 +45,6 @@ impl IssueSpec {
 /// Issue and stall counters of the launch.
 pub(super) struct IssueCounters {
     pub(super) stall: [u64; NREASONS],
-    pub(super) pc_issue: Vec<u64>,
     pub(super) pc_stall: Vec<[u64; NREASONS]>,
     pub(super) sass_insts: u64,
     pub(super) warp_insts: u64,
@@ -59,9 +58,6 @@ impl IssueCounters {
     /// Adds `o`'s counts (not its spans: a launch with a timeline runs on one thread).
     pub(super) fn merge(&mut self, o: &IssueCounters) {
         for (a, b) in self.stall.iter_mut().zip(&o.stall) {
-            *a += b;
-        }
-        for (a, b) in self.pc_issue.iter_mut().zip(&o.pc_issue) {
             *a += b;
         }
         for (a, b) in self.pc_stall.iter_mut().zip(&o.pc_stall) {
@@ -79,7 +75,6 @@ impl IssueCounters {
     pub(super) fn new(n: usize) -> Self {
         IssueCounters {
             stall: [0; NREASONS],
-            pc_issue: vec![0; n],
             pc_stall: vec![[0; NREASONS]; n],
             sass_insts: 0,
             warp_insts: 0,
@@ -359,7 +354,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         let class = ti.class;
         let call = if ti.call_edge { gg.issue.call_slots } else { 0 };
         let slots = ti.slots.max(1) as u64 + call;
-        // Issue bookkeeping (`Selected` stalls are the issue counts, filled in at the end).
+        // Issue bookkeeping (the launch's `Selected` stalls are its issue slots, filled in at the end).
         {
             let sp = &mut self.smsp[s];
             sp.issue_free = t + slots + if call > 0 { gg.issue.call_fetch } else { 0 };
@@ -370,8 +365,8 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             self.timeline_span(s, wsu, t, slots, pc, gg);
         }
         gg.st.sass_insts += slots;
-        if let Some(p) = gg.st.pc_issue.get_mut(pc as usize) {
-            *p += slots;
+        if let Some(p) = gg.st.pc_stall.get_mut(pc as usize) {
+            p[Reason::Selected as usize] += slots;
         }
         self.warps[wsu].acct = t + slots;
         // When results are ready.

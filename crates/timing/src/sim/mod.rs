@@ -324,11 +324,8 @@ fn timed<const W: usize, O: Observer + Send>(
     r?;
     let mut rep = TimingReport::new(gpu, occ, l1_bytes);
     let st = &mut gg.st;
-    // Issue slots are `Selected` cycles (not counted as they happen).
+    // Issue slots are `Selected` cycles (per pc counted as they happen).
     st.stall[Reason::Selected as usize] += st.sass_insts;
-    for (p, &n) in st.pc_stall.iter_mut().zip(&st.pc_issue) {
-        p[Reason::Selected as usize] += n;
-    }
     let ms: &mut MemCounters = &mut gg.memsys.st;
     rep.kernel_cycles = gg.end;
     rep.cycles = gg.end + p.launch_overhead_cycles as u64;
@@ -349,7 +346,7 @@ fn timed<const W: usize, O: Observer + Send>(
     rep.shared_wavefronts = ms.shared_wavefronts;
     rep.warps = st.warps_launched;
     rep.blocks = nblocks;
-    rep.pc_issue = std::mem::take(&mut st.pc_issue);
+    rep.pc_issue = st.pc_stall.iter().map(|p| p[Reason::Selected as usize]).collect();
     rep.pc_stall = std::mem::take(&mut st.pc_stall);
     rep.pc_l2 = std::mem::take(&mut ms.pc_l2);
     rep.pc_dram = std::mem::take(&mut ms.pc_dram);
