@@ -98,7 +98,22 @@ impl Bandwidth {
     #[inline]
     pub fn book(&mut self, t: u64, bytes: u64) -> u64 {
         self.bytes += bytes;
-        let mut b = (t / BUCKET).max(self.base);
+        let b = (t / BUCKET).max(self.base);
+        let cap = self.cap;
+        // Most requests fit in their own bucket: one lookup.
+        let s = self.slot(b);
+        if s.0 < cap && cap - s.0 >= bytes {
+            s.0 += bytes;
+            let done = b * BUCKET + (s.0 * BUCKET / cap).min(BUCKET - 1);
+            return done.max(t);
+        }
+        self.book_from(t, b, bytes)
+    }
+
+    /// [`Bandwidth::book`] from bucket `b` on, over full buckets.
+    #[inline(never)]
+    fn book_from(&mut self, t: u64, b: u64, bytes: u64) -> u64 {
+        let mut b = b;
         let mut left = bytes;
         let cap = self.cap;
         loop {
@@ -302,16 +317,24 @@ impl Cache {
     /// allocated in flight; call [`Cache::fill`] with its arrival.
     #[inline]
     pub fn access(&mut self, sector: u64) -> Lookup {
+        self.access_line(sector).1
+    }
+
+    /// [`Cache::access`], with the index of the line that holds the sector now
+    /// (for [`Cache::fill_line`]).
+    #[inline]
+    pub fn access_line(&mut self, sector: u64) -> (usize, Lookup) {
         let i = self.line(sector);
         let k = (sector & 3) as usize;
         let m = &mut self.meta[i];
-        if m.valid >> k & 1 != 0 {
+        let r = if m.valid >> k & 1 != 0 {
             Lookup::Hit(if m.ready[k] == INFLIGHT { u64::MAX } else { m.ready[k] as u64 })
         } else {
             m.valid |= 1 << k;
             m.ready[k] = INFLIGHT;
             Lookup::Miss
-        }
+        };
+        (i, r)
     }
 
     /// Records when sector `sector`'s data arrives (allocating it if needed);
@@ -322,6 +345,13 @@ impl Cache {
             Some(i) => i,
             None => self.line(sector),
         };
+        self.fill_line(i, sector, ready);
+    }
+
+    /// [`Cache::fill`] of a sector of line `i` (from [`Cache::access_line`],
+    /// with nothing allocated in this cache since): no lookup.
+    #[inline]
+    pub fn fill_line(&mut self, i: usize, sector: u64, ready: u64) {
         let k = (sector & 3) as usize;
         let m = &mut self.meta[i];
         if m.valid >> k & 1 == 0 || m.ready[k] == INFLIGHT {

@@ -5,7 +5,7 @@
 //! first instruction issues; barrier arrivals and exits take effect when
 //! their own instruction issues.
 
-use super::sched::NONE16;
+use super::sched::{Smsp, NONE16};
 use super::{Gpu, Sm};
 use crate::decode::{Class, Sb, TInst, PIPE_NONE, QUEUE_NONE};
 use crate::preset::TimingGpu;
@@ -45,7 +45,6 @@ impl IssueSpec {
 /// Issue and stall counters of the launch.
 pub(super) struct IssueCounters {
     pub(super) stall: [u64; NREASONS],
-    pub(super) pc_issue: Vec<u64>,
     pub(super) pc_stall: Vec<[u64; NREASONS]>,
     pub(super) sass_insts: u64,
     pub(super) warp_insts: u64,
@@ -59,9 +58,6 @@ impl IssueCounters {
     /// Adds `o`'s counts (not its spans: a launch with a timeline runs on one thread).
     pub(super) fn merge(&mut self, o: &IssueCounters) {
         for (a, b) in self.stall.iter_mut().zip(&o.stall) {
-            *a += b;
-        }
-        for (a, b) in self.pc_issue.iter_mut().zip(&o.pc_issue) {
             *a += b;
         }
         for (a, b) in self.pc_stall.iter_mut().zip(&o.pc_stall) {
@@ -79,7 +75,6 @@ impl IssueCounters {
     pub(super) fn new(n: usize) -> Self {
         IssueCounters {
             stall: [0; NREASONS],
-            pc_issue: vec![0; n],
             pc_stall: vec![[0; NREASONS]; n],
             sass_insts: 0,
             warp_insts: 0,
@@ -123,6 +118,9 @@ pub(super) struct WarpT {
     pub(super) widx: u16,
     /// Stall cycles are accounted up to here.
     pub(super) acct: u64,
+    /// The first scan of its sub-partition in the current period (since its
+    /// last issue, barrier release or start: status and `ready_at` fixed), see [`Sm::settle`].
+    pub(super) seen_from: u64,
     pub(super) age: u64,
     pub(super) start: u64,
     pub(super) store_ack: u64,
@@ -165,6 +163,7 @@ impl WarpT {
             next_queue: QUEUE_NONE,
             next_local: false,
             acct: 0,
+            seen_from: u64::MAX,
             start: 0,
             store_ack: 0,
             fence_until: 0,
@@ -183,7 +182,12 @@ impl WarpT {
 
     /// Moves past `ti` (issued or folded): its results are ready at `at`, from a `kind` unit.
     fn advance(&mut self, ti: &TInst, at: u64, kind: Sb) {
-        let v = pack(at, kind);
+        self.advance_packed(ti, pack(at, kind));
+    }
+
+    /// [`WarpT::advance`] with the ready time and scoreboard packed.
+    #[inline]
+    fn advance_packed(&mut self, ti: &TInst, v: u64) {
         for &d in &ti.dsts {
             self.ready[d as usize] = v;
         }
@@ -299,39 +303,49 @@ fn reason_of(sb: Sb) -> Reason {
     }
 }
 
-impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
-    /// Stall cycles of warp `ws` up to `t`, by reason, also per pc.
-    #[inline]
-    pub(super) fn account(&mut self, ws: usize, t: u64, gg: &mut Gpu<'a, W>) {
-        let w = &mut self.warps[ws];
-        if t <= w.acct {
-            return;
-        }
-        let pc = w.next as usize;
-        let split = w.ready_at.clamp(w.acct, t);
-        if split > w.acct {
-            let d = split - w.acct;
-            gg.st.stall[w.reason as usize] += d;
-            if let Some(p) = gg.st.pc_stall.get_mut(pc) {
-                p[w.reason as usize] += d;
-            }
-        }
-        if t > split {
-            let d = t - split;
-            gg.st.stall[w.blocked as usize] += d;
-            if let Some(p) = gg.st.pc_stall.get_mut(pc) {
-                p[w.blocked as usize] += d;
-            }
-        }
-        w.acct = t;
+/// Ends warp `w`'s current period at `t` and starts the next: its
+/// `blocked` becomes what the last scan of its sub-partition `sp` in the
+/// period said of it, if that scan saw it ready (a scan used to write it
+/// for every ready warp it passed; only the last such write was ever
+/// read). `issuing`: the warp issues now, picked by the scan at `t` if
+/// there was one, which does not count.
+#[inline]
+pub(super) fn settle(w: &mut WarpT, sp: &Smsp, t: u64, issuing: bool) {
+    let rec = if issuing && sp.scan.t == t { &sp.prev } else { &sp.scan };
+    if rec.seq >= w.seen_from && rec.t >= w.ready_at {
+        w.blocked = if w.state == WS::Ready { rec.blocked(w.next_pipe, w.next_alt_pipe, w.next_queue) } else { Reason::Barrier };
     }
+    w.seen_from = sp.scans + 1;
+}
 
+/// Stall cycles of warp `w` up to `t`, by reason, also per pc.
+#[inline]
+fn account(w: &mut WarpT, t: u64, st: &mut IssueCounters) {
+    if t <= w.acct {
+        return;
+    }
+    let split = w.ready_at.clamp(w.acct, t);
+    let (d0, d1) = (split - w.acct, t - split);
+    st.stall[w.reason as usize] += d0;
+    st.stall[w.blocked as usize] += d1;
+    if let Some(p) = st.pc_stall.get_mut(w.next as usize) {
+        p[w.reason as usize] += d0;
+        p[w.blocked as usize] += d1;
+    }
+    w.acct = t;
+}
+
+impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     /// Issues warp `ws`'s next instruction at `t`.
     pub(super) fn issue(&mut self, s: usize, ws: u16, t: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
         let dec = gg.dec;
         let wsu = ws as usize;
-        self.smsp[s].wake_now();
-        self.account(wsu, t, gg);
+        {
+            let (w, sp) = (&mut self.warps[wsu], &mut self.smsp[s]);
+            sp.wake_now();
+            settle(w, sp, t, true);
+            account(w, t, &mut gg.st);
+        }
         if !self.warps[wsu].executed {
             self.execute_region(wsu, t, gg)?;
         }
@@ -340,46 +354,17 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         let class = ti.class;
         let call = if ti.call_edge { gg.issue.call_slots } else { 0 };
         let slots = ti.slots.max(1) as u64 + call;
-        // Issue bookkeeping.
+        // Issue bookkeeping (the launch's `Selected` stalls are its issue slots, filled in at the end).
         {
             let sp = &mut self.smsp[s];
             sp.issue_free = t + slots + if call > 0 { gg.issue.call_fetch } else { 0 };
             sp.issue_cycles += slots;
             sp.last = ws;
-            if gg.opts.timeline {
-                let w = &self.warps[wsu];
-                let gw = self.blocks[w.block as usize].eng.id() * gg.nwarps as u64 + w.widx as u64;
-                match &mut sp.span {
-                    Some(cur) if cur.warp == gw && cur.end_cycle + 1 == t => {
-                        cur.end_cycle = t + slots - 1;
-                        cur.instructions += 1;
-                    }
-                    cur => {
-                        if let Some(old) = cur.take() {
-                            if gg.st.spans.len() < gg.opts.timeline_limit {
-                                gg.st.spans.push(old);
-                            } else {
-                                gg.st.spans_dropped = true;
-                            }
-                        }
-                        *cur = Some(Span {
-                            sm: self.id,
-                            subpartition: s as u32,
-                            warp: gw,
-                            block: self.blocks[w.block as usize].eng.id(),
-                            warp_in_block: w.widx as u32,
-                            start_cycle: t,
-                            end_cycle: t + slots - 1,
-                            pc,
-                            instructions: 1,
-                        });
-                    }
-                }
-            }
+        }
+        if gg.opts.timeline {
+            self.timeline_span(s, wsu, t, slots, pc, gg);
         }
         gg.st.sass_insts += slots;
-        gg.st.stall[Reason::Selected as usize] += slots;
-        gg.st.pc_issue[pc as usize] += slots;
         if let Some(p) = gg.st.pc_stall.get_mut(pc as usize) {
             p[Reason::Selected as usize] += slots;
         }
@@ -402,31 +387,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 let start = self.mem.shuffle(&mut self.smsp[s].q, &gg.memsys.spec, t);
                 done = start + ti.latency as u64;
             }
-            Class::Mem => {
-                // Every access the instruction made (an async copy reads and writes).
-                done = t + 1;
-                let (l2_before, dram_before) = (gg.memsys.st.l2_sectors(), gg.memsys.st.dram_read_bytes);
-                let mut shared_only = true;
-                let pool = std::mem::take(&mut self.warps[wsu].cap_addrs);
-                while let Some(i) = self.warps[wsu].caps.iter().position(|r| r.pc == pc) {
-                    let rec = self.warps[wsu].caps.swap_remove(i);
-                    shared_only &= rec.space == Space::Shared;
-                    done = done.max(self.memory(s, wsu, t, &rec, rec.addrs(&pool), gg));
-                }
-                self.warps[wsu].cap_addrs = pool;
-                if ti.is_store {
-                    sb = Sb::Fixed;
-                } else if shared_only {
-                    sb = Sb::Short;
-                }
-                if ti.is_async {
-                    let w = &mut self.warps[wsu];
-                    w.store_ack = w.store_ack.max(done);
-                }
-                let ms = &mut gg.memsys.st;
-                ms.pc_l2[pc as usize] += ms.l2_sectors() - l2_before;
-                ms.pc_dram[pc as usize] += ms.dram_read_bytes - dram_before;
-            }
+            Class::Mem => (done, sb) = self.issue_memory(s, wsu, t, ti, pc, gg),
             Class::Branch => {
                 let (taken, not_taken) = self.warps[wsu].branch;
                 if taken != 0 && (not_taken != 0 || gg.issue.branch_cycles > 0) {
@@ -444,17 +405,17 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             }
             Class::Barrier | Class::Exit | Class::Free => {}
         }
-        self.warps[wsu].advance(ti, done, sb);
+        let w = &mut self.warps[wsu];
+        w.advance(ti, done, sb);
         // A barrier or exit the engine reported takes effect when it issues.
-        let last = self.warps[wsu].pos >= dec.regions[self.warps[wsu].region as usize].len;
-        match (class, self.warps[wsu].stop) {
+        match (class, w.stop) {
             (Class::Barrier, Stop::Barrier(a)) => {
-                self.warps[wsu].stop = Stop::Yield;
-                let bslot = self.warps[wsu].block as usize;
-                let widx = self.warps[wsu].widx as usize;
+                w.stop = Stop::Yield;
+                let bslot = w.block as usize;
+                let widx = w.widx as usize;
                 if a.wait {
-                    self.warps[wsu].state = WS::Barrier;
-                    self.warps[wsu].reason = Reason::Barrier;
+                    w.state = WS::Barrier;
+                    w.reason = Reason::Barrier;
                 } else {
                     self.advance(gg, wsu, t)?;
                 }
@@ -465,7 +426,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 // Released warps (this one too, if it completed the barrier) move on.
                 return self.release(bslot, t, gg);
             }
-            (_, Stop::Exited) if last => {
+            (_, Stop::Exited) if w.pos >= dec.regions[w.region as usize].len => {
                 return self.retire(s, wsu, t, gg);
             }
             _ => {}
@@ -480,6 +441,71 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             }
         }
         Ok(())
+    }
+
+    /// Every access a memory instruction made (an async copy reads and
+    /// writes): when its results are ready, and which scoreboard holds them.
+    #[inline(never)]
+    fn issue_memory(&mut self, s: usize, wsu: usize, t: u64, ti: &TInst, pc: u32, gg: &mut Gpu<'a, W>) -> (u64, Sb) {
+        let mut done = t + 1;
+        let mut sb = ti.sb;
+        let (l2_before, dram_before) = (gg.memsys.st.l2_sectors(), gg.memsys.st.dram_read_bytes);
+        let mut shared_only = true;
+        let pool = std::mem::take(&mut self.warps[wsu].cap_addrs);
+        while let Some(i) = self.warps[wsu].caps.iter().position(|r| r.pc == pc) {
+            let rec = self.warps[wsu].caps.swap_remove(i);
+            shared_only &= rec.space == Space::Shared;
+            done = done.max(self.memory(s, wsu, t, &rec, rec.addrs(&pool), gg));
+        }
+        self.warps[wsu].cap_addrs = pool;
+        if ti.is_store {
+            sb = Sb::Fixed;
+        } else if shared_only {
+            sb = Sb::Short;
+        }
+        if ti.is_async {
+            let w = &mut self.warps[wsu];
+            w.store_ack = w.store_ack.max(done);
+        }
+        let ms = &mut gg.memsys.st;
+        ms.pc_l2[pc as usize] += ms.l2_sectors() - l2_before;
+        ms.pc_dram[pc as usize] += ms.dram_read_bytes - dram_before;
+        (done, sb)
+    }
+
+    /// Extends or starts sub-partition `s`'s timeline span for warp `wsu` issuing `pc` at `t`.
+    #[cold]
+    #[inline(never)]
+    fn timeline_span(&mut self, s: usize, wsu: usize, t: u64, slots: u64, pc: u32, gg: &mut Gpu<'a, W>) {
+        let sp = &mut self.smsp[s];
+        let w = &self.warps[wsu];
+        let gw = self.blocks[w.block as usize].eng.id() * gg.nwarps as u64 + w.widx as u64;
+        match &mut sp.span {
+            Some(cur) if cur.warp == gw && cur.end_cycle + 1 == t => {
+                cur.end_cycle = t + slots - 1;
+                cur.instructions += 1;
+            }
+            cur => {
+                if let Some(old) = cur.take() {
+                    if gg.st.spans.len() < gg.opts.timeline_limit {
+                        gg.st.spans.push(old);
+                    } else {
+                        gg.st.spans_dropped = true;
+                    }
+                }
+                *cur = Some(Span {
+                    sm: self.id,
+                    subpartition: s as u32,
+                    warp: gw,
+                    block: self.blocks[w.block as usize].eng.id(),
+                    warp_in_block: w.widx as u32,
+                    start_cycle: t,
+                    end_cycle: t + slots - 1,
+                    pc,
+                    instructions: 1,
+                });
+            }
+        }
     }
 
     /// Runs the warp's current region in the engine at time `t` (in PTX
@@ -514,6 +540,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             let ws = self.blocks[bslot].slots[wi] as usize;
             if self.warps[ws].live && self.warps[ws].state == WS::Barrier && self.blocks[bslot].eng.state(wi) == WarpState::Ready {
                 let w = &mut self.warps[ws];
+                settle(w, &self.smsp[w.smsp as usize], t, false);
                 w.state = WS::Ready;
                 self.smsp[w.smsp as usize].wake_now();
                 if w.ready_at < t + lat {
@@ -571,34 +598,17 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     pub(super) fn advance(&mut self, gg: &mut Gpu<'a, W>, wsu: usize, t: u64) -> Result<(), LaunchError> {
         let dec = gg.dec;
         loop {
-            let (region, pos) = (self.warps[wsu].region as usize, self.warps[wsu].pos);
-            if pos >= dec.regions[region].len {
-                // Region done: the engine must have run it; follow control flow.
-                if !self.warps[wsu].executed {
-                    self.execute_region(wsu, t, gg)?;
-                }
-                if let Stop::Exited = self.warps[wsu].stop {
-                    let s = self.warps[wsu].smsp as usize;
-                    return self.retire(s, wsu, t, gg);
-                }
-                match self.next_region(wsu, gg) {
-                    Some(r) => {
-                        let w = &mut self.warps[wsu];
-                        w.region = r;
-                        w.pos = 0;
-                        w.executed = false;
-                        w.stop = Stop::Yield;
-                        continue;
-                    }
-                    None => {
-                        let s = self.warps[wsu].smsp as usize;
-                        return self.retire(s, wsu, t, gg);
-                    }
-                }
-            }
-            let pc = dec.regions[region].order[pos as usize];
-            let ti = &dec.insts[pc as usize];
             let w = &mut self.warps[wsu];
+            let r = &dec.regions[w.region as usize];
+            let pos = w.pos;
+            if pos >= r.len {
+                if self.leave_region(gg, wsu, t)? {
+                    continue;
+                }
+                return Ok(());
+            }
+            let pc = r.order[pos as usize];
+            let ti = &dec.insts[pc as usize];
             let free = match ti.class {
                 Class::Free => true,
                 _ => match ti.loop_ctl {
@@ -626,44 +636,79 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 // Local: the instruction itself, the region's run in the
                 // engine (at the first issue), and what follows it (a warp
                 // that may leave the region can start a quiet one, or exit).
-                let r = &dec.regions[region];
-                w.next_local = ti.issue_local && (w.executed || r.local) && (pos + 1 < r.last_issuer || dec.quiet_regions_local);
+                if gg.local {
+                    w.next_local = ti.issue_local && (w.executed || r.local) && (pos + 1 < r.last_issuer || dec.quiet_regions_local);
+                }
                 let mut at = w.fence_until;
                 let mut why = Reason::Wait;
                 if ti.call_edge {
                     at = at.max(t + gg.issue.call_latency);
                     why = Reason::BranchResolving;
                 }
+                // The latest source (the first of equals) says why.
+                let mut latest = 0u64;
                 for &r in &ti.srcs {
                     let x = w.ready[r as usize];
                     if x >> 2 > at {
                         at = x >> 2;
-                        why = reason_of(kind_of(x));
+                        latest = x;
                     }
+                }
+                if latest != 0 {
+                    why = reason_of(kind_of(latest));
                 }
                 if at > w.ready_at {
                     w.ready_at = at;
                     w.reason = why;
                 }
-                if !w.next_local {
+                if gg.local && !w.next_local {
                     // It does not issue again in this cycle.
                     self.horizon = self.horizon.min(w.ready_at.max(t + 1));
                 }
                 return Ok(());
             }
-            // Folded: no issue slot, results ready with the sources.
-            let mut at = 0u64;
-            let mut kind = Sb::Fixed;
+            // Folded: no issue slot, results ready with the sources (the
+            // latest packed time, the first of equals; none: 0, fixed).
+            let mut v = 0u64;
             // A folded load's results are also those of the load it repeats.
             let alias = ti.alias_of.map_or(&[][..], |src_pc| &dec.insts[src_pc as usize].dsts[..]);
             for &r in alias.iter().chain(&ti.srcs) {
                 let x = w.ready[r as usize];
-                if x >> 2 > at {
-                    at = x >> 2;
-                    kind = kind_of(x);
+                if x >> 2 > v >> 2 {
+                    v = x;
                 }
             }
-            w.advance(ti, at, kind);
+            w.advance_packed(ti, v);
+        }
+    }
+
+    /// The warp is past its region's last instruction: the engine must have
+    /// run it; follow control flow into the next region (`true`) or retire
+    /// the warp (`false`).
+    #[inline(never)]
+    fn leave_region(&mut self, gg: &mut Gpu<'a, W>, wsu: usize, t: u64) -> Result<bool, LaunchError> {
+        if !self.warps[wsu].executed {
+            self.execute_region(wsu, t, gg)?;
+        }
+        if let Stop::Exited = self.warps[wsu].stop {
+            let s = self.warps[wsu].smsp as usize;
+            self.retire(s, wsu, t, gg)?;
+            return Ok(false);
+        }
+        match self.next_region(wsu, gg) {
+            Some(r) => {
+                let w = &mut self.warps[wsu];
+                w.region = r;
+                w.pos = 0;
+                w.executed = false;
+                w.stop = Stop::Yield;
+                Ok(true)
+            }
+            None => {
+                let s = self.warps[wsu].smsp as usize;
+                self.retire(s, wsu, t, gg)?;
+                Ok(false)
+            }
         }
     }
 

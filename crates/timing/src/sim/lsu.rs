@@ -451,10 +451,13 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 for (i, &sec) in secs.iter().enumerate() {
                     let issue = t1 + (i as u64) / 4;
                     gg.memsys.st.l1_sectors += 1;
+                    let mut l1_line = usize::MAX;
                     let hit = if bypass {
                         None
                     } else {
-                        match self.mem.l1.access(sec) {
+                        let (i, lookup) = self.mem.l1.access_line(sec);
+                        l1_line = i;
+                        match lookup {
                             Lookup::Hit(r) => Some(r),
                             Lookup::Miss => None,
                         }
@@ -472,7 +475,8 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                             }
                             let r = self.l2_read(sec, issue, gg);
                             if !bypass {
-                                self.mem.l1.fill(sec, r);
+                                // The L2 read touched no L1 line.
+                                self.mem.l1.fill_line(l1_line, sec, r);
                             }
                             r
                         }
@@ -516,7 +520,8 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         let half = gg.memsys.spec.lat_l2 / 2;
         let at_l2 = t + half;
         gg.memsys.st.l2_read_sectors += 1;
-        let have = match gg.memsys.l2.access(sec) {
+        let (line, lookup) = gg.memsys.l2.access_line(sec);
+        let have = match lookup {
             Lookup::Hit(r) => {
                 gg.memsys.st.l2_read_hits += 1;
                 r.max(at_l2)
@@ -536,10 +541,17 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 };
                 let r = served + gg.memsys.spec.lat_dram.saturating_sub(gg.memsys.spec.lat_l2) + queue;
                 gg.memsys.st.dram_read_bytes += fetch;
-                gg.memsys.l2.fill(sec, r);
+                // Sectors of `sec`'s line are in `line` until a fill of another line allocates.
+                gg.memsys.l2.fill_line(line, sec, r);
+                let mut held = true;
                 for x in first..first + per {
                     if x != sec {
-                        gg.memsys.l2.fill(x, r);
+                        if held && x >> 2 == sec >> 2 {
+                            gg.memsys.l2.fill_line(line, x, r);
+                        } else {
+                            gg.memsys.l2.fill(x, r);
+                            held = false;
+                        }
                     }
                 }
                 r

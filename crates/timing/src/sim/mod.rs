@@ -34,7 +34,7 @@ mod sched;
 
 use crate::decode::{decode, Decoded};
 use crate::preset::TimingGpu;
-use crate::report::TimingReport;
+use crate::report::{Reason, TimingReport};
 use issue::{IssueCounters, IssueSpec, WarpT};
 use lsu::{MemCounters, MemSpec, MemSystem, SmMem};
 use place::{BlockT, PlaceSpec, Placer};
@@ -110,6 +110,8 @@ struct Gpu<'a, const W: usize> {
     output: LaunchStats,
     /// When the last block finished.
     end: u64,
+    /// Local phases run (more than one thread): warps track `next_local` and SMs their horizon.
+    local: bool,
 }
 
 /// One SM: its resident blocks and warps, sub-partitions, and memory pipes.
@@ -275,6 +277,7 @@ fn timed<const W: usize, O: Observer + Send>(
         st: IssueCounters::new(n),
         output: LaunchStats::default(),
         end: 0,
+        local: false,
     };
     let nsmsp = p.schedulers_per_sm as usize;
     let nsm = p.sm_count as usize;
@@ -298,6 +301,7 @@ fn timed<const W: usize, O: Observer + Send>(
         .collect();
     // Workers for local phases: their counters are summed into the launch's.
     let threads = if opts.timeline { 1 } else { rayon::current_num_threads().min(nsm) };
+    gg.local = threads > 1;
     let mut workers: Vec<Gpu<W>> = if threads > 1 { (0..threads).map(|_| gg.worker()).collect() } else { Vec::new() };
     let r = drive(&mut sms, &mut gg, &mut workers, make);
     for w in &mut workers {
@@ -320,6 +324,8 @@ fn timed<const W: usize, O: Observer + Send>(
     r?;
     let mut rep = TimingReport::new(gpu, occ, l1_bytes);
     let st = &mut gg.st;
+    // Issue slots are `Selected` cycles (per pc counted as they happen).
+    st.stall[Reason::Selected as usize] += st.sass_insts;
     let ms: &mut MemCounters = &mut gg.memsys.st;
     rep.kernel_cycles = gg.end;
     rep.cycles = gg.end + p.launch_overhead_cycles as u64;
@@ -340,7 +346,7 @@ fn timed<const W: usize, O: Observer + Send>(
     rep.shared_wavefronts = ms.shared_wavefronts;
     rep.warps = st.warps_launched;
     rep.blocks = nblocks;
-    rep.pc_issue = std::mem::take(&mut st.pc_issue);
+    rep.pc_issue = st.pc_stall.iter().map(|p| p[Reason::Selected as usize]).collect();
     rep.pc_stall = std::mem::take(&mut st.pc_stall);
     rep.pc_l2 = std::mem::take(&mut ms.pc_l2);
     rep.pc_dram = std::mem::take(&mut ms.pc_dram);

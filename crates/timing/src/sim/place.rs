@@ -148,6 +148,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             self.age += 1;
             self.blocks[bslot].slots.push(slot as u16);
             self.smsp[slot % nsmsp].warps.push(slot as u16);
+            self.warps[slot].seen_from = self.smsp[slot % nsmsp].scans + 1;
             self.smsp[slot % nsmsp].wake_now();
             gg.st.warps_launched += 1;
             self.advance(gg, slot, at)?;

@@ -46,6 +46,42 @@ pub(super) struct Smsp {
     /// found none), until something changes a warp here: an issue, a barrier
     /// release, a warp starting or retiring ([`Smsp::wake_now`]).
     pub(super) wake: u64,
+    /// Full scans so far, and what the last two saw (see [`Scan`]).
+    pub(super) scans: u64,
+    pub(super) scan: Scan,
+    pub(super) prev: Scan,
+}
+
+/// What a full scan of the warps saw: enough to say, later and only for
+/// the warps whose stalls are accounted, why each ready warp did not issue
+/// (the scan itself stops at the warp it picks).
+#[derive(Clone, Copy, Default)]
+pub(super) struct Scan {
+    /// Its number (from 1; 0: none), its cycle.
+    pub(super) seq: u64,
+    pub(super) t: u64,
+    /// Bits 0..NPIPES: the pipe was busy; then: the MIO queue was full, the LSU queue was full.
+    pub(super) ctx: u16,
+}
+
+const MIO_FULL: u16 = 1 << NPIPES;
+const LSU_FULL: u16 = 1 << (NPIPES + 1);
+
+impl Scan {
+    /// Why a ready warp whose next instruction uses these pipes and queue
+    /// did not issue in this scan (the old per-warp check's reasons).
+    #[inline]
+    pub(super) fn blocked(&self, pipe: u8, alt: u8, queue: u8) -> Reason {
+        let busy = |p: u8| (p as usize) < NPIPES && self.ctx >> p & 1 != 0;
+        if busy(pipe) && (alt == PIPE_NONE || busy(alt)) {
+            return Reason::MathPipeThrottle;
+        }
+        match queue {
+            QUEUE_MIO if self.ctx & MIO_FULL != 0 => Reason::MioThrottle,
+            QUEUE_LSU if self.ctx & LSU_FULL != 0 => Reason::LgThrottle,
+            _ => Reason::NotSelected,
+        }
+    }
 }
 
 impl Smsp {
@@ -59,6 +95,9 @@ impl Smsp {
             issue_cycles: 0,
             span: None,
             wake: 0,
+            scans: 0,
+            scan: Scan::default(),
+            prev: Scan::default(),
         }
     }
 
@@ -67,11 +106,30 @@ impl Smsp {
     pub(super) fn wake_now(&mut self) {
         self.wake = 0;
     }
+
+    /// Records a full scan at `t` (queues already popped).
+    #[inline]
+    fn record_scan(&mut self, t: u64, spec: &SchedSpec) {
+        // `f > t` as the sign of `t - f` (times stay far below 2^63): no branches.
+        let mut ctx = 0u16;
+        for (p, &f) in self.pipe_free.iter().enumerate() {
+            ctx |= ((t.wrapping_sub(f) >> 63) as u16) << p;
+        }
+        if self.q.mio.len() >= spec.mio_queue_depth {
+            ctx |= MIO_FULL;
+        }
+        if self.q.lsu.len() >= spec.lsu_queue_depth {
+            ctx |= LSU_FULL;
+        }
+        self.scans += 1;
+        self.prev = self.scan;
+        self.scan = Scan { seq: self.scans, t, ctx };
+    }
 }
 
 impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     /// Whether warp `ws` can issue at `t`; otherwise the earliest time it might, and why not.
-    #[inline]
+    #[inline(always)]
     fn check(&self, s: usize, ws: u16, t: u64, gg: &Gpu<'a, W>) -> Result<(), (u64, Reason)> {
         let w = &self.warps[ws as usize];
         if !w.is_ready() {
@@ -127,27 +185,22 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             }
             SchedulerPolicy::Lrr => self.smsp[s].warps.iter().position(|&x| x == last).map(|i| i + 1).unwrap_or(0),
         };
+        // The first warp that can issue; the others' stall reasons are
+        // settled from the scan's record when they issue (`Sm::settle`).
         let mut next = u64::MAX;
         let mut pick = NONE16;
         let start = start.min(nw);
-        for k in (start..nw).chain(0..start) {
-            let ws = self.smsp[s].warps[k];
+        for k in start..nw + start {
+            let ws = self.smsp[s].warps[if k < nw { k } else { k - nw }];
             match self.check(s, ws, t, gg) {
                 Ok(()) => {
-                    if pick == NONE16 {
-                        pick = ws;
-                    } else {
-                        self.warps[ws as usize].blocked = Reason::NotSelected;
-                    }
+                    pick = ws;
+                    break;
                 }
-                Err((at, why)) => {
-                    next = next.min(at);
-                    if self.warps[ws as usize].ready_at <= t {
-                        self.warps[ws as usize].blocked = why;
-                    }
-                }
+                Err((at, _)) => next = next.min(at),
             }
         }
+        self.smsp[s].record_scan(t, &gg.sched);
         if pick != NONE16 {
             self.issue(s, pick, t, gg)?;
             return Ok((true, t + 1));
