@@ -769,10 +769,9 @@ DONE:
     /// `shfl`) start from their initial values, not the last block's.
     #[test]
     fn a_reused_warp_slot_starts_like_a_fresh_one() {
-        let stale_paths = "    ld.param.u64 %rd1, [out];
-    mov.u32 %r1, %tid.x;
-    mov.u32 %r4, %ctaid.x;
-    setp.ne.s32 %p1, %r4, 0;
+        // Each kernel starts with %rd1 = out, %r1 = %tid.x, %r4 = %ctaid.x.
+        let start = "    ld.param.u64 %rd1, [out];\n    mov.u32 %r1, %tid.x;\n    mov.u32 %r4, %ctaid.x;\n";
+        let stale_paths = "    setp.ne.s32 %p1, %r4, 0;
     @%p1 bra SKIP;
     mov.u32 %r2, 99;
     mov.u32 %r3, 77;
@@ -784,10 +783,7 @@ SKIP:
     st.global.u32 [%rd3], %r6;
     ret;";
         // Every lane writes %r3 before reading it itself, but lanes 0-15 (first) read lane 31's.
-        let other_lane = "    ld.param.u64 %rd1, [out];
-    mov.u32 %r1, %tid.x;
-    mov.u32 %r4, %ctaid.x;
-    setp.ge.u32 %p1, %r1, 16;
+        let other_lane = "    setp.ge.u32 %p1, %r1, 16;
     @%p1 bra LATE;
     mov.u32 %r3, 5;
     shfl.sync.idx.b32 %r5, %r3, 31, 31, 0x0000ffff;
@@ -818,7 +814,7 @@ DONE:
             };
             let mut mem = GlobalMemory::new();
             let out = mem.alloc("out", 64 * 4, None);
-            let fx = Fixture::new(body, LaunchConfig { grid: [2, 1, 1], ..cfg(64) }, out);
+            let fx = Fixture::new(&format!("{start}{body}"), LaunchConfig { grid: [2, 1, 1], ..cfg(64) }, out);
             let mut fresh = fx.block();
             run(&mut fresh, 1, &mem);
             let want = read(&mem, out);
