@@ -146,7 +146,14 @@ macro_rules! each_op {
 /// column that got a NaN is fixed afterwards.
 #[inline(always)]
 fn map_f32<const W: usize, const N: usize>(r: &mut [u32], d: u32, src: [u32; N], mask: u64, f: impl Fn([f32; N]) -> f32) {
-    if map_cols_flagged::<u32, W, N>(r, d, src, mask, |x| f(x.map(f32::from_bits)).to_bits(), |v| f32::from_bits(v).is_nan()) {
+    if map_cols_flagged::<u32, W, N>(
+        r,
+        d,
+        src,
+        mask,
+        |x| f(x.map(f32::from_bits)).to_bits(),
+        |v| ((v & 0x7fff_ffff > 0x7f80_0000) as u32).wrapping_neg(),
+    ) {
         canon_nans::<W>(&mut r[d as usize * W..][..W], mask);
     }
 }
@@ -634,9 +641,13 @@ impl<const W: usize> Warp<W> {
         self.scatter(d, &[v; W], exec);
     }
 
+    /// Bit `l` set where lane `l`'s comparison holds. The vectorised forms are
+    /// inlined into the run loop (a call costs a third of a setp); the rest go
+    /// lane by lane out of line.
+    #[inline(always)]
     fn compare(&self, cmp: num::CmpOp, ty: ScalarType, ftz: bool, a: RegRef, b: RegRef, exec: u64) -> u64 {
         use num::CmpOp::*;
-        let mut bits = 0u64;
+        let bits;
         macro_rules! fast {
             ($col:ident, $reg:ident, $conv:expr) => {{
                 let x = $col::<W>(&self.$reg, a.slot);
@@ -676,8 +687,15 @@ impl<const W: usize> Warp<W> {
                 _ => {}
             }
         }
+        self.compare_lanes(cmp, ty, ftz, a, b, exec)
+    }
+
+    /// [`Self::compare`] lane by lane, for every type, operator and bank.
+    #[inline(never)]
+    fn compare_lanes(&self, cmp: num::CmpOp, ty: ScalarType, ftz: bool, a: RegRef, b: RegRef, exec: u64) -> u64 {
         let x = self.gather(a);
         let y = self.gather(b);
+        let mut bits = 0u64;
         for l in 0..W {
             if exec >> l & 1 != 0 {
                 bits |= (num::compare(cmp, ty, ftz, x[l], y[l]) as u64) << l;

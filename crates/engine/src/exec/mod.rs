@@ -219,12 +219,14 @@ const CHUNK: usize = 8;
 /// read before it is written). `W` is a multiple of [`CHUNK`].
 #[inline(always)]
 fn map_cols<T: Word + Default, const W: usize, const N: usize>(r: &mut [T], d: u32, src: [u32; N], mask: u64, f: impl Fn([T; N]) -> T) {
-    map_cols_flagged::<T, W, N>(r, d, src, mask, f, |_| false);
+    map_cols_flagged::<T, W, N>(r, d, src, mask, f, |_| T::ones_if(0));
 }
 
-/// [`map_cols`], also telling whether `flag` holds for some lane it wrote.
-/// The test runs beside the stores, off the path of the next instruction
-/// that reads the column (f32 ops write raw results and fix a NaN later).
+/// [`map_cols`], also telling whether `flag` is non-zero for some lane it
+/// wrote. `flag` gives a lane mask (all ones or zero, like a vector compare),
+/// and the masks are or-ed lane-wise and tested once at the end: the test runs
+/// beside the stores, off the path of the next instruction that reads the
+/// column (f32 ops write raw results and fix a NaN later).
 #[inline(always)]
 fn map_cols_flagged<T: Word + Default, const W: usize, const N: usize>(
     r: &mut [T],
@@ -232,23 +234,24 @@ fn map_cols_flagged<T: Word + Default, const W: usize, const N: usize>(
     src: [u32; N],
     mask: u64,
     f: impl Fn([T; N]) -> T,
-    flag: impl Fn(T) -> bool,
+    flag: impl Fn(T) -> T,
 ) -> bool {
-    let fits = |s: u32| s as usize * W + W <= r.len();
-    assert!(fits(d) && src.iter().all(|&s| fits(s)), "register column out of range");
+    let cols = r.len() / W;
+    assert!((d as usize) < cols && src.iter().all(|&s| (s as usize) < cols), "register column out of range");
     let base = r.as_mut_ptr();
-    let mut flagged = false;
+    let zero = T::ones_if(0);
+    let mut flagged = [zero; CHUNK];
     if mask == full_mask::<W>() {
         for c in (0..W / CHUNK).map(|k| k * CHUNK) {
             // SAFETY: columns `src` and `d` lie inside `r` (asserted above) and `c + CHUNK <= W`.
             let o = unsafe { chunk_of::<T, W, N>(base, src, c, &f) };
             // SAFETY: as above.
             unsafe { base.add(d as usize * W + c).cast::<[T; CHUNK]>().write(o) };
-            for x in o {
-                flagged |= flag(x);
+            for i in 0..CHUNK {
+                flagged[i] = flagged[i] | flag(o[i]);
             }
         }
-        return flagged;
+        return flagged != [zero; CHUNK];
     }
     // As in `write_col`: the lane masks go through `black_box`, so the blend stays a blend.
     let mut ms = [T::ones_if(0); W];
@@ -262,10 +265,10 @@ fn map_cols_flagged<T: Word + Default, const W: usize, const N: usize>(
         for i in 0..CHUNK {
             let m = ms[c + i];
             dst[i] = (o[i] & m) | (dst[i] & !m);
-            flagged |= flag(o[i]) & (m != T::ones_if(0));
+            flagged[i] = flagged[i] | (flag(o[i]) & m);
         }
     }
-    flagged
+    flagged != [zero; CHUNK]
 }
 
 /// `f` of lanes `c..c + CHUNK` of the `src` columns of the register file at `base`.
@@ -432,7 +435,7 @@ impl<const W: usize> Warp<W> {
         slice: u32,
         n: &mut Counters,
     ) -> Result<Stop, WarpFault> {
-        let code = &ctx.kernel.code;
+        let code: &[Inst] = &ctx.kernel.code;
         let mut left = slice;
         loop {
             if S::ACTIVE {
@@ -461,19 +464,30 @@ impl<const W: usize> Warp<W> {
                 return Ok(Stop::Yield);
             }
             let active = top.mask;
-            let rpc = top.rpc;
             // Straight-line code of this stack entry runs in the inner loop with
-            // the pc in a local; the stack top is written back before anything
-            // that reads or changes the stack, and when the run ends.
-            let mut pc = pc;
+            // the pc in a local, for at most `run` instructions: up to the
+            // reconvergence point (or the end of the code), the slice and the
+            // budget. The stack top is written back before anything that reads
+            // or changes the stack, and when the run ends; the counters are
+            // settled once per run.
+            let len = code.len() as u32;
+            let end = if top.rpc > pc { top.rpc.min(len) } else { len };
+            let run = if S::ACTIVE { 1 } else { (end - pc).min(left) };
+            let run = if n.budget < u64::from(run) { n.budget as u32 } else { run };
+            if run == 0 {
+                return Err(WarpFault::warp(pc, FaultKind::BudgetExceeded { limit: ctx.budget_limit }));
+            }
+            let start = pc;
+            let stop = pc + run;
+            // The run's instructions as an iterator: no bounds check, and the pc
+            // is only worked out where it is needed (the observer, a break).
+            let mut insts = code[start as usize..stop as usize].iter();
             let inst = loop {
-                left -= 1;
-                if n.budget == 0 {
-                    self.top_pc(pc);
-                    return Err(WarpFault::warp(pc, FaultKind::BudgetExceeded { limit: ctx.budget_limit }));
-                }
-                n.budget -= 1;
-                let inst = &code[pc as usize];
+                let Some(inst) = insts.next() else {
+                    self.top_pc(stop);
+                    break None;
+                };
+                let pc = stop - 1 - insts.len() as u32;
                 let exec = match inst.guard {
                     None => active,
                     Some(g) => {
@@ -481,9 +495,6 @@ impl<const W: usize> Warp<W> {
                         active & if g.negate { !p } else { p }
                     }
                 };
-                n.clock += 1;
-                n.warp_insts += 1;
-                n.thread_insts += active.count_ones() as u64;
                 obs.instruction(self.index, pc, active, exec);
                 // Register-to-register instructions: they neither fault nor touch the stack.
                 let plain = match &inst.op {
@@ -527,21 +538,20 @@ impl<const W: usize> Warp<W> {
                     }
                     _ => false,
                 };
-                let next = pc + 1;
                 if !plain {
-                    pc = next;
-                    self.top_pc(pc);
+                    self.top_pc(pc + 1);
                     if exec == 0 && !matches!(inst.op, Op::Bra { .. } | Op::BrxIdx { .. }) {
                         break None;
                     }
-                    break Some((inst, exec, pc - 1));
-                }
-                pc = next;
-                if (pc == rpc && rpc != NO_RECONV) || pc as usize >= code.len() || left == 0 || S::ACTIVE {
-                    self.top_pc(pc);
-                    break None;
+                    break Some((inst, exec, pc));
                 }
             };
+            let ran = stop - start - insts.len() as u32;
+            left -= ran;
+            n.budget -= u64::from(ran);
+            n.clock += u64::from(ran);
+            n.warp_insts += u64::from(ran);
+            n.thread_insts += u64::from(active.count_ones()) * u64::from(ran);
             let Some((inst, exec, pc)) = inst else { continue };
             match &inst.op {
                 Op::Nop | Op::Mov { .. } | Op::Bin32 { .. } | Op::Bin64 { .. } | Op::Tern32 { .. } | Op::Setp(_) | Op::Selp { .. } => {}

@@ -94,6 +94,33 @@ fn runaway_loop_hits_the_budget() {
     assert!(e.to_string().contains("instruction budget exceeded"), "{e}");
 }
 
+/// The budget counts every warp instruction: a block that runs exactly the
+/// budget finishes, one instruction less faults, in straight-line code, a
+/// loop and a divergent branch (the run loop settles its counters per run of
+/// straight-line instructions, not per instruction).
+#[test]
+fn the_budget_is_exact_to_the_instruction() {
+    let src = format!(
+        "{HEAD}.visible .entry k()\n{{\n.reg .b32 %r<4>;\n.reg .pred %p<3>;\n\
+         mov.u32 %r1, %tid.x;\nmov.u32 %r2, 0;\nand.b32 %r3, %r1, 1;\nsetp.eq.u32 %p2, %r3, 0;\n\
+         @%p2 bra EVEN;\nadd.u32 %r2, %r2, 7;\nEVEN:\n\
+         L: add.u32 %r2, %r2, 1;\nsetp.lt.u32 %p1, %r2, 9;\n@%p1 bra L;\nret;\n}}"
+    );
+    let prog = warpsim_ir::compile_kernel("t.ptx", &src, "k").unwrap();
+    let mem = GlobalMemory::new();
+    let run = |budget: u64| {
+        let cfg = LaunchConfig { block: [64, 1, 1], max_warp_instructions_per_block: budget, ..Default::default() };
+        launch_no_params(&prog, &mem, &cfg)
+    };
+    let used = run(u64::MAX).unwrap().warp_instructions;
+    assert!(used > 40, "{used}");
+    assert_eq!(run(used).unwrap().warp_instructions, used);
+    for short in [used - 1, used / 2, 1] {
+        let e = run(short).unwrap_err();
+        assert!(e.to_string().contains("instruction budget exceeded"), "budget {short}: {e}");
+    }
+}
+
 #[test]
 fn a_stop_request_ends_a_runaway_launch() {
     let src = format!("{HEAD}.visible .entry k()\n{{\nL: bra.uni L;\n}}");
