@@ -85,9 +85,13 @@ impl<const W: usize> Warp<W> {
             // `ld.param` at a constant offset: kernel parameters are uniform, so one read is broadcast to every lane.
             for k in 0..n as usize {
                 let off = (addr.offset as u64).wrapping_add(k as u64 * size as u64);
-                let raw = self.load(ctx, space, off, size, 0).map_err(|kind| WarpFault::warp(pc, kind))?;
+                // Straight from the parameter bytes; `load` says why an access is out of bounds.
+                let raw = match usize::try_from(off).ok().and_then(|o| ctx.params.get(o..)?.get(..size as usize)) {
+                    Some(bytes) => read_le(bytes),
+                    _ => self.load(ctx, space, off, size, 0).map_err(|kind| WarpFault::warp(pc, kind))?,
+                };
                 if let Some(dk) = d[k] {
-                    self.scatter(dk, &[if signed { sext(raw, size * 8) } else { raw }; W], exec);
+                    self.broadcast(dk, if signed { sext(raw, size * 8) } else { raw }, exec);
                 }
             }
             return Ok(());
@@ -545,6 +549,25 @@ mod tests {
     use super::*;
 
     const REGS: &str = ".reg .pred %p<4>; .reg .b32 %r<8>; .reg .b64 %rd<8>;\n";
+
+    /// `ld.param` broadcasts one read to the lanes its guard lets through, in
+    /// both register banks; one past the parameters' end faults as a param access.
+    #[test]
+    fn param_loads_broadcast_under_a_guard() {
+        let guarded = "    mov.u32 %r2, 5;\n    mov.u64 %rd5, 7;\n    and.b32 %r3, %r1, 1;\n    setp.eq.u32 %p1, %r3, 1;\n\
+                       @%p1 ld.param.u32 %r2, [p0];\n    @!%p1 ld.param.u64 %rd5, [p0];\n\
+                       cvt.u32.u64 %r4, %rd5;\n    add.u32 %r2, %r2, %r4;\n";
+        let r = run_src(&per_thread("", guarded, "%r2"), 40, &[160], &[]);
+        r.result.as_ref().unwrap();
+        let base = r.bufs[0] as u32;
+        for (t, &v) in r.u32s(0, 40).iter().enumerate() {
+            let want = if t % 2 == 1 { base.wrapping_add(7) } else { 5u32.wrapping_add(base) };
+            assert_eq!(v, want, "thread {t}");
+        }
+        let past = run_src(&per_thread("", "    ld.param.u32 %r2, [p0+8];\n", "%r2"), 32, &[128], &[]);
+        let msg = past.fault().to_string();
+        assert!(msg.contains("param"), "{msg}");
+    }
 
     #[test]
     fn global_loads_and_stores_fast_and_checked() {

@@ -366,6 +366,16 @@ impl<const W: usize> Warp<W> {
         }
     }
 
+    /// Writes `v` to the lanes of `d` in `mask` (a uniform value: one column fill).
+    #[inline]
+    fn broadcast(&mut self, d: RegRef, v: u64, mask: u64) {
+        match d.bank {
+            Bank::R32 => map_cols::<u32, W, 0>(&mut self.r32, d.slot, [], mask, |[]| v as u32),
+            Bank::R64 => map_cols::<u64, W, 0>(&mut self.r64, d.slot, [], mask, |[]| v),
+            Bank::Pred => set_pred(&mut self.preds, d.slot, (v & 1).wrapping_neg(), mask),
+        }
+    }
+
     /// Writes one lane of a register of any bank.
     #[inline]
     fn put_lane(&mut self, r: RegRef, lane: usize, v: u64) {
