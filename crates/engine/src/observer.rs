@@ -39,6 +39,21 @@ pub trait Observer {
     #[inline(always)]
     fn instruction(&mut self, _warp: u32, _pc: u32, _active: u64, _exec: u64) {}
 
+    /// An instruction with a guard predicate issued at `pc` with `active`
+    /// lanes, of which `exec` passed the guard; called just before
+    /// `instruction`. An instruction without a guard executes all its
+    /// `active` lanes.
+    #[inline(always)]
+    fn guarded(&mut self, _warp: u32, _pc: u32, _active: u64, _exec: u64) {}
+
+    /// The `count` instructions at `pc..pc + count` issued one after another
+    /// with the same `active` lanes (a straight-line run, its last one possibly
+    /// a branch or memory instruction); called after `instruction` for each of
+    /// them and before the last one's other hooks. An observer that counts
+    /// instructions per pc can count a run here once instead of per instruction.
+    #[inline(always)]
+    fn straight_run(&mut self, _warp: u32, _pc: u32, _count: u32, _active: u64) {}
+
     /// A memory instruction: for each lane in `mask`, `bytes` bytes at `addrs[lane]`
     /// (the state-space address for shared and local, the global address otherwise).
     #[inline(always)]
@@ -145,6 +160,16 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
         self.1.instruction(warp, pc, active, exec);
     }
     #[inline(always)]
+    fn guarded(&mut self, warp: u32, pc: u32, active: u64, exec: u64) {
+        self.0.guarded(warp, pc, active, exec);
+        self.1.guarded(warp, pc, active, exec);
+    }
+    #[inline(always)]
+    fn straight_run(&mut self, warp: u32, pc: u32, count: u32, active: u64) {
+        self.0.straight_run(warp, pc, count, active);
+        self.1.straight_run(warp, pc, count, active);
+    }
+    #[inline(always)]
     fn memory(&mut self, warp: u32, pc: u32, space: Space, kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) {
         if A::WANTS_MEMORY {
             self.0.memory(warp, pc, space, kind, bytes, addrs, mask);
@@ -197,6 +222,14 @@ impl<O: Observer> Observer for &mut O {
     #[inline(always)]
     fn instruction(&mut self, warp: u32, pc: u32, active: u64, exec: u64) {
         (**self).instruction(warp, pc, active, exec)
+    }
+    #[inline(always)]
+    fn guarded(&mut self, warp: u32, pc: u32, active: u64, exec: u64) {
+        (**self).guarded(warp, pc, active, exec)
+    }
+    #[inline(always)]
+    fn straight_run(&mut self, warp: u32, pc: u32, count: u32, active: u64) {
+        (**self).straight_run(warp, pc, count, active)
     }
     #[inline(always)]
     fn memory(&mut self, warp: u32, pc: u32, space: Space, kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) {

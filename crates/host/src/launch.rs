@@ -197,7 +197,7 @@ fn launch_inner(
     let n = k.code.len();
     let merged: std::sync::Arc<[warpsim_metrics::sass::Merged]> =
         if opts.metrics { warpsim_metrics::sass::merged_shared_loads(k).into() } else { std::sync::Arc::from(Vec::new()) };
-    let metrics = |obs: MetricsObserver| LaunchMetrics::build(program, k, obs.per_pc, opts.warp_size, None);
+    let metrics = |obs: MetricsObserver| LaunchMetrics::build(program, k, obs.into_per_pc(), opts.warp_size, None);
     let merge_metrics = |a: &mut MetricsObserver, b| a.merge(b);
     let mut out = LaunchSummary::default();
     let run = Run { kernel, dims, params, opts };

@@ -79,16 +79,24 @@ impl PcCounters {
     }
 }
 
-/// Gathers [`PcCounters`] for every instruction of one kernel.
+/// Gathers [`PcCounters`] for every instruction of one kernel
+/// ([`MetricsObserver::into_per_pc`]).
 #[derive(Clone, Debug)]
 pub struct MetricsObserver {
-    pub per_pc: Vec<PcCounters>,
+    /// Branch and memory counters; the instruction counters are in `runs` until
+    /// [`MetricsObserver::into_per_pc`].
+    per_pc: Vec<PcCounters>,
+    /// Per pc (and one past the last): the straight runs that start there
+    /// minus those that end there, in warps and in active lanes (wrapping), so
+    /// that a pc's warp and thread instructions are the sum over the pcs up to
+    /// it; and the lanes its guard turned off.
+    runs: Vec<[u64; 3]>,
     /// Shared loads that ptxas merges into wider ones ([`crate::sass::merged_shared_loads`]);
     /// empty: none.
     merged: Arc<[Merged]>,
-    /// Per pc, its [`Memo`]'s index in `memos` (`u32::MAX`: none yet).
+    /// Per pc, its [`Memos`]' index in `memos` (`u32::MAX`: none yet).
     memo_of: Vec<u32>,
-    memos: Vec<Memo>,
+    memos: Vec<Memos>,
 }
 
 /// The last global or shared access of one instruction (pc) whose cost was
@@ -106,6 +114,8 @@ struct Memo {
     mask: u64,
     /// Lanes in `addrs` (0: empty).
     n: usize,
+    /// [`signature`] of `addrs` and `mask`.
+    sig: u64,
     addrs: [u64; 64],
     global: GlobalCost,
     shared: SharedCost,
@@ -115,6 +125,7 @@ impl Memo {
     const EMPTY: Memo = Memo {
         mask: 0,
         n: 0,
+        sig: 0,
         addrs: [0; 64],
         global: GlobalCost { sectors: 0, lines: 0, bytes_requested: 0, ideal_sectors: 0 },
         shared: SharedCost { wavefronts: 0, ideal_wavefronts: 0 },
@@ -151,7 +162,49 @@ impl Memo {
         self.addrs[..n].copy_from_slice(&addrs[..n]);
         self.n = n;
         self.mask = mask;
+        self.sig = signature(addrs, mask);
     }
+}
+
+/// The memos of one instruction: a few accesses that do not shift into one
+/// another (a bank-stride loop whose lanes wrap at the array's end goes
+/// through a handful of patterns, each shifted on every warp), the one that
+/// matched last tried first.
+#[derive(Clone, Debug)]
+struct Memos {
+    last: u8,
+    /// The way the next new access replaces.
+    next: u8,
+    ways: [Memo; MEMO_WAYS],
+}
+
+const MEMO_WAYS: usize = 8;
+
+impl Memos {
+    const EMPTY: Memos = Memos { last: 0, next: 0, ways: [Memo::EMPTY; MEMO_WAYS] };
+
+    #[inline(always)]
+    fn last(&self) -> &Memo {
+        &self.ways[self.last as usize % MEMO_WAYS]
+    }
+}
+
+/// What a shift of every active lane by one amount leaves unchanged: the sum
+/// of the active lanes' distances from the first one (wrapping).
+fn signature(addrs: &[u64], mask: u64) -> u64 {
+    let Some(&first) = addrs.get(mask.trailing_zeros() as usize) else { return 0 };
+    let mut sig = 0u64;
+    if addrs.len() <= 64 && mask == u64::MAX >> (64 - addrs.len()) {
+        // Every lane: the sum less the first's times the lanes.
+        for &a in addrs {
+            sig = sig.wrapping_add(a);
+        }
+        return sig.wrapping_sub(first.wrapping_mul(addrs.len() as u64));
+    }
+    for (l, &a) in addrs.iter().enumerate() {
+        sig = sig.wrapping_add(if mask >> l & 1 != 0 { a.wrapping_sub(first) } else { 0 });
+    }
+    sig
 }
 
 impl MetricsObserver {
@@ -162,25 +215,60 @@ impl MetricsObserver {
     /// An observer for `kernel`, counting its merged shared loads as the SASS loads they become.
     /// `merged` is [`crate::sass::merged_shared_loads`] of the kernel, computed once per launch.
     pub fn with_merged_loads(code_len: usize, merged: Arc<[Merged]>) -> Self {
-        MetricsObserver { per_pc: vec![PcCounters::default(); code_len], merged, memo_of: vec![u32::MAX; code_len], memos: Vec::new() }
+        MetricsObserver {
+            per_pc: vec![PcCounters::default(); code_len],
+            runs: vec![[0; 3]; code_len + 1],
+            merged,
+            memo_of: vec![u32::MAX; code_len],
+            memos: Vec::new(),
+        }
     }
 
     pub fn merge(&mut self, other: MetricsObserver) {
         for (a, b) in self.per_pc.iter_mut().zip(other.per_pc.iter()) {
             a.add(b);
         }
+        for (a, b) in self.runs.iter_mut().zip(other.runs.iter()) {
+            for (x, y) in a.iter_mut().zip(b) {
+                *x = x.wrapping_add(*y);
+            }
+        }
+    }
+
+    /// The counters of every pc.
+    pub fn into_per_pc(self) -> Vec<PcCounters> {
+        let mut per_pc = self.per_pc;
+        let (mut warps, mut threads) = (0u64, 0u64);
+        for (c, r) in per_pc.iter_mut().zip(&self.runs) {
+            warps = warps.wrapping_add(r[0]);
+            threads = threads.wrapping_add(r[1]);
+            c.insts.warp_insts += warps;
+            c.insts.thread_insts += threads;
+            c.insts.pred_on_threads += threads - r[2];
+        }
+        per_pc
     }
 }
 
 impl Observer for MetricsObserver {
     const WANTS_MEMORY: bool = true;
 
-    #[inline]
-    fn instruction(&mut self, _warp: u32, pc: u32, active: u64, exec: u64) {
-        let c = &mut self.per_pc[pc as usize];
-        c.insts.warp_insts += 1;
-        c.insts.thread_insts += active.count_ones() as u64;
-        c.insts.pred_on_threads += exec.count_ones() as u64;
+    /// The lanes a guard turned off; the rest of an instruction's counts are
+    /// [`Observer::straight_run`]'s.
+    #[inline(always)]
+    fn guarded(&mut self, _warp: u32, pc: u32, active: u64, exec: u64) {
+        self.runs[pc as usize][2] += (active & !exec).count_ones() as u64;
+    }
+
+    #[inline(always)]
+    fn straight_run(&mut self, _warp: u32, pc: u32, count: u32, active: u64) {
+        let lanes = active.count_ones() as u64;
+        let r = &mut self.runs[pc as usize..=(pc + count) as usize];
+        r[0][0] = r[0][0].wrapping_add(1);
+        r[0][1] = r[0][1].wrapping_add(lanes);
+        let end = r.len() - 1;
+        r[end][0] = r[end][0].wrapping_sub(1);
+        r[end][1] = r[end][1].wrapping_sub(lanes);
     }
 
     #[inline]
@@ -192,7 +280,44 @@ impl Observer for MetricsObserver {
         c.insts.divergent_branches += (targets == 2) as u64;
     }
 
+    /// A global or shared access that shifts its instruction's memo adds the memo's
+    /// cost here; anything else is [`MetricsObserver::count_memory`]'s.
+    #[inline]
     fn memory(&mut self, _warp: u32, pc: u32, space: Space, kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) {
+        let granule = match space {
+            Space::Global => 128,
+            Space::Shared => 4,
+            _ => return self.count_memory(pc, space, kind, bytes, addrs, mask),
+        };
+        let pcu = pc as usize;
+        if let (Some(&i), Some(c)) = (self.memo_of.get(pcu), self.per_pc.get_mut(pcu)) {
+            if let Some(m) = self.memos.get(i as usize).map(Memos::last) {
+                if m.shifted(addrs, mask, granule) {
+                    if space == Space::Global {
+                        let g = m.global;
+                        c.mem.global_requests += 1;
+                        c.mem.global_sectors += g.sectors as u64;
+                        c.mem.global_ideal_sectors += g.ideal_sectors as u64;
+                        c.mem.global_lines += g.lines as u64;
+                        c.mem.global_bytes += g.bytes_requested as u64;
+                    } else {
+                        c.mem.shared_requests += 1;
+                        c.mem.shared_wavefronts += m.shared.wavefronts as u64;
+                        c.mem.shared_ideal_wavefronts += m.shared.ideal_wavefronts as u64;
+                    }
+                    return;
+                }
+            }
+        }
+        self.count_memory(pc, space, kind, bytes, addrs, mask)
+    }
+}
+
+impl MetricsObserver {
+    /// [`Observer::memory`] without the memo's shortcut: costs the access (and
+    /// keeps it as the instruction's memo when it is global or shared).
+    #[inline(never)]
+    fn count_memory(&mut self, pc: u32, space: Space, kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) {
         let (mut global, mut shared, mut local) = (0u64, 0u64, 0u64);
         match space {
             Space::Global => global = mask,
@@ -215,15 +340,18 @@ impl Observer for MetricsObserver {
                 }
             }
         }
-        // One space (not generic): the instruction's memo may hold the cost.
-        let mut memo =
-            if space == Space::Global || space == Space::Shared { memo_slot(&mut self.memo_of, &mut self.memos, pc) } else { None };
+        // One space (not generic): one of the instruction's memos may hold the cost.
+        let mut memo = match space {
+            Space::Global => memo_slot(&mut self.memo_of, &mut self.memos, pc, addrs, mask, 128),
+            Space::Shared => memo_slot(&mut self.memo_of, &mut self.memos, pc, addrs, mask, 4),
+            _ => None,
+        };
         let c = &mut self.per_pc[pc as usize];
         let n = addrs.len().min(64);
         if global != 0 {
-            let g = match memo.as_deref_mut() {
-                Some(m) => {
-                    if !m.shifted(addrs, global, 128) {
+            let g = match memo.as_mut() {
+                Some((m, hit)) => {
+                    if !*hit {
                         m.global = global_cost(addrs, global, bytes);
                         m.keep(addrs, global);
                     }
@@ -239,8 +367,8 @@ impl Observer for MetricsObserver {
         }
         if shared != 0 {
             let s = match memo {
-                Some(m) => {
-                    if !m.shifted(addrs, shared, 4) {
+                Some((m, hit)) => {
+                    if !hit {
                         m.shared = shared_access_cost(&self.merged, pc, space, kind, addrs, shared, bytes);
                         m.keep(addrs, shared);
                     }
@@ -280,15 +408,35 @@ impl Observer for MetricsObserver {
     }
 }
 
-/// `pc`'s memo, made empty on first use.
+/// The memo of `pc` that `addrs` (lanes `mask`) shift by a multiple of
+/// `granule` (and `true`), or else the one they replace (and `false`), made
+/// the one tried first either way; `pc`'s memos are made empty on first use.
 #[inline(always)]
-fn memo_slot<'a>(memo_of: &mut [u32], memos: &'a mut Vec<Memo>, pc: u32) -> Option<&'a mut Memo> {
+fn memo_slot<'a>(
+    memo_of: &mut [u32],
+    memos: &'a mut Vec<Memos>,
+    pc: u32,
+    addrs: &[u64],
+    mask: u64,
+    granule: u64,
+) -> Option<(&'a mut Memo, bool)> {
     let i = memo_of.get_mut(pc as usize)?;
     if *i == u32::MAX {
         *i = memos.len() as u32;
-        memos.push(Memo::EMPTY);
+        memos.push(Memos::EMPTY);
     }
-    memos.get_mut(*i as usize)
+    let g = memos.get_mut(*i as usize)?;
+    let sig = signature(addrs, mask);
+    let (way, hit) = match g.ways.iter().position(|m| m.sig == sig && m.shifted(addrs, mask, granule)) {
+        Some(w) => (w, true),
+        None => {
+            let w = g.next as usize % MEMO_WAYS;
+            g.next = ((w + 1) % MEMO_WAYS) as u8;
+            (w, false)
+        }
+    };
+    g.last = way as u8;
+    Some((g.ways.get_mut(way)?, hit))
 }
 
 /// Wavefronts of a shared access at shared offsets `a` (lanes `shared`): a
@@ -312,6 +460,38 @@ fn shared_access_cost(merged: &[Merged], pc: u32, space: Space, kind: MemAccessK
 mod tests {
     use super::*;
 
+    /// Straight runs and guards, counted per run, give each pc's counts as
+    /// counting every instruction does; merging adds them.
+    #[test]
+    fn runs_and_guards_count_as_every_instruction() {
+        let mut next = crate::coalesce::tests::xorshift(0x2545_F491_4F6C_DD1D);
+        let len = 40usize;
+        let (mut a, mut b) = (MetricsObserver::new(len), MetricsObserver::new(len));
+        let mut want = vec![InstCounts::default(); len];
+        for round in 0..5000 {
+            let obs = if round % 2 == 0 { &mut a } else { &mut b };
+            let start = (next() % len as u64) as u32;
+            let count = 1 + (next() % (len as u64 - start as u64)) as u32;
+            let active = if next().is_multiple_of(4) { u32::MAX as u64 } else { next() & u32::MAX as u64 };
+            for pc in start..start + count {
+                let exec = if next().is_multiple_of(3) { active & next() } else { active };
+                let guarded = exec != active || next().is_multiple_of(5);
+                obs.instruction(0, pc, active, exec);
+                if guarded {
+                    obs.guarded(0, pc, active, exec);
+                }
+                let w = &mut want[pc as usize];
+                w.warp_insts += 1;
+                w.thread_insts += active.count_ones() as u64;
+                w.pred_on_threads += exec.count_ones() as u64;
+            }
+            obs.straight_run(0, start, count, active);
+        }
+        a.merge(b);
+        let got: Vec<InstCounts> = a.into_per_pc().into_iter().map(|c| c.insts).collect();
+        assert_eq!(got, want);
+    }
+
     /// Accesses that shift the last one's addresses (by the granule or not),
     /// new ones, partial masks and 64-lane warps: the counters the memo gives
     /// equal the cost functions' on every access.
@@ -320,7 +500,8 @@ mod tests {
         let mut next = crate::coalesce::tests::xorshift(0x9E37_79B9_7F4A_7C15);
         let mut obs = MetricsObserver::new(4);
         let mut want = vec![PcCounters::default(); 4];
-        let mut last: Vec<Vec<u64>> = vec![vec![0; 32]; 4];
+        // Per pc, its last accesses (most recent last).
+        let mut last: Vec<Vec<Vec<u64>>> = vec![vec![vec![0; 32]]; 4];
         for round in 0..20000 {
             let pc = (next() % 3) as usize;
             let (space, kind) =
@@ -328,10 +509,13 @@ mod tests {
             let bytes = [4u32, 8, 16][pc % 3];
             let n = if round % 97 == 0 { 64 } else { 32 };
             let addrs: Vec<u64> = match next() % 4 {
-                // A shift of the last access by a multiple of 4, 128 or neither.
-                0 | 1 if last[pc].len() == n => {
+                // A shift of the last access (or of an earlier one) by a multiple of 4, 128 or neither.
+                0 | 1 => {
+                    let h = &last[pc];
+                    let back = if next().is_multiple_of(2) { 1 } else { 1 + (next() as usize % h.len()) };
                     let d = [4u64, 128, 256, 12, 1][(next() % 5) as usize] * (next() % 40);
-                    last[pc].iter().map(|a| a + d).collect()
+                    let from = &h[h.len() - back.min(h.len())];
+                    (0..n).map(|l| from.get(l).copied().unwrap_or(l as u64 * 4) + d).collect()
                 }
                 _ => {
                     let stride = [0u64, 1, 2, 4, 8, 32, 33][(next() % 7) as usize] * bytes as u64;
@@ -358,7 +542,10 @@ mod tests {
                 c.shared_ideal_wavefronts += s.ideal_wavefronts as u64;
             }
             assert_eq!(obs.per_pc, want, "round {round}");
-            last[pc] = addrs;
+            last[pc].push(addrs);
+            if last[pc].len() > 12 {
+                last[pc].remove(0);
+            }
         }
     }
 }

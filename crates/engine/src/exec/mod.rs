@@ -502,7 +502,9 @@ impl<const W: usize> Warp<W> {
                     None => active,
                     Some(g) => {
                         let p = self.preds[g.pred as usize];
-                        active & if g.negate { !p } else { p }
+                        let exec = active & if g.negate { !p } else { p };
+                        obs.guarded(self.index, pc, active, exec);
+                        exec
                     }
                 };
                 obs.instruction(self.index, pc, active, exec);
@@ -557,6 +559,7 @@ impl<const W: usize> Warp<W> {
                 }
             };
             let ran = stop - start - insts.len() as u32;
+            obs.straight_run(self.index, start, ran, active);
             left -= ran;
             n.budget -= u64::from(ran);
             n.clock += u64::from(ran);
