@@ -62,6 +62,26 @@ counters! {
     }
 }
 
+impl MemCounts {
+    /// One global request of cost `g`.
+    #[inline(always)]
+    fn add_global(&mut self, g: GlobalCost) {
+        self.global_requests += 1;
+        self.global_sectors += g.sectors as u64;
+        self.global_ideal_sectors += g.ideal_sectors as u64;
+        self.global_lines += g.lines as u64;
+        self.global_bytes += g.bytes_requested as u64;
+    }
+
+    /// One shared request of cost `s`.
+    #[inline(always)]
+    fn add_shared(&mut self, s: SharedCost) {
+        self.shared_requests += 1;
+        self.shared_wavefronts += s.wavefronts as u64;
+        self.shared_ideal_wavefronts += s.ideal_wavefronts as u64;
+    }
+}
+
 /// Counters of one PTX instruction (one pc), summed over every warp that ran it
 /// (serialised flat: one object of both parts' fields).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -294,16 +314,9 @@ impl Observer for MetricsObserver {
             if let Some(m) = self.memos.get(i as usize).map(Memos::last) {
                 if m.shifted(addrs, mask, granule) {
                     if space == Space::Global {
-                        let g = m.global;
-                        c.mem.global_requests += 1;
-                        c.mem.global_sectors += g.sectors as u64;
-                        c.mem.global_ideal_sectors += g.ideal_sectors as u64;
-                        c.mem.global_lines += g.lines as u64;
-                        c.mem.global_bytes += g.bytes_requested as u64;
+                        c.mem.add_global(m.global);
                     } else {
-                        c.mem.shared_requests += 1;
-                        c.mem.shared_wavefronts += m.shared.wavefronts as u64;
-                        c.mem.shared_ideal_wavefronts += m.shared.ideal_wavefronts as u64;
+                        c.mem.add_shared(m.shared);
                     }
                     return;
                 }
@@ -359,11 +372,7 @@ impl MetricsObserver {
                 }
                 None => global_cost(addrs, global, bytes),
             };
-            c.mem.global_requests += 1;
-            c.mem.global_sectors += g.sectors as u64;
-            c.mem.global_ideal_sectors += g.ideal_sectors as u64;
-            c.mem.global_lines += g.lines as u64;
-            c.mem.global_bytes += g.bytes_requested as u64;
+            c.mem.add_global(g);
         }
         if shared != 0 {
             let s = match memo {
@@ -387,9 +396,7 @@ impl MetricsObserver {
                     shared_access_cost(&self.merged, pc, space, kind, a, shared, bytes)
                 }
             };
-            c.mem.shared_requests += 1;
-            c.mem.shared_wavefronts += s.wavefronts as u64;
-            c.mem.shared_ideal_wavefronts += s.ideal_wavefronts as u64;
+            c.mem.add_shared(s);
         }
         if local != 0 {
             let mut off = [0u64; 64];
