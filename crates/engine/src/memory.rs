@@ -61,6 +61,25 @@ pub trait Filler: Send + Sync {
             *o = u64::from_le_bytes(b);
         }
     }
+
+    /// [`Filler::gather`] at the offsets `first + j * step` (wrapping) for each
+    /// `out[j]`: a full warp whose lanes stand a fixed stride apart, the common
+    /// case, lets an initialiser compute its elements from an index progression.
+    fn gather_affine(&self, size: u32, first: u64, step: u64, out: &mut [u64]) {
+        gather_progression(self, size, first, step, out)
+    }
+}
+
+/// [`Filler::gather_affine`] through [`Filler::gather`], 64 offsets at a time.
+pub fn gather_progression<F: Filler + ?Sized>(f: &F, size: u32, first: u64, step: u64, out: &mut [u64]) {
+    let mut offs = [0u64; 64];
+    for (c, chunk) in out.chunks_mut(64).enumerate() {
+        let at = first.wrapping_add(step.wrapping_mul(c as u64 * 64));
+        for (j, o) in offs[..chunk.len()].iter_mut().enumerate() {
+            *o = at.wrapping_add(step.wrapping_mul(j as u64));
+        }
+        f.gather(size, &offs[..chunk.len()], chunk);
+    }
 }
 
 /// Initial bytes given inline (module-level `.global` initialisers).
@@ -196,6 +215,14 @@ impl Allocation {
             }
             None => match &self.filler {
                 Some(f) => {
+                    if mask == u64::MAX >> (64 - W) {
+                        // Every lane active: lanes a fixed stride apart go to the filler as a progression.
+                        let step = addr[1].wrapping_sub(addr[0]);
+                        let off_line = (0..W).fold(0u64, |d, l| d | (addr[l] ^ addr[0].wrapping_add(step.wrapping_mul(l as u64))));
+                        if off_line == 0 {
+                            return f.gather_affine(S, addr[0].wrapping_sub(sub), step, out);
+                        }
+                    }
                     // The filler sees only active lanes' offsets (an inactive lane takes the first active one's).
                     let first = addr[mask.trailing_zeros() as usize].wrapping_sub(sub);
                     let offs: [u64; W] = std::array::from_fn(|l| if mask >> l & 1 != 0 { addr[l].wrapping_sub(sub) } else { first });
@@ -691,6 +718,14 @@ mod tests {
                 *x = centre.wrapping_add(off);
                 if rng().is_multiple_of(200) {
                     *x += 1; // misaligned
+                }
+            }
+            if round % 4 == 3 {
+                // Lanes a fixed stride apart (the filler's progression when all are active).
+                let step = [0, size as u64, align as u64, 4 * align as u64, 40][rng() as usize % 5];
+                let start = centre.wrapping_add((rng() % spread) & !(align as u64 - 1));
+                for (l, x) in addr.iter_mut().enumerate() {
+                    *x = start.wrapping_add(l as u64 * step);
                 }
             }
             if round % 5 == 0 {
