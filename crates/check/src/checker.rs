@@ -443,7 +443,7 @@ impl Checker {
             return false;
         }
         let idx = self.global.page(page);
-        self.global.reserve(idx, (mask.count_ones() as u64 * nw).min(hi - lo + 1) as usize);
+        self.global.reserve(idx, (mask.count_ones() as u64 * nw).min(hi - lo + 1) as usize, (hi - lo + 1) as usize);
         let first =
             Access { block: self.block32, tid: (base + mask.trailing_zeros()) as u16, bits: BYTES | op.bits, tau: op.tau, pc: op.pc };
         // The lanes' threads are one warp's: one record serves them all.
