@@ -113,6 +113,11 @@ pub struct Checker {
     shared_sets: Sets,
     /// One bit per byte of shared memory: written in this block.
     shared_init: Vec<u64>,
+    /// Every byte of shared memory written in this block (bits only get set
+    /// within a block, so this stays true): the fast reads skip the
+    /// per-lane uninitialised test. Recomputed only when `shared_init_grew`.
+    shared_full: bool,
+    shared_init_grew: bool,
     /// One bit per byte of each thread's local memory; per warp, the block it was last cleared for.
     local_init: Vec<u64>,
     local_block: Vec<u64>,
@@ -167,6 +172,8 @@ impl Checker {
             shared: Vec::new(),
             shared_sets: Sets::new(true),
             shared_init: Vec::new(),
+            shared_full: false,
+            shared_init_grew: false,
             local_init: Vec::new(),
             local_block: Vec::new(),
             shared_sync: HashMap::new(),
@@ -252,6 +259,7 @@ impl Checker {
         }
         if op.kind != MemAccessKind::Load {
             bits_set(&mut self.shared_init, a, bytes);
+            self.shared_init_grew = true;
         }
         if op.flags & F_ASYNC != 0 {
             return; // see F_ASYNC: its completion is not modelled, so neither are its races
@@ -339,7 +347,11 @@ impl Checker {
             return false;
         }
         let limit = self.plan.shared_bytes as u64;
-        let check_init = self.plan.shared_writes_seen;
+        if self.shared_init_grew && !self.shared_full {
+            self.shared_init_grew = false;
+            self.shared_full = bits_full(&self.shared_init, limit);
+        }
+        let check_init = self.plan.shared_writes_seen && !self.shared_full;
         if bytes == 4 && self.shared_read_words(base, mask, addrs, limit, check_init, op) {
             return true;
         }
@@ -443,7 +455,7 @@ impl Checker {
             return false;
         }
         let idx = self.global.page(page);
-        self.global.reserve(idx, (mask.count_ones() as u64 * nw).min(hi - lo + 1) as usize);
+        self.global.reserve(idx, (mask.count_ones() as u64 * nw).min(hi - lo + 1) as usize, (hi - lo + 1) as usize);
         let first =
             Access { block: self.block32, tid: (base + mask.trailing_zeros()) as u16, bits: BYTES | op.bits, tau: op.tau, pc: op.pc };
         // The lanes' threads are one warp's: one record serves them all.
@@ -497,6 +509,7 @@ impl Checker {
         for l in warpsim_ir::set_bits(mask) {
             let a = addrs[l];
             bits_set(&mut self.shared_init, a, 4);
+            self.shared_init_grew = true;
             if let Some(c) = self.shared.get_mut((a >> 2) as usize) {
                 c.w = Access { block: self.block32, tid: (base + l as u32) as u16, bits: BYTES | op.bits, tau: op.tau, pc: op.pc };
                 c.r = Access::default();
@@ -837,6 +850,13 @@ fn bits_all(bits: &[u64], a: u64, n: u32) -> bool {
     (a..a + n as u64).all(|i| bits.get((i >> 6) as usize).is_some_and(|w| w >> (i & 63) & 1 != 0))
 }
 
+/// Whether bits `0..n` are all set.
+fn bits_full(bits: &[u64], n: u64) -> bool {
+    let (whole, rest) = ((n / 64) as usize, (n % 64) as u32);
+    bits.get(..whole).is_some_and(|b| b.iter().all(|&w| w == u64::MAX))
+        && (rest == 0 || bits.get(whole).is_some_and(|&w| w & bit_range(0, rest) == bit_range(0, rest)))
+}
+
 #[inline]
 fn bits_set(bits: &mut [u64], a: u64, n: u32) {
     let s = a & 63;
@@ -893,6 +913,8 @@ impl Observer for Checker {
         self.deferred_words.clear();
         self.shared_init.clear();
         self.shared_init.resize((plan.shared_bytes as usize).div_ceil(64), 0);
+        self.shared_full = false;
+        self.shared_init_grew = false;
         if plan.local_bytes > 0 {
             let need = (nw * w * plan.local_bytes as usize).div_ceil(64);
             if self.local_init.len() < need {
@@ -1221,6 +1243,35 @@ mod tests {
                     let want = (0..4).filter(|b| (a..end).contains(&(word * 4 + b))).fold(0u8, |m, b| m | 1 << b);
                     assert_eq!(byte_bits(a, end, word, first, last), want, "a {a} n {n} word {word}");
                 }
+            }
+        }
+    }
+
+    /// `bits_full` against one bit at a time: all set, one cleared (every
+    /// position), bits past `n` ignored, too short a vector.
+    #[test]
+    fn bits_full_matches_bit_by_bit() {
+        for n in 0..200u64 {
+            let slow = |b: &[u64]| (0..n).all(|i| b.get((i >> 6) as usize).is_some_and(|w| w >> (i & 63) & 1 != 0));
+            let mut b = vec![0u64; (n as usize).div_ceil(64)];
+            bits_set(&mut b, 0, n as u32);
+            assert!(bits_full(&b, n) && slow(&b), "n {n}");
+            for i in 0..n {
+                let mut c = b.clone();
+                c[(i >> 6) as usize] &= !(1 << (i & 63));
+                assert_eq!(bits_full(&c, n), slow(&c), "n {n} cleared {i}");
+                assert!(!bits_full(&c, n));
+            }
+            if n % 64 != 0 {
+                // Bits past n do not count.
+                let mut c = b.clone();
+                if let Some(w) = c.last_mut() {
+                    *w |= !bit_range(0, (n % 64) as u32);
+                }
+                assert!(bits_full(&c, n));
+            }
+            if n > 0 {
+                assert!(!bits_full(&b[..b.len() - 1], n), "n {n} short");
             }
         }
     }

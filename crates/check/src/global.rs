@@ -21,8 +21,15 @@ use std::hash::{BuildHasherDefault, Hasher};
 pub const PAGE_WORDS: u64 = 1024;
 /// A page turns dense (slot arrays) once this many of its words are
 /// touched; until then it keeps a sorted cell per touched word (a strided
-/// pass over a large buffer stays small).
-const DENSE_AFTER: usize = 128;
+/// pass over a large buffer stays small). At 256 a sparse page (12 bytes a
+/// word, 3 KiB) still costs less than one 4 KiB slot array: a stride-8 pass
+/// (128 words a page) made a zeroed array per page, 8 of 9 slots unused, and
+/// the page faults of that memory cost more than the checks.
+const DENSE_AFTER: usize = 256;
+/// A warp touching at least this many words that fill a quarter of their
+/// span or more (a contiguous or stride-4 pass, which will likely touch a
+/// quarter of the page or more) makes its page dense at once.
+const DENSE_WARP: usize = 32;
 
 /// A slot: 0 for none; a read set ([`SET_BIT`], [`DENSE_BIT`], the set's
 /// index below); or record index + 1 (bits 10..31), lane within its
@@ -392,15 +399,20 @@ impl GlobalShadow {
         i as usize
     }
 
-    /// Page `idx` ready for `words` more touched words: made dense when
-    /// they would turn it dense (a warp's 16-byte accesses of a page make it
-    /// dense at once rather than part way through), else with room for them.
+    /// Page `idx` ready for `words` more touched words lying within `span`
+    /// words: made dense when they would turn it dense (a warp's 16-byte
+    /// accesses of a page make it dense at once rather than part way
+    /// through) or when they are a dense pass's ([`DENSE_WARP`]), else
+    /// with room for them.
     #[inline(always)]
-    pub fn reserve(&mut self, idx: usize, words: usize) {
+    pub fn reserve(&mut self, idx: usize, words: usize, span: usize) {
         if let Some(p) = self.pages.get_mut(idx) {
             match &mut p.cells {
-                Cells::Sparse(v) if v.len() + words >= DENSE_AFTER => p.make_dense(),
-                // Room for the words at once, not by doublings.
+                Cells::Sparse(v) if v.len() + words >= DENSE_AFTER || (words >= DENSE_WARP && 4 * words >= span) => p.make_dense(),
+                // A new page: room for as many words as the warp's density
+                // would put in it (one allocation for a strided pass);
+                // else room for the words at once, not by doublings.
+                Cells::Sparse(v) if v.capacity() == 0 => v.reserve((words * PAGE_WORDS as usize / span.max(1)).min(DENSE_AFTER).max(words)),
                 Cells::Sparse(v) => v.reserve(words),
                 Cells::Dense { .. } => {}
             }
@@ -603,6 +615,12 @@ mod tests {
                 let mut hits_a = Vec::new();
                 if by_warp {
                     let idx = shadow.page(page);
+                    if seed % 2 == 0 {
+                        // As the checker does: sparse pages reserved for, or made dense by, the warp.
+                        let words = accesses.len() * accesses[0].2 as usize;
+                        let span = (accesses[accesses.len() - 1].0 + accesses[0].2 - accesses[0].0) as usize;
+                        shadow.reserve(idx, words, span);
+                    }
                     let rec = shadow.rec(idx, &accesses[0].1);
                     let addrs: Vec<u64> = accesses.iter().map(|a| a.0 * 4).collect();
                     let (first, base) = (accesses[0].1, (wp * w) as u32);
