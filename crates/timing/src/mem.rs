@@ -107,6 +107,35 @@ impl Bandwidth {
             let done = b * BUCKET + (s.0 * BUCKET / cap).min(BUCKET - 1);
             return done.max(t);
         }
+        // A full bucket whose next pointer leads straight to one with room
+        // for all of it (a saturated resource's usual case): what
+        // `book_from` does then (`find`'s one hop and its path compression)
+        // in three lookups instead of five.
+        if s.0 >= cap {
+            let x = s.1.max(self.base);
+            let sx = self.slot(x);
+            if sx.0 < cap && cap - sx.0 >= bytes {
+                sx.0 += bytes;
+                let done = x * BUCKET + (sx.0 * BUCKET / cap).min(BUCKET - 1);
+                self.slot(b).1 = x;
+                return done.max(t);
+            }
+        }
+        self.book_from(t, b, bytes)
+    }
+
+    /// [`Bandwidth::book`] as it was before its one-hop shortcut (the reference of a test).
+    #[cfg(test)]
+    fn book_reference(&mut self, t: u64, bytes: u64) -> u64 {
+        self.bytes += bytes;
+        let b = (t / BUCKET).max(self.base);
+        let cap = self.cap;
+        let s = self.slot(b);
+        if s.0 < cap && cap - s.0 >= bytes {
+            s.0 += bytes;
+            let done = b * BUCKET + (s.0 * BUCKET / cap).min(BUCKET - 1);
+            return done.max(t);
+        }
         self.book_from(t, b, bytes)
     }
 
@@ -247,6 +276,11 @@ pub struct Cache {
     lru: Vec<u32>,
     meta: Vec<Meta>,
     clock: u32,
+    /// The line [`Cache::line`] returned last: a warp's sectors come in
+    /// address order, four to a line, so most lookups find it here without
+    /// the set search (a line is in one way at most, so a matching tag there
+    /// is the line).
+    hint: usize,
     /// Dirty sectors evicted (for write-back traffic).
     pub evicted_dirty_sectors: u64,
 }
@@ -263,6 +297,7 @@ impl Cache {
             lru: vec![0; sets * ways],
             meta: vec![Meta::default(); sets * ways],
             clock: 0,
+            hint: 0,
             evicted_dirty_sectors: 0,
         }
     }
@@ -275,6 +310,9 @@ impl Cache {
 
     #[inline]
     fn find(&self, line: u64) -> Option<usize> {
+        if self.tags.get(self.hint) == Some(&(line + 1)) {
+            return Some(self.hint);
+        }
         let s = self.set_of(line) * self.ways;
         self.tags[s..s + self.ways].iter().position(|&t| t == line + 1).map(|i| s + i)
     }
@@ -310,6 +348,7 @@ impl Cache {
             None => self.alloc(line),
         };
         self.lru[i] = self.clock;
+        self.hint = i;
         i
     }
 
@@ -426,6 +465,72 @@ mod tests {
         b.retire(edge + 200);
         // Retired buckets are gone; bookings before the retire point are served at it.
         assert!(b.book(0, 32) >= (edge + 200) / BUCKET * BUCKET);
+    }
+
+    /// A small deterministic generator for the tests below.
+    fn lcg(x: &mut u64) -> u64 {
+        *x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        *x >> 33
+    }
+
+    #[test]
+    fn one_hop_booking_is_the_reference_booking() {
+        // Bursts at a few arrival times on saturated and idle resources,
+        // bookings of 1 to 5 sectors, retires: every result and the state
+        // (checked through later bookings) must match the reference.
+        for rate in [1.0, 4.0, 32.0, 100.0] {
+            let (mut a, mut b) = (Bandwidth::new(rate), Bandwidth::new(rate));
+            let mut x = rate as u64;
+            let mut t = 0u64;
+            for i in 0..40_000u64 {
+                if lcg(&mut x) % 8 == 0 {
+                    t += lcg(&mut x) % 64;
+                }
+                let at = t + lcg(&mut x) % 48;
+                let bytes = 32 * (1 + lcg(&mut x) % 5);
+                assert_eq!(a.book(at, bytes), b.book_reference(at, bytes), "rate {rate}, booking {i}");
+                if i % 1000 == 999 {
+                    a.retire(t.saturating_sub(200));
+                    b.retire(t.saturating_sub(200));
+                }
+            }
+            assert_eq!(a.bytes, b.bytes);
+        }
+    }
+
+    #[test]
+    fn the_line_hint_gives_what_the_set_search_gives() {
+        // Two caches, one of which forgets its hint before every call: the
+        // same lookups, hits, misses, fills and write-backs.
+        let (mut a, mut b) = (Cache::new(128 * 64, 4), Cache::new(128 * 64, 4));
+        let mut x = 7u64;
+        let mut sec = 0u64;
+        for i in 0..50_000u64 {
+            sec = match lcg(&mut x) % 4 {
+                0 => lcg(&mut x) % 2048,
+                _ => sec + 1,
+            };
+            b.hint = usize::MAX;
+            match lcg(&mut x) % 5 {
+                0 => {
+                    a.write(sec, i);
+                    b.write(sec, i);
+                }
+                1 => {
+                    a.invalidate(sec);
+                    b.invalidate(sec);
+                }
+                2 => {
+                    a.fill(sec, i + 3);
+                    b.fill(sec, i + 3);
+                }
+                _ => assert_eq!(a.access_line(sec), b.access_line(sec), "lookup {i}"),
+            }
+            assert_eq!(a.present(sec ^ 4), b.present(sec ^ 4));
+        }
+        assert_eq!(a.evicted_dirty_sectors, b.evicted_dirty_sectors);
+        assert_eq!(a.tags, b.tags);
+        assert_eq!(a.lru, b.lru);
     }
 
     #[test]
