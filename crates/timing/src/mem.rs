@@ -43,7 +43,9 @@ pub struct Bandwidth {
     base: u64,
     /// Chunk index of `chunks[0]`.
     base_chunk: u64,
-    chunks: std::collections::VecDeque<Option<Box<[Slot; CHUNK as usize]>>>,
+    /// A plain vector (retiring drains its front): indexing it is cheaper
+    /// than a ring's, and it holds only the few chunks of the backlog.
+    chunks: Vec<Option<Box<[Slot; CHUNK as usize]>>>,
     pub bytes: u64,
 }
 
@@ -95,18 +97,26 @@ impl Bandwidth {
     }
 
     /// Books `bytes` arriving at `t`; returns when the last byte is served.
-    #[inline]
+    #[inline(always)]
     pub fn book(&mut self, t: u64, bytes: u64) -> u64 {
         self.bytes += bytes;
         let b = (t / BUCKET).max(self.base);
         let cap = self.cap;
-        // Most requests fit in their own bucket: one lookup.
+        // Most requests fit in their own bucket: one lookup, inline.
         let s = self.slot(b);
         if s.0 < cap && cap - s.0 >= bytes {
             s.0 += bytes;
             let done = b * BUCKET + (s.0 * BUCKET / cap).min(BUCKET - 1);
             return done.max(t);
         }
+        let cur = *s;
+        self.book_over(t, b, bytes, cur)
+    }
+
+    /// [`Bandwidth::book`] of a request that does not fit in bucket `b` (`s`: its slot).
+    #[inline(never)]
+    fn book_over(&mut self, t: u64, b: u64, bytes: u64, s: Slot) -> u64 {
+        let cap = self.cap;
         // A full bucket whose next pointer leads straight to one with room
         // for all of it (a saturated resource's usual case): what
         // `book_from` does then (`find`'s one hop and its path compression)
@@ -140,7 +150,7 @@ impl Bandwidth {
     }
 
     /// [`Bandwidth::book`] from bucket `b` on, over full buckets.
-    #[inline(never)]
+    #[inline]
     fn book_from(&mut self, t: u64, b: u64, bytes: u64) -> u64 {
         let mut b = b;
         let mut left = bytes;
@@ -165,10 +175,9 @@ impl Bandwidth {
     pub fn retire(&mut self, t: u64) {
         self.base = self.base.max(t / BUCKET);
         let c = self.base / CHUNK;
-        while self.base_chunk < c && !self.chunks.is_empty() {
-            self.chunks.pop_front();
-            self.base_chunk += 1;
-        }
+        let k = (c.saturating_sub(self.base_chunk) as usize).min(self.chunks.len());
+        self.chunks.drain(..k);
+        self.base_chunk += k as u64;
         if self.chunks.is_empty() {
             self.base_chunk = c;
         }
@@ -320,16 +329,19 @@ impl Cache {
     /// Allocates `line` (evicting the LRU way); returns its index.
     fn alloc(&mut self, line: u64) -> usize {
         let s = self.set_of(line) * self.ways;
-        let mut victim = s;
-        for i in s..s + self.ways {
-            if self.tags[i] == 0 {
-                victim = i;
+        // The first empty way, else the least recently used (the first of equals).
+        let (tags, lru) = (&self.tags[s..s + self.ways], &self.lru[s..s + self.ways]);
+        let mut v = 0;
+        for (i, (&tag, &stamp)) in tags.iter().zip(lru).enumerate() {
+            if tag == 0 {
+                v = i;
                 break;
             }
-            if self.lru[i] < self.lru[victim] {
-                victim = i;
+            if stamp < lru[v] {
+                v = i;
             }
         }
+        let victim = s + v;
         if self.tags[victim] != 0 {
             self.evicted_dirty_sectors += self.meta[victim].dirty.count_ones() as u64;
         }
