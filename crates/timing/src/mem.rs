@@ -495,7 +495,7 @@ mod tests {
             let mut x = rate as u64;
             let mut t = 0u64;
             for i in 0..40_000u64 {
-                if lcg(&mut x) % 8 == 0 {
+                if lcg(&mut x).is_multiple_of(8) {
                     t += lcg(&mut x) % 64;
                 }
                 let at = t + lcg(&mut x) % 48;
