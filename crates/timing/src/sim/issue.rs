@@ -224,6 +224,12 @@ impl WarpT {
         w.stop = Stop::Yield;
         w.caps.clear();
         w.cap_addrs.clear();
+        if w.cap_addrs.capacity() == 0 {
+            // A slot's first warp: room for a few accesses at once, not a
+            // vector grown access by access (small launches use each slot once).
+            w.caps.reserve(4);
+            w.cap_addrs.reserve(4 * 64);
+        }
     }
 
     /// Not waiting at a barrier (nor retired).

@@ -3,6 +3,7 @@
 //! then oldest (GTO) or loose round robin (LRR), and hands it to issue. Kept
 //! apart from issue so the policy is one small piece.
 
+use super::issue::WarpT;
 use super::lsu::Queues;
 use super::{Gpu, Sm};
 use crate::decode::{NPIPES, PIPE_NONE, QUEUE_LSU, QUEUE_MIO};
@@ -127,34 +128,35 @@ impl Smsp {
     }
 }
 
+/// Whether warp `w` of sub-partition `sp` can issue at `t`; otherwise the
+/// earliest time it might, and why not.
+#[inline(always)]
+fn check_warp(w: &WarpT, sp: &Smsp, t: u64, sched: &SchedSpec) -> Result<(), (u64, Reason)> {
+    if !w.is_ready() {
+        return Err((u64::MAX, Reason::Barrier));
+    }
+    if w.ready_at > t {
+        return Err((w.ready_at, w.reason));
+    }
+    if w.next_pipe != PIPE_NONE && sp.pipe_free[w.next_pipe as usize] > t {
+        let alt = if w.next_alt_pipe != PIPE_NONE { sp.pipe_free[w.next_alt_pipe as usize] } else { u64::MAX };
+        if alt > t {
+            return Err((sp.pipe_free[w.next_pipe as usize].min(alt), Reason::MathPipeThrottle));
+        }
+    }
+    // Queues hold only entries that have not started (popped in `schedule`).
+    match w.next_queue {
+        QUEUE_MIO if sp.q.mio.len() >= sched.mio_queue_depth => Err((sp.q.mio.front().copied().unwrap_or(t + 1), Reason::MioThrottle)),
+        QUEUE_LSU if sp.q.lsu.len() >= sched.lsu_queue_depth => Err((sp.q.lsu.front().copied().unwrap_or(t + 1), Reason::LgThrottle)),
+        _ => Ok(()),
+    }
+}
+
 impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     /// Whether warp `ws` can issue at `t`; otherwise the earliest time it might, and why not.
     #[inline(always)]
     fn check(&self, s: usize, ws: u16, t: u64, gg: &Gpu<'a, W>) -> Result<(), (u64, Reason)> {
-        let w = &self.warps[ws as usize];
-        if !w.is_ready() {
-            return Err((u64::MAX, Reason::Barrier));
-        }
-        if w.ready_at > t {
-            return Err((w.ready_at, w.reason));
-        }
-        let sp = &self.smsp[s];
-        if w.next_pipe != PIPE_NONE && sp.pipe_free[w.next_pipe as usize] > t {
-            let alt = if w.next_alt_pipe != PIPE_NONE { sp.pipe_free[w.next_alt_pipe as usize] } else { u64::MAX };
-            if alt > t {
-                return Err((sp.pipe_free[w.next_pipe as usize].min(alt), Reason::MathPipeThrottle));
-            }
-        }
-        // Queues hold only entries that have not started (popped in `schedule`).
-        match w.next_queue {
-            QUEUE_MIO if sp.q.mio.len() >= gg.sched.mio_queue_depth => {
-                Err((sp.q.mio.front().copied().unwrap_or(t + 1), Reason::MioThrottle))
-            }
-            QUEUE_LSU if sp.q.lsu.len() >= gg.sched.lsu_queue_depth => {
-                Err((sp.q.lsu.front().copied().unwrap_or(t + 1), Reason::LgThrottle))
-            }
-            _ => Ok(()),
-        }
+        check_warp(&self.warps[ws as usize], &self.smsp[s], t, &gg.sched)
     }
 
     /// Sub-partition `s` at cycle `t`: issues one warp instruction if a warp
@@ -187,17 +189,25 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         };
         // The first warp that can issue; the others' stall reasons are
         // settled from the scan's record when they issue (`Sm::settle`).
+        // Two straight passes (from `start` to the end, then the front) over
+        // the sub-partition's list, borrowed once.
         let mut next = u64::MAX;
         let mut pick = NONE16;
         let start = start.min(nw);
-        for k in start..nw + start {
-            let ws = self.smsp[s].warps[if k < nw { k } else { k - nw }];
-            match self.check(s, ws, t, gg) {
-                Ok(()) => {
-                    pick = ws;
-                    break;
+        {
+            let (warps, sp, sched) = (&self.warps, &self.smsp[s], &gg.sched);
+            let (front, back) = sp.warps.split_at(start);
+            'scan: for part in [back, front] {
+                for &ws in part {
+                    let Some(w) = warps.get(ws as usize) else { continue };
+                    match check_warp(w, sp, t, sched) {
+                        Ok(()) => {
+                            pick = ws;
+                            break 'scan;
+                        }
+                        Err((at, _)) => next = next.min(at),
+                    }
                 }
-                Err((at, _)) => next = next.min(at),
             }
         }
         self.smsp[s].record_scan(t, &gg.sched);
