@@ -1,7 +1,7 @@
 //! The metrics observer: per-instruction counters gathered while the engine
 //! runs, one observer per worker, merged at the end.
 
-use crate::coalesce::{global_cost, local_addresses, shared_cost, shared_load_cost, GlobalCost, SharedCost};
+use crate::coalesce::{global_cost, local_addresses, shared_cost, shared_load_cost, unit_stride_global_cost, GlobalCost, SharedCost};
 use crate::sass::Merged;
 use std::sync::Arc;
 use warpsim_engine::{MemAccessKind, Observer};
@@ -134,8 +134,6 @@ struct Memo {
     mask: u64,
     /// Lanes in `addrs` (0: empty).
     n: usize,
-    /// [`signature`] of `addrs` and `mask`.
-    sig: u64,
     addrs: [u64; 64],
     global: GlobalCost,
     shared: SharedCost,
@@ -145,7 +143,6 @@ impl Memo {
     const EMPTY: Memo = Memo {
         mask: 0,
         n: 0,
-        sig: 0,
         addrs: [0; 64],
         global: GlobalCost { sectors: 0, lines: 0, bytes_requested: 0, ideal_sectors: 0 },
         shared: SharedCost { wavefronts: 0, ideal_wavefronts: 0 },
@@ -182,7 +179,6 @@ impl Memo {
         self.addrs[..n].copy_from_slice(&addrs[..n]);
         self.n = n;
         self.mask = mask;
-        self.sig = signature(addrs, mask);
     }
 }
 
@@ -195,13 +191,18 @@ struct Memos {
     last: u8,
     /// The way the next new access replaces.
     next: u8,
+    /// Each way's [`signature`], apart so that a miss scans one short array.
+    sigs: [u64; MEMO_WAYS],
     ways: [Memo; MEMO_WAYS],
 }
 
-const MEMO_WAYS: usize = 8;
+/// Ways per instruction: `smem_stride_33`'s loads go through 9 patterns per
+/// warp (one per lane that wraps at 1024 words within 256 iterations), which
+/// 8 ways, replaced in turn, never kept.
+const MEMO_WAYS: usize = 16;
 
 impl Memos {
-    const EMPTY: Memos = Memos { last: 0, next: 0, ways: [Memo::EMPTY; MEMO_WAYS] };
+    const EMPTY: Memos = Memos { last: 0, next: 0, sigs: [0; MEMO_WAYS], ways: [Memo::EMPTY; MEMO_WAYS] };
 
     #[inline(always)]
     fn last(&self) -> &Memo {
@@ -321,6 +322,14 @@ impl Observer for MetricsObserver {
                     return;
                 }
             }
+            // A coalesced global access (any mask: a divergent or tail warp's) costs
+            // in closed form, without the memos' signature, scan and copy.
+            if space == Space::Global {
+                if let Some(g) = unit_stride_global_cost(addrs, mask, bytes) {
+                    c.mem.add_global(g);
+                    return;
+                }
+            }
         }
         self.count_memory(pc, space, kind, bytes, addrs, mask)
     }
@@ -434,11 +443,27 @@ fn memo_slot<'a>(
     }
     let g = memos.get_mut(*i as usize)?;
     let sig = signature(addrs, mask);
-    let (way, hit) = match g.ways.iter().position(|m| m.sig == sig && m.shifted(addrs, mask, granule)) {
+    // The ways whose signature matches, as bits (one vector compare), then the shift test.
+    let mut cands = 0u32;
+    for (w, &s) in g.sigs.iter().enumerate() {
+        cands |= ((s == sig) as u32) << w;
+    }
+    let mut found = None;
+    while cands != 0 {
+        let w = cands.trailing_zeros() as usize;
+        cands &= cands - 1;
+        if g.ways.get(w).is_some_and(|m| m.shifted(addrs, mask, granule)) {
+            found = Some(w);
+            break;
+        }
+    }
+    let (way, hit) = match found {
         Some(w) => (w, true),
         None => {
             let w = g.next as usize % MEMO_WAYS;
             g.next = ((w + 1) % MEMO_WAYS) as u8;
+            // The caller keeps the access in this way.
+            g.sigs[w] = sig;
             (w, false)
         }
     };
@@ -497,6 +522,33 @@ mod tests {
         a.merge(b);
         let got: Vec<InstCounts> = a.into_per_pc().into_iter().map(|c| c.insts).collect();
         assert_eq!(got, want);
+    }
+
+    /// A bank-stride loop whose lanes wrap (`smem_stride_33`: lane `l` reads
+    /// word `(33 l + k) % 1024`) goes through 9 patterns per warp in 256
+    /// iterations: the second warp finds each in a way (none replaced), and
+    /// every count equals the cost function's.
+    #[test]
+    fn wrapping_bank_patterns_stay_in_the_ways() {
+        let mut obs = MetricsObserver::new(1);
+        let mut want = MemCounts::default();
+        let mut replaced = Vec::new();
+        for warp in 0..2 {
+            for k in 0..256u64 {
+                let addrs: Vec<u64> = (0..32u64).map(|l| (l * 33 + k) % 1024 * 4).collect();
+                obs.memory(warp, 0, Space::Shared, MemAccessKind::Load, 4, &addrs, u32::MAX as u64);
+                want.add_shared(shared_load_cost(&addrs, u32::MAX as u64, 4));
+            }
+            replaced.push(obs.memos[0].next);
+        }
+        assert_eq!(obs.per_pc[0].mem, want);
+        assert_eq!(replaced, [9, 9], "the second warp replaced a way");
+        // One lane off the pattern is not a shift of any way: it is costed, and kept.
+        let mut addrs: Vec<u64> = (0..32u64).map(|l| (l * 33) % 1024 * 4).collect();
+        addrs[5] += 4;
+        obs.memory(2, 0, Space::Shared, MemAccessKind::Load, 4, &addrs, u32::MAX as u64);
+        want.add_shared(shared_load_cost(&addrs, u32::MAX as u64, 4));
+        assert_eq!((obs.per_pc[0].mem.clone(), obs.memos[0].next), (want, 10));
     }
 
     /// Accesses that shift the last one's addresses (by the granule or not),
