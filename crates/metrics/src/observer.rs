@@ -160,17 +160,27 @@ impl Memo {
         if !d.is_multiple_of(granule) {
             return false;
         }
-        let mut same = true;
+        // Every lane's difference xor `d`, or-ed: zero when all are shifted by `d`.
+        let mut off = 0u64;
+        if n == 32 && mask == u32::MAX as u64 {
+            // A full 32-lane warp: fixed lengths, so the compare unrolls.
+            if let (Ok(a), Ok(p)) = (<&[u64; 32]>::try_from(addrs), <&[u64; 32]>::try_from(&self.addrs[..32])) {
+                for l in 0..32 {
+                    off |= a[l].wrapping_sub(p[l]) ^ d;
+                }
+                return off == 0;
+            }
+        }
         if n == 64 || mask == (1 << n) - 1 {
             for (a, p) in addrs.iter().zip(&self.addrs) {
-                same &= a.wrapping_sub(*p) == d;
+                off |= a.wrapping_sub(*p) ^ d;
             }
         } else {
             for (l, (a, p)) in addrs.iter().zip(&self.addrs).enumerate() {
-                same &= mask >> l & 1 == 0 || a.wrapping_sub(*p) == d;
+                off |= if mask >> l & 1 != 0 { a.wrapping_sub(*p) ^ d } else { 0 };
             }
         }
-        same
+        off == 0
     }
 
     #[inline(always)]
@@ -204,9 +214,23 @@ const MEMO_WAYS: usize = 16;
 impl Memos {
     const EMPTY: Memos = Memos { last: 0, next: 0, sigs: [0; MEMO_WAYS], ways: [Memo::EMPTY; MEMO_WAYS] };
 
+    /// The way that matched last, or else the way after it (the next pattern
+    /// of a loop whose patterns were kept in turn), if `addrs` shift it; that
+    /// way is then the one tried first.
     #[inline(always)]
-    fn last(&self) -> &Memo {
-        &self.ways[self.last as usize % MEMO_WAYS]
+    fn last_or_next(&mut self, addrs: &[u64], mask: u64, granule: u64) -> Option<&Memo> {
+        let last = self.last as usize % MEMO_WAYS;
+        let w = if self.ways[last].shifted(addrs, mask, granule) {
+            last
+        } else {
+            let next = (last + 1) % MEMO_WAYS;
+            if !self.ways[next].shifted(addrs, mask, granule) {
+                return None;
+            }
+            self.last = next as u8;
+            next
+        };
+        self.ways.get(w)
     }
 }
 
@@ -312,15 +336,13 @@ impl Observer for MetricsObserver {
         };
         let pcu = pc as usize;
         if let (Some(&i), Some(c)) = (self.memo_of.get(pcu), self.per_pc.get_mut(pcu)) {
-            if let Some(m) = self.memos.get(i as usize).map(Memos::last) {
-                if m.shifted(addrs, mask, granule) {
-                    if space == Space::Global {
-                        c.mem.add_global(m.global);
-                    } else {
-                        c.mem.add_shared(m.shared);
-                    }
-                    return;
+            if let Some(m) = self.memos.get_mut(i as usize).and_then(|g| g.last_or_next(addrs, mask, granule)) {
+                if space == Space::Global {
+                    c.mem.add_global(m.global);
+                } else {
+                    c.mem.add_shared(m.shared);
                 }
+                return;
             }
             // A coalesced global access (any mask: a divergent or tail warp's) costs
             // in closed form, without the memos' signature, scan and copy.
