@@ -344,9 +344,10 @@ impl Observer for MetricsObserver {
                 }
                 return;
             }
-            // A coalesced global access (any mask: a divergent or tail warp's) costs
-            // in closed form, without the memos' signature, scan and copy.
-            if space == Space::Global {
+            // A coalesced global access of a partial warp (a divergent or tail warp's:
+            // its mask seldom repeats) costs in closed form, without the memos'
+            // signature, scan and copy. A full warp's takes the memo, whose hit is cheaper.
+            if space == Space::Global && mask != u64::MAX >> (64 - addrs.len().clamp(1, 64)) {
                 if let Some(g) = unit_stride_global_cost(addrs, mask, bytes) {
                     c.mem.add_global(g);
                     return;
