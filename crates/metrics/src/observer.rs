@@ -327,7 +327,7 @@ impl Observer for MetricsObserver {
 
     /// A global or shared access that shifts its instruction's memo adds the memo's
     /// cost here; anything else is [`MetricsObserver::count_memory`]'s.
-    #[inline]
+    #[inline(always)]
     fn memory(&mut self, _warp: u32, pc: u32, space: Space, kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) {
         let granule = match space {
             Space::Global => 128,
