@@ -93,6 +93,78 @@ fn ascending_global_cost(addrs: &[u64], mask: u64, bytes: u32) -> Option<GlobalC
     Some(GlobalCost { sectors, lines, bytes_requested: mask.count_ones() * bytes, ideal_sectors: (unique * bytes).div_ceil(32) })
 }
 
+/// [`global_cost`] in closed form when every active lane `l` accesses `bytes`
+/// (a power of two, 2 to 32) at `base + l * bytes`, `base` aligned to `bytes`
+/// (a coalesced access, whatever its mask): the lanes then fill sectors and
+/// lines in lane order, so a sector (line) is a group of `32 / bytes`
+/// (`128 / bytes`) lane positions counted from the first active lane's line,
+/// and the counts are the groups the mask touches. `None` otherwise.
+pub fn unit_stride_global_cost(addrs: &[u64], mask: u64, bytes: u32) -> Option<GlobalCost> {
+    let n = addrs.len();
+    if mask == 0 || mask & !lane_bits(n) != 0 || !bytes.is_power_of_two() || !(2..=32).contains(&bytes) {
+        return None;
+    }
+    let b = bytes as u64;
+    let first = mask.trailing_zeros() as usize;
+    let last = 63 - mask.leading_zeros() as usize;
+    let a0 = *addrs.get(first)?;
+    // The last active lane first: a strided access fails here, before the lane loop.
+    if a0 % b != 0 || *addrs.get(last)? != a0.wrapping_add((last - first) as u64 * b) {
+        return None;
+    }
+    let base = a0.wrapping_sub(first as u64 * b);
+    let ok = match <&[u64; 32]>::try_from(addrs) {
+        // A 32-lane warp: a fixed length, so the loop unrolls.
+        Ok(a) => on_stride(a.as_slice(), mask, base, b),
+        Err(_) => on_stride(addrs, mask, base, b),
+    };
+    // Lane positions from the first active lane's line start; at most 128 of them.
+    let shift = (a0 % 128 / b) as u32;
+    if !ok || shift as usize + (last - first) >= 128 || a0.checked_add((last - first) as u64 * b + b).is_none() {
+        return None;
+    }
+    let m = ((mask >> first) as u128) << shift;
+    let (sectors, lines) = match bytes {
+        2 => (groups_touched::<16>(m), groups_touched::<64>(m)),
+        4 => (groups_touched::<8>(m), groups_touched::<32>(m)),
+        8 => (groups_touched::<4>(m), groups_touched::<16>(m)),
+        16 => (groups_touched::<2>(m), groups_touched::<8>(m)),
+        _ => (groups_touched::<1>(m), groups_touched::<4>(m)),
+    };
+    let unique = mask.count_ones();
+    Some(GlobalCost { sectors, lines, bytes_requested: unique * bytes, ideal_sectors: (unique * bytes).div_ceil(32) })
+}
+
+/// Whether every lane `l` in `mask` holds `base + l * b` (branch-free: it vectorises).
+#[inline(always)]
+fn on_stride(addrs: &[u64], mask: u64, base: u64, b: u64) -> bool {
+    let mut off = 0u64;
+    for (l, &a) in addrs.iter().enumerate() {
+        let d = a ^ base.wrapping_add(l as u64 * b);
+        off |= if mask >> l & 1 != 0 { d } else { 0 };
+    }
+    off == 0
+}
+
+/// How many of the aligned `G`-bit groups of `m` (`G` a power of two, at most 128) have a bit set.
+#[inline(always)]
+fn groups_touched<const G: u32>(m: u128) -> u32 {
+    // Or each group's bits into its lowest bit, then count the lowest bits
+    // (constant shifts: the loops unroll).
+    let (mut x, mut low) = (m, 1u128);
+    let mut s = 1;
+    while s < G {
+        x |= x >> s;
+        s <<= 1;
+    }
+    let mut s = G;
+    while s < 128 {
+        low |= low << s;
+        s <<= 1;
+    }
+    (x & low).count_ones()
+}
+
 /// Local memory is interleaved across the lanes of a warp, 4 bytes at a time:
 /// the same offset in every lane is one coalesced line. Maps per-lane offsets
 /// to the addresses that interleaving gives, for [`global_cost`].
@@ -371,6 +443,48 @@ pub(crate) mod tests {
             };
             assert_eq!(fast, want, "{addrs:?} {mask:#x} {bytes}");
         }
+    }
+
+    /// Unit-stride accesses of every width, offset and mask cost as the
+    /// general count; a lane off the stride (or a misaligned base) is refused.
+    #[test]
+    fn unit_stride_accesses_cost_as_the_general_count() {
+        let mut next = xorshift(0x853C_49E6_748F_EA9Bu64);
+        for round in 0..20000 {
+            let bytes = [2u32, 4, 8, 16, 32][round % 5];
+            let n = if round % 7 == 0 { 64 } else { 32 };
+            let base = 0x7f00_0000_0000u64 + next() % 512 * bytes as u64;
+            let mut addrs: Vec<u64> = (0..n as u64).map(|l| base + l * bytes as u64).collect();
+            let mask = match round % 4 {
+                0 => u64::MAX >> (64 - n),
+                1 => (u64::MAX >> (64 - n)) >> (next() % n as u64),
+                _ => next() & (u64::MAX >> (64 - n)),
+            };
+            let want = global_cost(&addrs, mask, bytes);
+            let got = unit_stride_global_cost(&addrs, mask, bytes);
+            if mask == 0 {
+                assert_eq!(got, None);
+                continue;
+            }
+            assert_eq!(got, Some(want), "{base:#x} {mask:#x} {bytes}");
+            // One active lane moved: refused (or, if it moved onto its own place, equal).
+            let l = (next() % n as u64) as usize;
+            if mask >> l & 1 != 0 && mask.count_ones() > 1 {
+                addrs[l] += bytes as u64 * (1 + next() % 3);
+                assert_eq!(unit_stride_global_cost(&addrs, mask, bytes), None, "moved lane {l}");
+                // An inactive lane's address does not matter.
+                addrs[l] -= bytes as u64 * 1000;
+                let off = mask & !(1 << l);
+                assert_eq!(unit_stride_global_cost(&addrs, off, bytes), Some(global_cost(&addrs, off, bytes)));
+            }
+        }
+        // A misaligned base, one-byte lanes and a mask past the lanes are refused.
+        let a: Vec<u64> = (0..32).map(|l| 0x1002 + l * 4).collect();
+        assert_eq!(unit_stride_global_cost(&a, u32::MAX as u64, 4), None);
+        let a: Vec<u64> = (0..32).map(|l| 0x1000 + l).collect();
+        assert_eq!(unit_stride_global_cost(&a, u32::MAX as u64, 1), None);
+        let a: Vec<u64> = (0..32).map(|l| 0x1000 + l * 4).collect();
+        assert_eq!(unit_stride_global_cost(&a, u64::MAX, 4), None);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The metrics observer: per-instruction counters gathered while the engine
 //! runs, one observer per worker, merged at the end.
 
-use crate::coalesce::{global_cost, local_addresses, shared_cost, shared_load_cost, GlobalCost, SharedCost};
+use crate::coalesce::{global_cost, local_addresses, shared_cost, shared_load_cost, unit_stride_global_cost, GlobalCost, SharedCost};
 use crate::sass::Merged;
 use std::sync::Arc;
 use warpsim_engine::{MemAccessKind, Observer};
@@ -134,8 +134,6 @@ struct Memo {
     mask: u64,
     /// Lanes in `addrs` (0: empty).
     n: usize,
-    /// [`signature`] of `addrs` and `mask`.
-    sig: u64,
     addrs: [u64; 64],
     global: GlobalCost,
     shared: SharedCost,
@@ -145,7 +143,6 @@ impl Memo {
     const EMPTY: Memo = Memo {
         mask: 0,
         n: 0,
-        sig: 0,
         addrs: [0; 64],
         global: GlobalCost { sectors: 0, lines: 0, bytes_requested: 0, ideal_sectors: 0 },
         shared: SharedCost { wavefronts: 0, ideal_wavefronts: 0 },
@@ -163,17 +160,27 @@ impl Memo {
         if !d.is_multiple_of(granule) {
             return false;
         }
-        let mut same = true;
+        // Every lane's difference xor `d`, or-ed: zero when all are shifted by `d`.
+        let mut off = 0u64;
+        if n == 32 && mask == u32::MAX as u64 {
+            // A full 32-lane warp: fixed lengths, so the compare unrolls.
+            if let (Ok(a), Ok(p)) = (<&[u64; 32]>::try_from(addrs), <&[u64; 32]>::try_from(&self.addrs[..32])) {
+                for l in 0..32 {
+                    off |= a[l].wrapping_sub(p[l]) ^ d;
+                }
+                return off == 0;
+            }
+        }
         if n == 64 || mask == (1 << n) - 1 {
             for (a, p) in addrs.iter().zip(&self.addrs) {
-                same &= a.wrapping_sub(*p) == d;
+                off |= a.wrapping_sub(*p) ^ d;
             }
         } else {
             for (l, (a, p)) in addrs.iter().zip(&self.addrs).enumerate() {
-                same &= mask >> l & 1 == 0 || a.wrapping_sub(*p) == d;
+                off |= if mask >> l & 1 != 0 { a.wrapping_sub(*p) ^ d } else { 0 };
             }
         }
-        same
+        off == 0
     }
 
     #[inline(always)]
@@ -182,7 +189,6 @@ impl Memo {
         self.addrs[..n].copy_from_slice(&addrs[..n]);
         self.n = n;
         self.mask = mask;
-        self.sig = signature(addrs, mask);
     }
 }
 
@@ -195,17 +201,36 @@ struct Memos {
     last: u8,
     /// The way the next new access replaces.
     next: u8,
+    /// Each way's [`signature`], apart so that a miss scans one short array.
+    sigs: [u64; MEMO_WAYS],
     ways: [Memo; MEMO_WAYS],
 }
 
-const MEMO_WAYS: usize = 8;
+/// Ways per instruction: `smem_stride_33`'s loads go through 9 patterns per
+/// warp (one per lane that wraps at 1024 words within 256 iterations), which
+/// 8 ways, replaced in turn, never kept.
+const MEMO_WAYS: usize = 16;
 
 impl Memos {
-    const EMPTY: Memos = Memos { last: 0, next: 0, ways: [Memo::EMPTY; MEMO_WAYS] };
+    const EMPTY: Memos = Memos { last: 0, next: 0, sigs: [0; MEMO_WAYS], ways: [Memo::EMPTY; MEMO_WAYS] };
 
+    /// The way that matched last, or else the way after it (the next pattern
+    /// of a loop whose patterns were kept in turn), if `addrs` shift it; that
+    /// way is then the one tried first.
     #[inline(always)]
-    fn last(&self) -> &Memo {
-        &self.ways[self.last as usize % MEMO_WAYS]
+    fn last_or_next(&mut self, addrs: &[u64], mask: u64, granule: u64) -> Option<&Memo> {
+        let last = self.last as usize % MEMO_WAYS;
+        let w = if self.ways[last].shifted(addrs, mask, granule) {
+            last
+        } else {
+            let next = (last + 1) % MEMO_WAYS;
+            if !self.ways[next].shifted(addrs, mask, granule) {
+                return None;
+            }
+            self.last = next as u8;
+            next
+        };
+        self.ways.get(w)
     }
 }
 
@@ -302,7 +327,7 @@ impl Observer for MetricsObserver {
 
     /// A global or shared access that shifts its instruction's memo adds the memo's
     /// cost here; anything else is [`MetricsObserver::count_memory`]'s.
-    #[inline]
+    #[inline(always)]
     fn memory(&mut self, _warp: u32, pc: u32, space: Space, kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) {
         let granule = match space {
             Space::Global => 128,
@@ -311,13 +336,20 @@ impl Observer for MetricsObserver {
         };
         let pcu = pc as usize;
         if let (Some(&i), Some(c)) = (self.memo_of.get(pcu), self.per_pc.get_mut(pcu)) {
-            if let Some(m) = self.memos.get(i as usize).map(Memos::last) {
-                if m.shifted(addrs, mask, granule) {
-                    if space == Space::Global {
-                        c.mem.add_global(m.global);
-                    } else {
-                        c.mem.add_shared(m.shared);
-                    }
+            if let Some(m) = self.memos.get_mut(i as usize).and_then(|g| g.last_or_next(addrs, mask, granule)) {
+                if space == Space::Global {
+                    c.mem.add_global(m.global);
+                } else {
+                    c.mem.add_shared(m.shared);
+                }
+                return;
+            }
+            // A coalesced global access of a partial warp (a divergent or tail warp's:
+            // its mask seldom repeats) costs in closed form, without the memos'
+            // signature, scan and copy. A full warp's takes the memo, whose hit is cheaper.
+            if space == Space::Global && mask != u64::MAX >> (64 - addrs.len().clamp(1, 64)) {
+                if let Some(g) = unit_stride_global_cost(addrs, mask, bytes) {
+                    c.mem.add_global(g);
                     return;
                 }
             }
@@ -434,11 +466,27 @@ fn memo_slot<'a>(
     }
     let g = memos.get_mut(*i as usize)?;
     let sig = signature(addrs, mask);
-    let (way, hit) = match g.ways.iter().position(|m| m.sig == sig && m.shifted(addrs, mask, granule)) {
+    // The ways whose signature matches, as bits (one vector compare), then the shift test.
+    let mut cands = 0u32;
+    for (w, &s) in g.sigs.iter().enumerate() {
+        cands |= ((s == sig) as u32) << w;
+    }
+    let mut found = None;
+    while cands != 0 {
+        let w = cands.trailing_zeros() as usize;
+        cands &= cands - 1;
+        if g.ways.get(w).is_some_and(|m| m.shifted(addrs, mask, granule)) {
+            found = Some(w);
+            break;
+        }
+    }
+    let (way, hit) = match found {
         Some(w) => (w, true),
         None => {
             let w = g.next as usize % MEMO_WAYS;
             g.next = ((w + 1) % MEMO_WAYS) as u8;
+            // The caller keeps the access in this way.
+            g.sigs[w] = sig;
             (w, false)
         }
     };
@@ -497,6 +545,33 @@ mod tests {
         a.merge(b);
         let got: Vec<InstCounts> = a.into_per_pc().into_iter().map(|c| c.insts).collect();
         assert_eq!(got, want);
+    }
+
+    /// A bank-stride loop whose lanes wrap (`smem_stride_33`: lane `l` reads
+    /// word `(33 l + k) % 1024`) goes through 9 patterns per warp in 256
+    /// iterations: the second warp finds each in a way (none replaced), and
+    /// every count equals the cost function's.
+    #[test]
+    fn wrapping_bank_patterns_stay_in_the_ways() {
+        let mut obs = MetricsObserver::new(1);
+        let mut want = MemCounts::default();
+        let mut replaced = Vec::new();
+        for warp in 0..2 {
+            for k in 0..256u64 {
+                let addrs: Vec<u64> = (0..32u64).map(|l| (l * 33 + k) % 1024 * 4).collect();
+                obs.memory(warp, 0, Space::Shared, MemAccessKind::Load, 4, &addrs, u32::MAX as u64);
+                want.add_shared(shared_load_cost(&addrs, u32::MAX as u64, 4));
+            }
+            replaced.push(obs.memos[0].next);
+        }
+        assert_eq!(obs.per_pc[0].mem, want);
+        assert_eq!(replaced, [9, 9], "the second warp replaced a way");
+        // One lane off the pattern is not a shift of any way: it is costed, and kept.
+        let mut addrs: Vec<u64> = (0..32u64).map(|l| (l * 33) % 1024 * 4).collect();
+        addrs[5] += 4;
+        obs.memory(2, 0, Space::Shared, MemAccessKind::Load, 4, &addrs, u32::MAX as u64);
+        want.add_shared(shared_load_cost(&addrs, u32::MAX as u64, 4));
+        assert_eq!((obs.per_pc[0].mem.clone(), obs.memos[0].next), (want, 10));
     }
 
     /// Accesses that shift the last one's addresses (by the granule or not),
