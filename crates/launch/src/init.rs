@@ -591,68 +591,57 @@ mod fast_path_tests {
         }
     }
 
-    #[test]
-    fn gather_equals_fill() {
-        let inits = NamedInit::ALL.iter().map(|n| Init::Named(*n)).chain([Init::Values((0..10).map(|i| Value::Int(i * 3)).collect())]);
-        for init in inits {
+    /// `each(init, dtype, buffer, size)` for every named initialiser and a
+    /// list of values, every dtype that takes it, and every access size.
+    fn each_buffer(count: u64, mut each: impl FnMut(&Init, Dtype, &BufferInit, u32)) {
+        let values = Init::Values((0..count as i64).map(|i| Value::Int(i as i128 * 3)).collect());
+        for init in NamedInit::ALL.iter().map(|n| Init::Named(*n)).chain([values]) {
             for d in Dtype::ALL {
-                let Ok(b) = BufferInit::new(d, init.clone(), 10) else { continue };
+                let Ok(b) = BufferInit::new(d, init.clone(), count) else { continue };
                 for size in [1u32, 2, 4, 8] {
-                    // In bounds and aligned (the fast path), then with one past the end and one misaligned.
-                    let inside: Vec<u64> = (0..10 * d.size_bytes() as u64 / size as u64).rev().map(|k| k * size as u64).collect();
-                    let outside = inside.iter().copied().chain([!(size as u64 - 1), 1]);
-                    for offs in [inside.clone(), outside.collect()] {
-                        let mut got = vec![0; offs.len()];
-                        b.gather(size, &offs, &mut got);
-                        for (&o, &g) in offs.iter().zip(&got) {
-                            let mut x = [0u8; 8];
-                            b.fill(o, &mut x[..size as usize]);
-                            assert_eq!(g, u64::from_le_bytes(x), "{init:?} {d:?} size {size} offset {o}");
-                        }
-                    }
+                    each(&init, d, &b, size);
                 }
             }
         }
     }
-}
 
-#[cfg(test)]
-mod affine_tests {
-    use super::*;
+    #[test]
+    fn gather_equals_fill() {
+        each_buffer(10, |init, d, b, size| {
+            // In bounds and aligned (the fast path), then with one past the end and one misaligned.
+            let inside: Vec<u64> = (0..10 * d.size_bytes() as u64 / size as u64).rev().map(|k| k * size as u64).collect();
+            let outside = inside.iter().copied().chain([!(size as u64 - 1), 1]);
+            for offs in [inside.clone(), outside.collect()] {
+                let mut got = vec![0; offs.len()];
+                b.gather(size, &offs, &mut got);
+                for (&o, &g) in offs.iter().zip(&got) {
+                    let mut x = [0u8; 8];
+                    b.fill(o, &mut x[..size as usize]);
+                    assert_eq!(g, u64::from_le_bytes(x), "{init:?} {d:?} size {size} offset {o}");
+                }
+            }
+        });
+    }
 
     /// A progression gives what `gather` gives at the same offsets: aligned and in
     /// bounds (the vector path, with a remainder), misaligned, past the end and wrapping.
     #[test]
     fn gather_affine_equals_gather() {
-        let inits = NamedInit::ALL.iter().map(|n| Init::Named(*n)).chain([Init::Values((0..40).map(|i| Value::Int(i * 7)).collect())]);
-        for init in inits {
-            for d in Dtype::ALL {
-                let Ok(b) = BufferInit::new(d, init.clone(), 40) else { continue };
-                let sz = d.size_bytes() as u64;
-                for size in [1u32, 2, 4, 8] {
-                    let cases = [
-                        (0, sz),
-                        (sz, 2 * sz),
-                        (3 * sz, 0),
-                        (1, sz),
-                        (0, sz + 1),
-                        (sz * 20, sz),
-                        (sz * 39, sz.wrapping_neg()),
-                        (u64::MAX - 3, 8),
-                    ];
-                    for (first, step) in cases {
-                        for len in [1usize, 8, 13, 32, 70] {
-                            let mut got = vec![0; len];
-                            b.gather_affine(size, first, step, &mut got);
-                            let offs: Vec<u64> = (0..len as u64).map(|j| first.wrapping_add(step.wrapping_mul(j))).collect();
-                            let mut want = vec![0; len];
-                            b.gather(size, &offs, &mut want);
-                            assert_eq!(got, want, "{init:?} {d:?} size {size} first {first} step {step} len {len}");
-                        }
-                    }
+        each_buffer(40, |init, d, b, size| {
+            let sz = d.size_bytes() as u64;
+            let cases =
+                [(0, sz), (sz, 2 * sz), (3 * sz, 0), (1, sz), (0, sz + 1), (sz * 20, sz), (sz * 39, sz.wrapping_neg()), (u64::MAX - 3, 8)];
+            for (first, step) in cases {
+                for len in [1usize, 8, 13, 32, 70] {
+                    let mut got = vec![0; len];
+                    b.gather_affine(size, first, step, &mut got);
+                    let offs: Vec<u64> = (0..len as u64).map(|j| first.wrapping_add(step.wrapping_mul(j))).collect();
+                    let mut want = vec![0; len];
+                    b.gather(size, &offs, &mut want);
+                    assert_eq!(got, want, "{init:?} {d:?} size {size} first {first} step {step} len {len}");
                 }
             }
-        }
+        });
     }
 }
 
