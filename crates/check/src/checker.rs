@@ -416,7 +416,7 @@ impl Checker {
             if !known {
                 return false;
             }
-            direct &= replaces(&c.r, t, self.block32, vc);
+            direct = direct && replaces(&c.r, t, self.block32, vc);
             words[k & 63] = (a >> 2) as u32;
             k += 1;
         }

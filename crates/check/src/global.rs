@@ -507,14 +507,6 @@ impl GlobalShadow {
         // now; the other, when its array is missing, is empty and stays so.
         let (fill, other) = if write { (w, r) } else { (r, w) };
         let fill = fill.get_or_insert_with(zeroed);
-        let recs = &p.recs;
-        let mut general = |fs: &mut u32, os: &mut u32, word: u64, cur: Access| {
-            let (ws, rs) = if write { (fs, os) } else { (os, fs) };
-            step(recs, ws, rs, cur, rec, write, hb, sets, hits);
-            if !hits.is_empty() {
-                on_hit(word, cur, hits);
-            }
-        };
         let Some(other) = other else {
             // Only the filled kind of slot exists in the page (a page only
             // read, or only written, so far): a word whose slot is empty is
@@ -525,8 +517,15 @@ impl GlobalShadow {
                     let fs = &mut fill[(word % PAGE_WORDS) as usize];
                     if *fs == 0 {
                         *fs = enc;
-                    } else {
-                        general(fs, &mut 0, word, cur);
+                        continue;
+                    }
+                    // The missing slot is empty, and stays so (a read leaves
+                    // the write slot, a write an empty read slot, as it is).
+                    let mut none = 0;
+                    let (ws, rs) = if write { (fs, &mut none) } else { (&mut none, fs) };
+                    step(&p.recs, ws, rs, cur, rec, write, hb, sets, hits);
+                    if !hits.is_empty() {
+                        on_hit(word, cur, hits);
                     }
                 }
             }
@@ -539,8 +538,12 @@ impl GlobalShadow {
                 let (fs, os) = (&mut fill[o], &mut other[o]);
                 if *fs == 0 && *os == 0 {
                     *fs = enc;
-                } else {
-                    general(fs, os, word, cur);
+                    continue;
+                }
+                let (ws, rs) = if write { (fs, os) } else { (os, fs) };
+                step(&p.recs, ws, rs, cur, rec, write, hb, sets, hits);
+                if !hits.is_empty() {
+                    on_hit(word, cur, hits);
                 }
             }
         }
