@@ -70,6 +70,18 @@ fn set_lanes(row: &mut [u32], lanes: u64, f: impl Fn(u32) -> u32) {
     }
 }
 
+/// Whether `ids[l] == id` for every lane `l` of `lanes` (lanes past the
+/// row ignored): a whole row compared at once, else lane by lane.
+#[inline(always)]
+fn lanes_hold(ids: &[u32], lanes: u64, id: u32) -> bool {
+    let n = ids.len();
+    if (1..=64).contains(&n) && lanes & (u64::MAX >> (64 - n)) == u64::MAX >> (64 - n) {
+        ids.iter().fold(0, |diff, &x| diff | (x ^ id)) == 0
+    } else {
+        warpsim_ir::set_bits(lanes).all(|l| ids.get(l).is_none_or(|&x| x == id))
+    }
+}
+
 /// The threads (slots) of `lanes` of warp `warp`.
 fn threads(warp: u32, lanes: u64, w: usize) -> impl Iterator<Item = usize> {
     let base = warp as usize * w;
@@ -152,11 +164,7 @@ impl Hb {
     pub fn shared_snap(&self, base: usize, lanes: u64) -> Option<&[u32]> {
         let ids = self.snap_of.get(base..base + self.w)?;
         let s = *ids.get(lanes.trailing_zeros() as usize)?;
-        let mut same = true;
-        for (l, &id) in ids.iter().enumerate() {
-            same &= lanes >> l & 1 == 0 || id == s;
-        }
-        if !same {
+        if !lanes_hold(ids, lanes, s) {
             return None;
         }
         self.arena.get(s as usize * self.n..(s as usize + 1) * self.n)
@@ -236,11 +244,7 @@ impl Hb {
     fn all_hold(&self, warp: u32, lanes: u64, id: u32) -> bool {
         let base = warp as usize * self.w;
         let Some(ids) = self.snap_of.get(base..base + self.w) else { return false };
-        let mut same = true;
-        for (l, &x) in ids.iter().enumerate() {
-            same &= lanes >> l & 1 == 0 || x == id;
-        }
-        same
+        lanes_hold(ids, lanes, id)
     }
 
     /// The lanes of `lanes` of warp `warp` whose `wk` row may be nonzero.
@@ -432,6 +436,33 @@ mod tests {
                     }
                 }
                 assert_eq!(fast, slow, "n {n} lanes {lanes:#x}");
+            }
+        }
+    }
+
+    /// Whole rows and partial ones, against lane by lane.
+    #[test]
+    fn lanes_hold_matches_lane_by_lane() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for n in [1usize, 31, 32, 33, 64] {
+            for round in 0..400 {
+                let ids: Vec<u32> = (0..n).map(|_| if next() % 8 == 0 { 1 } else { 0 }).collect();
+                let lanes = match round % 4 {
+                    0 => u64::MAX,
+                    1 => u64::MAX >> (64 - n),
+                    2 => next(),
+                    _ => next() & next(),
+                };
+                for id in [0, 1] {
+                    let slow = (0..n).all(|l| lanes >> l & 1 == 0 || ids[l] == id);
+                    assert_eq!(lanes_hold(&ids, lanes, id), slow, "n {n} lanes {lanes:#x} id {id}");
+                }
             }
         }
     }

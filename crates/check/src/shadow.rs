@@ -176,6 +176,14 @@ pub fn read(cell: &mut Cell, cur: Access, hb: &Hb, sets: &mut Sets, hits: &mut V
     if !cell.w.empty() && conflict(hb, &cell.w, &cur) {
         hits.push(Hit { prior: cell.w, prior_write: true });
     }
+    record_read(cell, cur, hb, sets);
+}
+
+/// What [`read`] does after its test of the last write: records the read
+/// `cur` in `cell`'s read slot or set (for a read whose write test is known
+/// to pass: it reports nothing).
+#[inline(always)]
+pub fn record_read(cell: &mut Cell, cur: Access, hb: &Hb, sets: &mut Sets) {
     if cell.r.bits & SET == 0 {
         if cell.r.empty() || (cell.r.bits & BYTES & !cur.bits == 0 && before(hb, &cell.r, &cur)) {
             cell.r = cur;
