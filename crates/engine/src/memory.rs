@@ -488,6 +488,13 @@ fn one_page<const W: usize>(addr: &[u64; W], sub: u64, mask: u64) -> Option<usiz
 #[inline(always)]
 fn active_or<const W: usize>(addr: &[u64; W], mask: u64, f: impl Fn(u64) -> u64) -> u64 {
     let mut acc = 0u64;
+    if mask == u64::MAX >> (64 - W) {
+        // Every lane active (the common case): no lane select.
+        for &a in addr {
+            acc |= f(a);
+        }
+        return acc;
+    }
     for (l, &a) in addr.iter().enumerate() {
         acc |= if mask >> l & 1 != 0 { f(a) } else { 0 };
     }
@@ -593,16 +600,18 @@ impl GlobalMemory {
     /// then goes lane by lane, which finds the faulting lane).
     #[inline]
     pub fn warp_span<const W: usize>(&self, addr: &[u64; W], mask: u64, bytes: u32, align: u32) -> Option<WarpSpan<'_>> {
-        debug_assert!(align.is_power_of_two() && bytes <= align);
+        debug_assert!(align.is_power_of_two() && bytes <= align && align as u64 <= PAGE_SIZE);
         if mask == 0 {
             return None;
         }
         let first = addr[mask.trailing_zeros() as usize];
         let alloc = self.find(first)?;
         let rel = first - alloc.base;
-        // The bits in which some active lane's offset differs from the first's, and the low bits of any.
+        // The bits in which some active lane's offset differs from the first's. Every offset is
+        // aligned exactly when the first's is and no lane's low bits differ from its (the base is
+        // page-aligned, so an offset is aligned exactly when its address is).
         let spread = active_or::<W>(addr, mask, |a| a.wrapping_sub(alloc.base) ^ rel);
-        if active_or::<W>(addr, mask, |a| a) & (align as u64 - 1) != 0 {
+        if (spread | rel) & (align as u64 - 1) != 0 {
             return None;
         }
         let page_start = rel & !(PAGE_SIZE - 1);
