@@ -7,8 +7,9 @@
 //! their stores, never undefined behaviour in the simulator. Accesses of
 //! 1, 2, 4 and 8 bytes go through atomics of that width at natural alignment.
 
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use warpsim_ir::set_bits;
 
 pub const PAGE_SHIFT: u32 = 16;
@@ -101,7 +102,132 @@ pub enum MemFault {
     Misaligned { addr: u64, size: u32 },
 }
 
-type Page = Box<[AtomicU64]>;
+/// A materialised page: [`WORDS_PER_PAGE`] words in its allocation's [`PageArena`].
+#[derive(Copy, Clone)]
+struct Page(NonNull<AtomicU64>);
+
+// SAFETY: a page is a pointer to atomics that live as long as the arena that
+// owns them (the allocation's), and atomics may be shared between threads.
+unsafe impl Send for Page {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Page {}
+
+/// Pages per arena chunk: 2 MiB, the x86 huge page.
+const CHUNK_PAGES: usize = 32;
+
+/// Where an allocation's materialised pages live: carved, in the order they
+/// are first touched, from chunks of up to [`CHUNK_PAGES`] pages mapped
+/// zeroed from the operating system. A chunk of 2 MiB is aligned and asks
+/// for a transparent huge page, so first touching a whole output costs one
+/// fault per 2 MiB instead of one per 4 KiB, and no page is zeroed twice (the
+/// kernel zeroes it; a page allocated from the heap was zeroed again).
+/// Pages are handed out densely, so an allocation touched sparsely still
+/// holds only the pages it touched, rounded up to one chunk.
+struct PageArena {
+    /// The allocation's page count: chunks never hold more pages than are left to materialise.
+    npages: usize,
+    /// The chunks (each with its page count), and how many pages the last has handed out.
+    state: Mutex<(Vec<(Chunk, usize)>, usize)>,
+}
+
+impl PageArena {
+    fn new(npages: usize) -> Self {
+        PageArena { npages, state: Mutex::new((Vec::new(), 0)) }
+    }
+
+    /// A fresh zeroed page; at most `npages` are ever asked for.
+    fn take(&self) -> NonNull<AtomicU64> {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let (chunks, used) = &mut *st;
+        if chunks.last().is_none_or(|&(_, n)| *used == n) {
+            let given: usize = chunks.iter().map(|&(_, n)| n).sum();
+            let n = self.npages.saturating_sub(given).clamp(1, CHUNK_PAGES);
+            chunks.push((Chunk::zeroed(n * PAGE_SIZE as usize), n));
+            *used = 0;
+        }
+        let (chunk, _) = chunks.last().unwrap();
+        // SAFETY: `used < n`, so the page lies inside the chunk.
+        let p = unsafe { chunk.0.as_ptr().add(*used * PAGE_SIZE as usize) };
+        *used += 1;
+        // SAFETY: a chunk's pointer is not null, nor is an offset into it; chunks are page-aligned.
+        unsafe { NonNull::new_unchecked(p as *mut AtomicU64) }
+    }
+}
+
+/// Zeroed memory from the operating system, freed on drop.
+struct Chunk(NonNull<u8>, usize);
+
+// SAFETY: a chunk is plain memory owned by its arena.
+unsafe impl Send for Chunk {}
+// SAFETY: as for `Send`; the arena hands each page out once, behind a lock.
+unsafe impl Sync for Chunk {}
+
+/// The transparent huge page size (x86-64, aarch64 with 4 KiB pages).
+#[cfg(unix)]
+const HUGE_PAGE: usize = 2 << 20;
+
+impl Chunk {
+    /// `len` zeroed bytes (a multiple of [`PAGE_SIZE`]), aligned to 2 MiB and
+    /// advised as a huge page when `len` is 2 MiB.
+    #[cfg(unix)]
+    fn zeroed(len: usize) -> Chunk {
+        let huge = len == HUGE_PAGE;
+        let map = if huge { len + HUGE_PAGE } else { len };
+        // SAFETY: an anonymous private mapping has no preconditions; the result is checked.
+        let p = unsafe {
+            libc::mmap(std::ptr::null_mut(), map, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+        };
+        if p == libc::MAP_FAILED {
+            std::alloc::handle_alloc_error(std::alloc::Layout::from_size_align(len, PAGE_SIZE as usize).unwrap());
+        }
+        let mut at = p as usize;
+        if huge {
+            // Keep the aligned 2 MiB inside the mapping; give back the rest.
+            let start = at.next_multiple_of(HUGE_PAGE);
+            // SAFETY: both ranges lie inside the mapping just made (`start - at < HUGE_PAGE`,
+            // `start + len <= at + map`), and nothing refers to them.
+            unsafe {
+                if start > at {
+                    libc::munmap(at as *mut libc::c_void, start - at);
+                }
+                if at + map > start + len {
+                    libc::munmap((start + len) as *mut libc::c_void, at + map - start - len);
+                }
+            }
+            at = start;
+            #[cfg(target_os = "linux")]
+            // SAFETY: advice on a range this chunk owns; failure (no huge pages) is harmless.
+            unsafe {
+                libc::madvise(at as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+            };
+        }
+        // SAFETY: `mmap` succeeded, so `at` is not null.
+        Chunk(unsafe { NonNull::new_unchecked(at as *mut u8) }, len)
+    }
+
+    #[cfg(not(unix))]
+    fn zeroed(len: usize) -> Chunk {
+        let layout = std::alloc::Layout::from_size_align(len, PAGE_SIZE as usize).unwrap();
+        // SAFETY: `len` is not zero.
+        let p = unsafe { std::alloc::alloc_zeroed(layout) };
+        Chunk(NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(layout)), len)
+    }
+}
+
+impl Drop for Chunk {
+    fn drop(&mut self) {
+        // SAFETY: the chunk's memory came from `zeroed` with this length, and the pages carved
+        // from it die with their arena (the allocation), which owns the chunk.
+        #[cfg(unix)]
+        unsafe {
+            libc::munmap(self.0.as_ptr() as *mut libc::c_void, self.1);
+        };
+        #[cfg(not(unix))]
+        unsafe {
+            std::alloc::dealloc(self.0.as_ptr(), std::alloc::Layout::from_size_align(self.1, PAGE_SIZE as usize).unwrap());
+        };
+    }
+}
 
 pub struct Allocation {
     pub name: String,
@@ -109,23 +235,33 @@ pub struct Allocation {
     pub size: u64,
     pages: Box<[OnceLock<Page>]>,
     filler: Option<Arc<dyn Filler>>,
+    arena: PageArena,
 }
 
 impl Allocation {
-    fn page(&self, index: usize) -> &Page {
-        self.pages[index].get_or_init(|| {
-            let words: Page = (0..WORDS_PER_PAGE).map(|_| AtomicU64::new(0)).collect();
+    /// Page `index`'s words, materialising it (from the filler, or zeroed) on first use.
+    fn page(&self, index: usize) -> &[AtomicU64] {
+        let p = *self.pages[index].get_or_init(|| {
+            let words = self.arena.take();
             if let Some(f) = &self.filler {
                 let start = index as u64 * PAGE_SIZE;
                 let len = (self.size - start).min(PAGE_SIZE) as usize;
-                let mut bytes = vec![0u8; WORDS_PER_PAGE * 8];
-                f.fill(start, &mut bytes[..len]);
-                for (w, chunk) in words.iter().zip(bytes.chunks_exact(8)) {
-                    w.store(u64::from_le_bytes(chunk.try_into().unwrap()), Relaxed);
-                }
+                // SAFETY: the page is fresh from the arena and not yet published, so these bytes are
+                // this closure's alone; the words are read as atomics only after `OnceLock` publishes it.
+                let bytes = unsafe { std::slice::from_raw_parts_mut(words.as_ptr() as *mut u8, len) };
+                f.fill(start, bytes);
             }
-            words
-        })
+            Page(words)
+        });
+        // SAFETY: a page is `WORDS_PER_PAGE` words of the arena, which lives as long as `self`.
+        unsafe { std::slice::from_raw_parts(p.0.as_ptr(), WORDS_PER_PAGE) }
+    }
+
+    /// Page `index`'s words if it was materialised.
+    #[inline(always)]
+    fn resident(&self, index: usize) -> Option<&[AtomicU64]> {
+        // SAFETY: as in `page`.
+        self.pages[index].get().map(|p| unsafe { std::slice::from_raw_parts(p.0.as_ptr() as *const AtomicU64, WORDS_PER_PAGE) })
     }
 
     /// Loads `size` bytes at byte offset `off`, without checks (the engine's
@@ -138,7 +274,7 @@ impl Allocation {
     pub unsafe fn load_at(&self, off: u64, size: u32) -> u64 {
         debug_assert!(off + size as u64 <= self.size && off.is_multiple_of(size as u64));
         let in_page = (off & (PAGE_SIZE - 1)) as usize;
-        let Some(page) = self.pages[(off >> PAGE_SHIFT) as usize].get() else {
+        let Some(page) = self.resident((off >> PAGE_SHIFT) as usize) else {
             let mut b = [0u8; 8];
             if let Some(f) = &self.filler {
                 f.fill(off, &mut b[..size as usize]);
@@ -201,7 +337,7 @@ impl Allocation {
             return unsafe { self.load_lanes_paged::<W, S>(addr, sub, mask, out) };
         };
         // Every active lane in one page.
-        match self.pages[page].get() {
+        match self.resident(page) {
             Some(p) => {
                 let p = p.as_ptr() as *const u8;
                 for l in 0..W {
@@ -246,7 +382,7 @@ impl Allocation {
             let pi = (off >> PAGE_SHIFT) as usize;
             if pi != at {
                 at = pi;
-                page = self.pages[pi].get().map(|p| p.as_ptr() as *const u8);
+                page = self.resident(pi).map(|p| p.as_ptr() as *const u8);
             }
             match page {
                 // SAFETY: the offset is a multiple of `S` inside the allocation, so the `S` bytes lie
@@ -352,6 +488,13 @@ fn one_page<const W: usize>(addr: &[u64; W], sub: u64, mask: u64) -> Option<usiz
 #[inline(always)]
 fn active_or<const W: usize>(addr: &[u64; W], mask: u64, f: impl Fn(u64) -> u64) -> u64 {
     let mut acc = 0u64;
+    if mask == u64::MAX >> (64 - W) {
+        // Every lane active (the common case): no lane select.
+        for &a in addr {
+            acc |= f(a);
+        }
+        return acc;
+    }
     for (l, &a) in addr.iter().enumerate() {
         acc |= if mask >> l & 1 != 0 { f(a) } else { 0 };
     }
@@ -435,7 +578,14 @@ impl GlobalMemory {
         let base = self.next.max(GLOBAL_BASE);
         let npages = size.div_ceil(PAGE_SIZE) as usize;
         self.next = base + (npages as u64).max(1) * PAGE_SIZE + ALLOC_GAP;
-        self.allocs.push(Allocation { name: name.to_string(), base, size, pages: (0..npages).map(|_| OnceLock::new()).collect(), filler });
+        self.allocs.push(Allocation {
+            name: name.to_string(),
+            base,
+            size,
+            pages: (0..npages).map(|_| OnceLock::new()).collect(),
+            filler,
+            arena: PageArena::new(npages),
+        });
         base
     }
 
@@ -450,16 +600,18 @@ impl GlobalMemory {
     /// then goes lane by lane, which finds the faulting lane).
     #[inline]
     pub fn warp_span<const W: usize>(&self, addr: &[u64; W], mask: u64, bytes: u32, align: u32) -> Option<WarpSpan<'_>> {
-        debug_assert!(align.is_power_of_two() && bytes <= align);
+        debug_assert!(align.is_power_of_two() && bytes <= align && align as u64 <= PAGE_SIZE);
         if mask == 0 {
             return None;
         }
         let first = addr[mask.trailing_zeros() as usize];
         let alloc = self.find(first)?;
         let rel = first - alloc.base;
-        // The bits in which some active lane's offset differs from the first's, and the low bits of any.
+        // The bits in which some active lane's offset differs from the first's. Every offset is
+        // aligned exactly when the first's is and no lane's low bits differ from its (the base is
+        // page-aligned, so an offset is aligned exactly when its address is).
         let spread = active_or::<W>(addr, mask, |a| a.wrapping_sub(alloc.base) ^ rel);
-        if active_or::<W>(addr, mask, |a| a) & (align as u64 - 1) != 0 {
+        if (spread | rel) & (align as u64 - 1) != 0 {
             return None;
         }
         let page_start = rel & !(PAGE_SIZE - 1);
@@ -620,7 +772,7 @@ impl GlobalMemory {
             let in_page = (pos & (PAGE_SIZE - 1)) as usize;
             let n = (PAGE_SIZE as usize - in_page).min(out.len() - done);
             let dst = &mut out[done..done + n];
-            match a.pages[pi].get() {
+            match a.resident(pi) {
                 Some(words) => {
                     for (k, b) in dst.iter_mut().enumerate() {
                         let byte = in_page + k;
@@ -698,6 +850,40 @@ mod tests {
     /// `warp_span` against a lane-by-lane reference: random warps near page
     /// and allocation edges, partial masks, misaligned and foreign lanes;
     /// then the warp's load and store through the span equal single ones.
+    #[test]
+    fn arena_pages_are_distinct_zeroed_and_filled() {
+        // 70 pages: chunks of 32, 32 and 6, handed out in the order pages are touched.
+        let mut m = GlobalMemory::new();
+        let n = 70u64;
+        let z = m.alloc("z", n * PAGE_SIZE - 24, None);
+        let f = m.alloc("f", n * PAGE_SIZE, Some(Arc::new(Iota)));
+        let t = m.alloc("t", 16, None);
+        let mut rng = crate::exec::testkit::xorshift(0xa7e);
+        let mut order: Vec<u64> = (0..n).collect();
+        for i in (1..order.len()).rev() {
+            order.swap(i, rng() as usize % (i + 1));
+        }
+        for &p in &order {
+            let at = p * PAGE_SIZE + (rng() % (PAGE_SIZE / 8 - 4)) * 8;
+            // A fresh zeroed page; the filler's bytes around the store.
+            assert_eq!(m.load(z + at + 8, 8).unwrap(), 0, "page {p}");
+            m.store(z + at, 8, p + 1).unwrap();
+            m.store(f + at, 4, 0xdead_0000 + p).unwrap();
+            assert_eq!(m.load(f + at + 4, 4).unwrap(), u32::from_le_bytes(std::array::from_fn(|i| (at + 4 + i as u64) as u8)) as u64);
+        }
+        m.store(t + 8, 8, 7).unwrap();
+        for &p in &order {
+            let page = m.allocations()[0].page(p as usize);
+            let nonzero: Vec<u64> = page.iter().map(|w| w.load(Relaxed)).filter(|&w| w != 0).collect();
+            assert_eq!(nonzero, vec![p + 1], "page {p} holds only its own store");
+        }
+        assert_eq!(m.allocations()[0].resident_pages(), n as usize);
+        assert_eq!(m.load(t + 8, 8).unwrap(), 7);
+        assert_eq!(m.load(t, 8).unwrap(), 0);
+        assert!(m.free(z) && m.free(f));
+        assert_eq!(m.load(t + 8, 8).unwrap(), 7);
+    }
+
     #[test]
     fn warp_span_equals_lane_by_lane() {
         let mut m = GlobalMemory::new();

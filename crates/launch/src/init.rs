@@ -37,14 +37,23 @@ pub const fn fmix32(mut x: u32) -> u32 {
     x
 }
 
+/// The multiplier [`hash_u32`] applies before [`fmix32`].
+const HASH_MUL: u32 = 0x9E37_79B1;
+
 /// `fmix32(i * 0x9E3779B1)`, arithmetic modulo 2^32.
 pub const fn hash_u32(i: u64) -> u32 {
-    fmix32((i as u32).wrapping_mul(0x9E37_79B1))
+    fmix32((i as u32).wrapping_mul(HASH_MUL))
 }
 
 /// `(hash_u32(i) >> 8) * 2^-24`, in [0, 1), exact in `f32`.
 pub fn unit_f32(i: u64) -> f32 {
-    (hash_u32(i) >> 8) as f32 * (1.0 / 16_777_216.0)
+    unit_of_hash(hash_u32(i))
+}
+
+/// [`unit_f32`] from the element's hash.
+#[inline(always)]
+fn unit_of_hash(h: u32) -> f32 {
+    (h >> 8) as f32 * (1.0 / 16_777_216.0)
 }
 
 /// `unit_f32(i) - 0.5` (exact in `f32`) rounded to `f16`, nearest even.
@@ -318,11 +327,14 @@ impl BufferInit {
 
 /// `low[j] = bits(first + j * step)`: a loop on 32-bit values only, kept out
 /// of line so that it runs eight lanes to a vector, not four as beside the
-/// 64-bit results.
+/// 64-bit results. The progression is a running sum (one vector add per
+/// eight lanes, not a multiply).
 #[inline(never)]
 fn progression_bits(bits: impl Fn(u32) -> u32, first: u32, step: u32, low: &mut [u32]) {
-    for (j, b) in low.iter_mut().enumerate() {
-        *b = bits(first.wrapping_add(step.wrapping_mul(j as u32)));
+    let mut x = first;
+    for b in low.iter_mut() {
+        *b = bits(x);
+        x = x.wrapping_add(step);
     }
 }
 
@@ -400,8 +412,12 @@ impl FastElement {
             let low = &mut low[..o.len()];
             // One closure type per kind: each its own vectorised loop.
             match self {
-                FastElement::UnitF32 | FastElement::UnitF64 => progression_bits(|i| unit_f32(i as u64).to_bits(), at, step, low),
-                FastElement::HashU32 => progression_bits(|i| hash_u32(i as u64), at, step, low),
+                // The hash's first multiply applied to the progression instead of each element:
+                // `(at + j * step) * HASH_MUL = at * HASH_MUL + j * (step * HASH_MUL)` modulo 2^32.
+                FastElement::UnitF32 | FastElement::UnitF64 => {
+                    progression_bits(|x| unit_of_hash(fmix32(x)).to_bits(), at.wrapping_mul(HASH_MUL), step.wrapping_mul(HASH_MUL), low)
+                }
+                FastElement::HashU32 => progression_bits(fmix32, at.wrapping_mul(HASH_MUL), step.wrapping_mul(HASH_MUL), low),
                 FastElement::Iota32 | FastElement::Iota64 => progression_bits(|i| i, at, step, low),
                 FastElement::Zeros => low.fill(0),
             }

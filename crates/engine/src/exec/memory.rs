@@ -14,27 +14,25 @@ use warpsim_ir::window::resolve as resolve_generic;
 use warpsim_numerics::{self as num, sext, zext, ScalarType};
 
 impl<const W: usize> Warp<W> {
-    /// Each lane's address `base register + offset`.
+    /// Each lane's address `base register + offset`. Built whole (no fill
+    /// then overwrite, which LLVM left as 32 scalar stores): `warp_span` reads
+    /// the array back a vector at a time, and a vector load from scalar stores
+    /// waits for them to retire (store forwarding fails).
     #[inline]
     pub(super) fn addresses(&self, a: &Addr) -> [u64; W] {
-        let mut out = [a.offset as u64; W];
+        let off = a.offset as u64;
         match a.base {
-            None => {}
+            None => [off; W],
             Some(r) if r.bank == Bank::R64 => {
                 let c = col64::<W>(&self.r64, r.slot);
-                for l in 0..W {
-                    out[l] = c[l].wrapping_add(a.offset as u64);
-                }
+                std::array::from_fn(|l| c[l].wrapping_add(off))
             }
             Some(r) => {
                 // 32-bit addresses (shared, local) wrap at 32 bits: `[%r+512]` with %r = base - 512.
                 let c = col32::<W>(&self.r32, r.slot);
-                for l in 0..W {
-                    out[l] = c[l].wrapping_add(a.offset as u32) as u64;
-                }
+                std::array::from_fn(|l| c[l].wrapping_add(off as u32) as u64)
             }
         }
-        out
     }
 
     /// Each lane's address, told to `obs` as an access of `bytes` per lane.
