@@ -7,7 +7,7 @@
 
 use super::sched::{Smsp, NONE16};
 use super::{Gpu, Sm};
-use crate::decode::{Class, Sb, TInst, PIPE_NONE, QUEUE_NONE};
+use crate::decode::{Class, Region, Sb, TInst, PIPE_NONE, QUEUE_NONE};
 use crate::preset::TimingGpu;
 use crate::report::{Reason, Span, NREASONS};
 use warpsim_engine::block::{Stop, WarpState};
@@ -341,6 +341,51 @@ fn account(w: &mut WarpT, t: u64, st: &mut IssueCounters) {
     w.acct = t;
 }
 
+/// Makes `ti` (at `pc`, position `pos` of region `r`) warp `w`'s next
+/// instruction to issue: its pipes and queue, whether it is local, and when
+/// its sources are ready (and, behind a `CALL` or `RET`, the branch has
+/// resolved); lowers the SM's `horizon` in a local phase.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn set_next<const W: usize>(w: &mut WarpT, horizon: &mut u64, gg: &Gpu<'_, W>, r: &Region, ti: &TInst, pc: u32, pos: u32, t: u64) {
+    w.next = pc;
+    w.next_pipe = ti.pipe;
+    w.next_alt_pipe = ti.alt_pipe;
+    w.next_queue = ti.queue;
+    // Local: the instruction itself, the region's run in the
+    // engine (at the first issue), and what follows it (a warp
+    // that may leave the region can start a quiet one, or exit).
+    if gg.local {
+        w.next_local = ti.issue_local && (w.executed || r.local) && (pos + 1 < r.last_issuer || gg.dec.quiet_regions_local);
+    }
+    let mut at = w.fence_until;
+    let mut why = Reason::Wait;
+    if ti.call_edge {
+        at = at.max(t + gg.issue.call_latency);
+        why = Reason::BranchResolving;
+    }
+    // The latest source (the first of equals) says why.
+    let mut latest = 0u64;
+    for &r in &ti.srcs {
+        let x = w.ready[r as usize];
+        if x >> 2 > at {
+            at = x >> 2;
+            latest = x;
+        }
+    }
+    if latest != 0 {
+        why = reason_of(kind_of(latest));
+    }
+    if at > w.ready_at {
+        w.ready_at = at;
+        w.reason = why;
+    }
+    if gg.local && !w.next_local {
+        // It does not issue again in this cycle.
+        *horizon = (*horizon).min(w.ready_at.max(t + 1));
+    }
+}
+
 impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     /// Issues warp `ws`'s next instruction at `t`.
     pub(super) fn issue(&mut self, s: usize, ws: u16, t: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
@@ -437,7 +482,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             }
             _ => {}
         }
-        self.advance(gg, wsu, t)?;
+        self.advance_issued(gg, wsu, t)?;
         let w = &mut self.warps[wsu];
         if w.state == WS::Ready {
             let floor = (t + slots).max(extra_ready);
@@ -515,7 +560,9 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     }
 
     /// Runs the warp's current region in the engine at time `t` (in PTX
-    /// order), capturing its memory accesses and its branch.
+    /// order), capturing its memory accesses and its branch. Out of line:
+    /// once per region, and `issue` keeps fewer registers live without it.
+    #[inline(never)]
     fn execute_region(&mut self, wsu: usize, t: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
         let dec = gg.dec;
         let w = &mut self.warps[wsu];
@@ -598,20 +645,43 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         self.release(bslot, t, gg)
     }
 
+    /// [`Sm::advance`] after an issue, inline while the warp stays in its
+    /// region (the region's end, rarer, goes out of line).
+    #[inline(always)]
+    fn advance_issued(&mut self, gg: &mut Gpu<'a, W>, wsu: usize, t: u64) -> Result<(), LaunchError> {
+        if self.advance_in_region(gg, wsu, t) {
+            return Ok(());
+        }
+        self.advance(gg, wsu, t)
+    }
+
     /// Moves the warp past the folded (and unrolled-away) instructions that
     /// follow, into the next region when this one is done, and finds when the
     /// next instruction that issues can.
+    #[inline(never)]
     pub(super) fn advance(&mut self, gg: &mut Gpu<'a, W>, wsu: usize, t: u64) -> Result<(), LaunchError> {
-        let dec = gg.dec;
         loop {
-            let w = &mut self.warps[wsu];
-            let r = &dec.regions[w.region as usize];
+            if self.advance_in_region(gg, wsu, t) {
+                return Ok(());
+            }
+            if !self.leave_region(gg, wsu, t)? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// [`Sm::advance`] within the warp's region: moves past folded and
+    /// unrolled-away instructions to the next one that issues (`true`), or
+    /// to the region's end (`false`).
+    #[inline(always)]
+    fn advance_in_region(&mut self, gg: &Gpu<'a, W>, wsu: usize, t: u64) -> bool {
+        let dec = gg.dec;
+        let w = &mut self.warps[wsu];
+        let r = &dec.regions[w.region as usize];
+        loop {
             let pos = w.pos;
             if pos >= r.len {
-                if self.leave_region(gg, wsu, t)? {
-                    continue;
-                }
-                return Ok(());
+                return false;
             }
             let pc = r.order[pos as usize];
             let ti = &dec.insts[pc as usize];
@@ -633,45 +703,8 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 },
             };
             if !free {
-                // The next instruction to issue: when its sources are ready
-                // (and, behind a `CALL` or `RET`, the branch has resolved).
-                w.next = pc;
-                w.next_pipe = ti.pipe;
-                w.next_alt_pipe = ti.alt_pipe;
-                w.next_queue = ti.queue;
-                // Local: the instruction itself, the region's run in the
-                // engine (at the first issue), and what follows it (a warp
-                // that may leave the region can start a quiet one, or exit).
-                if gg.local {
-                    w.next_local = ti.issue_local && (w.executed || r.local) && (pos + 1 < r.last_issuer || dec.quiet_regions_local);
-                }
-                let mut at = w.fence_until;
-                let mut why = Reason::Wait;
-                if ti.call_edge {
-                    at = at.max(t + gg.issue.call_latency);
-                    why = Reason::BranchResolving;
-                }
-                // The latest source (the first of equals) says why.
-                let mut latest = 0u64;
-                for &r in &ti.srcs {
-                    let x = w.ready[r as usize];
-                    if x >> 2 > at {
-                        at = x >> 2;
-                        latest = x;
-                    }
-                }
-                if latest != 0 {
-                    why = reason_of(kind_of(latest));
-                }
-                if at > w.ready_at {
-                    w.ready_at = at;
-                    w.reason = why;
-                }
-                if gg.local && !w.next_local {
-                    // It does not issue again in this cycle.
-                    self.horizon = self.horizon.min(w.ready_at.max(t + 1));
-                }
-                return Ok(());
+                set_next(w, &mut self.horizon, gg, r, ti, pc, pos, t);
+                return true;
             }
             // Folded: no issue slot, results ready with the sources (the
             // latest packed time, the first of equals; none: 0, fixed).

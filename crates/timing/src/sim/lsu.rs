@@ -255,6 +255,68 @@ pub(super) struct SmMem {
     /// When each shared-memory word (block slot, address) lets the next
     /// lane of a compare-and-swap loop through.
     pub(super) cas_words: HashMap<(u16, u64), u64>,
+    /// The last shared-memory access costed, per slot of pcs ([`shared_wavefronts`]).
+    pub(super) shared_memo: Box<[SharedMemo; SHARED_MEMO_SLOTS]>,
+}
+
+/// Slots of [`SmMem::shared_memo`] (a pc's slot: the pc modulo this).
+const SHARED_MEMO_SLOTS: usize = 4;
+
+/// A shared-memory access and its wavefronts: its lanes' addresses as offsets
+/// from lane 0's, its active lanes, bytes per lane, and whether it is a load.
+#[derive(Clone, Copy)]
+pub(super) struct SharedMemo {
+    pc: u32,
+    n: u8,
+    load: bool,
+    bytes: u32,
+    mask: u64,
+    rel: [u64; 64],
+    wavefronts: u32,
+}
+
+impl SharedMemo {
+    const EMPTY: SharedMemo = SharedMemo { pc: u32::MAX, n: 0, load: false, bytes: 0, mask: 0, rel: [0; 64], wavefronts: 0 };
+}
+
+/// Wavefronts of a shared-memory access at `pc` (a load or not, `bytes`
+/// per lane, lanes `mask`, shared offsets `a`): `warpsim_metrics::coalesce`'s
+/// count, remembered per pc slot. The count depends only on the words'
+/// offsets from each other: moving every address by a multiple of 4 bytes
+/// moves every word by the same count, which permutes the banks and keeps
+/// distinct words distinct. So an access whose lane 0 is 4-byte aligned and
+/// whose lanes sit at the remembered offsets from it (addresses below 2^48:
+/// no wrap-around) costs what the remembered one did.
+#[inline]
+pub(super) fn shared_wavefronts(memo: &mut [SharedMemo; SHARED_MEMO_SLOTS], pc: u32, a: &[u64], mask: u64, bytes: u32, load: bool) -> u32 {
+    let a0 = a.first().copied().unwrap_or(0);
+    let m = &mut memo[pc as usize % SHARED_MEMO_SLOTS];
+    // Straight folds over the lanes (no early exit: vectorised).
+    let high = a.iter().fold(0u64, |h, &x| h | x);
+    let fits = a0 % 4 == 0 && high >> 48 == 0 && a.len() <= 64;
+    if fits && m.pc == pc && m.n as usize == a.len() && m.mask == mask && m.bytes == bytes && m.load == load {
+        let diff = a.iter().zip(&m.rel).fold(0u64, |d, (&x, &r)| d | (x.wrapping_sub(a0) ^ r));
+        if diff == 0 {
+            return m.wavefronts;
+        }
+    }
+    let c = if load {
+        warpsim_metrics::coalesce::shared_load_cost(a, mask, bytes)
+    } else {
+        warpsim_metrics::coalesce::shared_cost(a, mask, bytes)
+    };
+    if fits {
+        m.pc = pc;
+        m.n = a.len() as u8;
+        m.mask = mask;
+        m.bytes = bytes;
+        m.load = load;
+        for (r, &x) in m.rel.iter_mut().zip(a) {
+            *r = x.wrapping_sub(a0);
+        }
+        m.wavefronts = c.wavefronts;
+    }
+    c.wavefronts
 }
 
 impl SmMem {
@@ -266,6 +328,7 @@ impl SmMem {
             l1: Cache::new(0, 1),
             port: Bandwidth::new(gpu.timing.l2_port_bytes_per_cycle),
             cas_words: HashMap::new(),
+            shared_memo: Box::new([SharedMemo::EMPTY; SHARED_MEMO_SLOTS]),
         }
     }
 
@@ -339,12 +402,8 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             for (i, x) in a.iter_mut().enumerate().take(n) {
                 *x = if cap.space == Space::Generic { addrs[i].wrapping_sub(SHARED_WINDOW) } else { addrs[i] };
             }
-            let c = if ti.is_store || ti.is_atomic {
-                warpsim_metrics::coalesce::shared_cost(&a[..n], shared, bytes)
-            } else {
-                warpsim_metrics::coalesce::shared_load_cost(&a[..n], shared, bytes)
-            };
-            let mut wf = c.wavefronts.max(1) as u64;
+            let load = !(ti.is_store || ti.is_atomic);
+            let mut wf = shared_wavefronts(&mut self.mem.shared_memo, pc, &a[..n], shared, bytes, load).max(1) as u64;
             let spec = &gg.memsys.spec;
             let mut busy = wf.div_ceil(spec.shared_wavefronts_per_cycle);
             if ti.is_atomic && ti.atom.float {
@@ -591,7 +650,7 @@ fn same_address_degree(addrs: &[u64], mask: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::MemSpec;
+    use super::{shared_wavefronts, MemSpec, SharedMemo, SHARED_MEMO_SLOTS};
     use crate::TimingGpu;
     use std::collections::HashSet;
 
@@ -617,5 +676,48 @@ mod tests {
         assert_eq!(spec.atomic_unit(0), spec.atomic_unit(c - 1));
         assert_eq!(spec.atomic_unit(c), 1);
         assert_eq!(spec.atomic_unit(spec.atomic_units * c), 0);
+    }
+
+    /// Remembered shared-memory costs against the metrics crate's count, on
+    /// a random mix of strided, wrapped, broadcast, random and moved
+    /// patterns, masks, sizes, loads and stores, over a few pcs.
+    #[test]
+    fn remembered_shared_costs_match_the_metrics_count() {
+        let mut memo = Box::new([SharedMemo::EMPTY; SHARED_MEMO_SLOTS]);
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..60_000 {
+            let r = rnd();
+            let pc = (r % 7) as u32;
+            let bytes = [4u32, 8, 16, 1, 2][(r >> 8) as usize % 5];
+            let load = r >> 12 & 1 == 0;
+            let n = if r >> 13 & 7 == 0 { (r >> 16) as usize % 64 + 1 } else { 32 };
+            let mask = match r >> 22 & 3 {
+                0 => rnd() & (u64::MAX >> (64 - n)),
+                _ => u64::MAX >> (64 - n),
+            };
+            let stride = [0u64, 4, 8, 12, 16, 32, 64, 128, 132, 256, 3, 6][(r >> 24) as usize % 12];
+            // Bases move by multiples of 4 mostly, sometimes not.
+            let base = if r >> 28 & 7 == 0 { rnd() % 4096 } else { (rnd() % 1024) * 4 };
+            let wrap = [u64::MAX, 4095, 1023][(r >> 31) as usize % 3];
+            let a: Vec<u64> = match r >> 33 & 7 {
+                0 => (0..n).map(|_| rnd() % 8192).collect(),
+                1 => (0..n).map(|_| (rnd() % 1024) << 50).collect(),
+                _ => (0..n as u64).map(|l| (base + l * stride) & wrap).collect(),
+            };
+            let want = if load {
+                warpsim_metrics::coalesce::shared_load_cost(&a, mask, bytes)
+            } else {
+                warpsim_metrics::coalesce::shared_cost(&a, mask, bytes)
+            }
+            .wavefronts;
+            let got = shared_wavefronts(&mut memo, pc, &a, mask, bytes, load);
+            assert_eq!(got, want, "pc {pc} bytes {bytes} load {load} mask {mask:x} a {a:?}");
+        }
     }
 }

@@ -178,39 +178,42 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         }
         let nw = self.smsp[s].warps.len();
         let last = self.smsp[s].last;
+        let mut next = u64::MAX;
+        let mut pick = NONE16;
         let start = match gg.sched.policy {
-            SchedulerPolicy::Gto => {
-                if last != NONE16 && self.check(s, last, t, gg).is_ok() {
-                    return self.issue(s, last, t, gg).map(|_| (true, t + 1));
-                }
-                0
+            // Greedy: the last warp again if it can (no scan recorded).
+            SchedulerPolicy::Gto if last != NONE16 && self.check(s, last, t, gg).is_ok() => {
+                pick = last;
+                None
             }
-            SchedulerPolicy::Lrr => self.smsp[s].warps.iter().position(|&x| x == last).map(|i| i + 1).unwrap_or(0),
+            SchedulerPolicy::Gto => Some(0),
+            SchedulerPolicy::Lrr => Some(self.smsp[s].warps.iter().position(|&x| x == last).map(|i| i + 1).unwrap_or(0)),
         };
         // The first warp that can issue; the others' stall reasons are
         // settled from the scan's record when they issue (`Sm::settle`).
         // Two straight passes (from `start` to the end, then the front) over
         // the sub-partition's list, borrowed once.
-        let mut next = u64::MAX;
-        let mut pick = NONE16;
-        let start = start.min(nw);
-        {
-            let (warps, sp, sched) = (&self.warps, &self.smsp[s], &gg.sched);
-            let (front, back) = sp.warps.split_at(start);
-            'scan: for part in [back, front] {
-                for &ws in part {
-                    let Some(w) = warps.get(ws as usize) else { continue };
-                    match check_warp(w, sp, t, sched) {
-                        Ok(()) => {
-                            pick = ws;
-                            break 'scan;
+        if let Some(start) = start {
+            let start = start.min(nw);
+            {
+                let (warps, sp, sched) = (&self.warps, &self.smsp[s], &gg.sched);
+                let (front, back) = sp.warps.split_at(start);
+                'scan: for part in [back, front] {
+                    for &ws in part {
+                        let Some(w) = warps.get(ws as usize) else { continue };
+                        match check_warp(w, sp, t, sched) {
+                            Ok(()) => {
+                                pick = ws;
+                                break 'scan;
+                            }
+                            Err((at, _)) => next = next.min(at),
                         }
-                        Err((at, _)) => next = next.min(at),
                     }
                 }
             }
+            self.smsp[s].record_scan(t, &gg.sched);
         }
-        self.smsp[s].record_scan(t, &gg.sched);
+        // One call site: `issue` is large.
         if pick != NONE16 {
             self.issue(s, pick, t, gg)?;
             return Ok((true, t + 1));
