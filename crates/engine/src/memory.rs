@@ -927,8 +927,10 @@ mod tests {
                 let lanes: Vec<u64> = set_bits(mask).map(|l| addr[l]).collect();
                 let al = m.find(lanes[0])?;
                 let inside = lanes.iter().all(|&x| x % align as u64 == 0 && x >= al.base && x + bytes as u64 <= al.base + al.size);
-                let pages: std::collections::BTreeSet<u64> = lanes.iter().map(|&x| (x - al.base) >> PAGE_SHIFT).collect();
-                inside.then(|| (al.base, (pages.len() == 1).then(|| pages.first().copied().unwrap() as usize)))
+                inside.then(|| {
+                    let pages: std::collections::BTreeSet<u64> = lanes.iter().map(|&x| (x - al.base) >> PAGE_SHIFT).collect();
+                    (al.base, (pages.len() == 1).then(|| pages.first().copied().unwrap() as usize))
+                })
             });
             let got = m.warp_span(&addr, mask, bytes, align).map(|s| (s.alloc.base, s.page));
             assert_eq!(got, want.flatten(), "round {round} mask {mask:#x} size {size} n {n}");
