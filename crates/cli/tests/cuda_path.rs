@@ -169,8 +169,7 @@ fn own_kernels_compute_the_right_answers() {
         assert_eq!(wide[t as usize], (p << 32) | p);
     }
     let dd = npy_values(&d.join("d.npy"), f64::from_le_bytes);
-    for t in 0..64usize {
-        let v = dd[t];
+    for (t, &v) in dd.iter().enumerate() {
         let src = if t % 32 == 31 { t } else { t + 1 };
         assert_eq!(v, src as f64 * 0.5, "shfl_down of a double, t={t}");
     }
