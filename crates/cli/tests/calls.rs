@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 mod common;
-use common::{have_clang19, repo};
+use common::{have_clang19, npy_values, repo};
 
 fn tmp(name: &str) -> PathBuf {
     common::scratch("calls", name)
@@ -37,11 +37,6 @@ fn warpsim(args: &[&str], nvcc: &str, out: &Path) -> Output {
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
-}
-
-/// The `i32` data of a little-endian `.npy` file.
-fn npy_i32(path: &Path) -> Vec<i32> {
-    common::npy(path).chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect()
 }
 
 fn fib(n: i32) -> i32 {
@@ -95,7 +90,7 @@ fn recursion_cu(compiler: &str, tag: &str) {
         let d = tmp(&format!("{tag}-{mode}"));
         let o = warpsim(&recursion_args("i32=0", more), compiler, &d);
         assert!(o.status.success(), "{tag} {mode}: {}{}", text(&o.stdout), text(&o.stderr));
-        assert_eq!(npy_i32(&d.join("out.npy")), recursion_expected(0), "{tag} {mode}");
+        assert_eq!(npy_values(&d.join("out.npy"), i32::from_le_bytes), recursion_expected(0), "{tag} {mode}");
         if mode == "check" {
             assert!(text(&o.stdout).contains("no problems found"), "{tag}: {}", text(&o.stdout));
         }
@@ -109,7 +104,7 @@ fn recursion_cu(compiler: &str, tag: &str) {
     assert!(err.contains("recursion.cu"), "{tag}: the source line: {err}");
     let o = warpsim(&recursion_args("i32=100", &["--stack-size", "65536"]), compiler, &d);
     assert!(o.status.success(), "{tag}: {}", text(&o.stderr));
-    assert_eq!(npy_i32(&d.join("out.npy")), recursion_expected(100), "{tag} with a 64 KiB stack");
+    assert_eq!(npy_values(&d.join("out.npy"), i32::from_le_bytes), recursion_expected(100), "{tag} with a 64 KiB stack");
 }
 
 #[test]
@@ -181,7 +176,7 @@ fn recursive_ptx_runs_in_every_mode_and_overflows_clearly() {
         args.extend(more);
         let o = warpsim(&args, "none", &d);
         assert!(o.status.success(), "{more:?}: {}", text(&o.stderr));
-        assert_eq!(npy_i32(&d.join("out.npy")), want, "{more:?}");
+        assert_eq!(npy_values(&d.join("out.npy"), i32::from_le_bytes), want, "{more:?}");
     }
     // Depths up to 99 need ~3 KiB of stack at 32 bytes a frame.
     for more in [&[][..], &["--mode", "timing"][..]] {
@@ -196,6 +191,6 @@ fn recursive_ptx_runs_in_every_mode_and_overflows_clearly() {
         assert!(o.status.success(), "{more:?}: {}", text(&o.stderr));
         // 13! overflows i32 as on the GPU: compare wrapping products.
         let want: Vec<i32> = (0..128i32).map(|t| (1..=(t % 100).max(1)).fold(1i32, |a, b| a.wrapping_mul(b))).collect();
-        assert_eq!(npy_i32(&d.join("out.npy")), want, "{more:?}");
+        assert_eq!(npy_values(&d.join("out.npy"), i32::from_le_bytes), want, "{more:?}");
     }
 }

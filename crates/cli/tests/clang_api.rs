@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod common;
-use common::{have_clang19, repo};
+use common::{have_clang19, npy_values, repo};
 
 fn tmp(name: &str) -> PathBuf {
     common::scratch("clang-api", name)
@@ -26,16 +26,6 @@ fn run(kernel: &str, block: &str, params: &[&str], out: &Path) -> Output {
         c.args(["--param", p]);
     }
     c.arg("--out").arg(out).output().expect("running warpsim")
-}
-
-fn npy(path: &Path) -> Vec<u8> {
-    let b = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let (hlen, start) = if b[6] == 1 {
-        (u16::from_le_bytes([b[8], b[9]]) as usize, 10)
-    } else {
-        (u32::from_le_bytes(b[8..12].try_into().unwrap()) as usize, 12)
-    };
-    b[start + hlen..].to_vec()
 }
 
 /// erf(x) by Simpson's rule on 2/sqrt(pi) e^(-t^2) (20000 intervals: ~1e-15).
@@ -115,8 +105,8 @@ fn math_library_launch_bounds_half_and_cooperative_groups_on_the_clang_path() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let ptx = std::fs::read_to_string(d.join("clang_api.ptx")).unwrap();
     assert!(ptx.contains(".maxntid 128, 1, 1") && ptx.contains(".minnctapersm 4"), "__launch_bounds__ in the PTX");
-    let out: Vec<f32> = npy(&d.join("out.npy")).chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
-    let dout: Vec<f64> = npy(&d.join("d.npy")).chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect();
+    let out: Vec<f32> = npy_values(&d.join("out.npy"), f32::from_le_bytes);
+    let dout: Vec<f64> = npy_values(&d.join("d.npy"), f64::from_le_bytes);
     for i in 0..128usize {
         let v = (i as f64 - 64.0) / 16.0;
         let o = &out[16 * i..16 * i + 16];
@@ -172,7 +162,7 @@ fn math_library_launch_bounds_half_and_cooperative_groups_on_the_clang_path() {
     let d = tmp("halves");
     let o = run("halves", "64", &["x:f32[64]=iota:in", "out:f32[128]=zeros:out"], &d);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out: Vec<f32> = npy(&d.join("out.npy")).chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+    let out: Vec<f32> = npy_values(&d.join("out.npy"), f32::from_le_bytes);
     let h = |x: f32| f16(x as f64) as f32;
     for i in 0..64usize {
         let a = h(i as f32 / 8.0);
@@ -187,7 +177,7 @@ fn math_library_launch_bounds_half_and_cooperative_groups_on_the_clang_path() {
     let d = tmp("groups");
     let o = run("groups", "64", &["in:i32[64]=iota:in", "out:i32[8]=zeros:out"], &d);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out: Vec<i32> = npy(&d.join("out.npy")).chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
+    let out: Vec<i32> = npy_values(&d.join("out.npy"), i32::from_le_bytes);
     for t in 0..4i32 {
         let lanes = 16 * t..16 * t + 16;
         assert_eq!(out[2 * t as usize], lanes.clone().sum::<i32>(), "tile {t} sum");

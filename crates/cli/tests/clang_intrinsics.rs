@@ -10,7 +10,7 @@
 use std::process::Command;
 
 mod common;
-use common::{have_clang19, npy, repo, scratch};
+use common::{have_clang19, npy_values, repo, scratch};
 
 #[test]
 fn dot_products_fns_roundings_vectors_bf16_and_pipelines_on_the_clang_path() {
@@ -30,7 +30,7 @@ fn dot_products_fns_roundings_vectors_bf16_and_pipelines_on_the_clang_path() {
         .output()
         .expect("running warpsim");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out: Vec<u32> = npy(&d.join("out.npy")).chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+    let out: Vec<u32> = npy_values(&d.join("out.npy"), u32::from_le_bytes);
     let want: [(usize, u32, &str); 48] = [
         (0, 0x11111111, "cp.async 16 bytes: first word"),
         (1, 0x44444444, "cp.async 16 bytes: last word"),

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod common;
-use common::{have_clang19, npy, repo, warpsim_with_nvcc};
+use common::{have_clang19, npy, npy_values, repo, warpsim_with_nvcc};
 
 fn tmp(name: &str) -> PathBuf {
     common::scratch("cuda-path", name)
@@ -20,14 +20,6 @@ fn tmp(name: &str) -> PathBuf {
 
 fn warpsim(args: &[&str], out: &Path) -> Output {
     warpsim_with_nvcc(args, out, "none")
-}
-
-fn u32s(b: &[u8]) -> Vec<u32> {
-    b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
-}
-
-fn f32s(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
 }
 
 /// Launch arguments for every kernel in demo/kernels.cu.
@@ -129,7 +121,7 @@ fn own_kernels_compute_the_right_answers() {
     }
     let o = warpsim(&args, &d);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let y = f32s(&npy(&d.join("y.npy")));
+    let y = npy_values(&d.join("y.npy"), f32::from_le_bytes);
     let unit = |i: u32| warpsim_launch::unit_f32(i as u64);
     for (i, &v) in y.iter().enumerate() {
         let want = if i < 1000 { 2.5 * unit(i as u32) + i as f32 } else { i as f32 };
@@ -141,7 +133,7 @@ fn own_kernels_compute_the_right_answers() {
     let file = cu("histogram.cu");
     let o = warpsim(&run_args(&file, "histogram", "8", "128", &["in:u32[5000]=hash_u32:in", "bins:u32[16]=zeros:out", "i32=5000"]), &d);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let bins = u32s(&npy(&d.join("bins.npy")));
+    let bins = npy_values(&d.join("bins.npy"), u32::from_le_bytes);
     let mut want = [0u32; 16];
     for i in 0..5000u32 {
         want[(warpsim_launch::hash_u32(i as u64) & 15) as usize] += 1;
@@ -162,7 +154,7 @@ fn own_kernels_compute_the_right_answers() {
         &d,
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = u32s(&npy(&d.join("out.npy")));
+    let out = npy_values(&d.join("out.npy"), u32::from_le_bytes);
     for t in 0..64u32 {
         let w = t / 32 * 32;
         assert_eq!(out[4 * t as usize], 16, "popc(ballot) of odd values");
@@ -171,18 +163,17 @@ fn own_kernels_compute_the_right_answers() {
         assert_eq!(out[4 * t as usize + 2], (w..w + 32).sum::<u32>(), "reduce_add t={t}");
         assert_eq!(out[4 * t as usize + 3], u32::MAX, "activemask");
     }
-    let wide = npy(&d.join("wide.npy"));
+    let wide = npy_values(&d.join("wide.npy"), u64::from_le_bytes);
     for t in 0..64u64 {
         let p = t ^ 1;
-        assert_eq!(u64::from_le_bytes(wide[8 * t as usize..][..8].try_into().unwrap()), (p << 32) | p);
+        assert_eq!(wide[t as usize], (p << 32) | p);
     }
-    let dd = npy(&d.join("d.npy"));
-    for t in 0..64usize {
-        let v = f64::from_le_bytes(dd[8 * t..][..8].try_into().unwrap());
+    let dd = npy_values(&d.join("d.npy"), f64::from_le_bytes);
+    for (t, &v) in dd.iter().enumerate() {
         let src = if t % 32 == 31 { t } else { t + 1 };
         assert_eq!(v, src as f64 * 0.5, "shfl_down of a double, t={t}");
     }
-    let counts: Vec<i32> = npy(&d.join("counts.npy")).chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
+    let counts: Vec<i32> = npy_values(&d.join("counts.npy"), i32::from_le_bytes);
     assert_eq!(counts, [32, 63, -1, -64]);
 
     // Fast math, within the .approx bounds.
@@ -190,7 +181,7 @@ fn own_kernels_compute_the_right_answers() {
     let file = cu("fastmath.cu");
     let o = warpsim(&run_args(&file, "fastmath", "1", "64", &["x:f32[64]=unit_f32:in", "y:f32[256]=zeros:out"]), &d);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let y = f32s(&npy(&d.join("y.npy")));
+    let y = npy_values(&d.join("y.npy"), f32::from_le_bytes);
     for i in 0..64u32 {
         let x = unit(i) as f64;
         let want = [x.exp(), (x + 1.0).ln(), x.sin() + x.cos(), x.sqrt() / (x + 1.0).sqrt()];

@@ -127,13 +127,15 @@ pub fn refuse(call: &str, why: &str) -> Error {
 
 /// C entry points warpsim does not provide, each refused with one line naming the call
 /// ([`refuse`]) instead of the program failing to load for want of the symbol. Their
-/// arguments are not read. Each row is the entry point (prefixed as build.rs expects), `= "NAME", WHY;`.
+/// arguments are not read. Each row is the entry point (prefixed as build.rs expects), `: WHY;`;
+/// the line names the call as CUDA does, the entry point less its prefix.
 macro_rules! refused {
-    ($($(#[$m:meta])* fn $name:ident = $call:literal, $why:expr;)*) => {$(
+    ($($(#[$m:meta])* fn $name:ident: $why:expr;)*) => {$(
         $(#[$m])*
         #[no_mangle]
         pub extern "C" fn $name() -> $crate::error::CudaErrorT {
-            $crate::error::api(|| Err($crate::error::refuse($call, $why)))
+            let call = stringify!($name).trim_start_matches("__warpsim_");
+            $crate::error::api(|| Err($crate::error::refuse(call, $why)))
         }
     )*};
 }

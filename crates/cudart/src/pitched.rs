@@ -77,6 +77,10 @@ fn memory_types(kind: c_int) -> Result<(c_uint, c_uint), Error> {
 
 /// Why array calls are refused.
 const ARRAYS: &str = "CUDA arrays are not supported (warpsim runs linear device memory only)";
+/// Why texture object calls are refused.
+const TEXTURES: &str = "textures are not supported (warpsim runs linear device memory only)";
+/// Why surface object calls are refused.
+const SURFACES: &str = "surfaces are not supported (warpsim runs linear device memory only)";
 
 /// The 3D copy of a `cudaMemcpy3DParms` over pitched linear memory (no arrays).
 fn copy_3d(call: &str, p: *const Memcpy3DParms, stream: Option<Handle>) -> Result<(), Error> {
@@ -287,26 +291,26 @@ entry_points! {
 }
 
 refused! {
-    fn __warpsim_cudaMallocArray = "cudaMallocArray", ARRAYS;
-    fn __warpsim_cudaMalloc3DArray = "cudaMalloc3DArray", ARRAYS;
-    fn __warpsim_cudaMallocMipmappedArray = "cudaMallocMipmappedArray", ARRAYS;
-    fn __warpsim_cudaFreeArray = "cudaFreeArray", ARRAYS;
-    fn __warpsim_cudaFreeMipmappedArray = "cudaFreeMipmappedArray", ARRAYS;
-    fn __warpsim_cudaArrayGetInfo = "cudaArrayGetInfo", ARRAYS;
-    fn __warpsim_cudaMemcpyToArray = "cudaMemcpyToArray", ARRAYS;
-    fn __warpsim_cudaMemcpyToArrayAsync = "cudaMemcpyToArrayAsync", ARRAYS;
-    fn __warpsim_cudaMemcpyFromArray = "cudaMemcpyFromArray", ARRAYS;
-    fn __warpsim_cudaMemcpyFromArrayAsync = "cudaMemcpyFromArrayAsync", ARRAYS;
-    fn __warpsim_cudaMemcpy2DToArray = "cudaMemcpy2DToArray", ARRAYS;
-    fn __warpsim_cudaMemcpy2DToArrayAsync = "cudaMemcpy2DToArrayAsync", ARRAYS;
-    fn __warpsim_cudaMemcpy2DFromArray = "cudaMemcpy2DFromArray", ARRAYS;
-    fn __warpsim_cudaMemcpy2DFromArrayAsync = "cudaMemcpy2DFromArrayAsync", ARRAYS;
-    fn __warpsim_cudaMemcpyArrayToArray = "cudaMemcpyArrayToArray", ARRAYS;
-    fn __warpsim_cudaMemcpy2DArrayToArray = "cudaMemcpy2DArrayToArray", ARRAYS;
-    fn __warpsim_cudaCreateTextureObject = "cudaCreateTextureObject", "textures are not supported (warpsim runs linear device memory only)";
-    fn __warpsim_cudaDestroyTextureObject = "cudaDestroyTextureObject", "textures are not supported (warpsim runs linear device memory only)";
-    fn __warpsim_cudaCreateSurfaceObject = "cudaCreateSurfaceObject", "surfaces are not supported (warpsim runs linear device memory only)";
-    fn __warpsim_cudaDestroySurfaceObject = "cudaDestroySurfaceObject", "surfaces are not supported (warpsim runs linear device memory only)";
+    fn __warpsim_cudaMallocArray: ARRAYS;
+    fn __warpsim_cudaMalloc3DArray: ARRAYS;
+    fn __warpsim_cudaMallocMipmappedArray: ARRAYS;
+    fn __warpsim_cudaFreeArray: ARRAYS;
+    fn __warpsim_cudaFreeMipmappedArray: ARRAYS;
+    fn __warpsim_cudaArrayGetInfo: ARRAYS;
+    fn __warpsim_cudaMemcpyToArray: ARRAYS;
+    fn __warpsim_cudaMemcpyToArrayAsync: ARRAYS;
+    fn __warpsim_cudaMemcpyFromArray: ARRAYS;
+    fn __warpsim_cudaMemcpyFromArrayAsync: ARRAYS;
+    fn __warpsim_cudaMemcpy2DToArray: ARRAYS;
+    fn __warpsim_cudaMemcpy2DToArrayAsync: ARRAYS;
+    fn __warpsim_cudaMemcpy2DFromArray: ARRAYS;
+    fn __warpsim_cudaMemcpy2DFromArrayAsync: ARRAYS;
+    fn __warpsim_cudaMemcpyArrayToArray: ARRAYS;
+    fn __warpsim_cudaMemcpy2DArrayToArray: ARRAYS;
+    fn __warpsim_cudaCreateTextureObject: TEXTURES;
+    fn __warpsim_cudaDestroyTextureObject: TEXTURES;
+    fn __warpsim_cudaCreateSurfaceObject: SURFACES;
+    fn __warpsim_cudaDestroySurfaceObject: SURFACES;
 }
 
 #[cfg(test)]

@@ -141,12 +141,12 @@ pub unsafe extern "C" fn __warpsim_cudaEventCreate(event: *mut Handle) -> CudaEr
 const GRAPHS: &str = "only graphs captured from a stream are supported (no nodes added by hand, no updates)";
 
 refused! {
-    fn __warpsim_cudaStreamGetCaptureInfo = "cudaStreamGetCaptureInfo", GRAPHS;
-    fn __warpsim_cudaGraphCreate = "cudaGraphCreate", GRAPHS;
-    fn __warpsim_cudaGraphInstantiateWithParams = "cudaGraphInstantiateWithParams", GRAPHS;
-    fn __warpsim_cudaGraphUpload = "cudaGraphUpload", GRAPHS;
-    fn __warpsim_cudaGraphAddKernelNode = "cudaGraphAddKernelNode", GRAPHS;
-    fn __warpsim_cudaGraphAddMemcpyNode = "cudaGraphAddMemcpyNode", GRAPHS;
-    fn __warpsim_cudaGraphAddMemsetNode = "cudaGraphAddMemsetNode", GRAPHS;
-    fn __warpsim_cudaGraphGetNodes = "cudaGraphGetNodes", GRAPHS;
+    fn __warpsim_cudaStreamGetCaptureInfo: GRAPHS;
+    fn __warpsim_cudaGraphCreate: GRAPHS;
+    fn __warpsim_cudaGraphInstantiateWithParams: GRAPHS;
+    fn __warpsim_cudaGraphUpload: GRAPHS;
+    fn __warpsim_cudaGraphAddKernelNode: GRAPHS;
+    fn __warpsim_cudaGraphAddMemcpyNode: GRAPHS;
+    fn __warpsim_cudaGraphAddMemsetNode: GRAPHS;
+    fn __warpsim_cudaGraphGetNodes: GRAPHS;
 }

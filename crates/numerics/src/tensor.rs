@@ -21,9 +21,7 @@ pub fn operand_f64(ty: ScalarType, raw: u64) -> f64 {
         ScalarType::TF32 => f32::from_bits(raw as u32 & 0xFFFF_E000) as f64,
         ScalarType::F32 => f32::from_bits(raw as u32) as f64,
         ScalarType::F64 => f64::from_bits(raw),
-        ScalarType::S8 => raw as u8 as i8 as f64,
-        ScalarType::U8 => raw as u8 as f64,
-        _ => raw as u32 as i32 as f64,
+        _ => operand_int(ty, raw) as f64,
     }
 }
 

@@ -1,6 +1,6 @@
 //! Helpers the integration tests share (`mod common;`): the repository root,
 //! the corpus, a scratch folder per test process, whether clang-19 is there
-//! (it must be under CI), `warpsim` run with a chosen nvcc, and `.npy` payloads.
+//! (it must be under CI), `warpsim` run with a chosen nvcc, and `.npy` payloads (as bytes or values).
 #![allow(dead_code)] // each test binary uses its own subset
 
 use std::ffi::OsStr;
@@ -69,4 +69,10 @@ pub fn npy(path: &Path) -> Vec<u8> {
         (u32::from_le_bytes(b[8..12].try_into().unwrap()) as usize, 12)
     };
     b[start + hlen..].to_vec()
+}
+
+/// The values of a little-endian `.npy` file, `N` bytes each, made by `from`
+/// (`f32::from_le_bytes`, ...).
+pub fn npy_values<const N: usize, T>(path: &Path, from: fn([u8; N]) -> T) -> Vec<T> {
+    npy(path).chunks_exact(N).map(|c| from(c.try_into().unwrap())).collect()
 }
