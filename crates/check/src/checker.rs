@@ -416,8 +416,11 @@ impl Checker {
             if !known {
                 return false;
             }
-            direct = direct && replaces(&c.r, t, self.block32, vc);
-            words[k & 63] = (a >> 2) as u32;
+            let word = (a >> 2) as u32;
+            // A lane reading its neighbour's word (a broadcast) would find the
+            // neighbour's read in the slot: the log records those warp-wide.
+            direct = direct && replaces(&c.r, t, self.block32, vc) && (k == 0 || words[(k - 1) & 63] != word);
+            words[k & 63] = word;
             k += 1;
         }
         if direct {
