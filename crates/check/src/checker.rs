@@ -1367,7 +1367,7 @@ mod tests {
                     _ => (exec | next()) as u32,
                 };
                 let mut masks = [m0; 32];
-                if next() % 4 == 0 {
+                if next().is_multiple_of(4) {
                     masks[(next() % 32) as usize] = next() as u32;
                 }
                 let mut sources = [0u32; 32];
@@ -1379,7 +1379,7 @@ mod tests {
                         _ => (l as u32 + (next() % 3) as u32) % 32,
                     };
                 }
-                let shfl = next() % 2 == 0;
+                let shfl = next().is_multiple_of(2);
                 let e = WarpSyncEvent {
                     kind: if shfl { WarpSyncKind::Shfl } else { WarpSyncKind::Vote },
                     exec,

@@ -446,7 +446,7 @@ mod tests {
         let mut next = crate::xorshift(0x9E37_79B9_7F4A_7C15u64);
         for n in [1usize, 31, 32, 33, 64] {
             for round in 0..400 {
-                let ids: Vec<u32> = (0..n).map(|_| if next() % 8 == 0 { 1 } else { 0 }).collect();
+                let ids: Vec<u32> = (0..n).map(|_| if next().is_multiple_of(8) { 1 } else { 0 }).collect();
                 let lanes = match round % 4 {
                     0 => u64::MAX,
                     1 => u64::MAX >> (64 - n),
@@ -526,12 +526,12 @@ mod tests {
                     _ => {
                         let mut arrivals = Vec::new();
                         for warp in 0..nw as u32 {
-                            if next() % 5 == 0 {
+                            if next().is_multiple_of(5) {
                                 continue;
                             }
-                            let lanes = if next() % 2 == 0 { u32::MAX as u64 } else { next() & u32::MAX as u64 | 2 };
+                            let lanes = if next().is_multiple_of(2) { u32::MAX as u64 } else { next() & u32::MAX as u64 | 2 };
                             let t = tau + (next() % 4) as u32;
-                            arrivals.push(Arrival { warp, lanes, tau: t, wait: next() % 4 != 0, pc: 0 });
+                            arrivals.push(Arrival { warp, lanes, tau: t, wait: !next().is_multiple_of(4), pc: 0 });
                         }
                         fast.barrier(&arrivals);
                         slow.barrier_by_thread(&arrivals);
