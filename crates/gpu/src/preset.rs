@@ -208,6 +208,16 @@ macro_rules! builtin_preset_files {
     };
 }
 
+/// `[(name, value), ...]` for the listed fields of `$s`, each named as a preset
+/// file spells it (`$prefix` then the field's name): the lists that range checks
+/// walk and report errors by, with each field written once.
+#[macro_export]
+macro_rules! preset_fields {
+    ($prefix:literal, $s:expr => $($field:ident),+ $(,)?) => {
+        [$((concat!($prefix, stringify!($field)), $s.$field)),+]
+    };
+}
+
 /// The presets shipped with warpsim, in the order [`GpuPreset::names`] lists them.
 const BUILTIN: [(&str, &str); 5] = builtin_preset_files!();
 
@@ -312,22 +322,9 @@ impl GpuPreset {
         // typo (a latency of 10^9 cycles) is an error and not a timing run
         // that books a billion cycles of memory traffic.
         let l = &self.latencies;
-        let latencies = [
-            ("latencies.l1_hit", l.l1_hit),
-            ("latencies.shared", l.shared),
-            ("latencies.l2_hit", l.l2_hit),
-            ("latencies.dram", l.dram),
-            ("latencies.fma", l.fma),
-            ("latencies.imad", l.imad),
-            ("latencies.hfma2", l.hfma2),
-            ("latencies.dfma", l.dfma),
-            ("latencies.mufu", l.mufu),
-            ("latencies.shfl", l.shfl),
-            ("latencies.shared_atomic", l.shared_atomic),
-            ("latencies.global_atomic", l.global_atomic),
-            ("latencies.mma", l.mma.unwrap_or(1)),
-        ];
-        for (field, v) in latencies {
+        let latencies = preset_fields!("latencies.", l =>
+            l1_hit, shared, l2_hit, dram, fma, imad, hfma2, dfma, mufu, shfl, shared_atomic, global_atomic);
+        for (field, v) in latencies.into_iter().chain([("latencies.mma", l.mma.unwrap_or(1))]) {
             if !(1..=MAX_LATENCY_CYCLES).contains(&v) {
                 return bad(field, format!("{v} cycles is outside 1..={MAX_LATENCY_CYCLES} (measured GPUs: 2 to about 1000)"));
             }

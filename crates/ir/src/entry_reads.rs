@@ -119,14 +119,12 @@ pub fn entry_reads(k: &Kernel) -> EntryReads {
 mod tests {
     use super::*;
 
-    fn reads(src_body: &str, regs: &str) -> EntryReads {
-        let src = format!(".version 7.8\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n{regs}\n{src_body}\n}}\n");
+    /// How many 32- and 64-bit registers a kernel of `body` resets (`usize::MAX` each: all).
+    fn resets(body: &str) -> (usize, usize) {
+        let regs = ".reg .pred %p<2>;\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;";
+        let src = format!(".version 7.8\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n{regs}\n{body}\n}}\n");
         let prog = crate::compile_kernel("t.ptx", &src, "k").expect("compiles");
-        entry_reads(prog.kernel("k").unwrap())
-    }
-
-    fn names(e: &EntryReads) -> (usize, usize) {
-        match e {
+        match entry_reads(prog.kernel("k").unwrap()) {
             EntryReads::All => (usize::MAX, usize::MAX),
             EntryReads::Slots { r32, r64 } => (r32.len(), r64.len()),
         }
@@ -134,50 +132,33 @@ mod tests {
 
     #[test]
     fn straight_line_code_writes_before_reading() {
-        let e = reads(
-            "ld.param.u64 %rd1, [p];\nmov.u32 %r1, %tid.x;\nadd.s32 %r2, %r1, 1;\nmul.wide.s32 %rd2, %r2, 4;\nadd.s64 %rd3, %rd1, %rd2;\nst.global.u32 [%rd3], %r2;\nret;",
-            ".reg .b32 %r<3>;\n.reg .b64 %rd<4>;",
-        );
-        assert_eq!(names(&e), (0, 0));
+        let body = "ld.param.u64 %rd1, [p];\nmov.u32 %r1, %tid.x;\nadd.s32 %r2, %r1, 1;\nmul.wide.s32 %rd2, %r2, 4;\nadd.s64 %rd3, %rd1, %rd2;\nst.global.u32 [%rd3], %r2;\nret;";
+        assert_eq!(resets(body), (0, 0));
     }
 
     #[test]
     fn a_read_on_some_path_before_any_write_is_reset() {
-        // %r2 is written only when %p1 holds, then read on both paths.
-        let e = reads(
-            "mov.u32 %r1, %tid.x;\nsetp.eq.s32 %p1, %r1, 0;\n@%p1 bra L;\nmov.u32 %r2, 7;\nL:\nadd.s32 %r3, %r2, 1;\nld.param.u64 %rd1, [p];\nst.global.u32 [%rd1], %r3;\nret;",
-            ".reg .pred %p<2>;\n.reg .b32 %r<4>;\n.reg .b64 %rd<2>;",
-        );
-        assert_eq!(names(&e), (1, 0));
-        // A guarded write does not count as written either.
-        let e = reads(
-            "mov.u32 %r1, %tid.x;\nsetp.eq.s32 %p1, %r1, 0;\n@%p1 mov.u32 %r2, 7;\nadd.s32 %r3, %r2, 1;\nld.param.u64 %rd1, [p];\nst.global.u32 [%rd1], %r3;\nret;",
-            ".reg .pred %p<2>;\n.reg .b32 %r<4>;\n.reg .b64 %rd<2>;",
-        );
-        assert_eq!(names(&e), (1, 0));
+        // %r2 is written only when %p1 holds, then read on both paths: a branch
+        // around the write, or a guarded write (which does not count as written either).
+        for write in ["@%p1 bra L;\nmov.u32 %r2, 7;\nL:", "@%p1 mov.u32 %r2, 7;"] {
+            let body = format!("mov.u32 %r1, %tid.x;\nsetp.eq.s32 %p1, %r1, 0;\n{write}\nadd.s32 %r3, %r2, 1;\nld.param.u64 %rd1, [p];\nst.global.u32 [%rd1], %r3;\nret;");
+            assert_eq!(resets(&body), (1, 0), "{write}");
+        }
     }
 
     #[test]
     fn a_loop_carried_value_written_before_the_loop_is_not_reset() {
-        let e = reads(
-            "mov.u32 %r1, 0;\nL:\nadd.s32 %r1, %r1, 1;\nsetp.lt.s32 %p1, %r1, 10;\n@%p1 bra L;\nld.param.u64 %rd1, [p];\nst.global.u32 [%rd1], %r1;\nret;",
-            ".reg .pred %p<2>;\n.reg .b32 %r<2>;\n.reg .b64 %rd<2>;",
-        );
-        assert_eq!(names(&e), (0, 0));
+        let count_up =
+            "L:\nadd.s32 %r1, %r1, 1;\nsetp.lt.s32 %p1, %r1, 10;\n@%p1 bra L;\nld.param.u64 %rd1, [p];\nst.global.u32 [%rd1], %r1;\nret;";
+        assert_eq!(resets(&format!("mov.u32 %r1, 0;\n{count_up}")), (0, 0));
         // Without the write before the loop, the first iteration reads it.
-        let e = reads(
-            "L:\nadd.s32 %r1, %r1, 1;\nsetp.lt.s32 %p1, %r1, 10;\n@%p1 bra L;\nld.param.u64 %rd1, [p];\nst.global.u32 [%rd1], %r1;\nret;",
-            ".reg .pred %p<2>;\n.reg .b32 %r<2>;\n.reg .b64 %rd<2>;",
-        );
-        assert_eq!(names(&e), (1, 0));
+        assert_eq!(resets(count_up), (1, 0));
     }
 
     #[test]
     fn shuffle_sources_are_reset_as_other_lanes_read_them() {
-        let e = reads(
-            "mov.u32 %r1, %tid.x;\nshfl.sync.idx.b32 %r2, %r1, 0, 31, -1;\nld.param.u64 %rd1, [p];\nst.global.u32 [%rd1], %r2;\nret;",
-            ".reg .b32 %r<3>;\n.reg .b64 %rd<2>;",
-        );
-        assert_eq!(names(&e), (1, 0));
+        let body =
+            "mov.u32 %r1, %tid.x;\nshfl.sync.idx.b32 %r2, %r1, 0, 31, -1;\nld.param.u64 %rd1, [p];\nst.global.u32 [%rd1], %r2;\nret;";
+        assert_eq!(resets(body), (1, 0));
     }
 }

@@ -226,16 +226,10 @@ impl TimingParams {
 
     fn check(&self, origin: &str) -> Result<(), PresetError> {
         let bad = |field: &'static str, msg: &str| Err(PresetError::Invalid { origin: origin.to_string(), field, msg: msg.to_string() });
-        for (f, v) in [
-            ("timing.int_lanes", self.int_lanes),
-            ("timing.fp64_lanes", self.fp64_lanes),
-            ("timing.conversion_lanes", self.conversion_lanes),
-            ("timing.l2_bytes_per_cycle", self.l2_bytes_per_cycle),
-            ("timing.l2_port_bytes_per_cycle", self.l2_port_bytes_per_cycle),
-            ("timing.dram_efficiency", self.dram_efficiency),
-            ("timing.atomic_unit_cycles", self.atomic_unit_cycles),
-            ("timing.atomic_float_word_cycles", self.atomic_float_word_cycles),
-        ] {
+        let positive = warpsim_gpu::preset_fields!("timing.", self =>
+            int_lanes, fp64_lanes, conversion_lanes, l2_bytes_per_cycle, l2_port_bytes_per_cycle, dram_efficiency,
+            atomic_unit_cycles, atomic_float_word_cycles);
+        for (f, v) in positive {
             if !(v.is_finite() && v > 0.0) {
                 return bad(f, "must be a positive number");
             }
@@ -246,28 +240,17 @@ impl TimingParams {
         if self.dram_efficiency > 1.0 {
             return bad("timing.dram_efficiency", "is a fraction of the peak (at most 1)");
         }
-        for (f, v) in [
-            ("timing.l1_ways", self.l1_ways),
-            ("timing.l2_ways", self.l2_ways),
-            ("timing.shared_wavefronts_per_cycle", self.shared_wavefronts_per_cycle),
-            ("timing.l1_lines_per_cycle", self.l1_lines_per_cycle),
-            ("timing.loop_unroll", self.loop_unroll),
-            ("timing.quantum_cycles", self.quantum_cycles),
-            ("timing.mio_queue_depth", self.mio_queue_depth),
-            ("timing.lsu_queue_depth", self.lsu_queue_depth),
-            ("timing.l2_atomic_units", self.l2_atomic_units),
-            ("timing.l2_atomic_chunk_bytes", self.l2_atomic_chunk_bytes),
-        ] {
+        let at_least_one = warpsim_gpu::preset_fields!("timing.", self =>
+            l1_ways, l2_ways, shared_wavefronts_per_cycle, l1_lines_per_cycle, loop_unroll, quantum_cycles, mio_queue_depth,
+            lsu_queue_depth, l2_atomic_units, l2_atomic_chunk_bytes);
+        for (f, v) in at_least_one {
             if v == 0 {
                 return bad(f, "must be at least 1");
             }
         }
-        for (f, v) in [
-            ("timing.l2_load_line_cycles", self.l2_load_line_cycles),
-            ("timing.l2_load_sector_cycles", self.l2_load_sector_cycles),
-            ("timing.l2_store_line_cycles", self.l2_store_line_cycles),
-            ("timing.l2_store_sector_cycles", self.l2_store_sector_cycles),
-        ] {
+        let l2_costs = warpsim_gpu::preset_fields!("timing.", self =>
+            l2_load_line_cycles, l2_load_sector_cycles, l2_store_line_cycles, l2_store_sector_cycles);
+        for (f, v) in l2_costs {
             if !(v.is_finite() && (0.0..=1000.0).contains(&v)) {
                 return bad(f, "must be a number of cycles from 0 to 1000");
             }
@@ -294,30 +277,12 @@ impl TimingParams {
         // Cycle counts in physical ranges (see warpsim_gpu::preset::MAX_LATENCY_CYCLES): the
         // model books memory traffic per cycle bucket up to the latest arrival.
         let max = warpsim_gpu::preset::MAX_LATENCY_CYCLES;
-        for (f, v) in [
-            ("timing.tensor_cycles", self.tensor_cycles),
-            ("timing.alu_latency", self.alu_latency),
-            ("timing.conversion_latency", self.conversion_latency),
-            ("timing.special_register_latency", self.special_register_latency),
-            ("timing.clock_latency", self.clock_latency),
-            ("timing.vote_latency", self.vote_latency),
-            ("timing.match_latency", self.match_latency),
-            ("timing.branch_cycles", self.branch_cycles),
-            ("timing.barrier_latency", self.barrier_latency),
-            ("timing.dram_latency", self.dram_latency.unwrap_or(0)),
-            ("timing.block_launch_cycles", self.block_launch_cycles),
-            ("timing.block_replace_cycles", self.block_replace_cycles),
-            ("timing.block_dispatch_cycles", self.block_dispatch_cycles),
-            ("timing.warp_launch_cycles", self.warp_launch_cycles),
-            ("timing.mio_queue_depth", self.mio_queue_depth),
-            ("timing.lsu_queue_depth", self.lsu_queue_depth),
-            ("timing.shared_cas_cycles", self.shared_cas_cycles),
-            ("timing.shared_cas_conflict_cycles", self.shared_cas_conflict_cycles),
-            ("timing.call_latency", self.call_latency),
-            ("timing.call_slots", self.call_slots),
-            ("timing.call_fetch_cycles", self.call_fetch_cycles),
-            ("timing.l2_atomic_units", self.l2_atomic_units),
-        ] {
+        let cycles = warpsim_gpu::preset_fields!("timing.", self =>
+            tensor_cycles, alu_latency, conversion_latency, special_register_latency, clock_latency, vote_latency, match_latency,
+            branch_cycles, barrier_latency, block_launch_cycles, block_replace_cycles, block_dispatch_cycles, warp_launch_cycles,
+            mio_queue_depth, lsu_queue_depth, shared_cas_cycles, shared_cas_conflict_cycles, call_latency, call_slots,
+            call_fetch_cycles, l2_atomic_units);
+        for (f, v) in cycles.into_iter().chain([("timing.dram_latency", self.dram_latency.unwrap_or(0))]) {
             if v > max {
                 return Err(PresetError::Invalid {
                     origin: origin.to_string(),

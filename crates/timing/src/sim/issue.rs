@@ -43,6 +43,7 @@ impl IssueSpec {
 }
 
 /// Issue and stall counters of the launch.
+#[derive(Default)]
 pub(super) struct IssueCounters {
     pub(super) stall: [u64; NREASONS],
     pub(super) pc_stall: Vec<[u64; NREASONS]>,
@@ -73,16 +74,7 @@ impl IssueCounters {
 
     /// Counters for a kernel of `n` instructions.
     pub(super) fn new(n: usize) -> Self {
-        IssueCounters {
-            stall: [0; NREASONS],
-            pc_stall: vec![[0; NREASONS]; n],
-            sass_insts: 0,
-            warp_insts: 0,
-            thread_insts: 0,
-            warps_launched: 0,
-            spans: Vec::new(),
-            spans_dropped: false,
-        }
+        IssueCounters { pc_stall: vec![[0; NREASONS]; n], ..Default::default() }
     }
 }
 

@@ -95,6 +95,7 @@ fn centi(c: f64) -> u64 {
 }
 
 /// Memory counters of the launch.
+#[derive(Default)]
 pub(super) struct MemCounters {
     pub(super) l2_read_sectors: u64,
     pub(super) l2_write_sectors: u64,
@@ -110,17 +111,7 @@ pub(super) struct MemCounters {
 
 impl MemCounters {
     fn new(n: usize) -> Self {
-        MemCounters {
-            l2_read_sectors: 0,
-            l2_write_sectors: 0,
-            l2_read_hits: 0,
-            l1_sectors: 0,
-            l1_hits: 0,
-            dram_read_bytes: 0,
-            shared_wavefronts: 0,
-            pc_l2: vec![0; n],
-            pc_dram: vec![0; n],
-        }
+        MemCounters { pc_l2: vec![0; n], pc_dram: vec![0; n], ..Default::default() }
     }
 
     /// Adds `o`'s counts.
