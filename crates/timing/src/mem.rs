@@ -16,61 +16,124 @@
 /// Cycles per bandwidth bucket.
 pub const BUCKET: u64 = 16;
 
-/// Buckets per chunk of [`Bandwidth`]'s storage.
+/// Buckets of [`Bandwidth`]'s ring: those from `base` on (4,096 cycles).
+const RING: u64 = 256;
+
+/// Buckets per chunk of [`Bandwidth`]'s far storage.
 const CHUNK: u64 = 64;
 
 /// Bytes booked in a bucket, and for a full bucket a later bucket that may
 /// have room (path-compressed, as in union-find; never read below `base`).
 type Slot = (u64, u64);
 
-/// Chunk `c`'s buckets, empty, each pointing at the next.
+/// Bucket `b` before any booking: empty, pointing at the next.
+#[inline]
+const fn empty(b: u64) -> Slot {
+    (0, b + 1)
+}
+
+/// Chunk `c`'s buckets, empty.
 #[cold]
 #[inline(never)]
 fn fresh_chunk(c: u64) -> Box<[Slot; CHUNK as usize]> {
     let first = c * CHUNK;
-    Box::new(std::array::from_fn(|k| (0, first + k as u64 + 1)))
+    Box::new(std::array::from_fn(|k| empty(first + k as u64)))
 }
 
 /// A resource serving `rate` bytes per cycle.
 ///
-/// Buckets live in chunks of [`CHUNK`], allocated when first booked: a
-/// request far in the future (a long DRAM latency) costs one chunk, not
-/// every bucket up to it, so memory does not grow with latencies.
+/// The buckets from `base` on live in a ring tagged with their index (one
+/// load and a compare per lookup); buckets beyond the ring (a long DRAM
+/// latency, a long backlog) live in chunks of [`CHUNK`], allocated when
+/// first booked, and move into the ring when it reaches them: a request far
+/// in the future costs one chunk, not every bucket up to it.
 pub struct Bandwidth {
     /// Bytes per bucket.
     cap: u64,
+    /// `2^64 / cap` rounded up when `2 <= cap < 2^28` (else 0): `n / cap`
+    /// for `n` below 2^32 is then a multiply, not a 64-bit division (Lemire,
+    /// Kaser and Kurz, 2019; exact for every 32-bit `n`).
+    inv: u64,
     /// The first bucket that may still be booked (everything earlier is retired).
     base: u64,
-    /// Chunk index of `chunks[0]`.
+    /// Buckets `base .. base + RING` at `b % RING`, each with its bucket
+    /// index; an entry with another index is stale (retired), and bucket `b`
+    /// is then empty or in `far`.
+    ring: Box<[(u64, Slot); RING as usize]>,
+    /// Chunk index of `far[0]`.
     base_chunk: u64,
-    /// A plain vector (retiring drains its front): indexing it is cheaper
-    /// than a ring's, and it holds only the few chunks of the backlog.
-    chunks: Vec<Option<Box<[Slot; CHUNK as usize]>>>,
+    /// Buckets booked while at or beyond `base + RING`. A plain vector
+    /// (retiring drains its front): it holds only the few chunks ahead.
+    far: Vec<Option<Box<[Slot; CHUNK as usize]>>>,
+    /// Buckets known to be full (`run.0 .. run.1`): a booking arriving in
+    /// them goes straight to `run.1`, the first that may have room (a
+    /// saturated resource's usual case). Buckets only fill until retired,
+    /// so the run stays true.
+    run: (u64, u64),
     pub bytes: u64,
 }
 
 impl Bandwidth {
     pub fn new(rate: f64) -> Self {
-        Bandwidth { cap: ((rate * BUCKET as f64).round() as u64).max(1), base: 0, base_chunk: 0, chunks: Default::default(), bytes: 0 }
+        let cap = ((rate * BUCKET as f64).round() as u64).max(1);
+        Bandwidth {
+            cap,
+            inv: if (2..1 << 28).contains(&cap) { u64::MAX / cap + 1 } else { 0 },
+            base: 0,
+            ring: Box::new([(u64::MAX, (0, 0)); RING as usize]),
+            base_chunk: 0,
+            far: Vec::new(),
+            run: (0, 0),
+            bytes: 0,
+        }
+    }
+
+    /// When the last byte of a request arriving at `t` is served, booked in
+    /// bucket `b` that now holds `used` bytes: inside the bucket, in
+    /// proportion to how full it is.
+    #[inline(always)]
+    fn served(&self, b: u64, used: u64, t: u64) -> u64 {
+        let n = used * BUCKET;
+        let q = if self.inv != 0 { ((self.inv as u128 * n as u128) >> 64) as u64 } else { n / self.cap };
+        (b * BUCKET + q.min(BUCKET - 1)).max(t)
     }
 
     /// Bucket `b` (at or after `base`).
-    #[inline]
+    #[inline(always)]
     fn slot(&mut self, b: u64) -> &mut Slot {
-        let c = b / CHUNK;
-        let i = (c - self.base_chunk) as usize;
-        if i >= self.chunks.len() {
-            self.grow(i);
+        if b - self.base < RING {
+            let k = (b % RING) as usize;
+            if self.ring[k].0 != b {
+                self.enter(b);
+            }
+            &mut self.ring[k].1
+        } else {
+            self.far_slot(b)
         }
-        let chunk = self.chunks[i].get_or_insert_with(|| fresh_chunk(c));
-        &mut chunk[(b % CHUNK) as usize]
     }
 
-    /// Room for chunk index `i`.
+    /// Bucket `b`'s ring entry, first reached: from `far` if booked there.
+    #[inline(never)]
+    fn enter(&mut self, b: u64) {
+        let held = (b / CHUNK).checked_sub(self.base_chunk).and_then(|i| self.far.get(i as usize));
+        let s = match held {
+            Some(Some(chunk)) => chunk[(b % CHUNK) as usize],
+            _ => empty(b),
+        };
+        self.ring[(b % RING) as usize] = (b, s);
+    }
+
+    /// Bucket `b` beyond the ring.
     #[cold]
     #[inline(never)]
-    fn grow(&mut self, i: usize) {
-        self.chunks.resize(i + 1, None);
+    fn far_slot(&mut self, b: u64) -> &mut Slot {
+        let c = b / CHUNK;
+        let i = (c - self.base_chunk) as usize;
+        if i >= self.far.len() {
+            self.far.resize(i + 1, None);
+        }
+        let chunk = self.far[i].get_or_insert_with(|| fresh_chunk(c));
+        &mut chunk[(b % CHUNK) as usize]
     }
 
     /// The first bucket at or after `b` with room.
@@ -100,14 +163,20 @@ impl Bandwidth {
     #[inline(always)]
     pub fn book(&mut self, t: u64, bytes: u64) -> u64 {
         self.bytes += bytes;
-        let b = (t / BUCKET).max(self.base);
+        let mut b = (t / BUCKET).max(self.base);
+        if b.wrapping_sub(self.run.0) < self.run.1 - self.run.0 {
+            b = self.run.1;
+        }
         let cap = self.cap;
-        // Most requests fit in their own bucket: one lookup, inline.
+        // Most requests fit in their bucket (or the run's end): one lookup, inline.
         let s = self.slot(b);
         if s.0 < cap && cap - s.0 >= bytes {
             s.0 += bytes;
-            let done = b * BUCKET + (s.0 * BUCKET / cap).min(BUCKET - 1);
-            return done.max(t);
+            let used = s.0;
+            if used == cap && b == self.run.1 {
+                self.run.1 += 1;
+            }
+            return self.served(b, used, t);
         }
         let cur = *s;
         self.book_over(t, b, bytes, cur)
@@ -118,40 +187,40 @@ impl Bandwidth {
     fn book_over(&mut self, t: u64, b: u64, bytes: u64, s: Slot) -> u64 {
         let cap = self.cap;
         // A full bucket whose next pointer leads straight to one with room
-        // for all of it (a saturated resource's usual case): what
-        // `book_from` does then (`find`'s one hop and its path compression)
-        // in three lookups instead of five.
+        // for all of it: what `book_from` does then (`find`'s one hop and
+        // its path compression) in three lookups instead of five.
         if s.0 >= cap {
             let x = s.1.max(self.base);
             let sx = self.slot(x);
             if sx.0 < cap && cap - sx.0 >= bytes {
                 sx.0 += bytes;
-                let done = x * BUCKET + (sx.0 * BUCKET / cap).min(BUCKET - 1);
+                let used = sx.0;
                 self.slot(b).1 = x;
-                return done.max(t);
+                self.note_full(b, if used == cap { x + 1 } else { x });
+                return self.served(x, used, t);
             }
         }
-        self.book_from(t, b, bytes)
+        let (done, end) = self.book_from(t, b, bytes);
+        self.note_full(b, end);
+        done
     }
 
-    /// [`Bandwidth::book`] as it was before its one-hop shortcut (the reference of a test).
-    #[cfg(test)]
-    fn book_reference(&mut self, t: u64, bytes: u64) -> u64 {
-        self.bytes += bytes;
-        let b = (t / BUCKET).max(self.base);
-        let cap = self.cap;
-        let s = self.slot(b);
-        if s.0 < cap && cap - s.0 >= bytes {
-            s.0 += bytes;
-            let done = b * BUCKET + (s.0 * BUCKET / cap).min(BUCKET - 1);
-            return done.max(t);
-        }
-        self.book_from(t, b, bytes)
-    }
-
-    /// [`Bandwidth::book`] from bucket `b` on, over full buckets.
+    /// Buckets `lo .. hi` are full: the run becomes their union with it
+    /// when the two touch, else the later of the two.
     #[inline]
-    fn book_from(&mut self, t: u64, b: u64, bytes: u64) -> u64 {
+    fn note_full(&mut self, lo: u64, hi: u64) {
+        let (a, z) = self.run;
+        if lo <= z && a <= hi {
+            self.run = (a.min(lo), z.max(hi));
+        } else if hi > z {
+            self.run = (lo, hi);
+        }
+    }
+
+    /// [`Bandwidth::book`] from bucket `b` on, over full buckets; also
+    /// returns the end of the buckets from `b` on that are full now.
+    #[inline]
+    fn book_from(&mut self, t: u64, b: u64, bytes: u64) -> (u64, u64) {
         let mut b = b;
         let mut left = bytes;
         let cap = self.cap;
@@ -161,9 +230,8 @@ impl Bandwidth {
             let free = cap - s.0;
             if free >= left {
                 s.0 += left;
-                // Inside the bucket, in proportion to how full it is.
-                let done = b * BUCKET + (s.0 * BUCKET / cap).min(BUCKET - 1);
-                return done.max(t);
+                let used = s.0;
+                return (self.served(b, used, t), if used == cap { b + 1 } else { b });
             }
             s.0 = cap;
             left -= free;
@@ -175,18 +243,18 @@ impl Bandwidth {
     pub fn retire(&mut self, t: u64) {
         self.base = self.base.max(t / BUCKET);
         let c = self.base / CHUNK;
-        let k = (c.saturating_sub(self.base_chunk) as usize).min(self.chunks.len());
-        self.chunks.drain(..k);
+        let k = (c.saturating_sub(self.base_chunk) as usize).min(self.far.len());
+        self.far.drain(..k);
         self.base_chunk += k as u64;
-        if self.chunks.is_empty() {
+        if self.far.is_empty() {
             self.base_chunk = c;
         }
     }
 
-    /// Chunks of buckets held (for tests of the memory bound).
+    /// Chunks of far buckets held (for tests of the memory bound).
     #[cfg(test)]
     fn chunks_held(&self) -> usize {
-        self.chunks.iter().filter(|c| c.is_some()).count()
+        self.far.iter().filter(|c| c.is_some()).count()
     }
 }
 
@@ -350,18 +418,26 @@ impl Cache {
         victim
     }
 
-    /// The line holding `sector`, allocated if absent, marked used.
-    #[inline]
+    /// The line holding `sector`, allocated if absent, marked used. The
+    /// hint's test is inline; the set search and allocation are not.
+    #[inline(always)]
     pub fn line(&mut self, sector: u64) -> usize {
         let line = sector >> 2;
         self.clock = self.clock.wrapping_add(1);
-        let i = match self.find(line) {
-            Some(i) => i,
-            None => self.alloc(line),
-        };
+        let i = if self.tags.get(self.hint) == Some(&(line + 1)) { self.hint } else { self.search_or_alloc(line) };
         self.lru[i] = self.clock;
         self.hint = i;
         i
+    }
+
+    /// `line`'s index found by the set search, else allocated.
+    #[inline(never)]
+    fn search_or_alloc(&mut self, line: u64) -> usize {
+        let s = self.set_of(line) * self.ways;
+        match self.tags[s..s + self.ways].iter().position(|&t| t == line + 1) {
+            Some(k) => s + k,
+            None => self.alloc(line),
+        }
     }
 
     /// Looks up sector `sector` (address / 32). On a miss the sector is
@@ -464,9 +540,9 @@ mod tests {
     fn bandwidth_memory_does_not_grow_with_the_distance_of_a_booking() {
         let mut b = Bandwidth::new(32.0);
         assert_eq!(b.book(10, 32), 10);
-        // A booking 10^9 cycles ahead (62.5 million buckets) takes one more chunk.
+        // A booking 10^9 cycles ahead (62.5 million buckets) takes one chunk beyond the ring.
         assert!((1_000_000_000..1_000_000_016).contains(&b.book(1_000_000_000, 32)));
-        assert_eq!(b.chunks_held(), 2);
+        assert_eq!(b.chunks_held(), 1);
         // Saturating across a chunk edge fills later buckets in order.
         let edge = CHUNK * BUCKET * 3 - BUCKET;
         let mut last = 0;
@@ -485,28 +561,119 @@ mod tests {
         *x >> 33
     }
 
+    /// The bandwidth booking before the ring and the run (every bucket in
+    /// chunks; a union-find walk over full buckets): the reference of the test below.
+    struct Chunked {
+        cap: u64,
+        base: u64,
+        base_chunk: u64,
+        chunks: Vec<Option<Box<[Slot; CHUNK as usize]>>>,
+    }
+
+    impl Chunked {
+        fn new(rate: f64) -> Self {
+            Chunked { cap: ((rate * BUCKET as f64).round() as u64).max(1), base: 0, base_chunk: 0, chunks: Vec::new() }
+        }
+
+        fn slot(&mut self, b: u64) -> &mut Slot {
+            let c = b / CHUNK;
+            let i = (c - self.base_chunk) as usize;
+            if i >= self.chunks.len() {
+                self.chunks.resize(i + 1, None);
+            }
+            &mut self.chunks[i].get_or_insert_with(|| fresh_chunk(c))[(b % CHUNK) as usize]
+        }
+
+        fn find(&mut self, b: u64) -> u64 {
+            let (cap, base) = (self.cap, self.base);
+            let mut x = b;
+            while self.slot(x).0 >= cap {
+                x = self.slot(x).1.max(base);
+            }
+            let mut y = b;
+            while y != x {
+                let s = self.slot(y);
+                let n = s.1.max(base);
+                s.1 = x;
+                y = n;
+            }
+            x
+        }
+
+        fn book(&mut self, t: u64, bytes: u64) -> u64 {
+            let cap = self.cap;
+            let (mut b, mut left) = ((t / BUCKET).max(self.base), bytes);
+            loop {
+                b = self.find(b);
+                let s = self.slot(b);
+                let free = cap - s.0;
+                if free >= left {
+                    s.0 += left;
+                    return (b * BUCKET + (s.0 * BUCKET / cap).min(BUCKET - 1)).max(t);
+                }
+                s.0 = cap;
+                left -= free;
+                b += 1;
+            }
+        }
+
+        fn retire(&mut self, t: u64) {
+            self.base = self.base.max(t / BUCKET);
+            let c = self.base / CHUNK;
+            let k = (c.saturating_sub(self.base_chunk) as usize).min(self.chunks.len());
+            self.chunks.drain(..k);
+            self.base_chunk += k as u64;
+            if self.chunks.is_empty() {
+                self.base_chunk = c;
+            }
+        }
+    }
+
     #[test]
-    fn one_hop_booking_is_the_reference_booking() {
+    fn the_reciprocal_divides_as_the_division_does() {
+        let mut x = 3u64;
+        for rate in [0.01, 0.1, 1.0, 3.3, 32.0, 100.0, 1e5, 1.6e7, 1.7e7, 1e9] {
+            let b = Bandwidth::new(rate);
+            for k in 0..20_000u64 {
+                let used = match k {
+                    0 => 0,
+                    1 => b.cap,
+                    2 => b.cap - 1,
+                    _ => lcg(&mut x) % (b.cap + 1),
+                };
+                let t = lcg(&mut x) % 64;
+                let want = (7 * BUCKET + (used * BUCKET / b.cap).min(BUCKET - 1)).max(t);
+                assert_eq!(b.served(7, used, t), want, "cap {} used {used}", b.cap);
+            }
+        }
+    }
+
+    #[test]
+    fn ring_run_and_one_hop_booking_is_the_reference_booking() {
         // Bursts at a few arrival times on saturated and idle resources,
-        // bookings of 1 to 5 sectors, retires: every result and the state
+        // bookings of 0 to 5 sectors, some far ahead of the ring (and
+        // reached by it later), retires: every result and the state
         // (checked through later bookings) must match the reference.
         for rate in [1.0, 4.0, 32.0, 100.0] {
-            let (mut a, mut b) = (Bandwidth::new(rate), Bandwidth::new(rate));
+            let (mut a, mut b) = (Bandwidth::new(rate), Chunked::new(rate));
             let mut x = rate as u64;
             let mut t = 0u64;
-            for i in 0..40_000u64 {
+            for i in 0..60_000u64 {
                 if lcg(&mut x).is_multiple_of(8) {
                     t += lcg(&mut x) % 64;
                 }
-                let at = t + lcg(&mut x) % 48;
-                let bytes = 32 * (1 + lcg(&mut x) % 5);
-                assert_eq!(a.book(at, bytes), b.book_reference(at, bytes), "rate {rate}, booking {i}");
+                let at = match lcg(&mut x) % 64 {
+                    0 => t + RING * BUCKET + lcg(&mut x) % (4 * RING * BUCKET),
+                    1 => t + lcg(&mut x) % (2 * RING * BUCKET),
+                    _ => t + lcg(&mut x) % 48,
+                };
+                let bytes = 32 * (lcg(&mut x) % 6);
+                assert_eq!(a.book(at, bytes), b.book(at, bytes), "rate {rate}, booking {i}");
                 if i % 1000 == 999 {
                     a.retire(t.saturating_sub(200));
                     b.retire(t.saturating_sub(200));
                 }
             }
-            assert_eq!(a.bytes, b.bytes);
         }
     }
 

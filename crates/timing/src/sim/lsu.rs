@@ -579,7 +579,8 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             Lookup::Miss => {
                 let fetch = gg.memsys.spec.dram_fetch_bytes;
                 let per = (fetch / 32).max(1);
-                let first = sec - sec % per;
+                // The first sector of the fetch (a mask, not a division, for the usual power of two).
+                let first = if per.is_power_of_two() { sec & !(per - 1) } else { sec - sec % per };
                 let served = gg.memsys.dram.book(at_l2, fetch);
                 // The controllers' queueing below saturation; a saturated
                 // DRAM's backlog (the booking's delay) is the same queue.

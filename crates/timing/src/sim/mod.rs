@@ -428,24 +428,31 @@ fn drive<'a, const W: usize, O: Observer + Send>(
     place::first_wave(sms, gg, make)?;
     let q = gg.place.spec.quantum_cycles;
     let mut t = 0u64;
-    // Local phases that cover little (memory-bound stretches) cost more than
-    // they save: after one covers under a twentieth of the cycles, the next
-    // `backoff` quanta skip it (doubling up to 16, reset by one that pays).
-    // Skipping one changes nothing but the speed.
+    // Local phases that do little (memory-bound stretches) cost more than
+    // they save (the dispatch, and SMs' state moving between cores): after
+    // one covers under a twentieth of the cycles, or issues under a fifth
+    // of the quantum's instructions, the next `backoff` quanta skip it
+    // (doubling up to 64, reset by one that pays). Skipping one changes
+    // nothing but the speed.
     let (mut skip, mut backoff) = (0u32, 1u32);
     loop {
         let end = t + q;
         let mut next = u64::MAX;
+        // Instructions the local phase issued (None: it did not run or covered
+        // too little), and the in-order pass's count before it runs.
+        let mut local_issues = None;
+        let in_order_from = gg.st.sass_insts;
         if !workers.is_empty() {
             if skip > 0 {
                 skip -= 1;
             } else {
+                let before: u64 = workers.iter().map(|w| w.st.sass_insts).sum();
                 let (covered, left) = local_phase(sms, workers, end);
                 if covered * 20 < left {
                     skip = backoff;
-                    backoff = (backoff * 2).min(16);
+                    backoff = (backoff * 2).min(64);
                 } else {
-                    backoff = 1;
+                    local_issues = Some(workers.iter().map(|w| w.st.sass_insts).sum::<u64>() - before);
                 }
             }
         }
@@ -459,6 +466,14 @@ fn drive<'a, const W: usize, O: Observer + Send>(
             sm.run_until(end, gg, make)?;
             if !sm.idle {
                 next = next.min(sm.now);
+            }
+        }
+        if let Some(local) = local_issues {
+            if local * 4 < gg.st.sass_insts - in_order_from {
+                skip = backoff;
+                backoff = (backoff * 2).min(64);
+            } else {
+                backoff = 1;
             }
         }
         if next == u64::MAX {
