@@ -142,20 +142,28 @@ impl PageArena {
         if chunks.last().is_none_or(|&(_, n)| *used == n) {
             let given: usize = chunks.iter().map(|&(_, n)| n).sum();
             let n = self.npages.saturating_sub(given).clamp(1, CHUNK_PAGES);
-            chunks.push((Chunk::zeroed(n * PAGE_SIZE as usize), n));
+            let chunk = Chunk::zeroed(n * PAGE_SIZE as usize);
+            let n = chunk.pages();
+            chunks.push((chunk, n));
             *used = 0;
         }
-        let (chunk, _) = chunks.last().unwrap();
+        let (chunk, _) = chunks.last().expect("a chunk was pushed if there was none");
         // SAFETY: `used < n`, so the page lies inside the chunk.
-        let p = unsafe { chunk.0.as_ptr().add(*used * PAGE_SIZE as usize) };
+        let p = unsafe { chunk.at.as_ptr().add(*used * PAGE_SIZE as usize) };
         *used += 1;
         // SAFETY: a chunk's pointer is not null, nor is an offset into it; chunks are page-aligned.
         unsafe { NonNull::new_unchecked(p as *mut AtomicU64) }
     }
 }
 
-/// Zeroed memory from the operating system, freed on drop.
-struct Chunk(NonNull<u8>, usize);
+/// Zeroed memory from the operating system (or, where mapping fails, the
+/// heap), freed on drop.
+struct Chunk {
+    at: NonNull<u8>,
+    len: usize,
+    /// Mapped with `mmap` (unmapped on drop), or allocated from the heap.
+    mapped: bool,
+}
 
 // SAFETY: a chunk is plain memory owned by its arena.
 unsafe impl Send for Chunk {}
@@ -167,18 +175,48 @@ unsafe impl Sync for Chunk {}
 const HUGE_PAGE: usize = 2 << 20;
 
 impl Chunk {
-    /// `len` zeroed bytes (a multiple of [`PAGE_SIZE`]), aligned to 2 MiB and
-    /// advised as a huge page when `len` is 2 MiB.
-    #[cfg(unix)]
+    /// `len` zeroed bytes (a multiple of [`PAGE_SIZE`], not 0), page-aligned.
+    /// The simulator runs inside users' processes (the driver library,
+    /// Python), so a failed mapping is no reason to abort: the heap is tried
+    /// next, then a single page. Only a heap that cannot give one page ends
+    /// the process, as any allocation of the same size would.
     fn zeroed(len: usize) -> Chunk {
+        #[cfg(unix)]
+        if let Some(c) = Chunk::mapped(len) {
+            return c;
+        }
+        Chunk::heap(len)
+    }
+
+    /// `len` zeroed bytes from the heap, page-aligned; a single page if `len`
+    /// cannot be had.
+    fn heap(len: usize) -> Chunk {
+        use std::alloc::Layout;
+        // SAFETY: a page's size is a power of two and a multiple of its alignment.
+        let page = unsafe { Layout::from_size_align_unchecked(PAGE_SIZE as usize, PAGE_SIZE as usize) };
+        let zeroed = |l: Layout| {
+            // SAFETY: `l` has a non-zero size (`len` is at least a page).
+            NonNull::new(unsafe { std::alloc::alloc_zeroed(l) })
+        };
+        let (p, layout) = match Layout::from_size_align(len, PAGE_SIZE as usize).ok().and_then(|l| Some((zeroed(l)?, l))) {
+            Some(got) => got,
+            None => (zeroed(page).unwrap_or_else(|| std::alloc::handle_alloc_error(page)), page),
+        };
+        Chunk { at: p, len: layout.size(), mapped: false }
+    }
+
+    /// `len` zeroed bytes mapped from the operating system, aligned to 2 MiB
+    /// and advised as a huge page when `len` is 2 MiB; `None` if mapping fails.
+    #[cfg(unix)]
+    fn mapped(len: usize) -> Option<Chunk> {
         let huge = len == HUGE_PAGE;
         let map = if huge { len + HUGE_PAGE } else { len };
         // SAFETY: an anonymous private mapping has no preconditions; the result is checked.
         let p = unsafe {
             libc::mmap(std::ptr::null_mut(), map, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
         };
-        if p == libc::MAP_FAILED {
-            std::alloc::handle_alloc_error(std::alloc::Layout::from_size_align(len, PAGE_SIZE as usize).unwrap());
+        if p == libc::MAP_FAILED || p.is_null() {
+            return None;
         }
         let mut at = p as usize;
         if huge {
@@ -201,31 +239,27 @@ impl Chunk {
                 libc::madvise(at as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
             };
         }
-        // SAFETY: `mmap` succeeded, so `at` is not null.
-        Chunk(unsafe { NonNull::new_unchecked(at as *mut u8) }, len)
+        Some(Chunk { at: NonNull::new(at as *mut u8)?, len, mapped: true })
     }
 
-    #[cfg(not(unix))]
-    fn zeroed(len: usize) -> Chunk {
-        let layout = std::alloc::Layout::from_size_align(len, PAGE_SIZE as usize).unwrap();
-        // SAFETY: `len` is not zero.
-        let p = unsafe { std::alloc::alloc_zeroed(layout) };
-        Chunk(NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(layout)), len)
+    /// Pages in the chunk (a heap fallback may hold fewer than asked for).
+    fn pages(&self) -> usize {
+        self.len / PAGE_SIZE as usize
     }
 }
 
 impl Drop for Chunk {
     fn drop(&mut self) {
-        // SAFETY: the chunk's memory came from `zeroed` with this length, and the pages carved
-        // from it die with their arena (the allocation), which owns the chunk.
-        #[cfg(unix)]
+        // SAFETY: the chunk's memory came from `zeroed` with this length (mapped or from the heap with
+        // page alignment), and the pages carved from it die with their arena, which owns the chunk.
         unsafe {
-            libc::munmap(self.0.as_ptr() as *mut libc::c_void, self.1);
-        };
-        #[cfg(not(unix))]
-        unsafe {
-            std::alloc::dealloc(self.0.as_ptr(), std::alloc::Layout::from_size_align(self.1, PAGE_SIZE as usize).unwrap());
-        };
+            #[cfg(unix)]
+            if self.mapped {
+                libc::munmap(self.at.as_ptr() as *mut libc::c_void, self.len);
+                return;
+            }
+            std::alloc::dealloc(self.at.as_ptr(), std::alloc::Layout::from_size_align_unchecked(self.len, PAGE_SIZE as usize));
+        }
     }
 }
 
@@ -850,6 +884,20 @@ mod tests {
     /// `warp_span` against a lane-by-lane reference: random warps near page
     /// and allocation edges, partial masks, misaligned and foreign lanes;
     /// then the warp's load and store through the span equal single ones.
+    /// The heap chunk (where mapping fails) is zeroed, page-aligned and freed as a heap block.
+    #[test]
+    fn heap_chunks_are_zeroed_and_aligned() {
+        for pages in [1, 3, CHUNK_PAGES] {
+            let c = Chunk::heap(pages * PAGE_SIZE as usize);
+            assert!(!c.mapped);
+            assert_eq!(c.pages(), pages);
+            assert!((c.at.as_ptr() as usize).is_multiple_of(PAGE_SIZE as usize));
+            // SAFETY: the chunk holds `len` bytes.
+            let bytes = unsafe { std::slice::from_raw_parts(c.at.as_ptr(), c.len) };
+            assert!(bytes.iter().all(|&b| b == 0));
+        }
+    }
+
     #[test]
     fn arena_pages_are_distinct_zeroed_and_filled() {
         // 70 pages: chunks of 32, 32 and 6, handed out in the order pages are touched.
