@@ -142,20 +142,28 @@ impl PageArena {
         if chunks.last().is_none_or(|&(_, n)| *used == n) {
             let given: usize = chunks.iter().map(|&(_, n)| n).sum();
             let n = self.npages.saturating_sub(given).clamp(1, CHUNK_PAGES);
-            chunks.push((Chunk::zeroed(n * PAGE_SIZE as usize), n));
+            let chunk = Chunk::zeroed(n * PAGE_SIZE as usize);
+            let n = chunk.pages();
+            chunks.push((chunk, n));
             *used = 0;
         }
-        let (chunk, _) = chunks.last().unwrap();
+        let (chunk, _) = chunks.last().expect("a chunk was pushed if there was none");
         // SAFETY: `used < n`, so the page lies inside the chunk.
-        let p = unsafe { chunk.0.as_ptr().add(*used * PAGE_SIZE as usize) };
+        let p = unsafe { chunk.at.as_ptr().add(*used * PAGE_SIZE as usize) };
         *used += 1;
         // SAFETY: a chunk's pointer is not null, nor is an offset into it; chunks are page-aligned.
         unsafe { NonNull::new_unchecked(p as *mut AtomicU64) }
     }
 }
 
-/// Zeroed memory from the operating system, freed on drop.
-struct Chunk(NonNull<u8>, usize);
+/// Zeroed memory from the operating system (or, where mapping fails, the
+/// heap), freed on drop.
+struct Chunk {
+    at: NonNull<u8>,
+    len: usize,
+    /// Mapped with `mmap` (unmapped on drop), or allocated from the heap.
+    mapped: bool,
+}
 
 // SAFETY: a chunk is plain memory owned by its arena.
 unsafe impl Send for Chunk {}
@@ -167,18 +175,48 @@ unsafe impl Sync for Chunk {}
 const HUGE_PAGE: usize = 2 << 20;
 
 impl Chunk {
-    /// `len` zeroed bytes (a multiple of [`PAGE_SIZE`]), aligned to 2 MiB and
-    /// advised as a huge page when `len` is 2 MiB.
-    #[cfg(unix)]
+    /// `len` zeroed bytes (a multiple of [`PAGE_SIZE`], not 0), page-aligned.
+    /// The simulator runs inside users' processes (the driver library,
+    /// Python), so a failed mapping is no reason to abort: the heap is tried
+    /// next, then a single page. Only a heap that cannot give one page ends
+    /// the process, as any allocation of the same size would.
     fn zeroed(len: usize) -> Chunk {
+        #[cfg(unix)]
+        if let Some(c) = Chunk::mapped(len) {
+            return c;
+        }
+        Chunk::heap(len)
+    }
+
+    /// `len` zeroed bytes from the heap, page-aligned; a single page if `len`
+    /// cannot be had.
+    fn heap(len: usize) -> Chunk {
+        use std::alloc::Layout;
+        // SAFETY: a page's size is a power of two and a multiple of its alignment.
+        let page = unsafe { Layout::from_size_align_unchecked(PAGE_SIZE as usize, PAGE_SIZE as usize) };
+        let zeroed = |l: Layout| {
+            // SAFETY: `l` has a non-zero size (`len` is at least a page).
+            NonNull::new(unsafe { std::alloc::alloc_zeroed(l) })
+        };
+        let (p, layout) = match Layout::from_size_align(len, PAGE_SIZE as usize).ok().and_then(|l| Some((zeroed(l)?, l))) {
+            Some(got) => got,
+            None => (zeroed(page).unwrap_or_else(|| std::alloc::handle_alloc_error(page)), page),
+        };
+        Chunk { at: p, len: layout.size(), mapped: false }
+    }
+
+    /// `len` zeroed bytes mapped from the operating system, aligned to 2 MiB
+    /// and advised as a huge page when `len` is 2 MiB; `None` if mapping fails.
+    #[cfg(unix)]
+    fn mapped(len: usize) -> Option<Chunk> {
         let huge = len == HUGE_PAGE;
         let map = if huge { len + HUGE_PAGE } else { len };
         // SAFETY: an anonymous private mapping has no preconditions; the result is checked.
         let p = unsafe {
             libc::mmap(std::ptr::null_mut(), map, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
         };
-        if p == libc::MAP_FAILED {
-            std::alloc::handle_alloc_error(std::alloc::Layout::from_size_align(len, PAGE_SIZE as usize).unwrap());
+        if p == libc::MAP_FAILED || p.is_null() {
+            return None;
         }
         let mut at = p as usize;
         if huge {
@@ -201,31 +239,27 @@ impl Chunk {
                 libc::madvise(at as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
             };
         }
-        // SAFETY: `mmap` succeeded, so `at` is not null.
-        Chunk(unsafe { NonNull::new_unchecked(at as *mut u8) }, len)
+        Some(Chunk { at: NonNull::new(at as *mut u8)?, len, mapped: true })
     }
 
-    #[cfg(not(unix))]
-    fn zeroed(len: usize) -> Chunk {
-        let layout = std::alloc::Layout::from_size_align(len, PAGE_SIZE as usize).unwrap();
-        // SAFETY: `len` is not zero.
-        let p = unsafe { std::alloc::alloc_zeroed(layout) };
-        Chunk(NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(layout)), len)
+    /// Pages in the chunk (a heap fallback may hold fewer than asked for).
+    fn pages(&self) -> usize {
+        self.len / PAGE_SIZE as usize
     }
 }
 
 impl Drop for Chunk {
     fn drop(&mut self) {
-        // SAFETY: the chunk's memory came from `zeroed` with this length, and the pages carved
-        // from it die with their arena (the allocation), which owns the chunk.
-        #[cfg(unix)]
+        // SAFETY: the chunk's memory came from `zeroed` with this length (mapped or from the heap with
+        // page alignment), and the pages carved from it die with their arena, which owns the chunk.
         unsafe {
-            libc::munmap(self.0.as_ptr() as *mut libc::c_void, self.1);
-        };
-        #[cfg(not(unix))]
-        unsafe {
-            std::alloc::dealloc(self.0.as_ptr(), std::alloc::Layout::from_size_align(self.1, PAGE_SIZE as usize).unwrap());
-        };
+            #[cfg(unix)]
+            if self.mapped {
+                libc::munmap(self.at.as_ptr() as *mut libc::c_void, self.len);
+                return;
+            }
+            std::alloc::dealloc(self.at.as_ptr(), std::alloc::Layout::from_size_align_unchecked(self.len, PAGE_SIZE as usize));
+        }
     }
 }
 
@@ -354,8 +388,7 @@ impl Allocation {
                     if mask == u64::MAX >> (64 - W) {
                         // Every lane active: lanes a fixed stride apart go to the filler as a progression.
                         let step = addr[1].wrapping_sub(addr[0]);
-                        let off_line = (0..W).fold(0u64, |d, l| d | (addr[l] ^ addr[0].wrapping_add(step.wrapping_mul(l as u64))));
-                        if off_line == 0 {
+                        if back_to_back::<W>(addr, step) {
                             return f.gather_affine(S, addr[0].wrapping_sub(sub), step, out);
                         }
                     }
@@ -467,6 +500,122 @@ impl Allocation {
         }
     }
 
+    /// A warp's `N`-element vectors of `size`-byte elements at offsets
+    /// `addr[l] - self.base`: element `k` of lane `l` into `out[k][l]` (other
+    /// lanes' values are unspecified). A full warp whose vectors lie back to back
+    /// on a page nothing has stored to asks the filler for one progression per
+    /// element, straight into `out[k]` (no per-element page or lane tests).
+    ///
+    /// # Safety
+    /// `size` is 1, 2, 4 or 8 and, for every lane in `mask`, the offset is a
+    /// multiple of `N * size` with its `N * size` bytes inside the allocation;
+    /// with `page` `Some(p)`, inside page `p`.
+    #[inline]
+    pub unsafe fn load_vectors<const W: usize, const N: usize>(
+        &self,
+        addr: &[u64; W],
+        mask: u64,
+        size: u32,
+        page: Option<usize>,
+        out: &mut [[u64; W]; N],
+    ) {
+        // SAFETY: the caller's guarantees, passed on.
+        unsafe { with_size!(size, S => self.load_vectors_sized::<W, N, S>(addr, mask, page, out)) }
+    }
+
+    /// [`Allocation::load_vectors`] for a size known at compile time.
+    ///
+    /// # Safety
+    /// As for [`Allocation::load_vectors`], with `S` the size.
+    #[inline(always)]
+    unsafe fn load_vectors_sized<const W: usize, const N: usize, const S: u32>(
+        &self,
+        addr: &[u64; W],
+        mask: u64,
+        page: Option<usize>,
+        out: &mut [[u64; W]; N],
+    ) {
+        if let (true, Some(pi), Some(f)) = (N > 1 && mask == u64::MAX >> (64 - W), page, &self.filler) {
+            if self.resident(pi).is_none() && back_to_back::<W>(addr, N as u64 * S as u64) {
+                // Element `k` of every lane is the progression `first + k * S`, `N * S` apart.
+                let first = addr[0].wrapping_sub(self.base);
+                for (k, o) in out.iter_mut().enumerate() {
+                    f.gather_affine(S, first + k as u64 * S as u64, N as u64 * S as u64, o);
+                }
+                return;
+            }
+        }
+        for (k, o) in out.iter_mut().enumerate() {
+            // SAFETY: element `k` of each vector is a naturally aligned `S`-byte access in bounds.
+            unsafe { self.load_lanes_sized::<W, S>(addr, self.base.wrapping_sub(k as u64 * S as u64), mask, page, o) }
+        }
+    }
+
+    /// For each lane `l` in `mask`, lowest first, stores the low `size` bytes of
+    /// `v[k][l]` as element `k` of the lane's `N`-element vector at offset
+    /// `addr[l] - self.base`; `v` are register columns (`u32` or `u64`). A full
+    /// warp whose vectors lie back to back from an 8-byte boundary goes eight
+    /// bytes to a store (a pair of `f32`, not one each).
+    ///
+    /// # Safety
+    /// As for [`Allocation::load_vectors`].
+    #[inline]
+    pub unsafe fn store_vectors<const W: usize, const N: usize, T: Copy + Into<u64>>(
+        &self,
+        addr: &[u64; W],
+        mask: u64,
+        size: u32,
+        page: Option<usize>,
+        v: [&[T; W]; N],
+    ) {
+        // SAFETY: the caller's guarantees, passed on.
+        unsafe { with_size!(size, S => self.store_vectors_sized::<W, N, S, T>(addr, mask, page, v)) }
+    }
+
+    /// [`Allocation::store_vectors`] for a size known at compile time.
+    ///
+    /// # Safety
+    /// As for [`Allocation::load_vectors`], with `S` the size.
+    #[inline(always)]
+    unsafe fn store_vectors_sized<const W: usize, const N: usize, const S: u32, T: Copy + Into<u64>>(
+        &self,
+        addr: &[u64; W],
+        mask: u64,
+        page: Option<usize>,
+        v: [&[T; W]; N],
+    ) {
+        let first = addr[0].wrapping_sub(self.base);
+        // Words hold their bytes in address order only on a little-endian host.
+        let packable = S < 8 && cfg!(target_endian = "little") && (W * N * S as usize).is_multiple_of(8);
+        if let (true, Some(pi)) = (packable && mask == u64::MAX >> (64 - W) && first.is_multiple_of(8), page) {
+            if back_to_back::<W>(addr, N as u64 * S as u64) {
+                // Disjoint lanes: the order of the stores does not matter.
+                let per = 8 / S as usize;
+                let bits = u64::MAX >> (64 - 8 * S);
+                let p = self.page(pi).as_ptr() as *const u8;
+                let at = (first & (PAGE_SIZE - 1)) as usize;
+                for w in 0..W * N / per {
+                    let mut x = 0u64;
+                    for t in 0..per {
+                        let j = w * per + t;
+                        x |= (v[j % N][j / N].into() & bits) << (8 * S as usize * t);
+                    }
+                    // SAFETY: the warp's `W * N * S` bytes lie back to back in page `pi` from `at`, a
+                    // multiple of 8, so each word is aligned and inside the page, which outlives `&self`.
+                    unsafe { store_sized::<8>(p.add(at + 8 * w), x) }
+                }
+                return;
+            }
+        }
+        // Element by element, lanes in order: vectors are aligned to their whole size, so two
+        // lanes' vectors are the same bytes or disjoint and the highest lane's value stays.
+        for (k, col) in v.iter().enumerate() {
+            let x: [u64; W] = std::array::from_fn(|l| col[l].into());
+            // SAFETY: element `k` of each vector is a naturally aligned `S`-byte access in bounds.
+            unsafe { self.store_lanes_sized::<W, S>(addr, self.base.wrapping_sub(k as u64 * S as u64), mask, page, &x) }
+        }
+    }
+
     /// Pages materialised so far (for memory accounting and tests).
     pub fn resident_pages(&self) -> usize {
         self.pages.iter().filter(|p| p.get().is_some()).count()
@@ -480,6 +629,14 @@ fn one_page<const W: usize>(addr: &[u64; W], sub: u64, mask: u64) -> Option<usiz
     let first = addr[mask.trailing_zeros() as usize].wrapping_sub(sub);
     let spread = active_or::<W>(addr, mask, |a| a.wrapping_sub(sub) ^ first);
     (spread < PAGE_SIZE).then_some((first >> PAGE_SHIFT) as usize)
+}
+
+/// Whether `addr[l] = addr[0] + l * step` for every lane (wrapping): a full
+/// warp's vectors of `step` bytes back to back.
+#[inline(always)]
+fn back_to_back<const W: usize>(addr: &[u64; W], step: u64) -> bool {
+    // Each lane's step from the one before: a subtract per lane, no multiply (AVX2 has no 64-bit one).
+    (1..W).fold(0u64, |d, l| d | (addr[l].wrapping_sub(addr[l - 1]) ^ step)) == 0
 }
 
 /// The bitwise or of `f(addr[l])` over the lanes in `mask`: where lanes'
@@ -850,6 +1007,20 @@ mod tests {
     /// `warp_span` against a lane-by-lane reference: random warps near page
     /// and allocation edges, partial masks, misaligned and foreign lanes;
     /// then the warp's load and store through the span equal single ones.
+    /// The heap chunk (where mapping fails) is zeroed, page-aligned and freed as a heap block.
+    #[test]
+    fn heap_chunks_are_zeroed_and_aligned() {
+        for pages in [1, 3, CHUNK_PAGES] {
+            let c = Chunk::heap(pages * PAGE_SIZE as usize);
+            assert!(!c.mapped);
+            assert_eq!(c.pages(), pages);
+            assert!((c.at.as_ptr() as usize).is_multiple_of(PAGE_SIZE as usize));
+            // SAFETY: the chunk holds `len` bytes.
+            let bytes = unsafe { std::slice::from_raw_parts(c.at.as_ptr(), c.len) };
+            assert!(bytes.iter().all(|&b| b == 0));
+        }
+    }
+
     #[test]
     fn arena_pages_are_distinct_zeroed_and_filled() {
         // 70 pages: chunks of 32, 32 and 6, handed out in the order pages are touched.
@@ -882,6 +1053,62 @@ mod tests {
         assert_eq!(m.load(t, 8).unwrap(), 0);
         assert!(m.free(z) && m.free(f));
         assert_eq!(m.load(t + 8, 8).unwrap(), 7);
+    }
+
+    /// `load_vectors`/`store_vectors` (one progression for a full warp's back-to-back
+    /// vectors on an untouched page, eight bytes to a store) against element-by-element
+    /// single accesses, on random warps: back to back or not, full or partial, fresh,
+    /// materialised and zero pages, page edges.
+    #[test]
+    fn vectors_equal_element_by_element() {
+        fn check<const N: usize>(m: &GlobalMemory, addr: &[u64; 32], mask: u64, size: u32, rng: &mut impl FnMut() -> u64, round: usize) {
+            let bytes = size * N as u32;
+            let Some(span) = m.warp_span(addr, mask, bytes, bytes.next_power_of_two()) else { return };
+            let mut got = [[0u64; 32]; N];
+            // SAFETY: `warp_span` checked bounds, alignment and the page.
+            unsafe { span.alloc.load_vectors::<32, N>(addr, mask, size, span.page, &mut got) };
+            for l in set_bits(mask) {
+                for (k, g) in got.iter().enumerate() {
+                    assert_eq!(g[l], m.load(addr[l] + k as u64 * size as u64, size).unwrap(), "round {round} lane {l} element {k}");
+                }
+            }
+            let v: [[u64; 32]; N] = std::array::from_fn(|_| std::array::from_fn(|_| rng()));
+            // SAFETY: as above.
+            unsafe { span.alloc.store_vectors::<32, N, u64>(addr, mask, size, span.page, std::array::from_fn(|k| &v[k])) };
+            for l in set_bits(mask) {
+                let last = set_bits(mask).filter(|&j| addr[j] == addr[l]).last().unwrap();
+                for (k, x) in v.iter().enumerate() {
+                    let want = x[last] & (u64::MAX >> (64 - size * 8));
+                    assert_eq!(m.load(addr[l] + k as u64 * size as u64, size).unwrap(), want, "round {round} lane {l} element {k}");
+                }
+            }
+        }
+        let mut rng = crate::exec::testkit::xorshift(0xc0b1);
+        for round in 0..3000 {
+            // Fresh memory every few rounds, so untouched (filler) pages keep coming.
+            let mut m = GlobalMemory::new();
+            let a = m.alloc("a", 3 * PAGE_SIZE + 96, Some(Arc::new(Iota)));
+            let z = m.alloc("z", 2 * PAGE_SIZE, None);
+            if round % 3 == 0 {
+                m.store(a + PAGE_SIZE + 8, 8, 0x0102_0304_0506_0708).unwrap(); // page 1 materialised
+            }
+            let (size, n) = [(1u32, 1usize), (2, 1), (4, 1), (8, 1), (1, 2), (2, 2), (4, 2), (8, 2), (1, 4), (2, 4), (4, 4)][round % 11];
+            let vec = size as u64 * n as u64;
+            let base = [a, a + PAGE_SIZE - 64 * vec, a + PAGE_SIZE, z, z + PAGE_SIZE - 32 * vec, a + 8, a + 4][rng() as usize % 7];
+            let mut addr: [u64; 32] = std::array::from_fn(|l| base.wrapping_add(l as u64 * vec));
+            match rng() % 4 {
+                0 => {}
+                1 => addr.iter_mut().for_each(|x| *x = base + (rng() % 64) * vec),
+                2 => addr.swap(3, 7),
+                _ => addr.iter_mut().enumerate().for_each(|(l, x)| *x = base + l as u64 * 2 * vec),
+            }
+            let mask = if rng().is_multiple_of(3) { rng() & u64::from(u32::MAX) } else { u64::from(u32::MAX) };
+            match n {
+                1 => check::<1>(&m, &addr, mask, size, &mut rng, round),
+                2 => check::<2>(&m, &addr, mask, size, &mut rng, round),
+                _ => check::<4>(&m, &addr, mask, size, &mut rng, round),
+            }
+        }
     }
 
     #[test]

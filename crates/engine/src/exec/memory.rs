@@ -113,22 +113,17 @@ impl<const W: usize> Warp<W> {
                 return Ok(());
             }
         }
-        if let Some(WarpSpan { alloc, page }) = self.one_allocation(ctx, space, &base, exec, size * n as u32, vector_align(size, n)) {
-            for k in 0..n as usize {
-                let Some(dk) = d[k] else { continue };
-                let mut v = [0u64; W];
-                // SAFETY: `one_allocation` checked that every active lane's `n * size` bytes lie
-                // in `alloc` (in `page` when `Some`) and that its address is a multiple of the vector's
-                // size (so each element's of `size`).
-                unsafe { alloc.load_lanes(&base, alloc.base.wrapping_sub(k as u64 * size as u64), exec, size, page, &mut v) };
-                if signed {
-                    for x in &mut v {
-                        *x = sext(*x, size * 8);
-                    }
-                }
-                self.scatter(dk, &v, exec);
+        if let Some(span) = self.one_allocation(ctx, space, &base, exec, size * n as u32, vector_align(size, n)) {
+            // PTX vectors have 1, 2 or 4 elements; anything else takes the checked path.
+            let done = match n {
+                1 => self.global_load::<1>(span, &base, size, signed, d, exec),
+                2 => self.global_load::<2>(span, &base, size, signed, d, exec),
+                4 => self.global_load::<4>(span, &base, size, signed, d, exec),
+                _ => false,
+            };
+            if done {
+                return Ok(());
             }
-            return Ok(());
         }
         self.lane_by_lane(pc, space, MemAccessKind::Load, &base, size, n, exec, |w, l, k, a| {
             let raw = w.load(ctx, space, a, size, l)?;
@@ -169,20 +164,74 @@ impl<const W: usize> Warp<W> {
                 return Ok(());
             }
         }
-        if let Some(WarpSpan { alloc, page }) = self.one_allocation(ctx, space, &base, exec, size * n as u32, vector_align(size, n)) {
-            // Element by element, lanes in order: vectors are aligned to their whole size, so two
-            // lanes' vectors are the same bytes or disjoint and the highest lane's value stays.
-            for k in 0..n as usize {
-                let v = self.gather(s[k]);
-                // SAFETY: as for loads, `one_allocation` checked bounds and alignment for every active lane.
-                unsafe { alloc.store_lanes(&base, alloc.base.wrapping_sub(k as u64 * size as u64), exec, size, page, &v) };
+        if let Some(span) = self.one_allocation(ctx, space, &base, exec, size * n as u32, vector_align(size, n)) {
+            // PTX vectors have 1, 2 or 4 elements; anything else takes the checked path.
+            let done = match n {
+                1 => self.global_store::<1>(span, &base, size, s, exec),
+                2 => self.global_store::<2>(span, &base, size, s, exec),
+                4 => self.global_store::<4>(span, &base, size, s, exec),
+                _ => false,
+            };
+            if done {
+                return Ok(());
             }
-            return Ok(());
         }
         self.lane_by_lane(pc, space, MemAccessKind::Store, &base, size, n, exec, |w, l, k, a| {
             let v = w.lane_value(s[k], l);
             w.store(ctx, space, a, size, v, l)
         })
+    }
+
+    /// A global load of `N`-element vectors whose active lanes `one_allocation` placed in `span` (true: done).
+    #[inline(always)]
+    fn global_load<const N: usize>(
+        &mut self,
+        WarpSpan { alloc, page }: WarpSpan<'_>,
+        base: &[u64; W],
+        size: u32,
+        signed: bool,
+        d: &[Option<RegRef>; 4],
+        exec: u64,
+    ) -> bool {
+        let mut v = [[0u64; W]; N];
+        // SAFETY: `one_allocation` checked that every active lane's `N * size` bytes lie in `alloc`
+        // (in `page` when `Some`) and that its address is a multiple of the vector's size.
+        unsafe { alloc.load_vectors::<W, N>(base, exec, size, page, &mut v) };
+        for (k, v) in v.iter_mut().enumerate() {
+            let Some(dk) = d[k] else { continue };
+            if signed {
+                for x in v.iter_mut() {
+                    *x = sext(*x, size * 8);
+                }
+            }
+            self.scatter(dk, v, exec);
+        }
+        true
+    }
+
+    /// A global store of `N`-element vectors whose active lanes `one_allocation` placed in `span` (true: done).
+    #[inline(always)]
+    fn global_store<const N: usize>(
+        &self,
+        WarpSpan { alloc, page }: WarpSpan<'_>,
+        base: &[u64; W],
+        size: u32,
+        s: &[RegRef; 4],
+        exec: u64,
+    ) -> bool {
+        // The register columns themselves when the elements share a bank (no copy, no widening).
+        if s[..N].iter().all(|r| r.bank == Bank::R32) {
+            // SAFETY: as for loads, `one_allocation` checked bounds and alignment for every active lane.
+            unsafe { alloc.store_vectors::<W, N, u32>(base, exec, size, page, std::array::from_fn(|k| col32::<W>(&self.r32, s[k].slot))) }
+        } else if s[..N].iter().all(|r| r.bank == Bank::R64) {
+            // SAFETY: as above.
+            unsafe { alloc.store_vectors::<W, N, u64>(base, exec, size, page, std::array::from_fn(|k| col64::<W>(&self.r64, s[k].slot))) }
+        } else {
+            let v: [[u64; W]; N] = std::array::from_fn(|k| self.gather(s[k]));
+            // SAFETY: as above.
+            unsafe { alloc.store_vectors::<W, N, u64>(base, exec, size, page, std::array::from_fn(|k| &v[k])) }
+        }
+        true
     }
 
     /// The checked path of a load or store: lane by lane, lowest first, the
