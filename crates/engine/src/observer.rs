@@ -39,10 +39,24 @@ pub trait Observer {
     #[inline(always)]
     fn instruction(&mut self, _warp: u32, _pc: u32, _active: u64, _exec: u64) {}
 
-    /// An instruction with a guard predicate issued at `pc` with `active`
-    /// lanes, of which `exec` passed the guard; called just before
-    /// `instruction`. An instruction without a guard executes all its
+    /// A register-to-register instruction with a guard predicate executed
+    /// with `active` lanes, of which `exec` passed the guard (after
+    /// `instruction`). An instruction without a guard executes all its
     /// `active` lanes.
+    ///
+    /// It takes no pc, so the run loop need not work one out per instruction:
+    /// the calls come in order, one per such instruction of the straight run
+    /// that [`Observer::straight_run`] reports next, so an observer that knows
+    /// which pcs are guarded finds each call's pc there. The run's last
+    /// instruction, if it is guarded and not register-to-register, is
+    /// [`Observer::guarded`]'s instead.
+    #[inline(always)]
+    fn guard(&mut self, _active: u64, _exec: u64) {}
+
+    /// The guarded instruction at `pc` that ends a straight run (a branch,
+    /// memory or other instruction that is not register-to-register): of
+    /// its `active` lanes, `exec` passed the guard. Called after `instruction`
+    /// and before [`Observer::straight_run`].
     #[inline(always)]
     fn guarded(&mut self, _warp: u32, _pc: u32, _active: u64, _exec: u64) {}
 
@@ -60,7 +74,10 @@ pub trait Observer {
     #[allow(clippy::too_many_arguments)] // one argument per fact; every observer implements it
     fn memory(&mut self, _warp: u32, _pc: u32, _space: Space, _kind: MemAccessKind, _bytes: u32, _addrs: &[u64], _mask: u64) {}
 
-    /// A conditional branch: lanes that took it and lanes that fell through.
+    /// A branch: lanes that took it and lanes that fell through. Every `bra`
+    /// that [`Observer::straight_run`] counts calls it (an observer may count
+    /// a `bra`'s executions there); a `brx.idx` whose index is out of range
+    /// faults first.
     #[inline(always)]
     fn branch(&mut self, _warp: u32, _pc: u32, _taken: u64, _not_taken: u64) {}
 
@@ -160,6 +177,11 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
         self.1.instruction(warp, pc, active, exec);
     }
     #[inline(always)]
+    fn guard(&mut self, active: u64, exec: u64) {
+        self.0.guard(active, exec);
+        self.1.guard(active, exec);
+    }
+    #[inline(always)]
     fn guarded(&mut self, warp: u32, pc: u32, active: u64, exec: u64) {
         self.0.guarded(warp, pc, active, exec);
         self.1.guarded(warp, pc, active, exec);
@@ -222,6 +244,10 @@ impl<O: Observer> Observer for &mut O {
     #[inline(always)]
     fn instruction(&mut self, warp: u32, pc: u32, active: u64, exec: u64) {
         (**self).instruction(warp, pc, active, exec)
+    }
+    #[inline(always)]
+    fn guard(&mut self, active: u64, exec: u64) {
+        (**self).guard(active, exec)
     }
     #[inline(always)]
     fn guarded(&mut self, warp: u32, pc: u32, active: u64, exec: u64) {

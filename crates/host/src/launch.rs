@@ -194,9 +194,9 @@ fn launch_inner(
     opts.check_limits(kernel, dims)?;
     let k = kernel.ir();
     let program = kernel.program();
-    let n = k.code.len();
     let merged: std::sync::Arc<[warpsim_metrics::sass::Merged]> =
         if opts.metrics { warpsim_metrics::sass::merged_shared_loads(k).into() } else { std::sync::Arc::from(Vec::new()) };
+    let shape = std::sync::Arc::new(if opts.metrics { warpsim_metrics::CodeShape::of(k) } else { Default::default() });
     let metrics = |obs: MetricsObserver| LaunchMetrics::build(program, k, obs.into_per_pc(), opts.warp_size, None);
     let merge_metrics = |a: &mut MetricsObserver, b| a.merge(b);
     let mut out = LaunchSummary::default();
@@ -208,7 +208,7 @@ fn launch_inner(
             let (r, (checker, m)) = observe(
                 ctx,
                 run,
-                &|| (session.checker(), MetricsObserver::with_merged_loads(n, merged.clone())),
+                &|| (session.checker(), MetricsObserver::new(shape.clone(), merged.clone())),
                 &|a: &mut (Checker, MetricsObserver), b| {
                     a.0.merge(b.0);
                     a.1.merge(b.1);
@@ -232,7 +232,7 @@ fn launch_inner(
         }
         out.diagnostics = Some(diagnostics);
     } else if opts.metrics {
-        let (r, m) = observe(ctx, run, &|| MetricsObserver::with_merged_loads(n, merged.clone()), &merge_metrics);
+        let (r, m) = observe(ctx, run, &|| MetricsObserver::new(shape.clone(), merged.clone()), &merge_metrics);
         match r {
             Ok(st) => (out.stats, out.timing) = st,
             Err(e) => {

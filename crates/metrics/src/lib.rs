@@ -11,5 +11,5 @@ pub mod observer;
 pub mod report;
 pub mod sass;
 
-pub use observer::{InstCounts, MemCounts, MetricsObserver, PcCounters};
+pub use observer::{CodeShape, InstCounts, MemCounts, MetricsObserver, PcCounters};
 pub use report::{LaunchMetrics, LineReport, SummaryRow, Totals};

@@ -6,7 +6,7 @@ use crate::sass::Merged;
 use std::sync::Arc;
 use warpsim_engine::{MemAccessKind, Observer};
 use warpsim_ir::window::{generic_space, LOCAL_WINDOW, SHARED_WINDOW};
-use warpsim_ir::Space;
+use warpsim_ir::{Kernel, Op, Space};
 
 /// A struct of `u64` counters with `add`, which adds another's field by field.
 macro_rules! counters {
@@ -111,12 +111,51 @@ pub struct MetricsObserver {
     /// that a pc's warp and thread instructions are the sum over the pcs up to
     /// it; and the lanes its guard turned off.
     runs: Vec<[u64; 3]>,
+    /// Which pcs have a guard and which are `bra`s (the same for every worker).
+    shape: Arc<CodeShape>,
+    /// The `exec` of each [`Observer::guard`] call since the last straight
+    /// run, in order (as many slots as guarded pcs: a run passes each pc once).
+    guard_execs: Vec<u64>,
+    guards_in_run: usize,
     /// Shared loads that ptxas merges into wider ones ([`crate::sass::merged_shared_loads`]);
     /// empty: none.
     merged: Arc<[Merged]>,
     /// Per pc, its [`Memos`]' index in `memos` (`u32::MAX`: none yet).
     memo_of: Vec<u32>,
     memos: Vec<Memos>,
+}
+
+/// What the observer needs to know of the code, beside the engine's hooks.
+#[derive(Clone, Debug, Default)]
+pub struct CodeShape {
+    /// The pcs with a guard predicate, ascending.
+    guarded: Vec<u32>,
+    /// Per pc (and one past the last): the index in `guarded` of the first guarded pc at or after it.
+    guarded_from: Vec<u32>,
+    /// Per pc: a `bra`, whose executions are its straight runs' (branches and
+    /// one target each); [`Observer::branch`] then counts only divergence.
+    bra: Vec<bool>,
+}
+
+impl CodeShape {
+    /// The shape of `kernel`'s code.
+    pub fn of(kernel: &Kernel) -> CodeShape {
+        CodeShape::from_flags(kernel.code.iter().map(|i| (i.guard.is_some(), matches!(i.op, Op::Bra { .. }))))
+    }
+
+    /// Per pc, whether it is guarded and whether it is a `bra`.
+    fn from_flags(flags: impl Iterator<Item = (bool, bool)>) -> CodeShape {
+        let mut shape = CodeShape::default();
+        for (pc, (guarded, bra)) in flags.enumerate() {
+            shape.guarded_from.push(shape.guarded.len() as u32);
+            if guarded {
+                shape.guarded.push(pc as u32);
+            }
+            shape.bra.push(bra);
+        }
+        shape.guarded_from.push(shape.guarded.len() as u32);
+        shape
+    }
 }
 
 /// The last global or shared access of one instruction (pc) whose cost was
@@ -253,19 +292,36 @@ fn signature(addrs: &[u64], mask: u64) -> u64 {
 }
 
 impl MetricsObserver {
-    pub fn new(code_len: usize) -> Self {
-        MetricsObserver::with_merged_loads(code_len, Arc::from(Vec::new()))
-    }
-
-    /// An observer for `kernel`, counting its merged shared loads as the SASS loads they become.
-    /// `merged` is [`crate::sass::merged_shared_loads`] of the kernel, computed once per launch.
-    pub fn with_merged_loads(code_len: usize, merged: Arc<[Merged]>) -> Self {
+    /// An observer for code of `shape` ([`CodeShape::of`] the kernel), counting
+    /// its merged shared loads as the SASS loads they become. `shape` and
+    /// `merged` ([`crate::sass::merged_shared_loads`] of the kernel) are
+    /// computed once per launch.
+    pub fn new(shape: Arc<CodeShape>, merged: Arc<[Merged]>) -> Self {
+        let code_len = shape.bra.len();
         MetricsObserver {
             per_pc: vec![PcCounters::default(); code_len],
             runs: vec![[0; 3]; code_len + 1],
+            guard_execs: vec![0; shape.guarded.len()],
+            guards_in_run: 0,
+            shape,
             merged,
             memo_of: vec![u32::MAX; code_len],
             memos: Vec::new(),
+        }
+    }
+
+    /// The guarded pcs of the run `start..` (as many as [`Observer::guard`]
+    /// calls since the last run: every guarded pc of the run but a last one
+    /// that [`Observer::guarded`] counted): the lanes each one's guard turned off.
+    #[inline(never)]
+    fn count_guards(&mut self, start: u32, active: u64) {
+        let calls = std::mem::take(&mut self.guards_in_run).min(self.guard_execs.len());
+        let from = self.shape.guarded_from.get(start as usize).map_or(self.shape.guarded.len(), |&i| i as usize);
+        let pcs = self.shape.guarded.get(from..).unwrap_or_default();
+        for (&pc, &exec) in pcs.iter().zip(&self.guard_execs[..calls]) {
+            if let Some(r) = self.runs.get_mut(pc as usize) {
+                r[2] += (active & !exec).count_ones() as u64;
+            }
         }
     }
 
@@ -284,12 +340,16 @@ impl MetricsObserver {
     pub fn into_per_pc(self) -> Vec<PcCounters> {
         let mut per_pc = self.per_pc;
         let (mut warps, mut threads) = (0u64, 0u64);
-        for (c, r) in per_pc.iter_mut().zip(&self.runs) {
+        for ((c, r), &bra) in per_pc.iter_mut().zip(&self.runs).zip(&self.shape.bra) {
             warps = warps.wrapping_add(r[0]);
             threads = threads.wrapping_add(r[1]);
             c.insts.warp_insts += warps;
             c.insts.thread_insts += threads;
             c.insts.pred_on_threads += threads - r[2];
+            if bra {
+                c.insts.branches += warps;
+                c.insts.branch_targets += warps;
+            }
         }
         per_pc
     }
@@ -298,11 +358,22 @@ impl MetricsObserver {
 impl Observer for MetricsObserver {
     const WANTS_MEMORY: bool = true;
 
-    /// The lanes a guard turned off; the rest of an instruction's counts are
-    /// [`Observer::straight_run`]'s.
+    /// Kept until the run's pcs are known ([`MetricsObserver::count_guards`]);
+    /// the rest of an instruction's counts are [`Observer::straight_run`]'s.
+    #[inline(always)]
+    fn guard(&mut self, _active: u64, exec: u64) {
+        if let Some(e) = self.guard_execs.get_mut(self.guards_in_run) {
+            *e = exec;
+        }
+        self.guards_in_run += 1;
+    }
+
+    /// The lanes the guard of a run's last instruction turned off.
     #[inline(always)]
     fn guarded(&mut self, _warp: u32, pc: u32, active: u64, exec: u64) {
-        self.runs[pc as usize][2] += (active & !exec).count_ones() as u64;
+        if let Some(r) = self.runs.get_mut(pc as usize) {
+            r[2] += (active & !exec).count_ones() as u64;
+        }
     }
 
     #[inline(always)]
@@ -314,15 +385,19 @@ impl Observer for MetricsObserver {
         let end = r.len() - 1;
         r[end][0] = r[end][0].wrapping_sub(1);
         r[end][1] = r[end][1].wrapping_sub(lanes);
+        if self.guards_in_run != 0 {
+            self.count_guards(pc, active);
+        }
     }
 
-    #[inline]
+    /// A `bra`'s execution and its one target are its runs' (see
+    /// [`CodeShape::bra`]): only a divergent one, or a `brx.idx`, counts here.
+    #[inline(always)]
     fn branch(&mut self, _warp: u32, pc: u32, taken: u64, not_taken: u64) {
-        let c = &mut self.per_pc[pc as usize];
-        c.insts.branches += 1;
-        let targets = (taken != 0) as u64 + (not_taken != 0) as u64;
-        c.insts.branch_targets += targets.max(1);
-        c.insts.divergent_branches += (targets == 2) as u64;
+        let diverged = taken != 0 && not_taken != 0;
+        if diverged || !self.shape.bra.get(pc as usize).copied().unwrap_or(false) {
+            self.count_branch(pc, diverged);
+        }
     }
 
     /// A global or shared access that shifts its instruction's memo adds the memo's
@@ -359,6 +434,20 @@ impl Observer for MetricsObserver {
 }
 
 impl MetricsObserver {
+    /// A divergent branch (two targets), or a `brx.idx`'s execution.
+    #[inline(never)]
+    fn count_branch(&mut self, pc: u32, diverged: bool) {
+        let bra = self.shape.bra.get(pc as usize).copied().unwrap_or(false);
+        if let Some(c) = self.per_pc.get_mut(pc as usize) {
+            if !bra {
+                c.insts.branches += 1;
+                c.insts.branch_targets += 1;
+            }
+            c.insts.branch_targets += diverged as u64;
+            c.insts.divergent_branches += diverged as u64;
+        }
+    }
+
     /// [`Observer::memory`] without the memo's shortcut: costs the access (and
     /// keeps it as the instruction's memo when it is global or shared).
     #[inline(never)]
@@ -515,32 +604,60 @@ fn shared_access_cost(merged: &[Merged], pc: u32, space: Space, kind: MemAccessK
 mod tests {
     use super::*;
 
-    /// Straight runs and guards, counted per run, give each pc's counts as
-    /// counting every instruction does; merging adds them.
+    /// An observer for `len` pcs, none guarded and none a `bra`.
+    fn plain(len: usize) -> MetricsObserver {
+        MetricsObserver::new(Arc::new(CodeShape::from_flags((0..len).map(|_| (false, false)))), Arc::from(Vec::new()))
+    }
+
+    /// Straight runs, guards taken in order without their pcs and `bra`s counted
+    /// from their runs give each pc's counts as counting every instruction
+    /// does (random guarded pcs, masks, guards and branch outcomes); merging adds them.
     #[test]
     fn runs_and_guards_count_as_every_instruction() {
         let mut next = crate::coalesce::tests::xorshift(0x2545_F491_4F6C_DD1D);
         let len = 40usize;
-        let (mut a, mut b) = (MetricsObserver::new(len), MetricsObserver::new(len));
+        let flags: Vec<(bool, bool)> = (0..len).map(|_| (next().is_multiple_of(3), next().is_multiple_of(4))).collect();
+        let shape = Arc::new(CodeShape::from_flags(flags.iter().copied()));
+        let (mut a, mut b) =
+            (MetricsObserver::new(shape.clone(), Arc::from(Vec::new())), MetricsObserver::new(shape, Arc::from(Vec::new())));
         let mut want = vec![InstCounts::default(); len];
         for round in 0..5000 {
             let obs = if round % 2 == 0 { &mut a } else { &mut b };
             let start = (next() % len as u64) as u32;
             let count = 1 + (next() % (len as u64 - start as u64)) as u32;
+            // A `bra` ends its run, as in the engine.
+            let count = (start..start + count).position(|pc| flags[pc as usize].1).map_or(count, |i| i as u32 + 1);
             let active = if next().is_multiple_of(4) { u32::MAX as u64 } else { next() & u32::MAX as u64 };
+            // Whether the run ends at a guarded instruction that is not register-to-register.
+            let ends_guarded = next().is_multiple_of(2);
+            let mut last_exec = active;
             for pc in start..start + count {
-                let exec = if next().is_multiple_of(3) { active & next() } else { active };
-                let guarded = exec != active || next().is_multiple_of(5);
+                let (guarded, _) = flags[pc as usize];
+                let exec = if guarded && !next().is_multiple_of(4) { active & next() } else { active };
                 obs.instruction(0, pc, active, exec);
-                if guarded {
+                if guarded && ends_guarded && pc == start + count - 1 {
                     obs.guarded(0, pc, active, exec);
+                } else if guarded {
+                    obs.guard(active, exec);
                 }
                 let w = &mut want[pc as usize];
                 w.warp_insts += 1;
                 w.thread_insts += active.count_ones() as u64;
                 w.pred_on_threads += exec.count_ones() as u64;
+                last_exec = exec;
             }
             obs.straight_run(0, start, count, active);
+            // The run's last instruction as a branch (a `bra` or a `brx.idx`): taken by `exec`.
+            let last = (start + count - 1) as usize;
+            if flags[last].1 || next().is_multiple_of(2) {
+                let (taken, not_taken) = (last_exec, active & !last_exec);
+                obs.branch(0, last as u32, taken, not_taken);
+                let w = &mut want[last];
+                let targets = (taken != 0) as u64 + (not_taken != 0) as u64;
+                w.branches += 1;
+                w.branch_targets += targets.max(1);
+                w.divergent_branches += (targets == 2) as u64;
+            }
         }
         a.merge(b);
         let got: Vec<InstCounts> = a.into_per_pc().into_iter().map(|c| c.insts).collect();
@@ -553,7 +670,7 @@ mod tests {
     /// every count equals the cost function's.
     #[test]
     fn wrapping_bank_patterns_stay_in_the_ways() {
-        let mut obs = MetricsObserver::new(1);
+        let mut obs = plain(1);
         let mut want = MemCounts::default();
         let mut replaced = Vec::new();
         for warp in 0..2 {
@@ -580,7 +697,7 @@ mod tests {
     #[test]
     fn memoised_costs_equal_the_cost_functions() {
         let mut next = crate::coalesce::tests::xorshift(0x9E37_79B9_7F4A_7C15);
-        let mut obs = MetricsObserver::new(4);
+        let mut obs = plain(4);
         let mut want = vec![PcCounters::default(); 4];
         // Per pc, its last accesses (most recent last).
         let mut last: Vec<Vec<Vec<u64>>> = vec![vec![vec![0; 32]]; 4];

@@ -502,9 +502,7 @@ impl<const W: usize> Warp<W> {
                     None => active,
                     Some(g) => {
                         let p = self.preds[g.pred as usize];
-                        let exec = active & if g.negate { !p } else { p };
-                        obs.guarded(self.index, pc, active, exec);
-                        exec
+                        active & if g.negate { !p } else { p }
                     }
                 };
                 obs.instruction(self.index, pc, active, exec);
@@ -552,10 +550,16 @@ impl<const W: usize> Warp<W> {
                 };
                 if !plain {
                     self.top_pc(pc + 1);
+                    if inst.guard.is_some() {
+                        obs.guarded(self.index, pc, active, exec);
+                    }
                     if exec == 0 && !matches!(inst.op, Op::Bra { .. } | Op::BrxIdx { .. }) {
                         break None;
                     }
                     break Some((inst, exec, pc));
+                }
+                if inst.guard.is_some() {
+                    obs.guard(active, exec);
                 }
             };
             let ran = stop - start - insts.len() as u32;
