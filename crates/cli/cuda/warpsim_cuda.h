@@ -147,22 +147,19 @@ WS_INLINE unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
 WS_INLINE int max(int a, int b) { return a > b ? a : b; }
 WS_INLINE unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
 WS_INLINE int abs(int a) { return __builtin_abs(a); }
-WS_INLINE unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned s) {
-    unsigned r;
-    asm("shf.l.wrap.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(lo), "r"(hi), "r"(s));
-    return r;
-}
+// The body of a function that is the one PTX instruction INSN on three 32-bit
+// register operands, returning its 32-bit result as a T (for instructions no C
+// builtin produces reliably: shf, bfe, dp4a, dp2a).
+#define WS_ASM_R3(T, INSN, A, B, C)                                         \
+    {                                                                       \
+        T r;                                                                \
+        asm(INSN " %0, %1, %2, %3;" : "=r"(r) : "r"(A), "r"(B), "r"(C));    \
+        return r;                                                           \
+    }
+WS_INLINE unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned s) WS_ASM_R3(unsigned, "shf.l.wrap.b32", lo, hi, s)
 // bfe.u32 / bfi.b32 (no C builtin produces them reliably).
-WS_INLINE unsigned __bfe(unsigned x, unsigned pos, unsigned len) {
-    unsigned r;
-    asm("bfe.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(pos), "r"(len));
-    return r;
-}
-WS_INLINE int __bfe_s(int x, unsigned pos, unsigned len) {
-    int r;
-    asm("bfe.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(pos), "r"(len));
-    return r;
-}
+WS_INLINE unsigned __bfe(unsigned x, unsigned pos, unsigned len) WS_ASM_R3(unsigned, "bfe.u32", x, pos, len)
+WS_INLINE int __bfe_s(int x, unsigned pos, unsigned len) WS_ASM_R3(int, "bfe.s32", x, pos, len)
 WS_INLINE unsigned __bfi(unsigned ins, unsigned base, unsigned pos, unsigned len) {
     unsigned r;
     asm("bfi.b32 %0, %1, %2, %3, %4;" : "=r"(r) : "r"(ins), "r"(base), "r"(pos), "r"(len));
@@ -330,11 +327,7 @@ WS_INLINE int __mul24(int a, int b) { return __nvvm_mul24_i(a, b); }
 WS_INLINE unsigned __umul24(unsigned a, unsigned b) { return __nvvm_mul24_ui(a, b); }
 WS_INLINE long long __mul64hi(long long a, long long b) { return __nvvm_mulhi_ll(a, b); }
 WS_INLINE int __ffsll(long long x) { return x == 0 ? 0 : __builtin_ctzll((unsigned long long)x) + 1; }
-WS_INLINE unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) {
-    unsigned r;
-    asm("shf.r.wrap.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(lo), "r"(hi), "r"(s));
-    return r;
-}
+WS_INLINE unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) WS_ASM_R3(unsigned, "shf.r.wrap.b32", lo, hi, s)
 WS_INLINE long long min(long long a, long long b) { return a < b ? a : b; }
 WS_INLINE long long max(long long a, long long b) { return a > b ? a : b; }
 WS_INLINE unsigned long long min(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
@@ -799,31 +792,17 @@ WS_INLINE double rint(double x) { return __builtin_rint(x); }
 // make_* functions; __pipeline_memcpy_async, __pipeline_commit and
 // __pipeline_wait_prior (cp.async). cuda_bf16.h is a stand-in of its own.
 
-WS_INLINE int __dp4a(int a, int b, int c) {
-    int r;
-    asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
-    return r;
-}
-WS_INLINE unsigned __dp4a(unsigned a, unsigned b, unsigned c) {
-    unsigned r;
-    asm("dp4a.u32.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
-    return r;
-}
+WS_INLINE int __dp4a(int a, int b, int c) WS_ASM_R3(int, "dp4a.s32.s32", a, b, c)
+WS_INLINE unsigned __dp4a(unsigned a, unsigned b, unsigned c) WS_ASM_R3(unsigned, "dp4a.u32.u32", a, b, c)
 // a: two 16-bit halves; b: four bytes, of which _lo uses bytes 0-1 and _hi bytes 2-3.
-#define WS_DP2A(HALF)                                                                  \
-    WS_INLINE int __dp2a_##HALF(int a, int b, int c) {                                 \
-        int r;                                                                         \
-        asm("dp2a." #HALF ".s32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); \
-        return r;                                                                      \
-    }                                                                                  \
-    WS_INLINE unsigned __dp2a_##HALF(unsigned a, unsigned b, unsigned c) {             \
-        unsigned r;                                                                    \
-        asm("dp2a." #HALF ".u32.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); \
-        return r;                                                                      \
-    }
+#define WS_DP2A(HALF)                                                                                        \
+    WS_INLINE int __dp2a_##HALF(int a, int b, int c) WS_ASM_R3(int, "dp2a." #HALF ".s32.s32", a, b, c)       \
+    WS_INLINE unsigned __dp2a_##HALF(unsigned a, unsigned b, unsigned c)                                     \
+        WS_ASM_R3(unsigned, "dp2a." #HALF ".u32.u32", a, b, c)
 WS_DP2A(lo)
 WS_DP2A(hi)
 #undef WS_DP2A
+#undef WS_ASM_R3
 
 // The bit position of the offset-th set bit of mask counting from base (up for
 // offset > 0, down for offset < 0; offset 0: base itself if set), else

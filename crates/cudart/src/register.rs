@@ -68,6 +68,13 @@ fn with<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
     f(registry().get_or_insert_with(Registry::default))
 }
 
+/// Runs `f` on the registry in the current context (made current first), with the context's
+/// (device, generation), the key its loaded modules and functions go by.
+fn in_context<T>(f: impl FnOnce(&mut Registry, (i32, u64)) -> Result<T, Error>) -> Result<T, Error> {
+    let key = (context::ensure()?, context::generation());
+    with(|r| f(r, key))
+}
+
 /// The image index a fatbin handle stands for.
 ///
 /// # Safety
@@ -75,6 +82,18 @@ fn with<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
 unsafe fn image_of(handle: *mut *mut c_void) -> Option<usize> {
     // SAFETY: a handle points at the leaked index written when it was made.
     (!handle.is_null()).then(|| unsafe { *(handle as *const usize) })
+}
+
+/// The image and device-side name a kernel or variable registration names (`None` for a null
+/// handle or name, which registers nothing).
+///
+/// # Safety
+/// `handle` is null or a fatbin handle; `device_name` is null or NUL-terminated.
+unsafe fn registered_name(handle: *mut *mut c_void, device_name: *const c_char) -> Option<(usize, CString)> {
+    // SAFETY: as the caller promises.
+    let image = unsafe { image_of(handle) }?;
+    // SAFETY: NUL-terminated, as the caller promises.
+    (!device_name.is_null()).then(|| (image, unsafe { CStr::from_ptr(device_name) }.to_owned()))
 }
 
 /// # Safety
@@ -154,12 +173,7 @@ pub unsafe extern "C" fn __warpsim___cudaRegisterFunction(
 ) {
     let _ = std::panic::catch_unwind(|| {
         // SAFETY: as the caller promises.
-        let Some(image) = (unsafe { image_of(handle) }) else { return };
-        if device_name.is_null() {
-            return;
-        }
-        // SAFETY: NUL-terminated, as the caller promises.
-        let name = unsafe { CStr::from_ptr(device_name) }.to_owned();
+        let Some((image, name)) = (unsafe { registered_name(handle, device_name) }) else { return };
         with(|r| r.functions.insert(host_fun as usize, Function { image, name }));
     });
 }
@@ -200,13 +214,10 @@ register_var_entry! {
 unsafe fn register_variable(handle: *mut *mut c_void, key: usize, device_name: *const c_char, managed_slot: Option<usize>) {
     let _ = std::panic::catch_unwind(|| {
         // SAFETY: as the caller promises.
-        let Some(image) = (unsafe { image_of(handle) }) else { return };
-        if device_name.is_null() || key == 0 {
-            return;
+        let Some((image, name)) = (unsafe { registered_name(handle, device_name) }) else { return };
+        if key != 0 {
+            with(|r| r.variables.insert(key, Variable { image, name, managed_slot }));
         }
-        // SAFETY: NUL-terminated, as the caller promises.
-        let name = unsafe { CStr::from_ptr(device_name) }.to_owned();
-        with(|r| r.variables.insert(key, Variable { image, name, managed_slot }));
     });
 }
 
@@ -235,13 +246,11 @@ pub unsafe extern "C" fn __warpsim___cudaInitModule(handle: *mut *mut c_void) ->
     let r = std::panic::catch_unwind(|| -> Result<(), Error> {
         // SAFETY: as the caller promises.
         let image = unsafe { image_of(handle) }.ok_or(Error(INVALID_VALUE))?;
-        let dev = context::ensure()?;
-        let generation = context::generation();
-        let mut guard = registry();
-        let r = guard.get_or_insert_with(Registry::default);
-        let managed: Vec<(CString, usize)> =
-            r.variables.values().filter(|v| v.image == image).filter_map(|v| Some((v.name.clone(), v.managed_slot?))).collect();
-        let m = module(r, image, (dev, generation))?;
+        let (managed, m) = in_context(|r, key| {
+            let managed: Vec<(CString, usize)> =
+                r.variables.values().filter(|v| v.image == image).filter_map(|v| Some((v.name.clone(), v.managed_slot?))).collect();
+            Ok((managed, module(r, image, key)?))
+        })?;
         for (name, slot) in managed {
             let (mut p, mut size) = (0, 0);
             cu!(cuModuleGetGlobal_v2(&mut p, &mut size, m, name.as_ptr()))?;
@@ -327,41 +336,35 @@ fn link_and_load(fatbins: &[usize]) -> Result<Handle, Error> {
 
 /// The driver's function for a kernel's host stub, in the current context.
 pub fn function(host_fun: *const c_void) -> Result<Handle, Error> {
-    let dev = context::ensure()?;
-    let generation = context::generation();
-    let mut guard = registry();
-    let r = guard.get_or_insert_with(Registry::default);
-    let key = (host_fun as usize, dev, generation);
-    if let Some(&f) = r.loaded.get(&key) {
-        return Ok(f as Handle);
-    }
-    let (image, name) = match r.functions.get(&(host_fun as usize)) {
-        Some(f) => (f.image, f.name.clone()),
-        // What CUDA 13 answers for a pointer that is no kernel (recorded on the H200:
-        // tests/programs/h200/runtime_api.stdout).
-        None => return Err(Error(INVALID_RESOURCE_HANDLE)),
-    };
-    let m = module(r, image, (dev, generation))?;
-    let mut f: Handle = std::ptr::null_mut();
-    cu!(cuModuleGetFunction(&mut f, m, name.as_ptr()))?;
-    r.loaded.insert(key, f as usize);
-    Ok(f)
+    in_context(|r, (dev, generation)| {
+        let key = (host_fun as usize, dev, generation);
+        if let Some(&f) = r.loaded.get(&key) {
+            return Ok(f as Handle);
+        }
+        let (image, name) = match r.functions.get(&(host_fun as usize)) {
+            Some(f) => (f.image, f.name.clone()),
+            // What CUDA 13 answers for a pointer that is no kernel (recorded on the H200:
+            // tests/programs/h200/runtime_api.stdout).
+            None => return Err(Error(INVALID_RESOURCE_HANDLE)),
+        };
+        let m = module(r, image, (dev, generation))?;
+        let mut f: Handle = std::ptr::null_mut();
+        cu!(cuModuleGetFunction(&mut f, m, name.as_ptr()))?;
+        r.loaded.insert(key, f as usize);
+        Ok(f)
+    })
 }
 
 /// A registered variable's device address and size, in the current context.
 pub fn symbol(host_var: *const c_void) -> Result<(CUdeviceptr, usize), Error> {
-    let dev = context::ensure()?;
-    let generation = context::generation();
-    let mut guard = registry();
-    let r = guard.get_or_insert_with(Registry::default);
-    let (image, name) = match r.variables.get(&(host_var as usize)) {
-        Some(v) => (v.image, v.name.clone()),
-        None => return Err(Error(INVALID_SYMBOL)),
-    };
-    let m = module(r, image, (dev, generation))?;
-    let (mut p, mut size) = (0, 0);
-    cu!(cuModuleGetGlobal_v2(&mut p, &mut size, m, name.as_ptr())).map_err(|_| Error(INVALID_SYMBOL))?;
-    Ok((p, size))
+    in_context(|r, key| {
+        let v = r.variables.get(&(host_var as usize)).ok_or(Error(INVALID_SYMBOL))?;
+        let (image, name) = (v.image, v.name.clone());
+        let m = module(r, image, key)?;
+        let (mut p, mut size) = (0, 0);
+        cu!(cuModuleGetGlobal_v2(&mut p, &mut size, m, name.as_ptr())).map_err(|_| Error(INVALID_SYMBOL))?;
+        Ok((p, size))
+    })
 }
 
 /// `symbol`'s range `[offset, offset + count)`, checked.
