@@ -127,6 +127,10 @@ pub struct TInst {
     /// scheduler): all but global, local, constant and generic memory
     /// accesses and asynchronous copies. SMs may issue such instructions at once (see `sim`).
     pub issue_local: bool,
+    /// How many instructions before it (in pc order) may access shared
+    /// memory: it picks the slot of an SM's remembered shared-memory cost,
+    /// so that a kernel's first few such instructions never share one.
+    pub shared_seq: u32,
 }
 
 /// What the timing of an atomic depends on.
@@ -267,6 +271,7 @@ pub fn decode(k: &Kernel, gpu: &TimingGpu) -> Decoded {
     let free = (Class::Free, PIPE_NONE, 0u16, 0u16, 0u32, Sb::Fixed);
 
     let mut insts = Vec::with_capacity(k.code.len());
+    let mut shared_seen = 0u32;
     for (pc, inst) in k.code.iter().enumerate() {
         let (class, pipe, occupancy, nslots, latency, sb) = if folded[pc] != Folded::No {
             free
@@ -372,6 +377,9 @@ pub fn decode(k: &Kernel, gpu: &TimingGpu) -> Decoded {
             }
             _ => AtomKind::default(),
         };
+        let may_share = class == Class::Mem && access.is_none_or(|a| matches!(a.space, Space::Shared | Space::Generic));
+        let shared_seq = shared_seen;
+        shared_seen += u32::from(may_share);
         insts.push(TInst {
             class,
             pipe,
@@ -395,6 +403,7 @@ pub fn decode(k: &Kernel, gpu: &TimingGpu) -> Decoded {
             atom,
             call_edge: false,
             issue_local: false,
+            shared_seq,
         });
     }
     fold_call_parameters(k, &mut insts, &regs);

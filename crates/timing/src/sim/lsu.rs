@@ -250,11 +250,13 @@ pub(super) struct SmMem {
     pub(super) shared_memo: Box<[SharedMemo; SHARED_MEMO_SLOTS]>,
 }
 
-/// Slots of [`SmMem::shared_memo`] (a pc's slot: the pc modulo this).
-const SHARED_MEMO_SLOTS: usize = 4;
+/// Slots of [`SmMem::shared_memo`] (an instruction's slot: its
+/// [`crate::decode::TInst::shared_seq`] modulo this).
+const SHARED_MEMO_SLOTS: usize = 8;
 
 /// A shared-memory access and its wavefronts: its lanes' addresses as offsets
-/// from lane 0's, its active lanes, bytes per lane, and whether it is a load.
+/// from lane 0's, its active lanes, bytes per lane, and whether it is a load;
+/// `key` the bits of the offsets that decide the count (see [`shared_wavefronts`]).
 #[derive(Clone, Copy)]
 pub(super) struct SharedMemo {
     pc: u32,
@@ -262,32 +264,84 @@ pub(super) struct SharedMemo {
     load: bool,
     bytes: u32,
     mask: u64,
+    key: u64,
     rel: [u64; 64],
     wavefronts: u32,
 }
 
 impl SharedMemo {
-    const EMPTY: SharedMemo = SharedMemo { pc: u32::MAX, n: 0, load: false, bytes: 0, mask: 0, rel: [0; 64], wavefronts: 0 };
+    const EMPTY: SharedMemo = SharedMemo { pc: u32::MAX, n: 0, load: false, bytes: 0, mask: 0, key: u64::MAX, rel: [0; 64], wavefronts: 0 };
+}
+
+/// Words (of 4 bytes) a remembered access may span for [`period`] to look
+/// for distinct words (a bitset of this many bits on the stack).
+const PERIOD_WORDS: u64 = 2048;
+
+/// The period (bytes, a power of two, at least the 128 bytes of one row of
+/// banks) within which the words of an access (lanes `mask` of `a`, each
+/// `bytes` wide from a 4-byte aligned lane 0) are all distinct and span
+/// less than it; `None` if two active lanes share a word or they span
+/// [`PERIOD_WORDS`] or more.
+fn period(a: &[u64], mask: u64, bytes: u32) -> Option<u64> {
+    let k = (bytes / 4).max(1) as u64;
+    let on = |l: usize| l < 64 && mask >> l & 1 != 0;
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    for (l, &x) in a.iter().enumerate() {
+        if on(l) {
+            lo = lo.min(x / 4);
+            hi = hi.max(x / 4 + k - 1);
+        }
+    }
+    if lo > hi || hi - lo >= PERIOD_WORDS {
+        return None;
+    }
+    let mut seen = [0u64; (PERIOD_WORDS / 64) as usize];
+    for (l, &x) in a.iter().enumerate() {
+        if on(l) {
+            for w in x / 4 - lo..x / 4 - lo + k {
+                let (i, b) = ((w / 64) as usize, 1u64 << (w % 64));
+                if seen[i] & b != 0 {
+                    return None;
+                }
+                seen[i] |= b;
+            }
+        }
+    }
+    Some((4 * (hi - lo + 1)).next_power_of_two().max(128))
 }
 
 /// Wavefronts of a shared-memory access at `pc` (a load or not, `bytes`
 /// per lane, lanes `mask`, shared offsets `a`): `warpsim_metrics::coalesce`'s
-/// count, remembered per pc slot. The count depends only on the words'
+/// count, remembered in the memo's `slot` (modulo its size; the pc must
+/// match too). The count depends only on the words'
 /// offsets from each other: moving every address by a multiple of 4 bytes
 /// moves every word by the same count, which permutes the banks and keeps
 /// distinct words distinct. So an access whose lane 0 is 4-byte aligned and
 /// whose lanes sit at the remembered offsets from it (addresses below 2^48:
-/// no wrap-around) costs what the remembered one did.
+/// no wrap-around) costs what the remembered one did. When the remembered
+/// access's words were all distinct within a period `p` (a power of two
+/// from 128 bytes, [`period`]), offsets need only match modulo `p`: words
+/// congruent modulo `p / 4` to distinct words within less than `p / 4` are
+/// distinct again, and sit in the same banks up to one rotation, so an
+/// access that wraps (`& 4092` on a 4 KiB array) still hits.
 #[inline]
-pub(super) fn shared_wavefronts(memo: &mut [SharedMemo; SHARED_MEMO_SLOTS], pc: u32, a: &[u64], mask: u64, bytes: u32, load: bool) -> u32 {
+pub(super) fn shared_wavefronts(
+    memo: &mut [SharedMemo; SHARED_MEMO_SLOTS],
+    slot: u32,
+    pc: u32,
+    a: &[u64],
+    mask: u64,
+    bytes: u32,
+    load: bool,
+) -> u32 {
     let a0 = a.first().copied().unwrap_or(0);
-    let m = &mut memo[pc as usize % SHARED_MEMO_SLOTS];
+    let m = &mut memo[slot as usize % SHARED_MEMO_SLOTS];
     // Straight folds over the lanes (no early exit: vectorised).
     let high = a.iter().fold(0u64, |h, &x| h | x);
     let fits = a0 % 4 == 0 && high >> 48 == 0 && a.len() <= 64;
     if fits && m.pc == pc && m.n as usize == a.len() && m.mask == mask && m.bytes == bytes && m.load == load {
         let diff = a.iter().zip(&m.rel).fold(0u64, |d, (&x, &r)| d | (x.wrapping_sub(a0) ^ r));
-        if diff == 0 {
+        if diff & m.key == 0 {
             return m.wavefronts;
         }
     }
@@ -305,6 +359,7 @@ pub(super) fn shared_wavefronts(memo: &mut [SharedMemo; SHARED_MEMO_SLOTS], pc: 
         for (r, &x) in m.rel.iter_mut().zip(a) {
             *r = x.wrapping_sub(a0);
         }
+        m.key = period(a, mask, bytes).map_or(u64::MAX, |p| p - 1);
         m.wavefronts = c.wavefronts;
     }
     c.wavefronts
@@ -389,12 +444,21 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         let mut done = t + 1;
         let n = cap.n as usize;
         if shared != 0 {
-            let mut a = [0u64; 64];
-            for (i, x) in a.iter_mut().enumerate().take(n) {
-                *x = if cap.space == Space::Generic { addrs[i].wrapping_sub(SHARED_WINDOW) } else { addrs[i] };
-            }
+            // Shared offsets: the captured addresses themselves, or (generic
+            // accesses) moved out of the shared window in a copy.
+            let staged: [u64; 64];
+            let a: &[u64] = if cap.space == Space::Generic {
+                let mut b = [0u64; 64];
+                for (x, &g) in b.iter_mut().zip(&addrs[..n]) {
+                    *x = g.wrapping_sub(SHARED_WINDOW);
+                }
+                staged = b;
+                &staged[..n]
+            } else {
+                &addrs[..n]
+            };
             let load = !(ti.is_store || ti.is_atomic);
-            let mut wf = shared_wavefronts(&mut self.mem.shared_memo, pc, &a[..n], shared, bytes, load).max(1) as u64;
+            let mut wf = shared_wavefronts(&mut self.mem.shared_memo, ti.shared_seq, pc, a, shared, bytes, load).max(1) as u64;
             let spec = &gg.memsys.spec;
             let mut busy = wf.div_ceil(spec.shared_wavefronts_per_cycle);
             if ti.is_atomic && ti.atom.float {
@@ -402,7 +466,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 busy = 4 * wf + (wf - 1) * spec.shared_cas_conflict_cycles;
             } else if ti.is_atomic && ti.atom.returns && !ti.atom.aggregated {
                 // Lanes on the same word serialise when each needs its old value.
-                wf = wf.max(same_address_degree(&a[..n], shared));
+                wf = wf.max(same_address_degree(a, shared));
                 busy = wf.div_ceil(spec.shared_wavefronts_per_cycle);
             }
             gg.memsys.st.shared_wavefronts += wf;
@@ -416,7 +480,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 let cas = spec.shared_cas_cycles;
                 let block = self.warps[wsu].block;
                 let mut ws: Vec<(u64, u32)> = Vec::new();
-                lanes_per_word(&a[..n], shared, &mut ws);
+                lanes_per_word(a, shared, &mut ws);
                 for &(addr, lanes) in &ws {
                     if lanes > 1 {
                         let f = self.mem.cas_words.entry((block, addr)).or_insert(0);
@@ -708,8 +772,60 @@ mod tests {
                 warpsim_metrics::coalesce::shared_cost(&a, mask, bytes)
             }
             .wavefronts;
-            let got = shared_wavefronts(&mut memo, pc, &a, mask, bytes, load);
+            let got = shared_wavefronts(&mut memo, pc, pc, &a, mask, bytes, load);
             assert_eq!(got, want, "pc {pc} bytes {bytes} load {load} mask {mask:x} a {a:?}");
         }
+    }
+
+    /// Remembered costs of accesses that move and wrap (a base advancing
+    /// over a power-of-two window, `& 4092` in a kernel), against the
+    /// metrics crate's count: strides that keep words distinct hit modulo the
+    /// period, strides that make lanes share words must not.
+    #[test]
+    fn wrapping_shared_accesses_hit_modulo_the_period_and_match_the_metrics_count() {
+        let mut memo = Box::new([SharedMemo::EMPTY; SHARED_MEMO_SLOTS]);
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut period_hits = 0;
+        for _ in 0..400 {
+            let r = rnd();
+            let pc = (r % 5) as u32;
+            let bytes = [4u32, 4, 8, 16, 2][(r >> 8) as usize % 5];
+            let load = r >> 12 & 1 == 0;
+            let n = if r >> 13 & 7 == 0 { (r >> 16) as usize % 64 + 1 } else { 32 };
+            let mask = match r >> 22 & 3 {
+                0 => rnd() & (u64::MAX >> (64 - n)),
+                _ => u64::MAX >> (64 - n),
+            };
+            // Strides in words: distinct within the window or not (33 * 32 > 1024, 64 * 16 = 1024).
+            let stride = [0u64, 1, 2, 3, 8, 16, 31, 32, 33, 64, 100, 256][(r >> 24) as usize % 12] * 4;
+            let window = [1024u64, 4096, 8192, 512][(r >> 28) as usize % 4];
+            let step = [4u64, 8, 12, 128, 2][(r >> 30) as usize % 5];
+            // Lane 0 mostly 4-byte aligned.
+            let base = (r >> 33) % 1024 * 4 + u64::from(r >> 50 & 7 == 0);
+            for i in 0..64u64 {
+                let a: Vec<u64> = (0..n as u64).map(|l| (base + i * step + l * stride) & (window - 1)).collect();
+                let want = if load {
+                    warpsim_metrics::coalesce::shared_load_cost(&a, mask, bytes)
+                } else {
+                    warpsim_metrics::coalesce::shared_cost(&a, mask, bytes)
+                }
+                .wavefronts;
+                let slot = memo[pc as usize % SHARED_MEMO_SLOTS];
+                let got = shared_wavefronts(&mut memo, pc, pc, &a, mask, bytes, load);
+                assert_eq!(got, want, "pc {pc} bytes {bytes} load {load} mask {mask:x} a {a:?}");
+                let exact = a.iter().zip(&slot.rel).all(|(&x, &r)| x.wrapping_sub(a[0]) == r);
+                let after = &memo[pc as usize % SHARED_MEMO_SLOTS];
+                if slot.pc == pc && a[0].is_multiple_of(4) && !exact && after.rel == slot.rel && after.key == slot.key && slot.key != u64::MAX {
+                    period_hits += 1;
+                }
+            }
+        }
+        assert!(period_hits > 1000, "only {period_hits} accesses hit modulo a period");
     }
 }
