@@ -362,6 +362,9 @@ fn any_thread_count_gives_the_one_thread_report_and_outputs() {
     let cases: Vec<Box<dyn Fn() -> Ran + Sync>> = vec![
         // Many short blocks per SM: blocks drain and refill inside quanta.
         Box::new(|| run(&fmas, "fmas", 700, 128, &[vec![0; 128 * 4]], &[], &h200(), &opts())),
+        // More blocks than slots: refills while blocks are left, then a
+        // tail in which drained blocks free their slots in local phases.
+        Box::new(|| run(&fmas, "fmas", 5000, 128, &[vec![0; 128 * 4]], &[], &h200(), &opts())),
         Box::new(|| {
             run(&format!("{HEAD}{LOADS}"), "loads", 300, 256, &[vec![0; 300 * 256 * 128], vec![0; 300 * 256 * 4]], &[], &h200(), &opts())
         }),
