@@ -357,11 +357,16 @@ fn any_thread_count_gives_the_one_thread_report_and_outputs() {
     let on =
         |threads: usize, f: &(dyn Fn() -> Ran + Sync)| rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f);
     let fmas = fma_kernel(4, 96);
+    let long = fma_kernel(4, 1024);
     let sloop = format!("{HEAD}{SHARED_LOOP}");
     let input: Vec<u8> = (0..600u32 * 128).flat_map(|i| (i as f32 * 0.25).to_le_bytes()).collect();
     let cases: Vec<Box<dyn Fn() -> Ran + Sync>> = vec![
         // Many short blocks per SM: blocks drain and refill inside quanta.
         Box::new(|| run(&fmas, "fmas", 700, 128, &[vec![0; 128 * 4]], &[], &h200(), &opts())),
+        // More blocks than slots, long enough that local phases reach
+        // drains: refills while blocks are left, then a tail in which
+        // drained blocks free their slots in local phases.
+        Box::new(|| run(&long, "fmas", 4500, 128, &[vec![0; 128 * 4]], &[], &h200(), &opts())),
         Box::new(|| {
             run(&format!("{HEAD}{LOADS}"), "loads", 300, 256, &[vec![0; 300 * 256 * 128], vec![0; 300 * 256 * 4]], &[], &h200(), &opts())
         }),

@@ -632,7 +632,9 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         let b = &self.blocks[bslot];
         if b.remaining == 0 {
             self.frees.push((b.end, bslot as u16));
-            self.horizon = self.horizon.min(b.end);
+            if !self.frees_local {
+                self.horizon = self.horizon.min(b.end);
+            }
         }
         self.release(bslot, t, gg)
     }

@@ -22,10 +22,11 @@
 //! local phase in which every SM runs at once up to its horizon, the first
 //! cycle at which it might touch anything outside itself (a warp may issue
 //! a global or local access, run a region that reads or writes global
-//! memory, reach a barrier or exit, or a block drains); a pass in SM order
-//! then finishes the quantum as the one-thread model would. What an SM did
-//! before its horizon read and wrote only its own state, so the cycles are
-//! those of the one-thread model, for any thread count.
+//! memory, reach a barrier or exit, or a block drains while blocks are left
+//! to start); a pass in SM order then finishes the quantum as the one-thread
+//! model would. What an SM did before its horizon read and wrote only its
+//! own state, so the cycles are those of the one-thread model, for any
+//! thread count.
 
 mod issue;
 mod lsu;
@@ -131,8 +132,12 @@ struct Sm<'a, const W: usize, O> {
     /// Set when the SM has nothing left to do.
     idle: bool,
     /// In a local phase: the first cycle at which a warp whose next issue
-    /// is not local may issue, or a block drains (kept up to date by `issue`).
+    /// is not local may issue, or a block drains while blocks are left to
+    /// start (kept up to date by `issue`).
     horizon: u64,
+    /// In a local phase: no block is left to start, so blocks that drain
+    /// free their slots in the phase (see [`Sm::free_drained`]).
+    frees_local: bool,
     /// The error its local phase ended in, returned when the in-order pass reaches it.
     pending: Option<LaunchError>,
 }
@@ -296,6 +301,7 @@ fn timed<const W: usize, O: Observer + Send>(
             warp_cycles: 0,
             idle: true,
             horizon: 0,
+            frees_local: false,
             pending: None,
         })
         .collect();
@@ -394,9 +400,14 @@ impl<'a, const W: usize> Gpu<'a, W> {
 }
 
 /// Every SM that is not idle runs its local phase up to `end`, spread over
-/// `workers` (one thread each). Returns the cycles the SMs covered and the
-/// cycles they had left before `end`.
-fn local_phase<'a, const W: usize, O: Observer + Send>(sms: &mut [Sm<'a, W, O>], workers: &mut [Gpu<'a, W>], end: u64) -> (u64, u64) {
+/// `workers` (one thread each); `frees_local`: no block is left to start.
+/// Returns the cycles the SMs covered and the cycles they had left before `end`.
+fn local_phase<'a, const W: usize, O: Observer + Send>(
+    sms: &mut [Sm<'a, W, O>],
+    workers: &mut [Gpu<'a, W>],
+    end: u64,
+    frees_local: bool,
+) -> (u64, u64) {
     use rayon::prelude::*;
     let per = sms.len().div_ceil(workers.len().max(1));
     sms.par_chunks_mut(per)
@@ -405,9 +416,10 @@ fn local_phase<'a, const W: usize, O: Observer + Send>(sms: &mut [Sm<'a, W, O>],
             let (mut covered, mut left) = (0, 0);
             for sm in chunk.iter_mut().filter(|sm| !sm.idle && sm.pending.is_none() && sm.now < end) {
                 let from = sm.now;
-                if let Err(e) = sm.run_local(end, g) {
+                if let Err(e) = sm.run_local(end, frees_local, g) {
                     sm.pending = Some(e);
                 }
+                // (An SM that went idle covered the rest of the quantum.)
                 covered += sm.now.min(end) - from;
                 left += end - from;
             }
@@ -447,7 +459,10 @@ fn drive<'a, const W: usize, O: Observer + Send>(
                 skip -= 1;
             } else {
                 let before: u64 = workers.iter().map(|w| w.st.sass_insts).sum();
-                let (covered, left) = local_phase(sms, workers, end);
+                // The block scheduler only ever runs out: once no block is
+                // left, none is for the whole quantum.
+                let frees_local = gg.place.next_block >= gg.place.nblocks;
+                let (covered, left) = local_phase(sms, workers, end, frees_local);
                 if covered * 20 < left {
                     skip = backoff;
                     backoff = (backoff * 2).min(64);
@@ -510,16 +525,28 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     }
 
     /// Runs this SM up to `end` or its horizon, whichever comes first,
-    /// touching nothing outside it but `gg`'s counters.
-    fn run_local(&mut self, end: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
-        self.horizon = self.frees.iter().map(|f| f.0).min().unwrap_or(u64::MAX);
+    /// touching nothing outside it but `gg`'s counters and end time. With
+    /// `frees_local` (no block left to start), blocks that drain free their
+    /// slots here as in [`Sm::run_until`], and the SM may go idle.
+    fn run_local(&mut self, end: u64, frees_local: bool, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
+        self.frees_local = frees_local;
+        self.horizon = if frees_local { u64::MAX } else { self.frees.iter().map(|f| f.0).min().unwrap_or(u64::MAX) };
         for w in &self.warps {
             if w.live && w.is_ready() && !w.next_local {
                 self.horizon = self.horizon.min(w.ready_at);
             }
         }
         while self.now < end.min(self.horizon) {
-            self.cycle(self.now, gg)?;
+            let t = self.now;
+            if frees_local {
+                self.free_drained(t, gg);
+                if self.resident == 0 {
+                    self.idle = true;
+                    self.now = u64::MAX;
+                    return Ok(());
+                }
+            }
+            self.cycle(t, gg)?;
         }
         Ok(())
     }

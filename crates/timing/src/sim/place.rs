@@ -160,6 +160,24 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         Ok(())
     }
 
+    /// [`Sm::free_finished`] once no block is left to start: frees the slots
+    /// of blocks that have drained by `t`. It touches only this SM and the
+    /// launch's end time (a maximum, so `gg` may be a worker's), so local
+    /// phases run it; with nothing to start, the order of the frees does not matter.
+    pub(super) fn free_drained(&mut self, t: u64, gg: &mut Gpu<'a, W>) {
+        let mut i = 0;
+        while i < self.frees.len() {
+            if self.frees[i].0 <= t {
+                let (ft, b) = self.frees.swap_remove(i);
+                self.blocks[b as usize].live = false;
+                self.resident -= 1;
+                gg.end = gg.end.max(ft);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
     /// Frees the slots of blocks that have drained by `t` and starts the next blocks in them.
     pub(super) fn free_finished(&mut self, t: u64, gg: &mut Gpu<'a, W>, make: &dyn Fn() -> O) -> Result<(), LaunchError> {
         let mut i = 0;
