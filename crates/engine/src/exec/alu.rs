@@ -222,7 +222,6 @@ fn pack_lane_masks<const W: usize>(m: &[u32; W]) -> u64 {
     }
 }
 
-#[inline]
 /// `mul.wide.s32`: the 64-bit product of two signed 32-bit values, from the
 /// unsigned product (AVX2 multiplies four lanes at a time unsigned, `vpmuludq`,
 /// but has no signed 64-bit multiply: LLVM left the signed form scalar).
@@ -234,6 +233,7 @@ fn mul_wide_s32(a: u32, b: u32) -> u64 {
     (a as u64 * b as u64).wrapping_sub((fix as u64) << 32)
 }
 
+#[inline]
 fn combine_bits(op: num::BoolOp, a: u64, b: u64) -> u64 {
     match op {
         num::BoolOp::And => a & b,
