@@ -69,6 +69,95 @@ pub trait Filler: Send + Sync {
     fn gather_affine(&self, size: u32, first: u64, step: u64, out: &mut [u64]) {
         gather_progression(self, size, first, step, out)
     }
+
+    /// [`Filler::gather_affine`] for elements of at most 4 bytes, as 32-bit
+    /// words: a load into 32-bit registers takes them with no widening here
+    /// and no narrowing in the engine. By default, through `gather_affine`.
+    fn gather_affine32(&self, size: u32, first: u64, step: u64, out: &mut [u32]) {
+        let mut wide = [0u64; 64];
+        for (c, chunk) in out.chunks_mut(64).enumerate() {
+            let wide = &mut wide[..chunk.len()];
+            self.gather_affine(size, first.wrapping_add(step.wrapping_mul(c as u64 * 64)), step, wide);
+            for (o, &x) in chunk.iter_mut().zip(wide.iter()) {
+                *o = x as u32;
+            }
+        }
+    }
+
+    /// [`Filler::gather_affine32`] for each column `out[k]`, whose progression
+    /// starts at `first + k * gap` (wrapping): a warp's vector load asks for
+    /// all its elements in one call.
+    fn gather_columns32(&self, size: u32, first: u64, gap: u64, step: u64, out: &mut [&mut [u32]]) {
+        for (k, o) in out.iter_mut().enumerate() {
+            self.gather_affine32(size, first.wrapping_add(gap.wrapping_mul(k as u64)), step, o);
+        }
+    }
+}
+
+/// A register word a warp's load writes: `u64`, or `u32` for elements of at
+/// most 4 bytes (a load into 32-bit registers then never widens and narrows).
+pub trait LoadWord: Copy + Default + 'static {
+    /// The low bits of an element's (zero-extended) value.
+    fn from_bits(x: u64) -> Self;
+    /// [`Filler::gather`] into words of this width.
+    fn gather(f: &dyn Filler, size: u32, offsets: &[u64], out: &mut [Self]);
+    /// [`Filler::gather_affine`] into words of this width.
+    fn gather_affine(f: &dyn Filler, size: u32, first: u64, step: u64, out: &mut [Self]);
+    /// [`Filler::gather_columns32`] into words of this width.
+    fn gather_columns<const W: usize, const N: usize>(f: &dyn Filler, size: u32, first: u64, gap: u64, step: u64, out: [&mut [Self; W]; N]);
+}
+
+impl LoadWord for u64 {
+    #[inline(always)]
+    fn from_bits(x: u64) -> u64 {
+        x
+    }
+
+    #[inline(always)]
+    fn gather(f: &dyn Filler, size: u32, offsets: &[u64], out: &mut [u64]) {
+        f.gather(size, offsets, out)
+    }
+
+    #[inline(always)]
+    fn gather_affine(f: &dyn Filler, size: u32, first: u64, step: u64, out: &mut [u64]) {
+        f.gather_affine(size, first, step, out)
+    }
+
+    #[inline(always)]
+    fn gather_columns<const W: usize, const N: usize>(f: &dyn Filler, size: u32, first: u64, gap: u64, step: u64, out: [&mut [u64; W]; N]) {
+        for (k, o) in out.into_iter().enumerate() {
+            f.gather_affine(size, first.wrapping_add(gap.wrapping_mul(k as u64)), step, o);
+        }
+    }
+}
+
+impl LoadWord for u32 {
+    #[inline(always)]
+    fn from_bits(x: u64) -> u32 {
+        x as u32
+    }
+
+    #[inline(always)]
+    fn gather(f: &dyn Filler, size: u32, offsets: &[u64], out: &mut [u32]) {
+        let mut wide = [0u64; 64];
+        for (offs, o) in offsets.chunks(64).zip(out.chunks_mut(64)) {
+            let wide = &mut wide[..o.len()];
+            f.gather(size, offs, wide);
+            for (o, &x) in o.iter_mut().zip(wide.iter()) {
+                *o = x as u32;
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn gather_affine(f: &dyn Filler, size: u32, first: u64, step: u64, out: &mut [u32]) {
+        f.gather_affine32(size, first, step, out)
+    }
+
+    #[inline(always)]
+    fn gather_columns<const W: usize, const N: usize>(f: &dyn Filler, size: u32, first: u64, gap: u64, step: u64, out: [&mut [u32; W]; N]) {
+        f.gather_columns32(size, first, gap, step, &mut out.map(|c| c.as_mut_slice()))
+    }
 }
 
 /// [`Filler::gather_affine`] through [`Filler::gather`], 64 offsets at a time.
@@ -347,28 +436,28 @@ impl Allocation {
         out: &mut [u64; W],
     ) {
         // SAFETY: the caller's guarantees, passed on.
-        unsafe { with_size!(size, S => self.load_lanes_sized::<W, S>(addr, sub, mask, page, out)) }
+        unsafe { with_size!(size, S => self.load_lanes_sized::<W, S, u64>(addr, sub, mask, page, out)) }
     }
 
-    /// [`Allocation::load_lanes`] for a size known at compile time.
+    /// [`Allocation::load_lanes`] for a size known at compile time, into words `T`.
     ///
     /// # Safety
-    /// As for [`Allocation::load_lanes`], with `S` the size.
+    /// As for [`Allocation::load_lanes`], with `S` the size (at most the word's).
     #[inline(always)]
-    unsafe fn load_lanes_sized<const W: usize, const S: u32>(
+    unsafe fn load_lanes_sized<const W: usize, const S: u32, T: LoadWord>(
         &self,
         addr: &[u64; W],
         sub: u64,
         mask: u64,
         page: Option<usize>,
-        out: &mut [u64; W],
+        out: &mut [T; W],
     ) {
         if mask == 0 {
             return;
         }
         let Some(page) = page.or_else(|| one_page::<W>(addr, sub, mask)) else {
             // SAFETY: the caller's guarantees, passed on.
-            return unsafe { self.load_lanes_paged::<W, S>(addr, sub, mask, out) };
+            return unsafe { self.load_lanes_paged::<W, S, T>(addr, sub, mask, out) };
         };
         // Every active lane in one page.
         match self.resident(page) {
@@ -380,7 +469,7 @@ impl Allocation {
                     let at = (addr[l].wrapping_sub(sub) & (PAGE_SIZE - S as u64)) as usize;
                     // SAFETY: `at + S <= PAGE_SIZE` and `at` is a multiple of `S`, so the atomic's
                     // pointer is aligned and inside the page, which outlives `&self`.
-                    out[l] = unsafe { load_sized::<S>(p.add(at)) };
+                    out[l] = T::from_bits(unsafe { load_sized::<S>(p.add(at)) });
                 }
             }
             None => match &self.filler {
@@ -389,15 +478,15 @@ impl Allocation {
                         // Every lane active: lanes a fixed stride apart go to the filler as a progression.
                         let step = addr[1].wrapping_sub(addr[0]);
                         if back_to_back::<W>(addr, step) {
-                            return f.gather_affine(S, addr[0].wrapping_sub(sub), step, out);
+                            return T::gather_affine(&**f, S, addr[0].wrapping_sub(sub), step, out);
                         }
                     }
                     // The filler sees only active lanes' offsets (an inactive lane takes the first active one's).
                     let first = addr[mask.trailing_zeros() as usize].wrapping_sub(sub);
                     let offs: [u64; W] = std::array::from_fn(|l| if mask >> l & 1 != 0 { addr[l].wrapping_sub(sub) } else { first });
-                    f.gather(S, &offs, out)
+                    T::gather(&**f, S, &offs, out)
                 }
-                None => *out = [0; W],
+                None => *out = [T::default(); W],
             },
         }
     }
@@ -407,7 +496,7 @@ impl Allocation {
     /// # Safety
     /// As for [`Allocation::load_lanes`], with `S` the size.
     #[cold]
-    unsafe fn load_lanes_paged<const W: usize, const S: u32>(&self, addr: &[u64; W], sub: u64, mask: u64, out: &mut [u64; W]) {
+    unsafe fn load_lanes_paged<const W: usize, const S: u32, T: LoadWord>(&self, addr: &[u64; W], sub: u64, mask: u64, out: &mut [T; W]) {
         let mut missing = 0u64;
         let (mut at, mut page) = (usize::MAX, None::<*const u8>);
         for l in set_bits(mask) {
@@ -420,7 +509,7 @@ impl Allocation {
             match page {
                 // SAFETY: the offset is a multiple of `S` inside the allocation, so the `S` bytes lie
                 // inside this page and the atomic's pointer is aligned; the page outlives `&self`.
-                Some(p) => out[l] = unsafe { load_sized::<S>(p.add((off & (PAGE_SIZE - 1)) as usize)) },
+                Some(p) => out[l] = T::from_bits(unsafe { load_sized::<S>(p.add((off & (PAGE_SIZE - 1)) as usize)) }),
                 None => missing |= 1 << l,
             }
         }
@@ -429,16 +518,16 @@ impl Allocation {
         }
         let Some(f) = &self.filler else {
             for l in set_bits(missing) {
-                out[l] = 0;
+                out[l] = T::default();
             }
             return;
         };
-        let (mut offs, mut vals, mut n) = ([0u64; W], [0u64; W], 0);
+        let (mut offs, mut vals, mut n) = ([0u64; W], [T::default(); W], 0);
         for l in set_bits(missing) {
             offs[n] = addr[l].wrapping_sub(sub);
             n += 1;
         }
-        f.gather(S, &offs[..n], &mut vals[..n]);
+        T::gather(&**f, S, &offs[..n], &mut vals[..n]);
         for (l, v) in set_bits(missing).zip(vals) {
             out[l] = v;
         }
@@ -502,25 +591,28 @@ impl Allocation {
 
     /// A warp's `N`-element vectors of `size`-byte elements at offsets
     /// `addr[l] - self.base`: element `k` of lane `l` into `out[k][l]` (other
-    /// lanes' values are unspecified). A full warp whose vectors lie back to back
-    /// on a page nothing has stored to asks the filler for one progression per
-    /// element, straight into `out[k]` (no per-element page or lane tests).
+    /// lanes' values are unspecified), as words `T` (`u32` only for `size` up
+    /// to 4; the engine passes 32-bit register columns straight in). A full
+    /// warp whose vectors lie back to back on a page nothing has stored to asks
+    /// the filler for one progression per element, straight into `out[k]` (no
+    /// per-element page or lane tests).
     ///
     /// # Safety
-    /// `size` is 1, 2, 4 or 8 and, for every lane in `mask`, the offset is a
-    /// multiple of `N * size` with its `N * size` bytes inside the allocation;
-    /// with `page` `Some(p)`, inside page `p`.
+    /// `size` is 1, 2, 4 or 8 (at most `T`'s size) and, for every lane in
+    /// `mask`, the offset is a multiple of `N * size` with its `N * size` bytes
+    /// inside the allocation; with `page` `Some(p)`, inside page `p`.
     #[inline]
-    pub unsafe fn load_vectors<const W: usize, const N: usize>(
+    pub unsafe fn load_vectors<const W: usize, const N: usize, T: LoadWord>(
         &self,
         addr: &[u64; W],
         mask: u64,
         size: u32,
         page: Option<usize>,
-        out: &mut [[u64; W]; N],
+        out: [&mut [T; W]; N],
     ) {
+        debug_assert!(size as usize <= size_of::<T>());
         // SAFETY: the caller's guarantees, passed on.
-        unsafe { with_size!(size, S => self.load_vectors_sized::<W, N, S>(addr, mask, page, out)) }
+        unsafe { with_size!(size, S => self.load_vectors_sized::<W, N, S, T>(addr, mask, page, out)) }
     }
 
     /// [`Allocation::load_vectors`] for a size known at compile time.
@@ -528,26 +620,23 @@ impl Allocation {
     /// # Safety
     /// As for [`Allocation::load_vectors`], with `S` the size.
     #[inline(always)]
-    unsafe fn load_vectors_sized<const W: usize, const N: usize, const S: u32>(
+    unsafe fn load_vectors_sized<const W: usize, const N: usize, const S: u32, T: LoadWord>(
         &self,
         addr: &[u64; W],
         mask: u64,
         page: Option<usize>,
-        out: &mut [[u64; W]; N],
+        out: [&mut [T; W]; N],
     ) {
         if let (true, Some(pi), Some(f)) = (N > 1 && mask == u64::MAX >> (64 - W), page, &self.filler) {
             if self.resident(pi).is_none() && back_to_back::<W>(addr, N as u64 * S as u64) {
                 // Element `k` of every lane is the progression `first + k * S`, `N * S` apart.
                 let first = addr[0].wrapping_sub(self.base);
-                for (k, o) in out.iter_mut().enumerate() {
-                    f.gather_affine(S, first + k as u64 * S as u64, N as u64 * S as u64, o);
-                }
-                return;
+                return T::gather_columns::<W, N>(&**f, S, first, S as u64, N as u64 * S as u64, out);
             }
         }
-        for (k, o) in out.iter_mut().enumerate() {
+        for (k, o) in out.into_iter().enumerate() {
             // SAFETY: element `k` of each vector is a naturally aligned `S`-byte access in bounds.
-            unsafe { self.load_lanes_sized::<W, S>(addr, self.base.wrapping_sub(k as u64 * S as u64), mask, page, o) }
+            unsafe { self.load_lanes_sized::<W, S, T>(addr, self.base.wrapping_sub(k as u64 * S as u64), mask, page, o) }
         }
     }
 
@@ -1066,10 +1155,19 @@ mod tests {
             let Some(span) = m.warp_span(addr, mask, bytes, bytes.next_power_of_two()) else { return };
             let mut got = [[0u64; 32]; N];
             // SAFETY: `warp_span` checked bounds, alignment and the page.
-            unsafe { span.alloc.load_vectors::<32, N>(addr, mask, size, span.page, &mut got) };
+            unsafe { span.alloc.load_vectors::<32, N, u64>(addr, mask, size, span.page, got.each_mut()) };
+            let mut got32 = [[0u32; 32]; N];
+            if size <= 4 {
+                // SAFETY: as above, with elements of at most 4 bytes.
+                unsafe { span.alloc.load_vectors::<32, N, u32>(addr, mask, size, span.page, got32.each_mut()) };
+            }
             for l in set_bits(mask) {
                 for (k, g) in got.iter().enumerate() {
-                    assert_eq!(g[l], m.load(addr[l] + k as u64 * size as u64, size).unwrap(), "round {round} lane {l} element {k}");
+                    let want = m.load(addr[l] + k as u64 * size as u64, size).unwrap();
+                    assert_eq!(g[l], want, "round {round} lane {l} element {k}");
+                    if size <= 4 {
+                        assert_eq!(got32[k][l] as u64, want, "32-bit words: round {round} lane {l} element {k}");
+                    }
                 }
             }
             let v: [[u64; 32]; N] = std::array::from_fn(|_| std::array::from_fn(|_| rng()));

@@ -298,6 +298,22 @@ impl BufferInit {
         Arc::new(self)
     }
 
+    /// [`Filler::gather_columns32`] through `gather_affine`, 64 elements at a time, narrowed.
+    #[cold]
+    fn gather_columns32_narrowed(&self, size: u32, first: u64, gap: u64, step: u64, out: &mut [&mut [u32]]) {
+        let mut wide = [0u64; 64];
+        for (k, col) in out.iter_mut().enumerate() {
+            let start = first.wrapping_add(gap.wrapping_mul(k as u64));
+            for (c, chunk) in col.chunks_mut(64).enumerate() {
+                let wide = &mut wide[..chunk.len()];
+                self.gather_affine(size, start.wrapping_add(step.wrapping_mul(c as u64 * 64)), step, wide);
+                for (o, &x) in chunk.iter_mut().zip(wide.iter()) {
+                    *o = x as u32;
+                }
+            }
+        }
+    }
+
     /// Writes bytes `[offset, offset + out.len())`; bytes past the end are 0.
     pub fn fill_bytes(&self, offset: u64, out: &mut [u8]) {
         let total = self.byte_len;
@@ -335,6 +351,21 @@ fn progression_bits(bits: impl Fn(u32) -> u32, first: u32, step: u32, low: &mut 
     for b in low.iter_mut() {
         *b = bits(x);
         x = x.wrapping_add(step);
+    }
+}
+
+/// [`progression_bits`] for each column `cols[k]`, whose progression starts at
+/// `first + k * gap`: a warp's vector load in one call (the constants set up once).
+#[inline(never)]
+fn progression_columns(bits: impl Fn(u32) -> u32, first: u32, gap: u32, step: u32, cols: &mut [&mut [u32]]) {
+    let mut at = first;
+    for col in cols.iter_mut() {
+        let mut x = at;
+        for b in col.iter_mut() {
+            *b = bits(x);
+            x = x.wrapping_add(step);
+        }
+        at = at.wrapping_add(gap);
     }
 }
 
@@ -392,6 +423,29 @@ impl FastElement {
     fn each(self, shift: u32, offsets: &[u64], out: &mut [u64]) {
         for (o, &off) in out.iter_mut().zip(offsets) {
             *o = self.bits(off >> shift);
+        }
+    }
+
+    /// The low 32 bits of elements `first + k * gap + j * step` into
+    /// `out[k][j]` (the whole element for the 32-bit kinds), with `self` a
+    /// constant: indices modulo 2^32, eight at a time on vector lanes.
+    #[inline(always)]
+    fn columns32(self, first: u64, gap: u64, step: u64, out: &mut [&mut [u32]]) {
+        let (at, gap32, step32) = (first as u32, gap as u32, step as u32);
+        // As in `each_affine`, the hash's first multiply applied to the progressions.
+        let hashed = (at.wrapping_mul(HASH_MUL), gap32.wrapping_mul(HASH_MUL), step32.wrapping_mul(HASH_MUL));
+        match self {
+            FastElement::UnitF32 => progression_columns(|x| unit_of_hash(fmix32(x)).to_bits(), hashed.0, hashed.1, hashed.2, out),
+            FastElement::HashU32 => progression_columns(fmix32, hashed.0, hashed.1, hashed.2, out),
+            FastElement::Iota32 | FastElement::Iota64 => progression_columns(|i| i, at, gap32, step32, out),
+            FastElement::Zeros => out.iter_mut().for_each(|c| c.fill(0)),
+            FastElement::UnitF64 => {
+                for (k, c) in out.iter_mut().enumerate() {
+                    for (j, o) in c.iter_mut().enumerate() {
+                        *o = self.bits(first.wrapping_add(gap.wrapping_mul(k as u64)).wrapping_add(step.wrapping_mul(j as u64))) as u32;
+                    }
+                }
+            }
         }
     }
 
@@ -554,6 +608,36 @@ impl Filler for BufferInit {
         }
     }
 
+    fn gather_affine32(&self, size: u32, first: u64, step: u64, out: &mut [u32]) {
+        self.gather_columns32(size, first, 0, step, &mut [out])
+    }
+
+    /// 32-bit elements of a named initialiser, aligned and inside the buffer,
+    /// come from the element function straight into the columns; the rest as
+    /// `gather_affine`'s, narrowed.
+    fn gather_columns32(&self, size: u32, first: u64, gap: u64, step: u64, out: &mut [&mut [u32]]) {
+        let fast = match &self.source {
+            Source::Named(n) if size == 4 && self.dtype.size_bytes() == 4 => FastElement::of(*n, self.dtype),
+            _ => None,
+        };
+        // Every column as long as the first; the last column's last element ends inside the buffer.
+        let len = out.first().map_or(0, |c| c.len());
+        let last = gap.checked_mul(out.len().saturating_sub(1) as u64).and_then(|g| g.checked_add(first));
+        let end = step.checked_mul(len.saturating_sub(1) as u64).and_then(|s| s.checked_add(last?)).and_then(|t| t.checked_add(4));
+        match fast {
+            Some(f) if (first | gap | step) & 3 == 0 && end.is_some_and(|e| e <= self.byte_len) && out.iter().all(|c| c.len() == len) => {
+                let (i, g, d) = (first >> 2, gap >> 2, step >> 2);
+                match f {
+                    FastElement::UnitF32 => FastElement::UnitF32.columns32(i, g, d, out),
+                    FastElement::HashU32 => FastElement::HashU32.columns32(i, g, d, out),
+                    FastElement::Iota32 => FastElement::Iota32.columns32(i, g, d, out),
+                    other => other.columns32(i, g, d, out),
+                }
+            }
+            _ => self.gather_columns32_narrowed(size, first, gap, step, out),
+        }
+    }
+
     /// Whole aligned elements of a named initialiser come straight from its
     /// element function, inline bytes straight from the bytes; the rest byte by byte.
     fn gather(&self, size: u32, offsets: &[u64], out: &mut [u64]) {
@@ -655,6 +739,25 @@ mod fast_path_tests {
                     let mut want = vec![0; len];
                     b.gather(size, &offs, &mut want);
                     assert_eq!(got, want, "{init:?} {d:?} size {size} first {first} step {step} len {len}");
+                    if size <= 4 {
+                        let mut got32 = vec![0u32; len];
+                        b.gather_affine32(size, first, step, &mut got32);
+                        let want32: Vec<u32> = want.iter().map(|&x| x as u32).collect();
+                        assert_eq!(got32, want32, "32-bit: {init:?} {d:?} size {size} first {first} step {step} len {len}");
+                        // Columns `gap` apart, as a vector load asks: each column its own progression.
+                        for (ncols, gap) in [(2usize, size as u64), (4, size as u64), (3, 40 * sz), (4, 1)] {
+                            let mut cols = vec![vec![0u32; len]; ncols];
+                            b.gather_columns32(size, first, gap, step, &mut cols.iter_mut().map(|c| c.as_mut_slice()).collect::<Vec<_>>());
+                            for (k, col) in cols.iter().enumerate() {
+                                let mut want = vec![0u32; len];
+                                b.gather_affine32(size, first.wrapping_add(k as u64 * gap), step, &mut want);
+                                assert_eq!(
+                                    col, &want,
+                                    "column {k} of {ncols}, gap {gap}: {init:?} {d:?} size {size} first {first} step {step}"
+                                );
+                            }
+                        }
+                    }
                 }
             }
         });

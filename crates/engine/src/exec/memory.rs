@@ -113,15 +113,14 @@ impl<const W: usize> Warp<W> {
                 return Ok(());
             }
         }
-        if let Some(span) = self.one_allocation(ctx, space, &base, exec, size * n as u32, vector_align(size, n)) {
-            // PTX vectors have 1, 2 or 4 elements; anything else takes the checked path.
-            let done = match n {
-                1 => self.global_load::<1>(span, &base, size, signed, d, exec),
-                2 => self.global_load::<2>(span, &base, size, signed, d, exec),
-                4 => self.global_load::<4>(span, &base, size, signed, d, exec),
-                _ => false,
-            };
-            if done {
+        // PTX vectors have 1, 2 or 4 elements; anything else takes the checked path.
+        if matches!(n, 1 | 2 | 4) {
+            if let Some(span) = self.one_allocation(ctx, space, &base, exec, size * n as u32, vector_align(size, n)) {
+                match n {
+                    1 => self.global_load::<1>(span, &base, size, signed, d, exec),
+                    2 => self.global_load::<2>(span, &base, size, signed, d, exec),
+                    _ => self.global_load::<4>(span, &base, size, signed, d, exec),
+                }
                 return Ok(());
             }
         }
@@ -164,15 +163,14 @@ impl<const W: usize> Warp<W> {
                 return Ok(());
             }
         }
-        if let Some(span) = self.one_allocation(ctx, space, &base, exec, size * n as u32, vector_align(size, n)) {
-            // PTX vectors have 1, 2 or 4 elements; anything else takes the checked path.
-            let done = match n {
-                1 => self.global_store::<1>(span, &base, size, s, exec),
-                2 => self.global_store::<2>(span, &base, size, s, exec),
-                4 => self.global_store::<4>(span, &base, size, s, exec),
-                _ => false,
-            };
-            if done {
+        // PTX vectors have 1, 2 or 4 elements; anything else takes the checked path.
+        if matches!(n, 1 | 2 | 4) {
+            if let Some(span) = self.one_allocation(ctx, space, &base, exec, size * n as u32, vector_align(size, n)) {
+                match n {
+                    1 => self.global_store::<1>(span, &base, size, s, exec),
+                    2 => self.global_store::<2>(span, &base, size, s, exec),
+                    _ => self.global_store::<4>(span, &base, size, s, exec),
+                }
                 return Ok(());
             }
         }
@@ -182,7 +180,7 @@ impl<const W: usize> Warp<W> {
         })
     }
 
-    /// A global load of `N`-element vectors whose active lanes `one_allocation` placed in `span` (true: done).
+    /// A global load of `N`-element vectors whose active lanes `one_allocation` placed in `span`.
     #[inline(always)]
     fn global_load<const N: usize>(
         &mut self,
@@ -192,11 +190,30 @@ impl<const W: usize> Warp<W> {
         signed: bool,
         d: &[Option<RegRef>; 4],
         exec: u64,
-    ) -> bool {
+    ) {
+        // Elements that fill 32-bit registers as they are (no sign to extend) load as 32-bit
+        // words; a full warp's go straight into the register columns when those are distinct.
+        let words32 = size == 4 || (size < 4 && !signed);
+        if words32 && d[..N].iter().all(|r| r.is_some_and(|r| r.bank == Bank::R32)) {
+            let slots: [usize; N] = std::array::from_fn(|k| d[k].map_or(0, |r| r.slot as usize));
+            if exec == full_mask::<W>() {
+                if let Ok(cols) = self.r32.as_chunks_mut::<W>().0.get_disjoint_mut(slots) {
+                    // SAFETY: `one_allocation` checked that every active lane's `N * size` bytes lie in
+                    // `alloc` (in `page` when `Some`) and that its address is a multiple of the vector's size.
+                    return unsafe { alloc.load_vectors::<W, N, u32>(base, exec, size, page, cols) };
+                }
+            }
+            let mut v = [[0u32; W]; N];
+            // SAFETY: as above.
+            unsafe { alloc.load_vectors::<W, N, u32>(base, exec, size, page, v.each_mut()) };
+            for (k, v) in v.iter().enumerate() {
+                write32::<W>(&mut self.r32, slots[k] as u32, v, exec);
+            }
+            return;
+        }
         let mut v = [[0u64; W]; N];
-        // SAFETY: `one_allocation` checked that every active lane's `N * size` bytes lie in `alloc`
-        // (in `page` when `Some`) and that its address is a multiple of the vector's size.
-        unsafe { alloc.load_vectors::<W, N>(base, exec, size, page, &mut v) };
+        // SAFETY: as above.
+        unsafe { alloc.load_vectors::<W, N, u64>(base, exec, size, page, v.each_mut()) };
         for (k, v) in v.iter_mut().enumerate() {
             let Some(dk) = d[k] else { continue };
             if signed {
@@ -206,19 +223,11 @@ impl<const W: usize> Warp<W> {
             }
             self.scatter(dk, v, exec);
         }
-        true
     }
 
-    /// A global store of `N`-element vectors whose active lanes `one_allocation` placed in `span` (true: done).
+    /// A global store of `N`-element vectors whose active lanes `one_allocation` placed in `span`.
     #[inline(always)]
-    fn global_store<const N: usize>(
-        &self,
-        WarpSpan { alloc, page }: WarpSpan<'_>,
-        base: &[u64; W],
-        size: u32,
-        s: &[RegRef; 4],
-        exec: u64,
-    ) -> bool {
+    fn global_store<const N: usize>(&self, WarpSpan { alloc, page }: WarpSpan<'_>, base: &[u64; W], size: u32, s: &[RegRef; 4], exec: u64) {
         // The register columns themselves when the elements share a bank (no copy, no widening).
         if s[..N].iter().all(|r| r.bank == Bank::R32) {
             // SAFETY: as for loads, `one_allocation` checked bounds and alignment for every active lane.
@@ -231,7 +240,6 @@ impl<const W: usize> Warp<W> {
             // SAFETY: as above.
             unsafe { alloc.store_vectors::<W, N, u64>(base, exec, size, page, std::array::from_fn(|k| &v[k])) }
         }
-        true
     }
 
     /// The checked path of a load or store: lane by lane, lowest first, the
