@@ -584,7 +584,7 @@ impl<const W: usize> Warp<W> {
                     self.int_carry(*kind, *ty, *d, s, *cc, *carry_in, *carry_out, exec)
                 }
                 Op::Float { op, ty, mode, d, s } => self.float(*op, *ty, *mode, *d, s, exec),
-                Op::Set { cmp, ty, dty, ftz, d, a, b, combine } => self.set(*cmp, *ty, *dty, *ftz, *d, *a, *b, *combine, exec),
+                Op::Set(st) => self.set(st, exec),
                 Op::Slct { cty, ftz, d, a, b, c } => self.slct(*cty, *ftz, *d, *a, *b, *c, exec),
                 Op::Testp { class, ty, p, a } => self.testp(*class, *ty, *p, *a, exec),
                 Op::PredLogic { op, d, a, b } => self.pred_logic(*op, *d, *a, *b, exec),
