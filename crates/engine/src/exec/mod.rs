@@ -600,9 +600,16 @@ impl<const W: usize> Warp<W> {
                 Op::Ld { space, size, signed, n, d, addr } => self.ld(ctx, obs, pc, *space, *size, *signed, *n, d, addr, exec)?,
                 Op::St { space, size, n, s, addr } => self.st(ctx, obs, pc, *space, *size, *n, s, addr, exec)?,
                 Op::Atom { space, op, ty, d, addr, b, c } => self.atom(ctx, obs, pc, *space, *op, *ty, *d, addr, *b, *c, exec)?,
-                // Branches, exit, trap and block barriers (control.rs).
-                Op::Bra { target, reconv } => self.bra(obs, sched, pc, active, exec, *target, *reconv),
-                Op::BrxIdx { index, targets, reconv } => self.brx_idx(obs, sched, pc, active, exec, *index, targets, *reconv)?,
+                // Branches, exit, trap and block barriers (control.rs). A
+                // branch's `exec` lanes take it, the rest of `active` fall through.
+                Op::Bra { target, reconv } => {
+                    obs.branch(self.index, pc, exec, active & !exec);
+                    self.bra(sched, pc, exec, active & !exec, *target, *reconv)
+                }
+                Op::BrxIdx { index, targets, reconv } => {
+                    self.brx_idx(sched, pc, exec, active & !exec, *index, targets, *reconv)?;
+                    obs.branch(self.index, pc, exec, active & !exec)
+                }
                 Op::Exit => self.exit_lanes(exec),
                 // Calls of functions that were not inlined (call.rs).
                 Op::Call(site) => self.call(ctx, obs, pc, active, exec, site)?,
