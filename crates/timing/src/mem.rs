@@ -83,6 +83,60 @@ impl Chunks {
     }
 }
 
+/// Buckets of `cap` bytes from `base` on, where a full bucket points at a
+/// later one that may have room: the bandwidth booking below and the test's
+/// reference booking keep them differently and search them alike.
+trait Buckets {
+    fn cap(&self) -> u64;
+    /// The first bucket that may still be booked.
+    fn base(&self) -> u64;
+    /// Bucket `b` (at or after `base`).
+    fn bucket(&mut self, b: u64) -> &mut Slot;
+
+    /// The first bucket at or after `b` with room.
+    #[inline]
+    fn find(&mut self, b: u64) -> u64 {
+        let (cap, base) = (self.cap(), self.base());
+        let mut x = b;
+        loop {
+            let s = *self.bucket(x);
+            if s.0 < cap {
+                break;
+            }
+            x = s.1.max(base);
+        }
+        // Path compression.
+        let mut y = b;
+        while y != x {
+            let s = self.bucket(y);
+            let n = s.1.max(base);
+            s.1 = x;
+            y = n;
+        }
+        x
+    }
+
+    /// Books `bytes` from bucket `b` on, filling the buckets with room in
+    /// turn; returns the bucket the last byte went to and the bytes it holds now.
+    #[inline]
+    fn fill_from(&mut self, b: u64, bytes: u64) -> (u64, u64) {
+        let cap = self.cap();
+        let (mut b, mut left) = (b, bytes);
+        loop {
+            b = self.find(b);
+            let s = self.bucket(b);
+            let free = cap - s.0;
+            if free >= left {
+                s.0 += left;
+                return (b, s.0);
+            }
+            s.0 = cap;
+            left -= free;
+            b += 1;
+        }
+    }
+}
+
 /// A resource serving `rate` bytes per cycle.
 ///
 /// The buckets from `base` on live in a ring tagged with their index (one
@@ -165,29 +219,6 @@ impl Bandwidth {
         self.far.slot(b)
     }
 
-    /// The first bucket at or after `b` with room.
-    #[inline]
-    fn find(&mut self, b: u64) -> u64 {
-        let (cap, base) = (self.cap, self.base);
-        let mut x = b;
-        loop {
-            let s = *self.slot(x);
-            if s.0 < cap {
-                break;
-            }
-            x = s.1.max(base);
-        }
-        // Path compression.
-        let mut y = b;
-        while y != x {
-            let s = self.slot(y);
-            let n = s.1.max(base);
-            s.1 = x;
-            y = n;
-        }
-        x
-    }
-
     /// Books `bytes` arriving at `t`; returns when the last byte is served.
     #[inline(always)]
     pub fn book(&mut self, t: u64, bytes: u64) -> u64 {
@@ -250,22 +281,8 @@ impl Bandwidth {
     /// returns the end of the buckets from `b` on that are full now.
     #[inline]
     fn book_from(&mut self, t: u64, b: u64, bytes: u64) -> (u64, u64) {
-        let mut b = b;
-        let mut left = bytes;
-        let cap = self.cap;
-        loop {
-            b = self.find(b);
-            let s = self.slot(b);
-            let free = cap - s.0;
-            if free >= left {
-                s.0 += left;
-                let used = s.0;
-                return (self.served(b, used, t), if used == cap { b + 1 } else { b });
-            }
-            s.0 = cap;
-            left -= free;
-            b += 1;
-        }
+        let (b, used) = self.fill_from(b, bytes);
+        (self.served(b, used, t), if used == self.cap { b + 1 } else { b })
     }
 
     /// Forgets buckets before `t` (nothing will arrive earlier).
@@ -278,6 +295,21 @@ impl Bandwidth {
     #[cfg(test)]
     fn chunks_held(&self) -> usize {
         self.far.chunks.iter().filter(|c| c.is_some()).count()
+    }
+}
+
+impl Buckets for Bandwidth {
+    #[inline(always)]
+    fn cap(&self) -> u64 {
+        self.cap
+    }
+    #[inline(always)]
+    fn base(&self) -> u64 {
+        self.base
+    }
+    #[inline(always)]
+    fn bucket(&mut self, b: u64) -> &mut Slot {
+        self.slot(b)
     }
 }
 
@@ -592,6 +624,18 @@ mod tests {
         chunks: Chunks,
     }
 
+    impl Buckets for Chunked {
+        fn cap(&self) -> u64 {
+            self.cap
+        }
+        fn base(&self) -> u64 {
+            self.base
+        }
+        fn bucket(&mut self, b: u64) -> &mut Slot {
+            self.slot(b)
+        }
+    }
+
     impl Chunked {
         fn new(rate: f64) -> Self {
             Chunked { cap: ((rate * BUCKET as f64).round() as u64).max(1), base: 0, chunks: Chunks::default() }
@@ -601,37 +645,9 @@ mod tests {
             self.chunks.slot(b)
         }
 
-        fn find(&mut self, b: u64) -> u64 {
-            let (cap, base) = (self.cap, self.base);
-            let mut x = b;
-            while self.slot(x).0 >= cap {
-                x = self.slot(x).1.max(base);
-            }
-            let mut y = b;
-            while y != x {
-                let s = self.slot(y);
-                let n = s.1.max(base);
-                s.1 = x;
-                y = n;
-            }
-            x
-        }
-
         fn book(&mut self, t: u64, bytes: u64) -> u64 {
-            let cap = self.cap;
-            let (mut b, mut left) = ((t / BUCKET).max(self.base), bytes);
-            loop {
-                b = self.find(b);
-                let s = self.slot(b);
-                let free = cap - s.0;
-                if free >= left {
-                    s.0 += left;
-                    return (b * BUCKET + (s.0 * BUCKET / cap).min(BUCKET - 1)).max(t);
-                }
-                s.0 = cap;
-                left -= free;
-                b += 1;
-            }
+            let (b, used) = self.fill_from((t / BUCKET).max(self.base), bytes);
+            (b * BUCKET + (used * BUCKET / self.cap).min(BUCKET - 1)).max(t)
         }
 
         fn retire(&mut self, t: u64) {
