@@ -3,7 +3,7 @@
 //! acquire), fences, exits, `.sync` forms, and each instruction's place
 //! (PTX line, CUDA source line) for messages.
 
-use warpsim_engine::{GlobalMemory, LaunchConfig};
+use warpsim_engine::{block, GlobalMemory, LaunchConfig};
 use warpsim_ir::mma::{MbarKind, MmaOp, SyncKind};
 use warpsim_ir::op_table::{AccessKind, Collective, FenceKind, MemOrder};
 use warpsim_ir::{Inst, Kernel, Op, Program};
@@ -65,11 +65,9 @@ pub struct Plan {
     pub flags: Vec<u16>,
     pub places: Vec<Place>,
     pub warp_size: usize,
-    pub lane_shift: u32,
     pub block_dims: [u32; 3],
     pub grid: [u32; 3],
     pub nthreads: u32,
-    pub nwarps: u32,
     pub shared_bytes: u32,
     pub local_bytes: u32,
     /// Global allocations: (name, base, size), for messages.
@@ -117,11 +115,9 @@ impl Plan {
             flags,
             places,
             warp_size,
-            lane_shift: warp_size.trailing_zeros(),
             block_dims: cfg.block,
             grid: cfg.grid,
             nthreads,
-            nwarps: nthreads.div_ceil(warp_size as u32),
             shared_bytes: (kernel.dynamic_shared_offset + cfg.dynamic_shared_bytes).max(kernel.shared_static_bytes),
             local_bytes: kernel.local_bytes,
             allocations: mem.allocations().iter().map(|a| (a.name.clone(), a.base, a.size)).collect(),
@@ -135,13 +131,12 @@ impl Plan {
 
     /// Thread coordinates of linear thread `t` of a block.
     pub fn thread_coords(&self, t: u32) -> [u32; 3] {
-        let b = self.block_dims;
-        [t % b[0], (t / b[0]) % b[1], t / (b[0] * b[1])]
+        block::thread_coords(t, self.block_dims)
     }
 
+    /// Block coordinates of linear block index `b`.
     pub fn block_coords(&self, b: u64) -> [u32; 3] {
-        let g = self.grid;
-        [(b % g[0] as u64) as u32, ((b / g[0] as u64) % g[1] as u64) as u32, (b / (g[0] as u64 * g[1] as u64)) as u32]
+        block::block_coords(b, self.grid)
     }
 
     /// Lanes of warp `w` that exist (a partial last warp has fewer).

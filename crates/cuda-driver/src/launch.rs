@@ -7,6 +7,7 @@ use crate::errors::*;
 use crate::state::Driver;
 use std::io::Write;
 use std::time::Instant;
+use warpsim_engine::block::thread_coords;
 use warpsim_engine::{FaultKind, KernelFault, LaunchError};
 use warpsim_host::{Dims, HostError, Kernel, LaunchSummary};
 
@@ -356,7 +357,7 @@ pub fn assert_lines(fault: &KernelFault, block: [u32; 3], warp_size: u32) -> Vec
         let lane = m.trailing_zeros();
         m &= m - 1;
         let tid = fault.warp * warp_size + lane;
-        let (x, y, z) = (tid % block[0], tid / block[0] % block[1], tid / (block[0] * block[1]));
+        let [x, y, z] = thread_coords(tid, block);
         out.push(format!(
             "{file}:{line}: {function}: block: [{},{},{}], thread: [{x},{y},{z}] Assertion `{message}` failed.",
             b[0], b[1], b[2]

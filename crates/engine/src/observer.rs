@@ -159,6 +159,55 @@ pub struct NoObserver;
 
 impl Observer for NoObserver {}
 
+/// Calls `$forward!` with every hook's name and arguments (and the
+/// `WANTS_*` constant that gates it, if any), so that the observers that pass
+/// every hook on (pairs, borrows) list the hooks once.
+macro_rules! with_hooks {
+    ($forward:ident) => {
+        $forward! {
+            block_begin(block: u64, warps: u32);
+            instruction(warp: u32, pc: u32, active: u64, exec: u64);
+            guard(active: u64, exec: u64);
+            guarded(warp: u32, pc: u32, active: u64, exec: u64);
+            straight_run(warp: u32, pc: u32, count: u32, active: u64);
+            memory(warp: u32, pc: u32, space: Space, kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) if WANTS_MEMORY;
+            branch(warp: u32, pc: u32, taken: u64, not_taken: u64);
+            fence(warp: u32, pc: u32, exec: u64);
+            warp_sync(warp: u32, pc: u32, event: &WarpSyncEvent<'_>) if WANTS_SYNC;
+            barrier(warp: u32, pc: u32, event: &BarrierEvent);
+            barrier_complete(id: u32);
+        }
+    };
+}
+
+/// A pair's hooks: each goes to the first observer, then the second (a
+/// gated hook only to those that want it).
+macro_rules! pair_hooks {
+    ($($hook:ident($($arg:ident: $ty:ty),*) $(if $wants:ident)?;)*) => {$(
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        fn $hook(&mut self, $($arg: $ty),*) {
+            if true $(&& A::$wants)? {
+                self.0.$hook($($arg),*);
+            }
+            if true $(&& B::$wants)? {
+                self.1.$hook($($arg),*);
+            }
+        }
+    )*};
+}
+
+/// A borrowed observer's hooks: each goes to the observer lent.
+macro_rules! borrowed_hooks {
+    ($($hook:ident($($arg:ident: $ty:ty),*) $(if $wants:ident)?;)*) => {$(
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        fn $hook(&mut self, $($arg: $ty),*) {
+            (**self).$hook($($arg),*)
+        }
+    )*};
+}
+
 /// Two observers watching one launch: every hook goes to both, in order, so
 /// metrics, checker, timing and trace can share a single execution.
 /// Nest pairs for more (`(a, (b, c))`).
@@ -166,69 +215,7 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
     const WANTS_MEMORY: bool = A::WANTS_MEMORY || B::WANTS_MEMORY;
     const WANTS_SYNC: bool = A::WANTS_SYNC || B::WANTS_SYNC;
 
-    #[inline(always)]
-    fn block_begin(&mut self, block: u64, warps: u32) {
-        self.0.block_begin(block, warps);
-        self.1.block_begin(block, warps);
-    }
-    #[inline(always)]
-    fn instruction(&mut self, warp: u32, pc: u32, active: u64, exec: u64) {
-        self.0.instruction(warp, pc, active, exec);
-        self.1.instruction(warp, pc, active, exec);
-    }
-    #[inline(always)]
-    fn guard(&mut self, active: u64, exec: u64) {
-        self.0.guard(active, exec);
-        self.1.guard(active, exec);
-    }
-    #[inline(always)]
-    fn guarded(&mut self, warp: u32, pc: u32, active: u64, exec: u64) {
-        self.0.guarded(warp, pc, active, exec);
-        self.1.guarded(warp, pc, active, exec);
-    }
-    #[inline(always)]
-    fn straight_run(&mut self, warp: u32, pc: u32, count: u32, active: u64) {
-        self.0.straight_run(warp, pc, count, active);
-        self.1.straight_run(warp, pc, count, active);
-    }
-    #[inline(always)]
-    fn memory(&mut self, warp: u32, pc: u32, space: Space, kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) {
-        if A::WANTS_MEMORY {
-            self.0.memory(warp, pc, space, kind, bytes, addrs, mask);
-        }
-        if B::WANTS_MEMORY {
-            self.1.memory(warp, pc, space, kind, bytes, addrs, mask);
-        }
-    }
-    #[inline(always)]
-    fn branch(&mut self, warp: u32, pc: u32, taken: u64, not_taken: u64) {
-        self.0.branch(warp, pc, taken, not_taken);
-        self.1.branch(warp, pc, taken, not_taken);
-    }
-    #[inline(always)]
-    fn fence(&mut self, warp: u32, pc: u32, exec: u64) {
-        self.0.fence(warp, pc, exec);
-        self.1.fence(warp, pc, exec);
-    }
-    #[inline(always)]
-    fn warp_sync(&mut self, warp: u32, pc: u32, event: &WarpSyncEvent<'_>) {
-        if A::WANTS_SYNC {
-            self.0.warp_sync(warp, pc, event);
-        }
-        if B::WANTS_SYNC {
-            self.1.warp_sync(warp, pc, event);
-        }
-    }
-    #[inline(always)]
-    fn barrier(&mut self, warp: u32, pc: u32, event: &BarrierEvent) {
-        self.0.barrier(warp, pc, event);
-        self.1.barrier(warp, pc, event);
-    }
-    #[inline(always)]
-    fn barrier_complete(&mut self, id: u32) {
-        self.0.barrier_complete(id);
-        self.1.barrier_complete(id);
-    }
+    with_hooks!(pair_hooks);
 }
 
 /// A borrowed observer observes: a block's owner can lend its observer to a
@@ -237,50 +224,7 @@ impl<O: Observer> Observer for &mut O {
     const WANTS_MEMORY: bool = O::WANTS_MEMORY;
     const WANTS_SYNC: bool = O::WANTS_SYNC;
 
-    #[inline(always)]
-    fn block_begin(&mut self, block: u64, warps: u32) {
-        (**self).block_begin(block, warps)
-    }
-    #[inline(always)]
-    fn instruction(&mut self, warp: u32, pc: u32, active: u64, exec: u64) {
-        (**self).instruction(warp, pc, active, exec)
-    }
-    #[inline(always)]
-    fn guard(&mut self, active: u64, exec: u64) {
-        (**self).guard(active, exec)
-    }
-    #[inline(always)]
-    fn guarded(&mut self, warp: u32, pc: u32, active: u64, exec: u64) {
-        (**self).guarded(warp, pc, active, exec)
-    }
-    #[inline(always)]
-    fn straight_run(&mut self, warp: u32, pc: u32, count: u32, active: u64) {
-        (**self).straight_run(warp, pc, count, active)
-    }
-    #[inline(always)]
-    fn memory(&mut self, warp: u32, pc: u32, space: Space, kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) {
-        (**self).memory(warp, pc, space, kind, bytes, addrs, mask)
-    }
-    #[inline(always)]
-    fn branch(&mut self, warp: u32, pc: u32, taken: u64, not_taken: u64) {
-        (**self).branch(warp, pc, taken, not_taken)
-    }
-    #[inline(always)]
-    fn fence(&mut self, warp: u32, pc: u32, exec: u64) {
-        (**self).fence(warp, pc, exec)
-    }
-    #[inline(always)]
-    fn warp_sync(&mut self, warp: u32, pc: u32, event: &WarpSyncEvent<'_>) {
-        (**self).warp_sync(warp, pc, event)
-    }
-    #[inline(always)]
-    fn barrier(&mut self, warp: u32, pc: u32, event: &BarrierEvent) {
-        (**self).barrier(warp, pc, event)
-    }
-    #[inline(always)]
-    fn barrier_complete(&mut self, id: u32) {
-        (**self).barrier_complete(id)
-    }
+    with_hooks!(borrowed_hooks);
 }
 
 #[cfg(test)]

@@ -82,6 +82,20 @@ pub struct Setp {
     pub combine: Option<(BoolOp, u32, bool)>,
 }
 
+/// `set.cmp[.bool].dtype.stype d, a, b[, c]`: all ones (or 1.0f when `dty`
+/// is `f32`) where the comparison, combined as for [`Setp`], holds.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Set {
+    pub cmp: CmpOp,
+    pub ty: ScalarType,
+    pub dty: ScalarType,
+    pub ftz: bool,
+    pub d: RegRef,
+    pub a: RegRef,
+    pub b: RegRef,
+    pub combine: Option<(BoolOp, u32, bool)>,
+}
+
 /// `shfl.sync.mode.b32 d[|p], a, b, c, membermask` (32-bit register slots).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Shfl {
@@ -291,17 +305,7 @@ pub enum Op {
         s: [RegRef; 3],
     },
     Setp(Setp),
-    /// `set.cmp[.bool].dtype.stype d, a, b[, c]`: all ones (or 1.0f) when true.
-    Set {
-        cmp: CmpOp,
-        ty: ScalarType,
-        dty: ScalarType,
-        ftz: bool,
-        d: RegRef,
-        a: RegRef,
-        b: RegRef,
-        combine: Option<(BoolOp, u32, bool)>,
-    },
+    Set(Set),
     /// `selp d, a, b, c`: a where c, else b.
     Selp {
         d: RegRef,

@@ -11,7 +11,9 @@
 //! beside the op in [`InstMeta`], recorded at lowering, so that nobody
 //! re-parses opcode text downstream.
 
-use crate::inst::{Addr, BarKind, BarRed, Bin32, Bin64, CallSlot, CallTarget, CarryKind, Inst, Op, Pc, RegRef, Setp, Shfl, Space, Tern32};
+use crate::inst::{
+    Addr, BarKind, BarRed, Bin32, Bin64, CallSlot, CallTarget, CarryKind, Inst, Op, Pc, RegRef, Set, Setp, Shfl, Space, Tern32,
+};
 use crate::mma::{BulkDir, MbarKind, MmaOp, SyncKind, WgmmaA};
 use warpsim_numerics::float::FloatOp;
 use warpsim_numerics::int::IntOp;
@@ -117,7 +119,7 @@ impl Op {
                     f(W, pr(*q));
                 }
             }
-            Op::Set { d, a, b, combine, .. } => {
+            Op::Set(Set { d, a, b, combine, .. }) => {
                 f(R, *a);
                 f(R, *b);
                 if let Some((_, c, _)) = combine {
@@ -601,7 +603,7 @@ impl Op {
             Op::Setp(Setp { ty, .. }) => {
                 OpFacts { uniform_capable: is_int_ty(*ty), ..of(if *ty == ScalarType::F64 { L::Fp64 } else { L::Alu }) }
             }
-            Op::Set { ty, dty, .. } => {
+            Op::Set(Set { ty, dty, .. }) => {
                 OpFacts { uniform_capable: is_int_ty(*ty) && is_int_ty(*dty), ..of(if *ty == ScalarType::F64 { L::Fp64 } else { L::Alu }) }
             }
             Op::Selp { .. } | Op::PredLogic { .. } => int(L::Alu),

@@ -109,8 +109,7 @@ pub struct TInst {
     pub alias_of: Option<u32>,
     /// Global loads with `.cg`/`.cs`/`.cv`/`.volatile`: not cached in L1.
     pub bypass_l1: bool,
-    /// Memory access size per lane (bytes) and vector count, for [`Class::Mem`].
-    pub mem_bytes: u32,
+    /// For [`Class::Mem`]: a store, an atomic.
     pub is_store: bool,
     pub is_atomic: bool,
     /// An asynchronous copy (`cp.async`, bulk copies): completes into the
@@ -348,7 +347,6 @@ pub fn decode(k: &Kernel, gpu: &TimingGpu) -> Decoded {
             }
         }
         let access = inst.op.mem_access();
-        let mem_bytes = access.map_or(0, |a| a.lane_bytes);
         let is_store = access.is_some_and(|a| a.kind == AccessKind::Store);
         let is_atomic = access.is_some_and(|a| a.kind == AccessKind::Atomic);
         // Asynchronous copies: no register waits for them; `cp.async.wait_group` does.
@@ -395,7 +393,6 @@ pub fn decode(k: &Kernel, gpu: &TimingGpu) -> Decoded {
             back_edge: false,
             alias_of: None,
             bypass_l1,
-            mem_bytes,
             is_store,
             is_atomic,
             is_async,

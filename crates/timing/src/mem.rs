@@ -40,6 +40,103 @@ fn fresh_chunk(c: u64) -> Box<[Slot; CHUNK as usize]> {
     Box::new(std::array::from_fn(|k| empty(first + k as u64)))
 }
 
+/// Buckets in chunks of [`CHUNK`], from chunk `base_chunk` on, each
+/// allocated when first booked: a bucket far ahead costs one chunk, not
+/// every bucket up to it.
+#[derive(Default)]
+struct Chunks {
+    /// Chunk index of `chunks[0]`.
+    base_chunk: u64,
+    /// A plain vector (retiring drains its front): it holds only the few chunks ahead.
+    chunks: Vec<Option<Box<[Slot; CHUNK as usize]>>>,
+}
+
+impl Chunks {
+    /// Bucket `b` if its chunk is held.
+    #[inline]
+    fn get(&self, b: u64) -> Option<&Slot> {
+        let i = (b / CHUNK).checked_sub(self.base_chunk)?;
+        Some(&self.chunks.get(i as usize)?.as_ref()?[(b % CHUNK) as usize])
+    }
+
+    /// Bucket `b` (at or after the first held chunk), its chunk allocated if need be.
+    #[inline]
+    fn slot(&mut self, b: u64) -> &mut Slot {
+        let c = b / CHUNK;
+        let i = (c - self.base_chunk) as usize;
+        if i >= self.chunks.len() {
+            self.chunks.resize(i + 1, None);
+        }
+        let chunk = self.chunks[i].get_or_insert_with(|| fresh_chunk(c));
+        &mut chunk[(b % CHUNK) as usize]
+    }
+
+    /// Drops the chunks before the one holding bucket `base`.
+    fn retire(&mut self, base: u64) {
+        let c = base / CHUNK;
+        let k = (c.saturating_sub(self.base_chunk) as usize).min(self.chunks.len());
+        self.chunks.drain(..k);
+        self.base_chunk += k as u64;
+        if self.chunks.is_empty() {
+            self.base_chunk = c;
+        }
+    }
+}
+
+/// Buckets of `cap` bytes from `base` on, where a full bucket points at a
+/// later one that may have room: the bandwidth booking below and the test's
+/// reference booking keep them differently and search them alike.
+trait Buckets {
+    fn cap(&self) -> u64;
+    /// The first bucket that may still be booked.
+    fn base(&self) -> u64;
+    /// Bucket `b` (at or after `base`).
+    fn bucket(&mut self, b: u64) -> &mut Slot;
+
+    /// The first bucket at or after `b` with room.
+    #[inline]
+    fn find(&mut self, b: u64) -> u64 {
+        let (cap, base) = (self.cap(), self.base());
+        let mut x = b;
+        loop {
+            let s = *self.bucket(x);
+            if s.0 < cap {
+                break;
+            }
+            x = s.1.max(base);
+        }
+        // Path compression.
+        let mut y = b;
+        while y != x {
+            let s = self.bucket(y);
+            let n = s.1.max(base);
+            s.1 = x;
+            y = n;
+        }
+        x
+    }
+
+    /// Books `bytes` from bucket `b` on, filling the buckets with room in
+    /// turn; returns the bucket the last byte went to and the bytes it holds now.
+    #[inline]
+    fn fill_from(&mut self, b: u64, bytes: u64) -> (u64, u64) {
+        let cap = self.cap();
+        let (mut b, mut left) = (b, bytes);
+        loop {
+            b = self.find(b);
+            let s = self.bucket(b);
+            let free = cap - s.0;
+            if free >= left {
+                s.0 += left;
+                return (b, s.0);
+            }
+            s.0 = cap;
+            left -= free;
+            b += 1;
+        }
+    }
+}
+
 /// A resource serving `rate` bytes per cycle.
 ///
 /// The buckets from `base` on live in a ring tagged with their index (one
@@ -60,11 +157,8 @@ pub struct Bandwidth {
     /// index; an entry with another index is stale (retired), and bucket `b`
     /// is then empty or in `far`.
     ring: Box<[(u64, Slot); RING as usize]>,
-    /// Chunk index of `far[0]`.
-    base_chunk: u64,
-    /// Buckets booked while at or beyond `base + RING`. A plain vector
-    /// (retiring drains its front): it holds only the few chunks ahead.
-    far: Vec<Option<Box<[Slot; CHUNK as usize]>>>,
+    /// Buckets booked while at or beyond `base + RING`.
+    far: Chunks,
     /// Buckets known to be full (`run.0 .. run.1`): a booking arriving in
     /// them goes straight to `run.1`, the first that may have room (a
     /// saturated resource's usual case). Buckets only fill until retired,
@@ -81,8 +175,7 @@ impl Bandwidth {
             inv: if (2..1 << 28).contains(&cap) { u64::MAX / cap + 1 } else { 0 },
             base: 0,
             ring: Box::new([(u64::MAX, (0, 0)); RING as usize]),
-            base_chunk: 0,
-            far: Vec::new(),
+            far: Chunks::default(),
             run: (0, 0),
             bytes: 0,
         }
@@ -115,11 +208,7 @@ impl Bandwidth {
     /// Bucket `b`'s ring entry, first reached: from `far` if booked there.
     #[inline(never)]
     fn enter(&mut self, b: u64) {
-        let held = (b / CHUNK).checked_sub(self.base_chunk).and_then(|i| self.far.get(i as usize));
-        let s = match held {
-            Some(Some(chunk)) => chunk[(b % CHUNK) as usize],
-            _ => empty(b),
-        };
+        let s = self.far.get(b).copied().unwrap_or(empty(b));
         self.ring[(b % RING) as usize] = (b, s);
     }
 
@@ -127,36 +216,7 @@ impl Bandwidth {
     #[cold]
     #[inline(never)]
     fn far_slot(&mut self, b: u64) -> &mut Slot {
-        let c = b / CHUNK;
-        let i = (c - self.base_chunk) as usize;
-        if i >= self.far.len() {
-            self.far.resize(i + 1, None);
-        }
-        let chunk = self.far[i].get_or_insert_with(|| fresh_chunk(c));
-        &mut chunk[(b % CHUNK) as usize]
-    }
-
-    /// The first bucket at or after `b` with room.
-    #[inline]
-    fn find(&mut self, b: u64) -> u64 {
-        let (cap, base) = (self.cap, self.base);
-        let mut x = b;
-        loop {
-            let s = *self.slot(x);
-            if s.0 < cap {
-                break;
-            }
-            x = s.1.max(base);
-        }
-        // Path compression.
-        let mut y = b;
-        while y != x {
-            let s = self.slot(y);
-            let n = s.1.max(base);
-            s.1 = x;
-            y = n;
-        }
-        x
+        self.far.slot(b)
     }
 
     /// Books `bytes` arriving at `t`; returns when the last byte is served.
@@ -221,40 +281,35 @@ impl Bandwidth {
     /// returns the end of the buckets from `b` on that are full now.
     #[inline]
     fn book_from(&mut self, t: u64, b: u64, bytes: u64) -> (u64, u64) {
-        let mut b = b;
-        let mut left = bytes;
-        let cap = self.cap;
-        loop {
-            b = self.find(b);
-            let s = self.slot(b);
-            let free = cap - s.0;
-            if free >= left {
-                s.0 += left;
-                let used = s.0;
-                return (self.served(b, used, t), if used == cap { b + 1 } else { b });
-            }
-            s.0 = cap;
-            left -= free;
-            b += 1;
-        }
+        let (b, used) = self.fill_from(b, bytes);
+        (self.served(b, used, t), if used == self.cap { b + 1 } else { b })
     }
 
     /// Forgets buckets before `t` (nothing will arrive earlier).
     pub fn retire(&mut self, t: u64) {
         self.base = self.base.max(t / BUCKET);
-        let c = self.base / CHUNK;
-        let k = (c.saturating_sub(self.base_chunk) as usize).min(self.far.len());
-        self.far.drain(..k);
-        self.base_chunk += k as u64;
-        if self.far.is_empty() {
-            self.base_chunk = c;
-        }
+        self.far.retire(self.base);
     }
 
     /// Chunks of far buckets held (for tests of the memory bound).
     #[cfg(test)]
     fn chunks_held(&self) -> usize {
-        self.far.iter().filter(|c| c.is_some()).count()
+        self.far.chunks.iter().filter(|c| c.is_some()).count()
+    }
+}
+
+impl Buckets for Bandwidth {
+    #[inline(always)]
+    fn cap(&self) -> u64 {
+        self.cap
+    }
+    #[inline(always)]
+    fn base(&self) -> u64 {
+        self.base
+    }
+    #[inline(always)]
+    fn bucket(&mut self, b: u64) -> &mut Slot {
+        self.slot(b)
     }
 }
 
@@ -566,66 +621,38 @@ mod tests {
     struct Chunked {
         cap: u64,
         base: u64,
-        base_chunk: u64,
-        chunks: Vec<Option<Box<[Slot; CHUNK as usize]>>>,
+        chunks: Chunks,
+    }
+
+    impl Buckets for Chunked {
+        fn cap(&self) -> u64 {
+            self.cap
+        }
+        fn base(&self) -> u64 {
+            self.base
+        }
+        fn bucket(&mut self, b: u64) -> &mut Slot {
+            self.slot(b)
+        }
     }
 
     impl Chunked {
         fn new(rate: f64) -> Self {
-            Chunked { cap: ((rate * BUCKET as f64).round() as u64).max(1), base: 0, base_chunk: 0, chunks: Vec::new() }
+            Chunked { cap: ((rate * BUCKET as f64).round() as u64).max(1), base: 0, chunks: Chunks::default() }
         }
 
         fn slot(&mut self, b: u64) -> &mut Slot {
-            let c = b / CHUNK;
-            let i = (c - self.base_chunk) as usize;
-            if i >= self.chunks.len() {
-                self.chunks.resize(i + 1, None);
-            }
-            &mut self.chunks[i].get_or_insert_with(|| fresh_chunk(c))[(b % CHUNK) as usize]
-        }
-
-        fn find(&mut self, b: u64) -> u64 {
-            let (cap, base) = (self.cap, self.base);
-            let mut x = b;
-            while self.slot(x).0 >= cap {
-                x = self.slot(x).1.max(base);
-            }
-            let mut y = b;
-            while y != x {
-                let s = self.slot(y);
-                let n = s.1.max(base);
-                s.1 = x;
-                y = n;
-            }
-            x
+            self.chunks.slot(b)
         }
 
         fn book(&mut self, t: u64, bytes: u64) -> u64 {
-            let cap = self.cap;
-            let (mut b, mut left) = ((t / BUCKET).max(self.base), bytes);
-            loop {
-                b = self.find(b);
-                let s = self.slot(b);
-                let free = cap - s.0;
-                if free >= left {
-                    s.0 += left;
-                    return (b * BUCKET + (s.0 * BUCKET / cap).min(BUCKET - 1)).max(t);
-                }
-                s.0 = cap;
-                left -= free;
-                b += 1;
-            }
+            let (b, used) = self.fill_from((t / BUCKET).max(self.base), bytes);
+            (b * BUCKET + (used * BUCKET / self.cap).min(BUCKET - 1)).max(t)
         }
 
         fn retire(&mut self, t: u64) {
             self.base = self.base.max(t / BUCKET);
-            let c = self.base / CHUNK;
-            let k = (c.saturating_sub(self.base_chunk) as usize).min(self.chunks.len());
-            self.chunks.drain(..k);
-            self.base_chunk += k as u64;
-            if self.chunks.is_empty() {
-                self.base_chunk = c;
-            }
+            self.chunks.retire(self.base);
         }
     }
 

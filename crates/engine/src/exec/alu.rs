@@ -443,18 +443,8 @@ impl<const W: usize> Warp<W> {
     }
 
     #[inline(always)]
-    pub(super) fn set(
-        &mut self,
-        cmp: num::CmpOp,
-        ty: ScalarType,
-        dty: ScalarType,
-        ftz: bool,
-        d: RegRef,
-        a: RegRef,
-        b: RegRef,
-        combine: Option<(num::BoolOp, u32, bool)>,
-        exec: u64,
-    ) {
+    pub(super) fn set(&mut self, s: &Set, exec: u64) {
+        let Set { cmp, ty, dty, ftz, d, a, b, combine } = *s;
         let bits = self.compare(cmp, ty, ftz, a, b, exec);
         let bits = match combine {
             None => bits,

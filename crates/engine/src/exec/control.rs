@@ -16,22 +16,10 @@ impl<const W: usize> Warp<W> {
         }
     }
 
-    /// `bra`: `exec` lanes take it, the other active lanes fall through. A
+    /// `bra`: `taken` lanes go to `target`, `not_taken` ones fall through. A
     /// divergent branch pushes the taken path, then the fall-through path (which runs first).
     #[inline(always)]
-    pub(super) fn bra<O: Observer, S: SchedulePolicy>(
-        &mut self,
-        obs: &mut O,
-        sched: &mut S,
-        pc: u32,
-        active: u64,
-        exec: u64,
-        target: Pc,
-        reconv: Pc,
-    ) {
-        let taken = exec;
-        let not_taken = active & !exec;
-        obs.branch(self.index, pc, taken, not_taken);
+    pub(super) fn bra<S: SchedulePolicy>(&mut self, sched: &mut S, pc: u32, taken: u64, not_taken: u64, target: Pc, reconv: Pc) {
         let top = self.stack.last_mut().unwrap();
         if not_taken == 0 {
             top.pc = target;
@@ -45,15 +33,15 @@ impl<const W: usize> Warp<W> {
         }
     }
 
-    /// `brx.idx`: each lane jumps to `targets[index]`; one stack entry per distinct target.
+    /// `brx.idx`: each `exec` lane jumps to `targets[index]` (one stack entry
+    /// per distinct target), the `rest` fall through.
     #[inline(always)]
-    pub(super) fn brx_idx<O: Observer, S: SchedulePolicy>(
+    pub(super) fn brx_idx<S: SchedulePolicy>(
         &mut self,
-        obs: &mut O,
         sched: &mut S,
         pc: u32,
-        active: u64,
         exec: u64,
+        rest: u64,
         index: RegRef,
         targets: &[Pc],
         reconv: Pc,
@@ -77,8 +65,6 @@ impl<const W: usize> Warp<W> {
                 None => groups.push((t, 1 << l)),
             }
         }
-        let rest = active & !exec;
-        obs.branch(self.index, pc, exec, rest);
         let top = self.stack.last_mut().unwrap();
         if groups.len() == 1 && rest == 0 {
             top.pc = groups[0].0;
@@ -143,7 +129,7 @@ mod tests {
     fn divergent_branch_pushes_both_paths_fall_through_on_top() {
         let mut w = bare(0, 0, 0);
         w.stack[0].pc = 5; // the run loop has moved past the branch at 4
-        w.bra(&mut NoObserver, &mut Simt, 4, FULL, 0xFFFF, 10, 12);
+        w.bra(&mut Simt, 4, 0xFFFF, FULL & !0xFFFF, 10, 12);
         assert_eq!(
             w.stack,
             [
@@ -158,9 +144,9 @@ mod tests {
     fn uniform_branches_leave_the_stack_alone() {
         let mut w = bare(0, 0, 0);
         w.stack[0].pc = 5;
-        w.bra(&mut NoObserver, &mut Simt, 4, FULL, FULL, 10, 12);
+        w.bra(&mut Simt, 4, FULL, 0, 10, 12);
         assert_eq!(w.stack, [StackEntry { pc: 10, mask: FULL, rpc: NO_RECONV }]);
-        w.bra(&mut NoObserver, &mut Simt, 10, FULL, 0, 2, 12);
+        w.bra(&mut Simt, 10, 0, FULL, 2, 12);
         assert_eq!(w.stack[0].pc, 10, "not taken by anyone: falls through");
     }
 
@@ -169,13 +155,13 @@ mod tests {
         let mut w = bare(1, 0, 0);
         fill32(&mut w, 0, |l| (l % 3) as u32);
         w.stack[0].pc = 1;
-        w.brx_idx(&mut NoObserver, &mut Simt, 0, FULL, FULL, RegRef::r32(0), &[7, 8, 7], 9).unwrap();
+        w.brx_idx(&mut Simt, 0, FULL, 0, RegRef::r32(0), &[7, 8, 7], 9).unwrap();
         let lanes_of = |t: u32| w.stack.iter().find(|e| e.pc == t).unwrap().mask;
         assert_eq!(w.stack.len(), 3);
         assert_eq!(lanes_of(7) | lanes_of(8), FULL);
         assert_eq!(lanes_of(8), 0x9249_2492);
         fill32(&mut w, 0, |_| 3);
-        let e = w.brx_idx(&mut NoObserver, &mut Simt, 0, FULL, 1, RegRef::r32(0), &[7, 8, 7], 9).unwrap_err();
+        let e = w.brx_idx(&mut Simt, 0, 1, FULL & !1, RegRef::r32(0), &[7, 8, 7], 9).unwrap_err();
         assert_eq!(e.kind, FaultKind::Unsupported("brx.idx index 3 out of range (list has 3)".into()));
     }
 

@@ -584,7 +584,7 @@ impl<const W: usize> Warp<W> {
                     self.int_carry(*kind, *ty, *d, s, *cc, *carry_in, *carry_out, exec)
                 }
                 Op::Float { op, ty, mode, d, s } => self.float(*op, *ty, *mode, *d, s, exec),
-                Op::Set { cmp, ty, dty, ftz, d, a, b, combine } => self.set(*cmp, *ty, *dty, *ftz, *d, *a, *b, *combine, exec),
+                Op::Set(st) => self.set(st, exec),
                 Op::Slct { cty, ftz, d, a, b, c } => self.slct(*cty, *ftz, *d, *a, *b, *c, exec),
                 Op::Testp { class, ty, p, a } => self.testp(*class, *ty, *p, *a, exec),
                 Op::PredLogic { op, d, a, b } => self.pred_logic(*op, *d, *a, *b, exec),
@@ -600,9 +600,16 @@ impl<const W: usize> Warp<W> {
                 Op::Ld { space, size, signed, n, d, addr } => self.ld(ctx, obs, pc, *space, *size, *signed, *n, d, addr, exec)?,
                 Op::St { space, size, n, s, addr } => self.st(ctx, obs, pc, *space, *size, *n, s, addr, exec)?,
                 Op::Atom { space, op, ty, d, addr, b, c } => self.atom(ctx, obs, pc, *space, *op, *ty, *d, addr, *b, *c, exec)?,
-                // Branches, exit, trap and block barriers (control.rs).
-                Op::Bra { target, reconv } => self.bra(obs, sched, pc, active, exec, *target, *reconv),
-                Op::BrxIdx { index, targets, reconv } => self.brx_idx(obs, sched, pc, active, exec, *index, targets, *reconv)?,
+                // Branches, exit, trap and block barriers (control.rs). A
+                // branch's `exec` lanes take it, the rest of `active` fall through.
+                Op::Bra { target, reconv } => {
+                    obs.branch(self.index, pc, exec, active & !exec);
+                    self.bra(sched, pc, exec, active & !exec, *target, *reconv)
+                }
+                Op::BrxIdx { index, targets, reconv } => {
+                    self.brx_idx(sched, pc, exec, active & !exec, *index, targets, *reconv)?;
+                    obs.branch(self.index, pc, exec, active & !exec)
+                }
                 Op::Exit => self.exit_lanes(exec),
                 // Calls of functions that were not inlined (call.rs).
                 Op::Call(site) => self.call(ctx, obs, pc, active, exec, site)?,

@@ -440,7 +440,7 @@ impl Lowerer<'_> {
         let d = self.dst(&ops[0])?;
         let a = self.src(&ops[1], ty)?;
         let b = self.src(&ops[2], ty)?;
-        self.push(Op::Set { cmp, ty, dty, ftz: mods.ftz, d, a, b, combine }, guard, i.span, full);
+        self.push(Op::Set(Set { cmp, ty, dty, ftz: mods.ftz, d, a, b, combine }), guard, i.span, full);
         Ok(())
     }
 }

@@ -8,39 +8,10 @@
 use super::sched::{Smsp, NONE16};
 use super::{Gpu, Sm};
 use crate::decode::{Class, Region, Sb, TInst, PIPE_NONE, QUEUE_NONE};
-use crate::preset::TimingGpu;
 use crate::report::{Reason, Span, NREASONS};
 use warpsim_engine::block::{Stop, WarpState};
 use warpsim_engine::{LaunchError, MemAccessKind, Observer};
 use warpsim_ir::Space;
-
-/// Issue parameters from the preset.
-#[derive(Clone)]
-pub(super) struct IssueSpec {
-    /// Cycles a taken (or divergent) branch holds its warp.
-    pub(super) branch_cycles: u64,
-    /// From a barrier's completion to its warps issuing again, and per warp of the block.
-    pub(super) barrier_latency: u64,
-    pub(super) barrier_per_warp: f64,
-    /// A `CALL`/`RET` before an instruction: the warp's wait, the issue slots, the sub-partition's fetch redirect.
-    pub(super) call_latency: u64,
-    pub(super) call_slots: u64,
-    pub(super) call_fetch: u64,
-}
-
-impl IssueSpec {
-    pub(super) fn new(gpu: &TimingGpu) -> Self {
-        let t = &gpu.timing;
-        IssueSpec {
-            branch_cycles: t.branch_cycles as u64,
-            barrier_latency: t.barrier_latency as u64,
-            barrier_per_warp: t.barrier_cycles_per_warp,
-            call_latency: t.call_latency as u64,
-            call_slots: t.call_slots as u64,
-            call_fetch: t.call_fetch_cycles as u64,
-        }
-    }
-}
 
 /// Issue and stall counters of the launch.
 #[derive(Default)]
@@ -353,7 +324,7 @@ fn set_next<const W: usize>(w: &mut WarpT, horizon: &mut u64, gg: &Gpu<'_, W>, r
     let mut at = w.fence_until;
     let mut why = Reason::Wait;
     if ti.call_edge {
-        at = at.max(t + gg.issue.call_latency);
+        at = at.max(t + gg.timing.call_latency as u64);
         why = Reason::BranchResolving;
     }
     // The latest source (the first of equals) says why.
@@ -395,12 +366,12 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         let pc = self.warps[wsu].next;
         let ti = &dec.insts[pc as usize];
         let class = ti.class;
-        let call = if ti.call_edge { gg.issue.call_slots } else { 0 };
+        let call = if ti.call_edge { gg.timing.call_slots as u64 } else { 0 };
         let slots = ti.slots.max(1) as u64 + call;
         // Issue bookkeeping (the launch's `Selected` stalls are its issue slots, filled in at the end).
         {
             let sp = &mut self.smsp[s];
-            sp.issue_free = t + slots + if call > 0 { gg.issue.call_fetch } else { 0 };
+            sp.issue_free = t + slots + if call > 0 { gg.timing.call_fetch_cycles as u64 } else { 0 };
             sp.issue_cycles += slots;
             sp.last = ws;
         }
@@ -433,8 +404,8 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             Class::Mem => (done, sb) = self.issue_memory(s, wsu, t, ti, pc, gg),
             Class::Branch => {
                 let (taken, not_taken) = self.warps[wsu].branch;
-                if taken != 0 && (not_taken != 0 || gg.issue.branch_cycles > 0) {
-                    extra_ready = t + gg.issue.branch_cycles;
+                if taken != 0 && (not_taken != 0 || gg.timing.branch_cycles as u64 > 0) {
+                    extra_ready = t + gg.timing.branch_cycles as u64;
                     extra_reason = Reason::BranchResolving;
                 }
             }
@@ -580,7 +551,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     /// Warps of block `bslot` that the engine released from a barrier.
     fn release(&mut self, bslot: usize, t: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
         let nw = self.blocks[bslot].slots.len();
-        let lat = gg.issue.barrier_latency + (gg.issue.barrier_per_warp * nw as f64).round() as u64;
+        let lat = gg.timing.barrier_latency as u64 + (gg.timing.barrier_cycles_per_warp * nw as f64).round() as u64;
         for wi in 0..nw {
             let ws = self.blocks[bslot].slots[wi] as usize;
             if self.warps[ws].live && self.warps[ws].state == WS::Barrier && self.blocks[bslot].eng.state(wi) == WarpState::Ready {

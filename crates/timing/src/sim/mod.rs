@@ -34,11 +34,11 @@ mod place;
 mod sched;
 
 use crate::decode::{decode, Decoded};
-use crate::preset::TimingGpu;
+use crate::preset::{TimingGpu, TimingParams};
 use crate::report::{Reason, TimingReport};
-use issue::{IssueCounters, IssueSpec, WarpT};
+use issue::{IssueCounters, WarpT};
 use lsu::{MemCounters, MemSpec, MemSystem, SmMem};
-use place::{BlockT, PlaceSpec, Placer};
+use place::{BlockT, Placer};
 use sched::{SchedSpec, Smsp};
 use std::collections::HashMap;
 use warpsim_engine::block::RegisterTemplate;
@@ -103,8 +103,9 @@ struct Gpu<'a, const W: usize> {
     opts: &'a TimingOptions,
     nwarps: u32,
     place: Placer,
+    /// The preset's timing parameters.
+    timing: &'a TimingParams,
     sched: SchedSpec,
-    issue: IssueSpec,
     memsys: MemSystem,
     st: IssueCounters,
     /// Device `printf` output and served past-end accesses, collected as regions run.
@@ -275,9 +276,9 @@ fn timed<const W: usize, O: Observer + Send>(
         template: &template,
         opts,
         nwarps,
-        place: Placer::new(PlaceSpec::new(gpu, occ.blocks_per_sm, l1_bytes), nblocks),
+        place: Placer::new(occ.blocks_per_sm, l1_bytes, nblocks),
+        timing: &gpu.timing,
         sched: SchedSpec::new(gpu),
-        issue: IssueSpec::new(gpu),
         memsys: MemSystem::new(MemSpec::new(gpu), gpu, n),
         st: IssueCounters::new(n),
         output: LaunchStats::default(),
@@ -387,9 +388,8 @@ impl<'a, const W: usize> Gpu<'a, W> {
     fn worker(&self) -> Gpu<'a, W> {
         let n = self.kernel.code.len();
         Gpu {
-            place: Placer::new(self.place.spec.clone(), 0),
+            place: Placer::new(self.place.blocks_per_sm, self.place.l1_bytes, 0),
             sched: self.sched.clone(),
-            issue: self.issue.clone(),
             memsys: MemSystem::counters_only(self.memsys.spec.clone(), n),
             st: IssueCounters::new(n),
             output: LaunchStats::default(),
@@ -438,7 +438,7 @@ fn drive<'a, const W: usize, O: Observer + Send>(
     make: &dyn Fn() -> O,
 ) -> Result<(), LaunchError> {
     place::first_wave(sms, gg, make)?;
-    let q = gg.place.spec.quantum_cycles;
+    let q = gg.timing.quantum_cycles as u64;
     let mut t = 0u64;
     // Local phases that do little (memory-bound stretches) cost more than
     // they save (the dispatch, and SMs' state moving between cores): after

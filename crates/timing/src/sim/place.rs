@@ -5,55 +5,22 @@
 
 use super::{Gpu, Sm};
 use crate::mem::Cache;
-use crate::preset::TimingGpu;
 use crate::report::Reason;
 use warpsim_engine::block::Block;
 use warpsim_engine::{LaunchError, Observer};
 
-/// Placement parameters of one launch (preset and occupancy).
-#[derive(Clone)]
-pub(super) struct PlaceSpec {
-    pub(super) blocks_per_sm: u32,
-    /// When the first wave's blocks start, and the gap between rounds of it.
-    pub(super) launch_cycles: u64,
-    pub(super) dispatch_cycles: u64,
-    /// Between the starts of a block's warps (see `TimingParams::warp_launch_cycles`).
-    pub(super) warp_launch_cycles: u64,
-    /// From a block draining to the next one starting on its SM.
-    pub(super) replace_cycles: u64,
-    /// The L1 left by the shared-memory carve-out.
-    pub(super) l1_bytes: u64,
-    pub(super) l1_ways: u32,
-    /// SMs are simulated in turn, this many cycles at a time.
-    pub(super) quantum_cycles: u64,
-}
-
-impl PlaceSpec {
-    pub(super) fn new(gpu: &TimingGpu, blocks_per_sm: u32, l1_bytes: u64) -> Self {
-        let t = &gpu.timing;
-        PlaceSpec {
-            blocks_per_sm,
-            launch_cycles: t.block_launch_cycles as u64,
-            dispatch_cycles: t.block_dispatch_cycles as u64,
-            warp_launch_cycles: t.warp_launch_cycles as u64,
-            replace_cycles: t.block_replace_cycles as u64,
-            l1_bytes,
-            l1_ways: t.l1_ways,
-            quantum_cycles: t.quantum_cycles as u64,
-        }
-    }
-}
-
 /// The block scheduler: which block starts next.
 pub(super) struct Placer {
-    pub(super) spec: PlaceSpec,
+    /// Blocks per SM (occupancy), and the L1 left by the shared-memory carve-out.
+    pub(super) blocks_per_sm: u32,
+    pub(super) l1_bytes: u64,
     pub(super) nblocks: u64,
     pub(super) next_block: u64,
 }
 
 impl Placer {
-    pub(super) fn new(spec: PlaceSpec, nblocks: u64) -> Self {
-        Placer { spec, nblocks, next_block: 0 }
+    pub(super) fn new(blocks_per_sm: u32, l1_bytes: u64, nblocks: u64) -> Self {
+        Placer { blocks_per_sm, l1_bytes, nblocks, next_block: 0 }
     }
 
     /// The next block to start, if any is left.
@@ -84,16 +51,16 @@ pub(super) fn first_wave<'a, const W: usize, O: Observer>(
     gg: &mut Gpu<'a, W>,
     make: &dyn Fn() -> O,
 ) -> Result<(), LaunchError> {
-    for round in 0..gg.place.spec.blocks_per_sm {
+    for round in 0..gg.place.blocks_per_sm {
         for sm in sms.iter_mut() {
             if gg.place.next_block >= gg.place.nblocks {
                 break;
             }
             if sm.blocks.is_empty() {
-                sm.mem.l1 = Cache::new(gg.place.spec.l1_bytes, gg.place.spec.l1_ways);
+                sm.mem.l1 = Cache::new(gg.place.l1_bytes, gg.timing.l1_ways);
             }
             let Some(id) = gg.place.take() else { break };
-            let at = gg.place.spec.launch_cycles + round as u64 * gg.place.spec.dispatch_cycles;
+            let at = gg.timing.block_launch_cycles as u64 + round as u64 * gg.timing.block_dispatch_cycles as u64;
             sm.launch_block(gg, make, id, at)?;
         }
     }
@@ -120,7 +87,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         };
         if self.resident == 0 {
             // The SM becomes active now (its idle time before is not counted).
-            self.now = self.now.max(at.saturating_sub(gg.place.spec.replace_cycles));
+            self.now = self.now.max(at.saturating_sub(gg.timing.block_replace_cycles as u64));
         }
         self.idle = false;
         self.resident += 1;
@@ -139,7 +106,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         let mut slot = 0usize;
         for wi in 0..nw {
             // Warps start one group of sub-partition-many at a time, the last group first.
-            let at = at + gg.place.spec.warp_launch_cycles * ((wi % nsmsp) + (groups - 1 - wi / nsmsp)) as u64;
+            let at = at + gg.timing.warp_launch_cycles as u64 * ((wi % nsmsp) + (groups - 1 - wi / nsmsp)) as u64;
             while self.warps[slot].live {
                 slot += 1;
             }
@@ -188,7 +155,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 self.resident -= 1;
                 gg.end = gg.end.max(ft);
                 if let Some(id) = gg.place.take() {
-                    self.launch_block(gg, make, id, ft + gg.place.spec.replace_cycles)?;
+                    self.launch_block(gg, make, id, ft + gg.timing.block_replace_cycles as u64)?;
                 }
             } else {
                 i += 1;
