@@ -821,7 +821,13 @@ mod tests {
                 assert_eq!(got, want, "pc {pc} bytes {bytes} load {load} mask {mask:x} a {a:?}");
                 let exact = a.iter().zip(&slot.rel).all(|(&x, &r)| x.wrapping_sub(a[0]) == r);
                 let after = &memo[pc as usize % SHARED_MEMO_SLOTS];
-                if slot.pc == pc && a[0].is_multiple_of(4) && !exact && after.rel == slot.rel && after.key == slot.key && slot.key != u64::MAX {
+                if slot.pc == pc
+                    && a[0].is_multiple_of(4)
+                    && !exact
+                    && after.rel == slot.rel
+                    && after.key == slot.key
+                    && slot.key != u64::MAX
+                {
                     period_hits += 1;
                 }
             }
