@@ -395,8 +395,9 @@ impl Observer for MetricsObserver {
     #[inline(always)]
     fn branch(&mut self, _warp: u32, pc: u32, taken: u64, not_taken: u64) {
         let diverged = taken != 0 && not_taken != 0;
-        if diverged || !self.shape.bra.get(pc as usize).copied().unwrap_or(false) {
-            self.count_branch(pc, diverged);
+        let bra = self.shape.bra.get(pc as usize).copied().unwrap_or(false);
+        if diverged || !bra {
+            self.count_branch(pc, bra, diverged);
         }
     }
 
@@ -434,10 +435,10 @@ impl Observer for MetricsObserver {
 }
 
 impl MetricsObserver {
-    /// A divergent branch (two targets), or a `brx.idx`'s execution.
+    /// A divergent branch (two targets), or a `brx.idx`'s execution (`bra` false:
+    /// its execution is not counted by its runs).
     #[inline(never)]
-    fn count_branch(&mut self, pc: u32, diverged: bool) {
-        let bra = self.shape.bra.get(pc as usize).copied().unwrap_or(false);
+    fn count_branch(&mut self, pc: u32, bra: bool, diverged: bool) {
         if let Some(c) = self.per_pc.get_mut(pc as usize) {
             if !bra {
                 c.insts.branches += 1;
