@@ -133,32 +133,31 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     /// phases run it; with nothing to start, the order of the frees does not matter.
     pub(super) fn free_drained(&mut self, t: u64, gg: &mut Gpu<'a, W>) {
         let mut i = 0;
-        while i < self.frees.len() {
-            if self.frees[i].0 <= t {
-                let (ft, b) = self.frees.swap_remove(i);
+        while self.next_drained(&mut i, t, gg).is_some() {}
+    }
+
+    /// Frees the slot of the next block in `frees`, from `*i` on, that has
+    /// drained by `t`, and returns its drain time; `*i` resumes the scan.
+    fn next_drained(&mut self, i: &mut usize, t: u64, gg: &mut Gpu<'a, W>) -> Option<u64> {
+        while *i < self.frees.len() {
+            if self.frees[*i].0 <= t {
+                let (ft, b) = self.frees.swap_remove(*i);
                 self.blocks[b as usize].live = false;
                 self.resident -= 1;
                 gg.end = gg.end.max(ft);
-            } else {
-                i += 1;
+                return Some(ft);
             }
+            *i += 1;
         }
+        None
     }
 
     /// Frees the slots of blocks that have drained by `t` and starts the next blocks in them.
     pub(super) fn free_finished(&mut self, t: u64, gg: &mut Gpu<'a, W>, make: &dyn Fn() -> O) -> Result<(), LaunchError> {
         let mut i = 0;
-        while i < self.frees.len() {
-            if self.frees[i].0 <= t {
-                let (ft, b) = self.frees.swap_remove(i);
-                self.blocks[b as usize].live = false;
-                self.resident -= 1;
-                gg.end = gg.end.max(ft);
-                if let Some(id) = gg.place.take() {
-                    self.launch_block(gg, make, id, ft + gg.timing.block_replace_cycles as u64)?;
-                }
-            } else {
-                i += 1;
+        while let Some(ft) = self.next_drained(&mut i, t, gg) {
+            if let Some(id) = gg.place.take() {
+                self.launch_block(gg, make, id, ft + gg.timing.block_replace_cycles as u64)?;
             }
         }
         Ok(())
