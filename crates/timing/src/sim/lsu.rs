@@ -714,6 +714,16 @@ mod tests {
         (0..bytes / step).map(|i| spec.atomic_unit(base + i * step)).collect::<HashSet<_>>().len()
     }
 
+    /// A xorshift generator: the tests' random accesses, the same for every run.
+    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
     #[test]
     fn a_hot_window_reaches_only_its_units_and_larger_sets_reach_all() {
         let spec = MemSpec::new(&TimingGpu::by_name("h200").unwrap());
@@ -740,13 +750,7 @@ mod tests {
     #[test]
     fn remembered_shared_costs_match_the_metrics_count() {
         let mut memo = Box::new([SharedMemo::EMPTY; SHARED_MEMO_SLOTS]);
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut rnd = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rnd = xorshift(0x2545_f491_4f6c_dd1du64);
         for _ in 0..60_000 {
             let r = rnd();
             let pc = (r % 7) as u32;
@@ -784,13 +788,7 @@ mod tests {
     #[test]
     fn wrapping_shared_accesses_hit_modulo_the_period_and_match_the_metrics_count() {
         let mut memo = Box::new([SharedMemo::EMPTY; SHARED_MEMO_SLOTS]);
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rnd = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rnd = xorshift(0x9e37_79b9_7f4a_7c15u64);
         let mut period_hits = 0;
         for _ in 0..400 {
             let r = rnd();
