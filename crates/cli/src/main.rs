@@ -790,13 +790,15 @@ fn cmd_bench(a: BenchArgs) -> Result<()> {
         Ok(())
     };
     sample_limit(&mut limit)?;
-    if limit_bin.is_some() {
+    if let Some(bin) = &limit_bin {
         let slow = subnormal_slowdown();
         if slow > 3.0 {
             eprintln!(
-                "note: this CPU computes f32 fma on subnormal values {slow:.0}x slower than on normal ones, and the \
-                 speed-limit loop's fma operands are subnormal, so its figures (and the ratios) understate this machine; \
-                 docs/speed.md (\"Subnormal floats and the speed-limit loop\") says how to measure the loop without that"
+                "note: this CPU computes f32 fma on subnormal values {slow:.0}x slower than on normal ones; the \
+                 speed-limit loop as shipped computes on subnormal values, so if {} is that build, its figures (and the \
+                 ratios) understate this machine; docs/speed.md (\"Subnormal floats and the speed-limit loop\") says how \
+                 to build one that flushes them",
+                bin.display()
             );
         }
     }
@@ -864,7 +866,10 @@ fn cmd_bench(a: BenchArgs) -> Result<()> {
         let j = serde_json::json!({
             "threads": threads,
             "gpu": gpu.preset.key,
-            "speed_limit": limit.map(|l| serde_json::json!({"full_mwips": l.full, "half_mwips": l.half})),
+            "speed_limit": limit.map(|l| serde_json::json!({
+                "full_mwips": l.full, "half_mwips": l.half,
+                "path": limit_bin.as_deref().map(|b| b.display().to_string()),
+            })),
             "cases": rows,
         });
         println!("{}", serde_json::to_string_pretty(&j)?);
@@ -872,8 +877,10 @@ fn cmd_bench(a: BenchArgs) -> Result<()> {
     }
     match limit {
         Some(l) => println!(
-            "speed limit (../shared/tools/speed-limit, this run): full mask {:.1} M, half mask {:.1} M warp insts/s; {threads} thread(s)",
-            l.full, l.half
+            "speed limit ({}, this run): full mask {:.1} M, half mask {:.1} M warp insts/s; {threads} thread(s)",
+            limit_bin.as_deref().map_or_else(|| "?".into(), |b| b.display().to_string()),
+            l.full,
+            l.half
         ),
         None => println!("{threads} thread(s); no speed-limit figure, so no ratios"),
     }
