@@ -280,7 +280,7 @@ fn reason_of(sb: Sb) -> Reason {
 /// there was one, which does not count.
 #[inline]
 pub(super) fn settle(w: &mut WarpT, sp: &Smsp, t: u64, issuing: bool) {
-    let rec = if issuing && sp.scan.t == t { &sp.prev } else { &sp.scan };
+    let rec = if issuing && sp.scan().t == t { sp.prev_scan() } else { sp.scan() };
     if rec.seq >= w.seen_from && rec.t >= w.ready_at {
         w.blocked = if w.state == WS::Ready { rec.blocked(w.next_pipe, w.next_alt_pipe, w.next_queue) } else { Reason::Barrier };
     }
