@@ -460,8 +460,19 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         let pool = std::mem::take(&mut self.warps[wsu].cap_addrs);
         while let Some(i) = self.warps[wsu].caps.iter().position(|r| r.pc == pc) {
             let rec = self.warps[wsu].caps.swap_remove(i);
-            shared_only &= rec.space == Space::Shared;
-            done = done.max(self.memory(s, wsu, t, &rec, rec.addrs(&pool), gg));
+            let at = if rec.space == Space::Shared {
+                // (What `memory` does for a `.shared` access, without its split by space.)
+                if rec.mask != 0 {
+                    let a = &rec.addrs(&pool)[..rec.n as usize];
+                    self.shared_memory(s, wsu, t, ti, pc, a, rec.mask, rec.bytes.max(1), gg)
+                } else {
+                    t + 1
+                }
+            } else {
+                shared_only = false;
+                self.memory(s, wsu, t, &rec, rec.addrs(&pool), gg)
+            };
+            done = done.max(at);
         }
         self.warps[wsu].cap_addrs = pool;
         if ti.is_store {
