@@ -254,22 +254,14 @@ fn pack(at: u64, kind: Sb) -> u64 {
     at.min(u64::MAX >> 2) << 2 | kind as u64
 }
 
-#[inline]
-fn kind_of(x: u64) -> Sb {
-    match x & 3 {
-        0 => Sb::Fixed,
-        1 => Sb::Short,
-        _ => Sb::Long,
-    }
-}
+/// Why a warp waits on a register, by its packed scoreboard kind (`x & 3`:
+/// fixed, short, long; 3 is not packed): one load, no branches.
+const REASON_OF_KIND: [Reason; 4] = [Reason::Wait, Reason::ShortScoreboard, Reason::LongScoreboard, Reason::LongScoreboard];
 
+/// Why a warp waits on a register whose packed ready time and scoreboard is `x`.
 #[inline]
-fn reason_of(sb: Sb) -> Reason {
-    match sb {
-        Sb::Fixed => Reason::Wait,
-        Sb::Short => Reason::ShortScoreboard,
-        Sb::Long => Reason::LongScoreboard,
-    }
+fn reason_of_packed(x: u64) -> Reason {
+    REASON_OF_KIND[(x & 3) as usize]
 }
 
 /// Ends warp `w`'s current period at `t` and starts the next: its
@@ -280,28 +272,33 @@ fn reason_of(sb: Sb) -> Reason {
 /// there was one, which does not count.
 #[inline]
 pub(super) fn settle(w: &mut WarpT, sp: &Smsp, t: u64, issuing: bool) {
-    let rec = if issuing && sp.scan.t == t { &sp.prev } else { &sp.scan };
+    let rec = if issuing && sp.scan().t == t { sp.prev_scan() } else { sp.scan() };
     if rec.seq >= w.seen_from && rec.t >= w.ready_at {
         w.blocked = if w.state == WS::Ready { rec.blocked(w.next_pipe, w.next_alt_pipe, w.next_queue) } else { Reason::Barrier };
     }
     w.seen_from = sp.scans + 1;
 }
 
-/// Stall cycles of warp `w` up to `t`, by reason, also per pc.
+/// Stall cycles of warp `w` up to `t`, by reason, also per pc, and its
+/// issue of `slots` cycles at `t` in its pc's `Selected` count (the launch
+/// total is the issue-slot count): one look-up of the pc's row.
 #[inline]
-fn account(w: &mut WarpT, t: u64, st: &mut IssueCounters) {
-    if t <= w.acct {
-        return;
+fn account_issue(w: &mut WarpT, t: u64, slots: u64, st: &mut IssueCounters) {
+    let row = st.pc_stall.get_mut(w.next as usize);
+    if t > w.acct {
+        let split = w.ready_at.clamp(w.acct, t);
+        let (d0, d1) = (split - w.acct, t - split);
+        st.stall[w.reason as usize] += d0;
+        st.stall[w.blocked as usize] += d1;
+        if let Some(p) = row {
+            p[w.reason as usize] += d0;
+            p[w.blocked as usize] += d1;
+            p[Reason::Selected as usize] += slots;
+        }
+    } else if let Some(p) = row {
+        p[Reason::Selected as usize] += slots;
     }
-    let split = w.ready_at.clamp(w.acct, t);
-    let (d0, d1) = (split - w.acct, t - split);
-    st.stall[w.reason as usize] += d0;
-    st.stall[w.blocked as usize] += d1;
-    if let Some(p) = st.pc_stall.get_mut(w.next as usize) {
-        p[w.reason as usize] += d0;
-        p[w.blocked as usize] += d1;
-    }
-    w.acct = t;
+    w.acct = t + slots;
 }
 
 /// Makes `ti` (at `pc`, position `pos` of region `r`) warp `w`'s next
@@ -337,7 +334,7 @@ fn set_next<const W: usize>(w: &mut WarpT, horizon: &mut u64, gg: &Gpu<'_, W>, r
         }
     }
     if latest != 0 {
-        why = reason_of(kind_of(latest));
+        why = reason_of_packed(latest);
     }
     if at > w.ready_at {
         w.ready_at = at;
@@ -354,35 +351,30 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     pub(super) fn issue(&mut self, s: usize, ws: u16, t: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
         let dec = gg.dec;
         let wsu = ws as usize;
+        let (pc, ti, slots, executed);
         {
             let (w, sp) = (&mut self.warps[wsu], &mut self.smsp[s]);
+            pc = w.next;
+            ti = &dec.insts[pc as usize];
+            let call = if ti.call_edge { gg.timing.call_slots as u64 } else { 0 };
+            slots = ti.slots.max(1) as u64 + call;
             sp.wake_now();
             settle(w, sp, t, true);
-            account(w, t, &mut gg.st);
-        }
-        if !self.warps[wsu].executed {
-            self.execute_region(wsu, t, gg)?;
-        }
-        let pc = self.warps[wsu].next;
-        let ti = &dec.insts[pc as usize];
-        let class = ti.class;
-        let call = if ti.call_edge { gg.timing.call_slots as u64 } else { 0 };
-        let slots = ti.slots.max(1) as u64 + call;
-        // Issue bookkeeping (the launch's `Selected` stalls are its issue slots, filled in at the end).
-        {
-            let sp = &mut self.smsp[s];
+            account_issue(w, t, slots, &mut gg.st);
+            // Issue bookkeeping (the launch's `Selected` stalls are its issue slots, filled in at the end).
             sp.issue_free = t + slots + if call > 0 { gg.timing.call_fetch_cycles as u64 } else { 0 };
             sp.issue_cycles += slots;
             sp.last = ws;
+            executed = w.executed;
         }
+        gg.st.sass_insts += slots;
+        if !executed {
+            self.execute_region(wsu, t, gg)?;
+        }
+        let class = ti.class;
         if gg.opts.timeline {
             self.timeline_span(s, wsu, t, slots, pc, gg);
         }
-        gg.st.sass_insts += slots;
-        if let Some(p) = gg.st.pc_stall.get_mut(pc as usize) {
-            p[Reason::Selected as usize] += slots;
-        }
-        self.warps[wsu].acct = t + slots;
         // When results are ready.
         let mut done = t + ti.latency as u64 + (slots - 1);
         let mut sb = ti.sb;
@@ -468,8 +460,19 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         let pool = std::mem::take(&mut self.warps[wsu].cap_addrs);
         while let Some(i) = self.warps[wsu].caps.iter().position(|r| r.pc == pc) {
             let rec = self.warps[wsu].caps.swap_remove(i);
-            shared_only &= rec.space == Space::Shared;
-            done = done.max(self.memory(s, wsu, t, &rec, rec.addrs(&pool), gg));
+            let at = if rec.space == Space::Shared {
+                // (What `memory` does for a `.shared` access, without its split by space.)
+                if rec.mask != 0 {
+                    let a = &rec.addrs(&pool)[..rec.n as usize];
+                    self.shared_memory(s, wsu, t, ti, pc, a, rec.mask, rec.bytes.max(1), gg)
+                } else {
+                    t + 1
+                }
+            } else {
+                shared_only = false;
+                self.memory(s, wsu, t, &rec, rec.addrs(&pool), gg)
+            };
+            done = done.max(at);
         }
         self.warps[wsu].cap_addrs = pool;
         if ti.is_store {

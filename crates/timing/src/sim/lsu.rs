@@ -6,6 +6,7 @@
 
 use super::issue::MemRec;
 use super::{Gpu, Sm};
+use crate::decode::TInst;
 use crate::mem::{Bandwidth, Cache, LoadTracker, Lookup};
 use crate::preset::TimingGpu;
 use std::collections::{HashMap, VecDeque};
@@ -336,15 +337,17 @@ pub(super) fn shared_wavefronts(
 ) -> u32 {
     let a0 = a.first().copied().unwrap_or(0);
     let m = &mut memo[slot as usize % SHARED_MEMO_SLOTS];
-    // Straight folds over the lanes (no early exit: vectorised).
-    let high = a.iter().fold(0u64, |h, &x| h | x);
-    let fits = a0 % 4 == 0 && high >> 48 == 0 && a.len() <= 64;
-    if fits && m.pc == pc && m.n as usize == a.len() && m.mask == mask && m.bytes == bytes && m.load == load {
-        let diff = a.iter().zip(&m.rel).fold(0u64, |d, (&x, &r)| d | (x.wrapping_sub(a0) ^ r));
-        if diff & m.key == 0 {
+    // (A remembered access has at most 64 lanes.)
+    if m.pc == pc && m.n as usize == a.len() && m.mask == mask && m.bytes == bytes && m.load == load {
+        // One straight fold over the lanes (no early exit: vectorised): the
+        // high bits of every address, and where the offsets differ.
+        let (high, diff) = a.iter().zip(&m.rel).fold((0u64, 0u64), |(h, d), (&x, &r)| (h | x, d | (x.wrapping_sub(a0) ^ r)));
+        if a0 % 4 == 0 && high >> 48 == 0 && diff & m.key == 0 {
             return m.wavefronts;
         }
     }
+    let high = a.iter().fold(0u64, |h, &x| h | x);
+    let fits = a0 % 4 == 0 && high >> 48 == 0 && a.len() <= 64;
     let c = if load {
         warpsim_metrics::coalesce::shared_load_cost(a, mask, bytes)
     } else {
@@ -414,6 +417,63 @@ impl Queues {
 }
 
 impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
+    /// Timing of a shared-memory access (lanes `shared` of shared offsets
+    /// `a`) by the instruction `ti` at `pc`; returns when its results are
+    /// ready. Out of line: the global path's setup stays out of shared accesses.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    pub(super) fn shared_memory(
+        &mut self,
+        s: usize,
+        wsu: usize,
+        t: u64,
+        ti: &TInst,
+        pc: u32,
+        a: &[u64],
+        shared: u64,
+        bytes: u32,
+        gg: &mut Gpu<'a, W>,
+    ) -> u64 {
+        let mut done = t + 1;
+        let load = !(ti.is_store || ti.is_atomic);
+        let mut wf = shared_wavefronts(&mut self.mem.shared_memo, ti.shared_seq, pc, a, shared, bytes, load).max(1) as u64;
+        let spec = &gg.memsys.spec;
+        let mut busy = wf.div_ceil(spec.shared_wavefronts_per_cycle);
+        if ti.is_atomic && ti.atom.float {
+            // A compare-and-swap loop: a round trip per wavefront, dearer when they conflict.
+            busy = 4 * wf + (wf - 1) * spec.shared_cas_conflict_cycles;
+        } else if ti.is_atomic && ti.atom.returns && !ti.atom.aggregated {
+            // Lanes on the same word serialise when each needs its old value.
+            wf = wf.max(same_address_degree(a, shared));
+            busy = wf.div_ceil(spec.shared_wavefronts_per_cycle);
+        }
+        gg.memsys.st.shared_wavefronts += wf;
+        let start = self.mem.mio_free.max(t);
+        self.mem.mio_free = start + busy;
+        self.smsp[s].q.mio.push_back(start);
+        let lat = if ti.is_atomic { spec.lat_shared_atomic + spec.lat_shared } else { spec.lat_shared };
+        done = done.max(self.mem.mio_free - 1 + lat);
+        if ti.is_atomic && ti.atom.float {
+            // Lanes on one word get through one round each.
+            let cas = spec.shared_cas_cycles;
+            let block = self.warps[wsu].block;
+            let mut ws: Vec<(u64, u32)> = Vec::new();
+            lanes_per_word(a, shared, &mut ws);
+            for &(addr, lanes) in &ws {
+                if lanes > 1 {
+                    let f = self.mem.cas_words.entry((block, addr)).or_insert(0);
+                    let s0 = (*f).max(start);
+                    *f = s0 + lanes as u64 * cas;
+                    done = done.max(*f + lat);
+                }
+            }
+            // The warp runs the loop: nothing of it issues until its lanes are through.
+            let w = &mut self.warps[wsu];
+            w.fence_until = w.fence_until.max(done);
+        }
+        done
+    }
+
     /// Timing of a memory instruction; returns when its results are ready.
     pub(super) fn memory(&mut self, s: usize, wsu: usize, t: u64, cap: &MemRec, addrs: &[u64], gg: &mut Gpu<'a, W>) -> u64 {
         let pc = cap.pc;
@@ -457,42 +517,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             } else {
                 &addrs[..n]
             };
-            let load = !(ti.is_store || ti.is_atomic);
-            let mut wf = shared_wavefronts(&mut self.mem.shared_memo, ti.shared_seq, pc, a, shared, bytes, load).max(1) as u64;
-            let spec = &gg.memsys.spec;
-            let mut busy = wf.div_ceil(spec.shared_wavefronts_per_cycle);
-            if ti.is_atomic && ti.atom.float {
-                // A compare-and-swap loop: a round trip per wavefront, dearer when they conflict.
-                busy = 4 * wf + (wf - 1) * spec.shared_cas_conflict_cycles;
-            } else if ti.is_atomic && ti.atom.returns && !ti.atom.aggregated {
-                // Lanes on the same word serialise when each needs its old value.
-                wf = wf.max(same_address_degree(a, shared));
-                busy = wf.div_ceil(spec.shared_wavefronts_per_cycle);
-            }
-            gg.memsys.st.shared_wavefronts += wf;
-            let start = self.mem.mio_free.max(t);
-            self.mem.mio_free = start + busy;
-            self.smsp[s].q.mio.push_back(start);
-            let lat = if ti.is_atomic { spec.lat_shared_atomic + spec.lat_shared } else { spec.lat_shared };
-            done = done.max(self.mem.mio_free - 1 + lat);
-            if ti.is_atomic && ti.atom.float {
-                // Lanes on one word get through one round each.
-                let cas = spec.shared_cas_cycles;
-                let block = self.warps[wsu].block;
-                let mut ws: Vec<(u64, u32)> = Vec::new();
-                lanes_per_word(a, shared, &mut ws);
-                for &(addr, lanes) in &ws {
-                    if lanes > 1 {
-                        let f = self.mem.cas_words.entry((block, addr)).or_insert(0);
-                        let s0 = (*f).max(start);
-                        *f = s0 + lanes as u64 * cas;
-                        done = done.max(*f + lat);
-                    }
-                }
-                // The warp runs the loop: nothing of it issues until its lanes are through.
-                let w = &mut self.warps[wsu];
-                w.fence_until = w.fence_until.max(done);
-            }
+            done = done.max(self.shared_memory(s, wsu, t, ti, pc, a, shared, bytes, gg));
         }
         if local != 0 || global != 0 {
             let mut sectors: [u64; 160] = [0; 160];

@@ -558,6 +558,12 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             let mut issued = false;
             let mut next = u64::MAX;
             for s in 0..self.smsp.len() {
+                // A sub-partition that cannot issue yet costs one load.
+                let not_before = self.smsp[s].not_before;
+                if not_before > t {
+                    next = next.min(not_before);
+                    continue;
+                }
                 let (did, nxt) = self.schedule(s, t, gg)?;
                 issued |= did;
                 next = next.min(nxt);

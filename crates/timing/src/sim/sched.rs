@@ -32,6 +32,10 @@ impl SchedSpec {
 
 /// One sub-partition: its warps, scheduler state, pipes and queues, issue counters.
 pub(super) struct Smsp {
+    /// No warp here issues before this cycle: what [`Sm::schedule`] would
+    /// return until something changes a warp here (0: unknown, schedule).
+    /// `Sm::cycle` reads only this of a sub-partition that cannot issue.
+    pub(super) not_before: u64,
     /// Warp slots of the SM assigned here, oldest first.
     pub(super) warps: Vec<u16>,
     /// The warp that issued last.
@@ -47,33 +51,36 @@ pub(super) struct Smsp {
     /// found none), until something changes a warp here: an issue, a barrier
     /// release, a warp starting or retiring ([`Smsp::wake_now`]).
     pub(super) wake: u64,
-    /// Full scans so far, and what the last two saw (see [`Scan`]).
+    /// Full scans so far, and what the last two saw (see [`Scan`]): the
+    /// last in `recs[scans % 2]`, the one before in the other.
     pub(super) scans: u64,
-    pub(super) scan: Scan,
-    pub(super) prev: Scan,
+    recs: [Scan; 2],
 }
 
 /// What a full scan of the warps saw: enough to say, later and only for
 /// the warps whose stalls are accounted, why each ready warp did not issue
-/// (the scan itself stops at the warp it picks).
+/// (the scan itself stops at the warp it picks). The pipes' free times are
+/// copied (a few vector moves) and compared only when a warp's stall is settled.
 #[derive(Clone, Copy, Default)]
 pub(super) struct Scan {
     /// Its number (from 1; 0: none), its cycle.
     pub(super) seq: u64,
     pub(super) t: u64,
-    /// Bits 0..NPIPES: the pipe was busy; then: the MIO queue was full, the LSU queue was full.
-    pub(super) ctx: u16,
+    /// When each pipe was free again, as seen by the scan (busy: after `t`).
+    pipe_free: [u64; NPIPES],
+    /// The MIO queue was full, the LSU queue was full.
+    ctx: u16,
 }
 
-const MIO_FULL: u16 = 1 << NPIPES;
-const LSU_FULL: u16 = 1 << (NPIPES + 1);
+const MIO_FULL: u16 = 1;
+const LSU_FULL: u16 = 2;
 
 impl Scan {
     /// Why a ready warp whose next instruction uses these pipes and queue
     /// did not issue in this scan (the old per-warp check's reasons).
     #[inline]
     pub(super) fn blocked(&self, pipe: u8, alt: u8, queue: u8) -> Reason {
-        let busy = |p: u8| (p as usize) < NPIPES && self.ctx >> p & 1 != 0;
+        let busy = |p: u8| (p as usize) < NPIPES && self.pipe_free[p as usize] > self.t;
         if busy(pipe) && (alt == PIPE_NONE || busy(alt)) {
             return Reason::MathPipeThrottle;
         }
@@ -88,6 +95,7 @@ impl Scan {
 impl Smsp {
     pub(super) fn new() -> Self {
         Smsp {
+            not_before: 0,
             warps: Vec::new(),
             last: NONE16,
             pipe_free: [0; NPIPES],
@@ -97,8 +105,7 @@ impl Smsp {
             span: None,
             wake: 0,
             scans: 0,
-            scan: Scan::default(),
-            prev: Scan::default(),
+            recs: [Scan::default(); 2],
         }
     }
 
@@ -106,16 +113,25 @@ impl Smsp {
     #[inline]
     pub(super) fn wake_now(&mut self) {
         self.wake = 0;
+        self.not_before = 0;
     }
 
-    /// Records a full scan at `t` (queues already popped).
+    /// The last full scan.
+    #[inline]
+    pub(super) fn scan(&self) -> &Scan {
+        &self.recs[(self.scans & 1) as usize]
+    }
+
+    /// The full scan before the last.
+    #[inline]
+    pub(super) fn prev_scan(&self) -> &Scan {
+        &self.recs[(!self.scans & 1) as usize]
+    }
+
+    /// Records a full scan at `t` (queues already popped), over the older record.
     #[inline]
     fn record_scan(&mut self, t: u64, spec: &SchedSpec) {
-        // `f > t` as the sign of `t - f` (times stay far below 2^63): no branches.
         let mut ctx = 0u16;
-        for (p, &f) in self.pipe_free.iter().enumerate() {
-            ctx |= ((t.wrapping_sub(f) >> 63) as u16) << p;
-        }
         if self.q.mio.len() >= spec.mio_queue_depth {
             ctx |= MIO_FULL;
         }
@@ -123,8 +139,7 @@ impl Smsp {
             ctx |= LSU_FULL;
         }
         self.scans += 1;
-        self.prev = self.scan;
-        self.scan = Scan { seq: self.scans, t, ctx };
+        self.recs[(self.scans & 1) as usize] = Scan { seq: self.scans, t, pipe_free: self.pipe_free, ctx };
     }
 }
 
@@ -164,15 +179,19 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     pub(super) fn schedule(&mut self, s: usize, t: u64, gg: &mut Gpu<'a, W>) -> Result<(bool, u64), LaunchError> {
         {
             let sp = &mut self.smsp[s];
-            if sp.warps.is_empty() {
-                return Ok((false, u64::MAX));
-            }
-            if sp.issue_free > t {
-                return Ok((false, sp.issue_free));
-            }
-            if sp.wake > t {
+            // Each holds until something changes a warp here (`wake_now`):
+            // the warp list, `issue_free` (an issue) and `wake` change only then.
+            let not_before = if sp.warps.is_empty() {
+                u64::MAX
+            } else if sp.issue_free > t {
+                sp.issue_free
+            } else {
                 // The scan would find what the last one did: nothing before `wake`.
-                return Ok((false, sp.wake));
+                sp.wake
+            };
+            if not_before > t {
+                sp.not_before = not_before;
+                return Ok((false, not_before));
             }
             sp.q.pop_started(t);
         }
@@ -218,7 +237,9 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             self.issue(s, pick, t, gg)?;
             return Ok((true, t + 1));
         }
-        self.smsp[s].wake = next;
+        let sp = &mut self.smsp[s];
+        sp.wake = next;
+        sp.not_before = next;
         Ok((false, next))
     }
 }
