@@ -86,6 +86,9 @@ pub struct Block<'a, const W: usize> {
     nthreads: u32,
     warps: Vec<Warp<W>>,
     barriers: Vec<BarrierState>,
+    /// Whether some warp arrived at a barrier since `begin`: until one does, every barrier is
+    /// in its default state, so neither `begin` nor a warp's exit has any to look at.
+    arrivals: bool,
     shared: Vec<u8>,
     clock: u64,
     budget: u64,
@@ -108,6 +111,7 @@ impl<'a, const W: usize> Block<'a, W> {
             nthreads,
             warps: Vec::new(),
             barriers: vec![BarrierState::default(); BARRIERS],
+            arrivals: false,
             shared: Vec::new(),
             clock: 0,
             budget: 0,
@@ -148,7 +152,9 @@ impl<'a, const W: usize> Block<'a, W> {
         let k = self.kernel;
         self.shared.clear();
         self.shared.resize((k.dynamic_shared_offset + cfg.dynamic_shared_bytes).max(k.shared_static_bytes) as usize, 0);
-        self.barriers.fill(BarrierState::default());
+        if std::mem::take(&mut self.arrivals) {
+            self.barriers.fill(BarrierState::default());
+        }
         self.clock = (id / cfg.num_sms.max(1) as u64) * 1_000_000;
         self.budget = cfg.max_warp_instructions_per_block;
         self.stats = LaunchStats { blocks: 1, warps: nwarps as u64, ..Default::default() };
@@ -298,6 +304,7 @@ impl<'a, const W: usize> Block<'a, W> {
     /// releases its waiters) when every expected thread has arrived.
     pub fn arrive<O: Observer>(&mut self, w: usize, a: BarrierArrival, obs: &mut O) {
         let id = a.id as usize;
+        self.arrivals = true;
         let bar = &mut self.barriers[id];
         bar.used = true;
         bar.arrived += a.threads;
@@ -325,6 +332,9 @@ impl<'a, const W: usize> Block<'a, W> {
 
     /// A warp exited: barriers expecting every live thread may now complete.
     pub fn exited<O: Observer>(&mut self, obs: &mut O) {
+        if !self.arrivals {
+            return;
+        }
         for id in 0..self.barriers.len() {
             if self.barriers[id].used {
                 self.complete_barrier(id);

@@ -683,6 +683,28 @@ impl Allocation {
                 let bits = u64::MAX >> (64 - 8 * S);
                 let p = self.page(pi).as_ptr() as *const u8;
                 let at = (first & (PAGE_SIZE - 1)) as usize;
+                if N.is_multiple_of(per) {
+                    // Each lane's vector is whole words: word `g` of every lane is built for the
+                    // warp at once, then stored. `black_box` keeps the words a vector build (zero
+                    // extends, shifts and ors, eight lanes to two instructions each); seeing only
+                    // scalar stores use them, LLVM packed each word with scalar loads and shifts.
+                    let groups = N / per;
+                    for g in 0..groups {
+                        let mut x = [0u64; W];
+                        for t in 0..per {
+                            let (col, shift) = (v[g * per + t], 8 * S as usize * t);
+                            for (x, &c) in x.iter_mut().zip(col) {
+                                *x |= (c.into() & bits) << shift;
+                            }
+                        }
+                        let x = std::hint::black_box(x);
+                        for (l, &x) in x.iter().enumerate() {
+                            // SAFETY: as below; word `l * groups + g` of the warp's bytes.
+                            unsafe { store_sized::<8>(p.add(at + 8 * (l * groups + g)), x) }
+                        }
+                    }
+                    return;
+                }
                 for w in 0..W * N / per {
                     let mut x = 0u64;
                     for t in 0..per {
@@ -724,8 +746,23 @@ fn one_page<const W: usize>(addr: &[u64; W], sub: u64, mask: u64) -> Option<usiz
 /// warp's vectors of `step` bytes back to back.
 #[inline(always)]
 fn back_to_back<const W: usize>(addr: &[u64; W], step: u64) -> bool {
-    // Each lane's step from the one before: a subtract per lane, no multiply (AVX2 has no 64-bit one).
-    (1..W).fold(0u64, |d, l| d | (addr[l].wrapping_sub(addr[l - 1]) ^ step)) == 0
+    const L: usize = 4;
+    if !W.is_multiple_of(L) {
+        // Each lane's step from the one before: a subtract per lane.
+        return (1..W).fold(0u64, |d, l| d | (addr[l].wrapping_sub(addr[l - 1]) ^ step)) == 0;
+    }
+    // Each lane against `addr[0] + l * step`, `L` lanes at a time from running sums (AVX2 has
+    // no 64-bit multiply): a vector xor, or and add per `L` lanes, which the fold over
+    // neighbours' differences did not become.
+    let mut want: [u64; L] = std::array::from_fn(|i| addr[0].wrapping_add(step.wrapping_mul(i as u64)));
+    let mut diff = [0u64; L];
+    for c in 0..W / L {
+        for i in 0..L {
+            diff[i] |= addr[c * L + i] ^ want[i];
+            want[i] = want[i].wrapping_add(step.wrapping_mul(L as u64));
+        }
+    }
+    diff == [0; L]
 }
 
 /// The bitwise or of `f(addr[l])` over the lanes in `mask`: where lanes'
@@ -1178,6 +1215,20 @@ mod tests {
                 for (k, x) in v.iter().enumerate() {
                     let want = x[last] & (u64::MAX >> (64 - size * 8));
                     assert_eq!(m.load(addr[l] + k as u64 * size as u64, size).unwrap(), want, "round {round} lane {l} element {k}");
+                }
+            }
+            if size <= 4 {
+                // The engine's 32-bit register columns, stored in place.
+                let v: [[u32; 32]; N] = std::array::from_fn(|_| std::array::from_fn(|_| rng() as u32));
+                // SAFETY: as above.
+                unsafe { span.alloc.store_vectors::<32, N, u32>(addr, mask, size, span.page, std::array::from_fn(|k| &v[k])) };
+                for l in set_bits(mask) {
+                    let last = set_bits(mask).filter(|&j| addr[j] == addr[l]).last().unwrap();
+                    for (k, x) in v.iter().enumerate() {
+                        let want = x[last] as u64 & (u64::MAX >> (64 - size * 8));
+                        let got = m.load(addr[l] + k as u64 * size as u64, size).unwrap();
+                        assert_eq!(got, want, "32-bit columns: round {round} lane {l} element {k}");
+                    }
                 }
             }
         }
