@@ -397,6 +397,24 @@ impl FastMod {
     }
 }
 
+/// Whether some tag is `key` (a fold without early exit, which LLVM vectorises).
+#[inline(always)]
+fn any_equal(tags: &[u64], key: u64) -> bool {
+    tags.iter().fold(0u64, |a, &t| a | u64::from(t == key)) != 0
+}
+
+/// The way of a set (its `tags` and use stamps `lru`) a new line takes: the
+/// first empty way (tag 0), else the least recently used (the first of
+/// equals). Folds over the ways, then one scan for the way found.
+#[inline(always)]
+fn victim(tags: &[u64], lru: &[u32]) -> usize {
+    if any_equal(tags, 0) {
+        return tags.iter().position(|&t| t == 0).unwrap_or(0);
+    }
+    let oldest = lru.iter().fold(u32::MAX, |a, &x| a.min(x));
+    lru.iter().position(|&x| x == oldest).unwrap_or(0)
+}
+
 /// A sectored set-associative cache.
 pub struct Cache {
     set_mod: FastMod,
@@ -447,22 +465,8 @@ impl Cache {
         self.tags[s..s + self.ways].iter().position(|&t| t == line + 1).map(|i| s + i)
     }
 
-    /// Allocates `line` (evicting the LRU way); returns its index.
-    fn alloc(&mut self, line: u64) -> usize {
-        let s = self.set_of(line) * self.ways;
-        // The first empty way, else the least recently used (the first of equals).
-        let (tags, lru) = (&self.tags[s..s + self.ways], &self.lru[s..s + self.ways]);
-        let mut v = 0;
-        for (i, (&tag, &stamp)) in tags.iter().zip(lru).enumerate() {
-            if tag == 0 {
-                v = i;
-                break;
-            }
-            if stamp < lru[v] {
-                v = i;
-            }
-        }
-        let victim = s + v;
+    /// Allocates `line` in way `victim` (evicting what it held); returns its index.
+    fn replace(&mut self, victim: usize, line: u64) -> usize {
         if self.tags[victim] != 0 {
             self.evicted_dirty_sectors += self.meta[victim].dirty.count_ones() as u64;
         }
@@ -487,10 +491,16 @@ impl Cache {
     #[inline(never)]
     fn search_or_alloc(&mut self, line: u64) -> usize {
         let s = self.set_of(line) * self.ways;
-        match self.tags[s..s + self.ways].iter().position(|&t| t == line + 1) {
-            Some(k) => s + k,
-            None => self.alloc(line),
+        let tags = &self.tags[s..s + self.ways];
+        // A fold over every way first (no early exit: vectorised); the
+        // scan for the way runs only when the line is there.
+        if any_equal(tags, line + 1) {
+            if let Some(k) = tags.iter().position(|&t| t == line + 1) {
+                return s + k;
+            }
         }
+        let v = victim(tags, &self.lru[s..s + self.ways]);
+        self.replace(s + v, line)
     }
 
     /// Looks up sector `sector` (address / 32). On a miss the sector is
@@ -740,6 +750,39 @@ mod tests {
         assert_eq!(a.evicted_dirty_sectors, b.evicted_dirty_sectors);
         assert_eq!(a.tags, b.tags);
         assert_eq!(a.lru, b.lru);
+    }
+
+    /// The way-by-way victim search the folds replaced: the first empty
+    /// way, else the first of the least recently used.
+    fn victim_by_ways(tags: &[u64], lru: &[u32]) -> usize {
+        let mut v = 0;
+        for (i, (&tag, &stamp)) in tags.iter().zip(lru).enumerate() {
+            if tag == 0 {
+                v = i;
+                break;
+            }
+            if stamp < lru[v] {
+                v = i;
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn the_folded_victim_is_the_way_by_way_victim() {
+        // Random sets of 1 to 40 ways: empty ways anywhere, stamps from a
+        // small range (ties) or wide (the wrapping clock's values).
+        let mut x = 11u64;
+        for i in 0..200_000u64 {
+            let ways = (lcg(&mut x) % 40 + 1) as usize;
+            let range = if i % 2 == 0 { 6 } else { u32::MAX as u64 + 1 };
+            let empty = lcg(&mut x) % 4;
+            let tags: Vec<u64> = (0..ways).map(|_| if lcg(&mut x) % 8 < empty { 0 } else { lcg(&mut x) % 5 + 1 }).collect();
+            let lru: Vec<u32> = (0..ways).map(|_| (lcg(&mut x) % range) as u32).collect();
+            assert_eq!(victim(&tags, &lru), victim_by_ways(&tags, &lru), "tags {tags:?} lru {lru:?}");
+            let key = lcg(&mut x) % 6;
+            assert_eq!(any_equal(&tags, key), tags.contains(&key));
+        }
     }
 
     #[test]
