@@ -16,7 +16,7 @@
 /// Cycles per bandwidth bucket.
 pub const BUCKET: u64 = 16;
 
-/// Buckets of [`Bandwidth`]'s ring: those from `base` on (4,096 cycles).
+/// Entries of [`Bandwidth`]'s ring (bucket `b` at `b % RING`).
 const RING: u64 = 256;
 
 /// Buckets per chunk of [`Bandwidth`]'s far storage.
@@ -139,11 +139,14 @@ trait Buckets {
 
 /// A resource serving `rate` bytes per cycle.
 ///
-/// The buckets from `base` on live in a ring tagged with their index (one
-/// load and a compare per lookup); buckets beyond the ring (a long DRAM
-/// latency, a long backlog) live in chunks of [`CHUNK`], allocated when
-/// first booked, and move into the ring when it reaches them: a request far
-/// in the future costs one chunk, not every bucket up to it.
+/// Buckets are looked up in a ring of [`RING`] entries, each tagged with
+/// its bucket index (one load and a compare per lookup), in front of
+/// chunks of [`CHUNK`] buckets allocated when first written: a bucket
+/// whose entry holds another one takes it over, writing the other back to
+/// the chunks if it was booked and is not retired (write-back, direct
+/// mapped). The ring follows wherever bookings are, the backlog of a
+/// saturated resource far ahead of `base` included; a request far in the
+/// future costs at most one chunk, not every bucket up to it.
 pub struct Bandwidth {
     /// Bytes per bucket.
     cap: u64,
@@ -153,11 +156,10 @@ pub struct Bandwidth {
     inv: u64,
     /// The first bucket that may still be booked (everything earlier is retired).
     base: u64,
-    /// Buckets `base .. base + RING` at `b % RING`, each with its bucket
-    /// index; an entry with another index is stale (retired), and bucket `b`
-    /// is then empty or in `far`.
+    /// Buckets at `b % RING`, each with its bucket index (`u64::MAX`: none);
+    /// a bucket not there is empty or in `far`.
     ring: Box<[(u64, Slot); RING as usize]>,
-    /// Buckets booked while at or beyond `base + RING`.
+    /// Booked buckets written back from the ring.
     far: Chunks,
     /// Buckets known to be full (`run.0 .. run.1`): a booking arriving in
     /// them goes straight to `run.1`, the first that may have room (a
@@ -194,29 +196,25 @@ impl Bandwidth {
     /// Bucket `b` (at or after `base`).
     #[inline(always)]
     fn slot(&mut self, b: u64) -> &mut Slot {
-        if b - self.base < RING {
-            let k = (b % RING) as usize;
-            if self.ring[k].0 != b {
-                self.enter(b);
-            }
-            &mut self.ring[k].1
-        } else {
-            self.far_slot(b)
+        let k = (b % RING) as usize;
+        if self.ring[k].0 != b {
+            self.enter(b);
         }
+        &mut self.ring[k].1
     }
 
-    /// Bucket `b`'s ring entry, first reached: from `far` if booked there.
+    /// Bucket `b` takes its ring entry: the bucket there goes back to `far`
+    /// if booked and not retired (an unbooked one is `empty` there too), and
+    /// `b` comes from `far` if booked there.
     #[inline(never)]
     fn enter(&mut self, b: u64) {
+        let k = (b % RING) as usize;
+        let (old, s) = self.ring[k];
+        if old != u64::MAX && old >= self.base && s != empty(old) {
+            *self.far.slot(old) = s;
+        }
         let s = self.far.get(b).copied().unwrap_or(empty(b));
-        self.ring[(b % RING) as usize] = (b, s);
-    }
-
-    /// Bucket `b` beyond the ring.
-    #[cold]
-    #[inline(never)]
-    fn far_slot(&mut self, b: u64) -> &mut Slot {
-        self.far.slot(b)
+        self.ring[k] = (b, s);
     }
 
     /// Books `bytes` arriving at `t`; returns when the last byte is served.
@@ -399,6 +397,24 @@ impl FastMod {
     }
 }
 
+/// Whether some tag is `key` (a fold without early exit, which LLVM vectorises).
+#[inline(always)]
+fn any_equal(tags: &[u64], key: u64) -> bool {
+    tags.iter().fold(0u64, |a, &t| a | u64::from(t == key)) != 0
+}
+
+/// The way of a set (its `tags` and use stamps `lru`) a new line takes: the
+/// first empty way (tag 0), else the least recently used (the first of
+/// equals). Folds over the ways, then one scan for the way found.
+#[inline(always)]
+fn victim(tags: &[u64], lru: &[u32]) -> usize {
+    if any_equal(tags, 0) {
+        return tags.iter().position(|&t| t == 0).unwrap_or(0);
+    }
+    let oldest = lru.iter().fold(u32::MAX, |a, &x| a.min(x));
+    lru.iter().position(|&x| x == oldest).unwrap_or(0)
+}
+
 /// A sectored set-associative cache.
 pub struct Cache {
     set_mod: FastMod,
@@ -449,22 +465,8 @@ impl Cache {
         self.tags[s..s + self.ways].iter().position(|&t| t == line + 1).map(|i| s + i)
     }
 
-    /// Allocates `line` (evicting the LRU way); returns its index.
-    fn alloc(&mut self, line: u64) -> usize {
-        let s = self.set_of(line) * self.ways;
-        // The first empty way, else the least recently used (the first of equals).
-        let (tags, lru) = (&self.tags[s..s + self.ways], &self.lru[s..s + self.ways]);
-        let mut v = 0;
-        for (i, (&tag, &stamp)) in tags.iter().zip(lru).enumerate() {
-            if tag == 0 {
-                v = i;
-                break;
-            }
-            if stamp < lru[v] {
-                v = i;
-            }
-        }
-        let victim = s + v;
+    /// Allocates `line` in way `victim` (evicting what it held); returns its index.
+    fn replace(&mut self, victim: usize, line: u64) -> usize {
         if self.tags[victim] != 0 {
             self.evicted_dirty_sectors += self.meta[victim].dirty.count_ones() as u64;
         }
@@ -489,10 +491,16 @@ impl Cache {
     #[inline(never)]
     fn search_or_alloc(&mut self, line: u64) -> usize {
         let s = self.set_of(line) * self.ways;
-        match self.tags[s..s + self.ways].iter().position(|&t| t == line + 1) {
-            Some(k) => s + k,
-            None => self.alloc(line),
+        let tags = &self.tags[s..s + self.ways];
+        // A fold over every way first (no early exit: vectorised); the
+        // scan for the way runs only when the line is there.
+        if any_equal(tags, line + 1) {
+            if let Some(k) = tags.iter().position(|&t| t == line + 1) {
+                return s + k;
+            }
         }
+        let v = victim(tags, &self.lru[s..s + self.ways]);
+        self.replace(s + v, line)
     }
 
     /// Looks up sector `sector` (address / 32). On a miss the sector is
@@ -595,8 +603,13 @@ mod tests {
     fn bandwidth_memory_does_not_grow_with_the_distance_of_a_booking() {
         let mut b = Bandwidth::new(32.0);
         assert_eq!(b.book(10, 32), 10);
-        // A booking 10^9 cycles ahead (62.5 million buckets) takes one chunk beyond the ring.
+        // A booking 10^9 cycles ahead (62.5 million buckets) takes a ring
+        // entry, and at most one chunk when it goes back.
         assert!((1_000_000_000..1_000_000_016).contains(&b.book(1_000_000_000, 32)));
+        assert!(b.chunks_held() <= 1);
+        // Evicted by a bucket of its ring entry: written back, one chunk.
+        let later = 1_000_000_000 + RING * BUCKET;
+        assert!((later..later + 16).contains(&b.book(later, 32)));
         assert_eq!(b.chunks_held(), 1);
         // Saturating across a chunk edge fills later buckets in order.
         let edge = CHUNK * BUCKET * 3 - BUCKET;
@@ -737,6 +750,39 @@ mod tests {
         assert_eq!(a.evicted_dirty_sectors, b.evicted_dirty_sectors);
         assert_eq!(a.tags, b.tags);
         assert_eq!(a.lru, b.lru);
+    }
+
+    /// The way-by-way victim search the folds replaced: the first empty
+    /// way, else the first of the least recently used.
+    fn victim_by_ways(tags: &[u64], lru: &[u32]) -> usize {
+        let mut v = 0;
+        for (i, (&tag, &stamp)) in tags.iter().zip(lru).enumerate() {
+            if tag == 0 {
+                v = i;
+                break;
+            }
+            if stamp < lru[v] {
+                v = i;
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn the_folded_victim_is_the_way_by_way_victim() {
+        // Random sets of 1 to 40 ways: empty ways anywhere, stamps from a
+        // small range (ties) or wide (the wrapping clock's values).
+        let mut x = 11u64;
+        for i in 0..200_000u64 {
+            let ways = (lcg(&mut x) % 40 + 1) as usize;
+            let range = if i % 2 == 0 { 6 } else { u32::MAX as u64 + 1 };
+            let empty = lcg(&mut x) % 4;
+            let tags: Vec<u64> = (0..ways).map(|_| if lcg(&mut x) % 8 < empty { 0 } else { lcg(&mut x) % 5 + 1 }).collect();
+            let lru: Vec<u32> = (0..ways).map(|_| (lcg(&mut x) % range) as u32).collect();
+            assert_eq!(victim(&tags, &lru), victim_by_ways(&tags, &lru), "tags {tags:?} lru {lru:?}");
+            let key = lcg(&mut x) % 6;
+            assert_eq!(any_equal(&tags, key), tags.contains(&key));
+        }
     }
 
     #[test]

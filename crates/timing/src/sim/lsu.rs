@@ -520,22 +520,12 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             done = done.max(self.shared_memory(s, wsu, t, ti, pc, a, shared, bytes, gg));
         }
         if local != 0 || global != 0 {
-            let mut sectors: [u64; 160] = [0; 160];
-            let mut ns = 0usize;
-            let mut push = |sectors: &mut [u64; 160], a: u64| {
-                let last = a + bytes as u64 - 1;
-                let mut x = a >> 5;
-                while x <= last >> 5 && ns < 160 {
-                    sectors[ns] = x;
-                    ns += 1;
-                    x += 1;
-                }
-            };
+            let mut list = SectorList::new();
             let mut m = global;
             while m != 0 {
                 let l = m.trailing_zeros() as usize;
                 m &= m - 1;
-                push(&mut sectors, addrs[l]);
+                list.push(addrs[l], bytes);
             }
             if local != 0 {
                 // Local memory: per-warp interleaved, in its own address range.
@@ -547,19 +537,11 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                     let l = m.trailing_zeros() as usize;
                     m &= m - 1;
                     let off = if cap.space == Space::Generic { addrs[l].wrapping_sub(LOCAL_WINDOW) } else { addrs[l] };
-                    push(&mut sectors, base + (off / 4) * 4 * W as u64 + l as u64 * 4 + off % 4);
+                    list.push(base + (off / 4) * 4 * W as u64 + l as u64 * 4 + off % 4, bytes);
                 }
             }
-            let secs = &mut sectors[..ns];
-            secs.sort_unstable();
-            let mut k = 0;
-            for i in 0..secs.len() {
-                if i == 0 || secs[i] != secs[k - 1] {
-                    secs[k] = secs[i];
-                    k += 1;
-                }
-            }
-            let secs = &secs[..k];
+            let secs = list.sorted();
+            let k = secs.len();
             let lines = if secs.is_empty() { 0 } else { 1 + secs.windows(2).filter(|w| w[0] >> 2 != w[1] >> 2).count() as u64 };
             let per = gg.memsys.spec.l1_lines_per_cycle;
             let data_cycles = (k as u64 * 32).div_ceil(gg.memsys.spec.l1_bytes_per_cycle);
@@ -703,6 +685,62 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     }
 }
 
+/// Pairs (a lane's sector) a request's sector list takes; further ones are dropped.
+const SECTOR_PAIRS: usize = 160;
+
+/// The distinct sectors (address / 32) of a request's lanes, in address
+/// order. Lanes are pushed in lane order; a sector equal to the one before
+/// is not stored again, and while each is above the one before the list is
+/// already sorted and distinct (a warp's usual ascending addresses) and
+/// needs no sort.
+struct SectorList {
+    sectors: [u64; SECTOR_PAIRS],
+    len: usize,
+    pairs: usize,
+    ascending: bool,
+}
+
+impl SectorList {
+    fn new() -> Self {
+        SectorList { sectors: [0; SECTOR_PAIRS], len: 0, pairs: 0, ascending: true }
+    }
+
+    /// The sectors of `bytes` bytes from `a` (counted against [`SECTOR_PAIRS`]).
+    #[inline]
+    fn push(&mut self, a: u64, bytes: u32) {
+        let last = (a + bytes as u64 - 1) >> 5;
+        let mut x = a >> 5;
+        while x <= last && self.pairs < SECTOR_PAIRS {
+            self.pairs += 1;
+            let before = if self.len == 0 { None } else { Some(self.sectors[self.len - 1]) };
+            if before != Some(x) {
+                self.ascending &= before.is_none_or(|b| b < x);
+                self.sectors[self.len] = x;
+                self.len += 1;
+            }
+            x += 1;
+        }
+    }
+
+    /// The distinct sectors pushed, sorted.
+    fn sorted(&mut self) -> &[u64] {
+        let secs = &mut self.sectors[..self.len];
+        if !self.ascending {
+            secs.sort_unstable();
+            let mut k = 0;
+            for i in 0..secs.len() {
+                if i == 0 || secs[i] != secs[k - 1] {
+                    secs[k] = secs[i];
+                    k += 1;
+                }
+            }
+            self.len = k;
+            self.ascending = true;
+        }
+        &self.sectors[..self.len]
+    }
+}
+
 /// The (word address, active lanes on it) pairs of a request, by address.
 fn lanes_per_word(addrs: &[u64], mask: u64, out: &mut Vec<(u64, u32)>) {
     let mut v: Vec<u64> = (0..addrs.len()).filter(|&l| mask >> l & 1 != 0).map(|l| addrs[l] & !3).collect();
@@ -731,7 +769,7 @@ fn same_address_degree(addrs: &[u64], mask: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{shared_wavefronts, MemSpec, SharedMemo, SHARED_MEMO_SLOTS};
+    use super::{shared_wavefronts, MemSpec, SectorList, SharedMemo, SECTOR_PAIRS, SHARED_MEMO_SLOTS};
     use crate::TimingGpu;
     use std::collections::HashSet;
 
@@ -746,6 +784,38 @@ mod tests {
             x ^= x >> 7;
             x ^= x << 17;
             x
+        }
+    }
+
+    /// Sector lists against every pair collected, sorted and deduplicated:
+    /// ascending, descending, repeated, scattered and overflowing requests.
+    #[test]
+    fn sector_lists_are_the_sorted_distinct_sectors_of_the_first_pairs() {
+        let mut rnd = xorshift(0x51_7cc1_b727_220au64);
+        for _ in 0..50_000 {
+            let r = rnd();
+            let bytes = [1u32, 2, 4, 8, 16, 32, 64, 100][r as usize % 8];
+            let n = (r >> 4) as usize % 64 + 1;
+            let base = rnd() % (1 << 40);
+            let stride = [0u64, 1, 4, 8, 16, 32, 33, 128, 4096][(r >> 12) as usize % 9];
+            let addrs: Vec<u64> = (0..n as u64)
+                .map(|l| match r >> 20 & 3 {
+                    0 => base + l * stride,
+                    1 => base + (n as u64 - l) * stride,
+                    2 => base + rnd() % 1024,
+                    _ => base + (l * stride) % 256,
+                })
+                .collect();
+            let mut list = SectorList::new();
+            let mut want = Vec::new();
+            for &a in &addrs {
+                list.push(a, bytes);
+                want.extend((a >> 5..=(a + bytes as u64 - 1) >> 5).take(SECTOR_PAIRS - want.len().min(SECTOR_PAIRS)));
+            }
+            want.truncate(SECTOR_PAIRS);
+            want.sort_unstable();
+            want.dedup();
+            assert_eq!(list.sorted(), &want[..], "bytes {bytes} addrs {addrs:?}");
         }
     }
 
