@@ -446,7 +446,14 @@ impl<const W: usize> Warp<W> {
         n: &mut Counters,
     ) -> Result<Stop, WarpFault> {
         let code: &[Inst] = &ctx.kernel.code;
-        let lane_private = ctx.kernel.lane_private;
+        // Lanes whose registers nothing reads any more: in a kernel whose lanes
+        // never read each other's registers, the absent and exited ones. The
+        // inner loop's register-to-register instructions write them along with
+        // the active lanes (`wide`), which makes a partial warp's columns
+        // whole. Lanes that exit during this call join at the exits below (a
+        // stale value only writes fewer lanes).
+        let private = if ctx.kernel.lane_private { full_mask::<W>() } else { 0 };
+        let mut unread = private & !(self.present & !self.exited);
         let mut left = slice;
         loop {
             if S::ACTIVE {
@@ -469,12 +476,16 @@ impl<const W: usize> Warp<W> {
                 // Ran off the end (or past a never-reconverging split): those lanes are done.
                 let m = top.mask;
                 self.exit_lanes(m);
+                unread |= private & m;
                 continue;
             }
             if left == 0 {
                 return Ok(Stop::Yield);
             }
-            let active = top.mask;
+            // The one mask the inner loop keeps: the stack top's lanes and the
+            // unread ones. `active` is `wide & !unread` (the stack holds no
+            // exited or absent lane), worked out where it is needed.
+            let wide = top.mask | unread;
             // Straight-line code of this stack entry runs in the inner loop with
             // the pc in a local, for at most `run` instructions: up to the
             // reconvergence point (or the end of the code), the slice and the
@@ -490,13 +501,6 @@ impl<const W: usize> Warp<W> {
             }
             let start = pc;
             let stop = pc + run;
-            // The lanes register-to-register instructions write: with every live
-            // lane active in a kernel whose lanes never read each other's
-            // registers, also the absent and exited ones (nothing can see
-            // them), which makes a partial warp's columns whole. Everything
-            // else gets `lanes & active`.
-            let wide =
-                if active != full_mask::<W>() && lane_private && active == self.present & !self.exited { full_mask::<W>() } else { active };
             // The run's instructions as an iterator: no bounds check, and the pc
             // is only worked out where it is needed (the observer, a break).
             let mut insts = code[start as usize..stop as usize].iter();
@@ -513,7 +517,7 @@ impl<const W: usize> Warp<W> {
                         wide & if g.negate { !p } else { p }
                     }
                 };
-                obs.instruction(self.index, pc, active, lanes & active);
+                obs.instruction(self.index, pc, wide & !unread, lanes & !unread);
                 // Register-to-register instructions: they neither fault nor touch the stack.
                 let plain = match &inst.op {
                     Op::Nop => true,
@@ -556,11 +560,12 @@ impl<const W: usize> Warp<W> {
                     }
                     _ => false,
                 };
-                let exec = lanes & active;
                 if !plain {
                     self.top_pc(pc + 1);
+                    // `lanes & active` (`lanes` lies within `wide`).
+                    let exec = lanes & !unread;
                     if inst.guard.is_some() {
-                        obs.guarded(self.index, pc, active, exec);
+                        obs.guarded(self.index, pc, wide & !unread, exec);
                     }
                     if exec == 0 && !matches!(inst.op, Op::Bra { .. } | Op::BrxIdx { .. }) {
                         break None;
@@ -568,9 +573,10 @@ impl<const W: usize> Warp<W> {
                     break Some((inst, exec, pc));
                 }
                 if inst.guard.is_some() {
-                    obs.guard(active, exec);
+                    obs.guard(wide & !unread, lanes & !unread);
                 }
             };
+            let active = wide & !unread;
             let ran = stop - start - insts.len() as u32;
             obs.straight_run(self.index, start, ran, active);
             left -= ran;
@@ -619,7 +625,10 @@ impl<const W: usize> Warp<W> {
                     self.brx_idx(sched, pc, exec, active & !exec, *index, targets, *reconv)?;
                     obs.branch(self.index, pc, exec, active & !exec)
                 }
-                Op::Exit => self.exit_lanes(exec),
+                Op::Exit => {
+                    self.exit_lanes(exec);
+                    unread |= private & exec;
+                }
                 // Calls of functions that were not inlined (call.rs).
                 Op::Call(site) => self.call(ctx, obs, pc, active, exec, site)?,
                 Op::Ret => self.ret(ctx, obs, pc, exec)?,
@@ -645,7 +654,7 @@ impl<const W: usize> Warp<W> {
 mod tests {
     use super::testkit::*;
     use super::*;
-    use crate::observer::NoObserver;
+    use crate::observer::Observer;
     use warpsim_numerics::{CmpOp, ScalarType};
 
     const N32: u32 = 6;
@@ -695,10 +704,34 @@ mod tests {
         Inst::new(op, guard)
     }
 
+    /// The run loop's per-instruction hooks, in order: (hook, pc, lanes, lanes).
+    #[derive(Default, Debug, PartialEq)]
+    struct Log(Vec<(u8, u32, u64, u64)>);
+
+    impl Observer for Log {
+        fn instruction(&mut self, _: u32, pc: u32, active: u64, exec: u64) {
+            self.0.push((0, pc, active, exec));
+        }
+        fn guard(&mut self, active: u64, exec: u64) {
+            self.0.push((1, 0, active, exec));
+        }
+        fn guarded(&mut self, _: u32, pc: u32, active: u64, exec: u64) {
+            self.0.push((2, pc, active, exec));
+        }
+        fn straight_run(&mut self, _: u32, pc: u32, count: u32, active: u64) {
+            self.0.push((3, pc, u64::from(count), active));
+        }
+        fn branch(&mut self, _: u32, pc: u32, taken: u64, not_taken: u64) {
+            self.0.push((4, pc, taken, not_taken));
+        }
+    }
+
     /// Register-to-register instructions that also write absent and exited
     /// lanes (a `lane_private` kernel) against the blends that keep them: on
-    /// random programs (guards, exits between) and partial warps, the live
-    /// lanes end with the same registers and predicates, and the same lanes exit.
+    /// random programs (guards, exits between, divergent branches) and partial
+    /// warps, some lanes exited before and short slices, the live lanes end
+    /// with the same registers and predicates, the same lanes exit, and an
+    /// observer sees the same hooks with the same lanes.
     #[test]
     fn whole_columns_over_dead_lanes_equal_blends() {
         let mut rng = xorshift(0x05ee_d0fd_ead1_a9e5);
@@ -728,6 +761,9 @@ mod tests {
             r32.resize((N32 as usize + 1) * 32, 0);
             let r64: Vec<u64> = (0..N64 * 32).map(|_| rng()).collect();
             let preds: Vec<u64> = (0..NPRED).map(|_| rng()).collect();
+            // Now and then lanes that exited before, and slices that end runs early.
+            let exited = if round % 8 == 7 { present & rng() } else { 0 };
+            let slice = if round % 3 == 0 { 1 + rng() as u32 % 16 } else { 1000 };
             let runs = [false, true].map(|private| {
                 let mut b = Block::new(0);
                 b.kernel.code = code.clone();
@@ -737,12 +773,21 @@ mod tests {
                 w.r64.clone_from(&r64);
                 w.preds.clone_from(&preds);
                 w.present = present;
-                w.stack[0].mask = present;
-                let stop = w.run(&mut b.ctx(), &mut NoObserver, 1000).unwrap();
-                (w, stop)
+                w.exited = exited;
+                w.stack[0].mask = present & !exited;
+                let mut log = Log::default();
+                let stop = loop {
+                    match w.run(&mut b.ctx(), &mut log, slice).unwrap() {
+                        Stop::Yield => continue,
+                        stop => break stop,
+                    }
+                };
+                (w, stop, log)
             });
-            let [(blend, s0), (whole, s1)] = &runs;
+            let [(blend, s0, log0), (whole, s1, log1)] = &runs;
             assert_eq!((s0, blend.exited, &blend.stack), (s1, whole.exited, &whole.stack), "round {round}");
+            // Observers see the same lanes either way.
+            assert_eq!(log0, log1, "round {round}");
             let live = present & !blend.exited;
             assert!(matches!(s0, Stop::Barrier(_)) || live == 0, "round {round}: {s0:?}");
             let mut saw_dead = false;
