@@ -16,7 +16,7 @@
 //! functions (a frame per call) are not analysed: everything is reset.
 
 use crate::cfg::successors;
-use crate::inst::{Bank, Op, RegRef};
+use crate::inst::{Bank, RegRef};
 use crate::kernel::Kernel;
 use crate::op_table::RegRole;
 
@@ -58,7 +58,7 @@ pub fn entry_reads(k: &Kernel) -> EntryReads {
     // Per instruction, the registers it writes whatever its guard (none when guarded).
     let mut kills = vec![0u64; words * code.len()];
     for (pc, inst) in code.iter().enumerate() {
-        let cross_lane = inst.op.is_warp_collective() || matches!(inst.op, Op::Mma(_) | Op::Call(_));
+        let cross_lane = inst.op.reads_other_lanes();
         inst.op.visit_regs(|role, r| {
             let Some(i) = index(r) else { return };
             match role {
@@ -160,5 +160,21 @@ mod tests {
         let body =
             "mov.u32 %r1, %tid.x;\nshfl.sync.idx.b32 %r2, %r1, 0, 31, -1;\nld.param.u64 %rd1, [p];\nst.global.u32 [%rd1], %r2;\nret;";
         assert_eq!(resets(body), (1, 0));
+    }
+
+    /// `Kernel::lane_private`: set unless some instruction reads another lane's
+    /// registers (a collective, a tensor-core op, a call).
+    #[test]
+    fn lanes_are_private_without_collectives() {
+        let private = |body: &str| {
+            let regs = ".reg .pred %p<2>;\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;";
+            let src =
+                format!(".version 7.8\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n{regs}\n{body}\nret;\n}}\n");
+            crate::compile_kernel("t.ptx", &src, "k").expect("compiles").kernel("k").unwrap().lane_private
+        };
+        assert!(private("mov.u32 %r1, %tid.x;\nadd.s32 %r2, %r1, 1;"));
+        assert!(!private("mov.u32 %r1, %tid.x;\nshfl.sync.idx.b32 %r2, %r1, 0, 31, -1;"));
+        assert!(!private("setp.eq.s32 %p1, %r1, 0;\nvote.sync.ballot.b32 %r2, %p1, -1;"));
+        assert!(!private("activemask.b32 %r1;"));
     }
 }

@@ -91,6 +91,11 @@ pub struct Kernel {
     pub frame_regs: Option<(u32, u32)>,
     /// The registers a warp slot resets between blocks (see [`crate::entry_reads`]).
     pub entry_reads: crate::entry_reads::EntryReads,
+    /// Whether no instruction reads another lane's registers
+    /// ([`Op::reads_other_lanes`](crate::Op::reads_other_lanes)). Then a lane's
+    /// registers are seen by that lane alone, and the engine may write those of
+    /// lanes that are absent or have exited (whole columns, no blend).
+    pub lane_private: bool,
 }
 
 /// Where function addresses (`mov.u64 %rd, f;`) live: a range no data

@@ -672,6 +672,13 @@ impl Op {
         self.facts().collective.is_some()
     }
 
+    /// Whether a lane may read another lane's registers in this op: warp
+    /// collectives (a `shfl` source, the member masks the checker is told),
+    /// tensor-core ops (fragments) and calls (a frame per call).
+    pub fn reads_other_lanes(&self) -> bool {
+        self.is_warp_collective() || matches!(self, Op::Mma(_) | Op::Call(_))
+    }
+
     /// See [`OpFacts::imad_alternative`].
     pub fn imad_alternative(&self) -> bool {
         self.facts().imad_alternative

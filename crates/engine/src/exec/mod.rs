@@ -446,6 +446,14 @@ impl<const W: usize> Warp<W> {
         n: &mut Counters,
     ) -> Result<Stop, WarpFault> {
         let code: &[Inst] = &ctx.kernel.code;
+        // Lanes whose registers nothing reads any more: in a kernel whose lanes
+        // never read each other's registers, the absent and exited ones. The
+        // inner loop's register-to-register instructions write them along with
+        // the active lanes (`wide`), which makes a partial warp's columns
+        // whole. Lanes that exit during this call join at the exits below (a
+        // stale value only writes fewer lanes).
+        let private = if ctx.kernel.lane_private { full_mask::<W>() } else { 0 };
+        let mut unread = private & !(self.present & !self.exited);
         let mut left = slice;
         loop {
             if S::ACTIVE {
@@ -468,12 +476,16 @@ impl<const W: usize> Warp<W> {
                 // Ran off the end (or past a never-reconverging split): those lanes are done.
                 let m = top.mask;
                 self.exit_lanes(m);
+                unread |= private & m;
                 continue;
             }
             if left == 0 {
                 return Ok(Stop::Yield);
             }
-            let active = top.mask;
+            // The one mask the inner loop keeps: the stack top's lanes and the
+            // unread ones. `active` is `wide & !unread` (the stack holds no
+            // exited or absent lane), worked out where it is needed.
+            let wide = top.mask | unread;
             // Straight-line code of this stack entry runs in the inner loop with
             // the pc in a local, for at most `run` instructions: up to the
             // reconvergence point (or the end of the code), the slice and the
@@ -498,51 +510,51 @@ impl<const W: usize> Warp<W> {
                     break None;
                 };
                 let pc = stop - 1 - insts.len() as u32;
-                let exec = match inst.guard {
-                    None => active,
+                let lanes = match inst.guard {
+                    None => wide,
                     Some(g) => {
                         let p = self.preds[g.pred as usize];
-                        active & if g.negate { !p } else { p }
+                        wide & if g.negate { !p } else { p }
                     }
                 };
-                obs.instruction(self.index, pc, active, exec);
+                obs.instruction(self.index, pc, wide & !unread, lanes & !unread);
                 // Register-to-register instructions: they neither fault nor touch the stack.
                 let plain = match &inst.op {
                     Op::Nop => true,
                     // Integer, float, comparison and conversion lane loops (alu.rs).
                     Op::Mov { d, a } => {
-                        if exec != 0 {
-                            self.mov(*d, *a, exec)
+                        if lanes != 0 {
+                            self.mov(*d, *a, lanes)
                         }
                         true
                     }
                     Op::Bin32 { f, d, a, b } => {
-                        if exec != 0 {
-                            self.bin32(*f, *d, *a, *b, exec)
+                        if lanes != 0 {
+                            self.bin32(*f, *d, *a, *b, lanes)
                         }
                         true
                     }
                     Op::Bin64 { f, d, a, b } => {
-                        if exec != 0 {
-                            self.bin64(*f, *d, *a, *b, exec)
+                        if lanes != 0 {
+                            self.bin64(*f, *d, *a, *b, lanes)
                         }
                         true
                     }
                     Op::Tern32 { f, d, a, b, c } => {
-                        if exec != 0 {
-                            self.tern32(*f, *d, *a, *b, *c, exec)
+                        if lanes != 0 {
+                            self.tern32(*f, *d, *a, *b, *c, lanes)
                         }
                         true
                     }
                     Op::Setp(st) => {
-                        if exec != 0 {
-                            self.setp(st, exec)
+                        if lanes != 0 {
+                            self.setp(st, lanes)
                         }
                         true
                     }
                     Op::Selp { d, a, b, c, negate } => {
-                        if exec != 0 {
-                            self.selp(*d, *a, *b, *c, *negate, exec)
+                        if lanes != 0 {
+                            self.selp(*d, *a, *b, *c, *negate, lanes)
                         }
                         true
                     }
@@ -550,8 +562,10 @@ impl<const W: usize> Warp<W> {
                 };
                 if !plain {
                     self.top_pc(pc + 1);
+                    // `lanes & active` (`lanes` lies within `wide`).
+                    let exec = lanes & !unread;
                     if inst.guard.is_some() {
-                        obs.guarded(self.index, pc, active, exec);
+                        obs.guarded(self.index, pc, wide & !unread, exec);
                     }
                     if exec == 0 && !matches!(inst.op, Op::Bra { .. } | Op::BrxIdx { .. }) {
                         break None;
@@ -559,9 +573,10 @@ impl<const W: usize> Warp<W> {
                     break Some((inst, exec, pc));
                 }
                 if inst.guard.is_some() {
-                    obs.guard(active, exec);
+                    obs.guard(wide & !unread, lanes & !unread);
                 }
             };
+            let active = wide & !unread;
             let ran = stop - start - insts.len() as u32;
             obs.straight_run(self.index, start, ran, active);
             left -= ran;
@@ -610,7 +625,10 @@ impl<const W: usize> Warp<W> {
                     self.brx_idx(sched, pc, exec, active & !exec, *index, targets, *reconv)?;
                     obs.branch(self.index, pc, exec, active & !exec)
                 }
-                Op::Exit => self.exit_lanes(exec),
+                Op::Exit => {
+                    self.exit_lanes(exec);
+                    unread |= private & exec;
+                }
                 // Calls of functions that were not inlined (call.rs).
                 Op::Call(site) => self.call(ctx, obs, pc, active, exec, site)?,
                 Op::Ret => self.ret(ctx, obs, pc, exec)?,
@@ -629,5 +647,169 @@ impl<const W: usize> Warp<W> {
                 Op::ElectSync { d, p, mask } => self.elect(obs, pc, exec, *d, *p, *mask),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testkit::*;
+    use super::*;
+    use crate::observer::Observer;
+    use warpsim_numerics::{CmpOp, ScalarType};
+
+    const N32: u32 = 6;
+    const N64: u32 = 4;
+    const NPRED: u32 = 3;
+
+    /// A random register-to-register instruction (a quarter guarded), or now
+    /// and then a guarded `exit`.
+    fn random_inst(rng: &mut impl FnMut() -> u64) -> Inst {
+        let mut pick = |n: u32| (rng() % u64::from(n)) as u32;
+        let guard = (pick(4) == 0).then(|| Guard { pred: pick(NPRED), negate: pick(2) == 1 });
+        let reg = |bank: u32, slot: u32| match bank {
+            0 => RegRef::r32(slot % N32),
+            1 => RegRef::r64(slot % N64),
+            _ => RegRef::pred(slot % NPRED),
+        };
+        let op = match pick(9) {
+            0 if guard.is_some() => Op::Exit,
+            0 | 1 => Op::Mov { d: reg(pick(3), pick(8)), a: reg(pick(3), pick(8)) },
+            2 => {
+                use Bin32::*;
+                let fs = [Add, Sub, MulLo, And, Or, Xor, Shl, ShrU, ShrS, MinS, MinU, MaxS, MaxU, AddF, SubF, MulF, MinF, MaxF];
+                Op::Bin32 { f: fs[pick(fs.len() as u32) as usize], d: pick(N32), a: pick(N32), b: pick(N32) }
+            }
+            3 => {
+                use Bin64::*;
+                let fs = [Add, Sub, MulLo, And, Or, Xor, AddF, SubF, MulF];
+                Op::Bin64 { f: fs[pick(fs.len() as u32) as usize], d: pick(N64), a: pick(N64), b: pick(N64) }
+            }
+            4 | 5 => {
+                let f = if pick(2) == 0 { Tern32::MadLo } else { Tern32::FmaF };
+                Op::Tern32 { f, d: pick(N32), a: pick(N32), b: pick(N32), c: pick(N32) }
+            }
+            6 => {
+                let cmps = [CmpOp::Eq, CmpOp::Ne, CmpOp::Lt, CmpOp::Ge, CmpOp::Lo, CmpOp::Hi, CmpOp::Equ, CmpOp::Nan];
+                let types = [(ScalarType::S32, 0), (ScalarType::U32, 0), (ScalarType::F32, 0), (ScalarType::S64, 1), (ScalarType::F64, 1)];
+                let (ty, bank) = types[pick(types.len() as u32) as usize];
+                let q = (pick(2) == 0).then(|| pick(NPRED));
+                let (a, b) = (reg(bank, pick(8)), reg(bank, pick(8)));
+                Op::Setp(Setp { cmp: cmps[pick(cmps.len() as u32) as usize], ty, ftz: false, p: pick(NPRED), q, a, b, combine: None })
+            }
+            _ => {
+                let bank = pick(2);
+                Op::Selp { d: reg(bank, pick(8)), a: reg(bank, pick(8)), b: reg(bank, pick(8)), c: pick(NPRED), negate: pick(2) == 1 }
+            }
+        };
+        Inst::new(op, guard)
+    }
+
+    /// The run loop's per-instruction hooks, in order: (hook, pc, lanes, lanes).
+    #[derive(Default, Debug, PartialEq)]
+    struct Log(Vec<(u8, u32, u64, u64)>);
+
+    impl Observer for Log {
+        fn instruction(&mut self, _: u32, pc: u32, active: u64, exec: u64) {
+            self.0.push((0, pc, active, exec));
+        }
+        fn guard(&mut self, active: u64, exec: u64) {
+            self.0.push((1, 0, active, exec));
+        }
+        fn guarded(&mut self, _: u32, pc: u32, active: u64, exec: u64) {
+            self.0.push((2, pc, active, exec));
+        }
+        fn straight_run(&mut self, _: u32, pc: u32, count: u32, active: u64) {
+            self.0.push((3, pc, u64::from(count), active));
+        }
+        fn branch(&mut self, _: u32, pc: u32, taken: u64, not_taken: u64) {
+            self.0.push((4, pc, taken, not_taken));
+        }
+    }
+
+    /// Register-to-register instructions that also write absent and exited
+    /// lanes (a `lane_private` kernel) against the blends that keep them: on
+    /// random programs (guards, exits between, divergent branches) and partial
+    /// warps, some lanes exited before and short slices, the live lanes end
+    /// with the same registers and predicates, the same lanes exit, and an
+    /// observer sees the same hooks with the same lanes.
+    #[test]
+    fn whole_columns_over_dead_lanes_equal_blends() {
+        let mut rng = xorshift(0x05ee_d0fd_ead1_a9e5);
+        let mut dead_written = 0;
+        for round in 0..400 {
+            // Now and then a guarded forward branch that reconverges at its
+            // target: lanes wait there while the others run the skipped code.
+            let len = 48;
+            let code: Vec<Inst> = (0..len)
+                .map(|pc| match rng() % 10 {
+                    0 => {
+                        let target = (pc + 2 + rng() as u32 % 6).min(len);
+                        Inst::new(Op::Bra { target, reconv: target }, Some(Guard { pred: rng() as u32 % NPRED, negate: rng() % 2 == 1 }))
+                    }
+                    _ => random_inst(&mut rng),
+                })
+                // A barrier at the end stops the warp before its lanes run off the code (and exit).
+                .chain([Inst::new(Op::Bar { kind: BarKind::Sync, id: RegRef::r32(N32), count: None, pred: None, aligned: false }, None)])
+                .collect();
+            let present = match round % 4 {
+                0 => FULL,
+                1 => FULL >> (rng() % 32),
+                _ => (rng() & FULL).max(1),
+            };
+            // A quarter NaNs; barrier id 0 in the column after the program's.
+            let mut r32: Vec<u32> = (0..N32 * 32).map(|_| if rng().is_multiple_of(4) { 0x7FC0_0000 } else { rng() as u32 }).collect();
+            r32.resize((N32 as usize + 1) * 32, 0);
+            let r64: Vec<u64> = (0..N64 * 32).map(|_| rng()).collect();
+            let preds: Vec<u64> = (0..NPRED).map(|_| rng()).collect();
+            // Now and then lanes that exited before, and slices that end runs early.
+            let exited = if round % 8 == 7 { present & rng() } else { 0 };
+            let slice = if round % 3 == 0 { 1 + rng() as u32 % 16 } else { 1000 };
+            let runs = [false, true].map(|private| {
+                let mut b = Block::new(0);
+                b.kernel.code = code.clone();
+                b.kernel.lane_private = private;
+                let mut w = bare(N32 + 1, N64, NPRED);
+                w.r32.clone_from(&r32);
+                w.r64.clone_from(&r64);
+                w.preds.clone_from(&preds);
+                w.present = present;
+                w.exited = exited;
+                w.stack[0].mask = present & !exited;
+                let mut log = Log::default();
+                let stop = loop {
+                    match w.run(&mut b.ctx(), &mut log, slice).unwrap() {
+                        Stop::Yield => continue,
+                        stop => break stop,
+                    }
+                };
+                (w, stop, log)
+            });
+            let [(blend, s0, log0), (whole, s1, log1)] = &runs;
+            assert_eq!((s0, blend.exited, &blend.stack), (s1, whole.exited, &whole.stack), "round {round}");
+            // Observers see the same lanes either way.
+            assert_eq!(log0, log1, "round {round}");
+            let live = present & !blend.exited;
+            assert!(matches!(s0, Stop::Barrier(_)) || live == 0, "round {round}: {s0:?}");
+            let mut saw_dead = false;
+            for l in 0..32 {
+                let on = live >> l & 1 != 0;
+                for s in 0..N32 as usize {
+                    let (x, y) = (blend.r32[s * 32 + l], whole.r32[s * 32 + l]);
+                    assert!(!on || x == y, "round {round} r32 {s} lane {l}");
+                    saw_dead |= x != y;
+                }
+                for s in 0..N64 as usize {
+                    let (x, y) = (blend.r64[s * 32 + l], whole.r64[s * 32 + l]);
+                    assert!(!on || x == y, "round {round} r64 {s} lane {l}");
+                    saw_dead |= x != y;
+                }
+            }
+            for (p, (x, y)) in blend.preds.iter().zip(&whole.preds).enumerate() {
+                assert_eq!(x & live, y & live, "round {round} pred {p}");
+            }
+            dead_written += saw_dead as u32;
+        }
+        // The whole-column path ran: dead lanes got values the blends kept out.
+        assert!(dead_written > 100, "{dead_written}");
     }
 }

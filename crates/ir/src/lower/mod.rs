@@ -460,8 +460,10 @@ fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str, lines: &LineInd
         functions: l.real_fns.into_iter().map(|f| f.info).collect(),
         frame_regs: l.fp.map(|(a, b)| (a.slot, b.slot)),
         entry_reads: crate::entry_reads::EntryReads::All,
+        lane_private: false,
     };
     kernel.entry_reads = crate::entry_reads::entry_reads(&kernel);
+    kernel.lane_private = !kernel.code.iter().any(|i| i.op.reads_other_lanes());
     Ok(kernel)
 }
 
