@@ -117,7 +117,7 @@ struct EngineArgs {
     /// Worker threads for running blocks in parallel (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// Run blocks one after another on one thread.
+    /// Run blocks one after another on one thread (in timing mode, the SMs too).
     #[arg(long)]
     serial: bool,
     /// Warp instructions one block may execute before it is stopped as a

@@ -284,6 +284,7 @@ fn observe<O: Observer + Send>(
                 stack_size: opts.stack_size,
                 progress: opts.progress.clone(),
                 serve_past_end: opts.serve_past_end,
+                serial: opts.serial,
                 ..Default::default()
             };
             let l = warpsim_timing::TimedLaunch { input, shape: &shape, gpu: &mode.gpu, opts: &topts };

@@ -75,6 +75,9 @@ pub struct TimingOptions {
     pub progress: Option<std::sync::Arc<warpsim_engine::Progress>>,
     /// Serve accesses past an allocation's exact end within its page (`LaunchConfig::serve_past_end`).
     pub serve_past_end: bool,
+    /// Simulate on the calling thread only: no local phases on rayon's
+    /// threads (`LaunchConfig::serial`; the cycles are the same either way).
+    pub serial: bool,
 }
 
 impl Default for TimingOptions {
@@ -87,6 +90,7 @@ impl Default for TimingOptions {
             stack_size: warpsim_engine::DEFAULT_STACK_SIZE,
             progress: None,
             serve_past_end: false,
+            serial: false,
         }
     }
 }
@@ -307,7 +311,7 @@ fn timed<const W: usize, O: Observer + Send>(
         })
         .collect();
     // Workers for local phases: their counters are summed into the launch's.
-    let threads = if opts.timeline { 1 } else { rayon::current_num_threads().min(nsm) };
+    let threads = if opts.timeline || opts.serial { 1 } else { rayon::current_num_threads().min(nsm) };
     gg.local = threads > 1;
     let mut workers: Vec<Gpu<W>> = if threads > 1 { (0..threads).map(|_| gg.worker()).collect() } else { Vec::new() };
     let r = drive(&mut sms, &mut gg, &mut workers, make);
