@@ -14,31 +14,7 @@ extern "C" __global__ void vadd(const float *a, const float *b, float *c, int n)
 """
 
 # The same kernel as C++ (a mangled name: its parameter types are known), as PTX so no compiler is needed.
-SCALE_PTX = """.version 7.0
-.target sm_80
-.address_size 64
-.visible .entry _Z5scalePfPKfi(.param .u64 p0, .param .u64 p1, .param .u32 p2)
-{
-    .reg .b32 %r<4>;
-    .reg .b64 %rd<8>;
-    .reg .f32 %f<3>;
-    .reg .pred %p<2>;
-    ld.param.u64 %rd1, [p0];
-    ld.param.u64 %rd2, [p1];
-    ld.param.u32 %r1, [p2];
-    mov.u32 %r2, %tid.x;
-    setp.ge.u32 %p1, %r2, %r1;
-    @%p1 bra DONE;
-    mul.wide.u32 %rd3, %r2, 4;
-    add.s64 %rd4, %rd1, %rd3;
-    add.s64 %rd5, %rd2, %rd3;
-    ld.global.f32 %f1, [%rd5];
-    add.f32 %f2, %f1, %f1;
-    st.global.f32 [%rd4], %f2;
-DONE:
-    ret;
-}
-"""
+SCALE_PTX = (REPO / "tests" / "python" / "scale.ptx").read_text()
 
 
 @pytest.fixture

@@ -122,47 +122,7 @@ fn recursion_and_function_pointers_compiled_by_clang() {
 }
 
 /// `fact` by real recursion in hand-written PTX (what clang and nvcc make).
-const FACT_PTX: &str = ".version 8.0
-.target sm_90
-.address_size 64
-.func (.param .b32 ret) fact(.param .b32 n)
-{
-    .reg .pred %p<2>; .reg .b32 %r<6>;
-    ld.param.u32 %r1, [n];
-    setp.lt.s32 %p1, %r1, 2;
-    mov.u32 %r5, 1;
-    @%p1 bra DONE;
-    add.s32 %r2, %r1, -1;
-    {
-    .param .b32 a; .param .b32 b;
-    st.param.b32 [a], %r2;
-    call.uni (b), fact, (a);
-    ld.param.b32 %r3, [b];
-    }
-    mul.lo.s32 %r5, %r3, %r1;
-DONE:
-    st.param.b32 [ret], %r5;
-    ret;
-}
-.visible .entry facts(.param .u64 out, .param .u32 m)
-{
-    .reg .b32 %r<6>; .reg .b64 %rd<4>;
-    ld.param.u64 %rd1, [out];
-    ld.param.u32 %r4, [m];
-    mov.u32 %r1, %tid.x;
-    rem.u32 %r2, %r1, %r4;
-    {
-    .param .b32 a; .param .b32 b;
-    st.param.b32 [a], %r2;
-    call.uni (b), fact, (a);
-    ld.param.b32 %r3, [b];
-    }
-    mul.wide.u32 %rd2, %r1, 4;
-    add.s64 %rd3, %rd1, %rd2;
-    st.global.u32 [%rd3], %r3;
-    ret;
-}
-";
+const FACT_PTX: &str = include_str!("ptx/fact.ptx");
 
 #[test]
 fn recursive_ptx_runs_in_every_mode_and_overflows_clearly() {

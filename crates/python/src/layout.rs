@@ -172,32 +172,8 @@ pub(crate) mod tests {
     use super::*;
     use warpsim_host::{Dims, LaunchOptions};
 
-    /// `_Z5scalePfPKfi`: out[i] = 2 * in[i] for the first n threads, as tests/python's.
-    pub(crate) const SCALE_PTX: &str = ".version 7.0
-.target sm_80
-.address_size 64
-.visible .entry _Z5scalePfPKfi(.param .u64 p0, .param .u64 p1, .param .u32 p2)
-{
-    .reg .b32 %r<4>;
-    .reg .b64 %rd<8>;
-    .reg .f32 %f<3>;
-    .reg .pred %p<2>;
-    ld.param.u64 %rd1, [p0];
-    ld.param.u64 %rd2, [p1];
-    ld.param.u32 %r1, [p2];
-    mov.u32 %r2, %tid.x;
-    setp.ge.u32 %p1, %r2, %r1;
-    @%p1 bra DONE;
-    mul.wide.u32 %rd3, %r2, 4;
-    add.s64 %rd4, %rd1, %rd3;
-    add.s64 %rd5, %rd2, %rd3;
-    ld.global.f32 %f1, [%rd5];
-    add.f32 %f2, %f1, %f1;
-    st.global.f32 [%rd4], %f2;
-DONE:
-    ret;
-}
-";
+    /// `_Z5scalePfPKfi`: out[i] = 2 * in[i] for the first n threads (the file tests/python/test_errors.py loads).
+    pub(crate) const SCALE_PTX: &str = include_str!("../../../tests/python/scale.ptx");
 
     pub(crate) fn scale_kernel() -> Kernel {
         warpsim_host::Module::from_ptx("scale.ptx", SCALE_PTX).kernel("scale").unwrap()
