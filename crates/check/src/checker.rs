@@ -1344,7 +1344,7 @@ mod tests {
         let prog = warpsim_ir::compile_kernel("t.ptx", src, "k").unwrap();
         let k = prog.kernel("k").unwrap();
         let mem = GlobalMemory::new();
-        let mut next = crate::xorshift(0x2545_F491_4F6C_DD1Du64);
+        let mut next = warpsim_engine::rng::numbers(0x2545_F491_4F6C_DD1Du64);
         let (mut clean, mut reported) = (0, 0);
         for block in [32u32, 20, 64] {
             let cfg = LaunchConfig { grid: [1, 1, 1], block: [block, 1, 1], serial: true, ..Default::default() };

@@ -443,7 +443,7 @@ mod tests {
     /// Whole rows and partial ones, against lane by lane.
     #[test]
     fn lanes_hold_matches_lane_by_lane() {
-        let mut next = crate::xorshift(0x9E37_79B9_7F4A_7C15u64);
+        let mut next = warpsim_engine::rng::numbers(0x9E37_79B9_7F4A_7C15u64);
         for n in [1usize, 31, 32, 33, 64] {
             for round in 0..400 {
                 let ids: Vec<u32> = (0..n).map(|_| if next().is_multiple_of(8) { 1 } else { 0 }).collect();
@@ -500,7 +500,7 @@ mod tests {
     /// snapshot and reference count as the thread-by-thread one does.
     #[test]
     fn barrier_by_warp_equals_thread_by_thread() {
-        let mut next = crate::xorshift(0x2545_F491_4F6C_DD1Du64);
+        let mut next = warpsim_engine::rng::numbers(0x2545_F491_4F6C_DD1Du64);
         for round in 0..200 {
             let nw = 1 + round % 4;
             let (mut fast, mut slow) = (Hb::new(false), Hb::new(false));

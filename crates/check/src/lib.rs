@@ -35,17 +35,6 @@ mod hb;
 pub mod plan;
 mod shadow;
 
-/// A xorshift64 generator for the crate's randomized tests.
-#[cfg(test)]
-pub(crate) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
-    move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    }
-}
-
 pub use checker::{CheckOptions, Checker};
 pub use diag::{group_diagnostics, render, render_grouped, DiagGroup, DiagKind, Diagnostic, Site};
 

@@ -22,6 +22,7 @@ pub mod fault;
 pub mod launch;
 pub mod memory;
 pub mod observer;
+pub mod rng;
 pub mod schedule;
 
 pub use block::{Block, RegisterTemplate, Step};

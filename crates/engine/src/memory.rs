@@ -1155,7 +1155,7 @@ mod tests {
         let z = m.alloc("z", n * PAGE_SIZE - 24, None);
         let f = m.alloc("f", n * PAGE_SIZE, Some(Arc::new(Iota)));
         let t = m.alloc("t", 16, None);
-        let mut rng = crate::exec::testkit::xorshift(0xa7e);
+        let mut rng = crate::rng::numbers(0xa7e);
         let mut order: Vec<u64> = (0..n).collect();
         for i in (1..order.len()).rev() {
             order.swap(i, rng() as usize % (i + 1));
@@ -1232,7 +1232,7 @@ mod tests {
                 }
             }
         }
-        let mut rng = crate::exec::testkit::xorshift(0xc0b1);
+        let mut rng = crate::rng::numbers(0xc0b1);
         for round in 0..3000 {
             // Fresh memory every few rounds, so untouched (filler) pages keep coming.
             let mut m = GlobalMemory::new();
@@ -1266,7 +1266,7 @@ mod tests {
         let a = m.alloc("a", 3 * PAGE_SIZE + 96, Some(Arc::new(Iota)));
         let b = m.alloc("b", 2 * PAGE_SIZE, None);
         m.store(a + PAGE_SIZE + 8, 8, 0x0102_0304_0506_0708).unwrap(); // page 1 materialised
-        let mut rng = crate::exec::testkit::xorshift(0x5eed);
+        let mut rng = crate::rng::numbers(0x5eed);
         let edges =
             [a, a + PAGE_SIZE - 64, a + 2 * PAGE_SIZE - 32, a + 3 * PAGE_SIZE + 80, b + PAGE_SIZE - 16, b + 2 * PAGE_SIZE - 16, a - 64];
         for round in 0..4000 {

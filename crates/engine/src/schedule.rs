@@ -26,6 +26,7 @@
 //! hook compiles away.
 
 use crate::exec::{StackEntry, CALL_RPC};
+use crate::rng::SplitMix64;
 use std::sync::Arc;
 use warpsim_ir::op_table::{Flow, LatencyClass};
 use warpsim_ir::{Kernel, Op, Space};
@@ -152,37 +153,20 @@ impl SchedulePlan {
     }
 }
 
-/// SplitMix64: small, fast, and good enough for schedules.
-#[derive(Clone, Debug)]
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 /// The random choices of [`Schedule::Random`]. Clone one per block (cheap:
 /// the plan is shared); [`SchedulePolicy::block_begin`] seeds it.
 #[derive(Clone, Debug)]
 pub struct RandomSchedule {
     seed: u64,
     plan: Arc<SchedulePlan>,
-    rng: Rng,
+    rng: SplitMix64,
     /// The warp whose stack was just changed: its next instruction issues as is.
     fresh: Option<u32>,
 }
 
 impl RandomSchedule {
     pub fn new(seed: u64, plan: Arc<SchedulePlan>) -> Self {
-        RandomSchedule { seed, plan, rng: Rng(seed), fresh: None }
+        RandomSchedule { seed, plan, rng: SplitMix64::new(seed), fresh: None }
     }
 
     /// The contiguous entries at the top of `stack` that wait for the same
@@ -203,7 +187,7 @@ impl SchedulePolicy for RandomSchedule {
     const ACTIVE: bool = true;
 
     fn block_begin(&mut self, block: u64) {
-        self.rng = Rng(self.seed ^ block.wrapping_mul(0xD1B5_4A32_D192_ED03));
+        self.rng = SplitMix64::new(self.seed ^ block.wrapping_mul(0xD1B5_4A32_D192_ED03));
         self.fresh = None;
     }
 
@@ -224,9 +208,9 @@ impl SchedulePolicy for RandomSchedule {
         }
         // Split the group: two random sets of lanes run apart to the end of this straight-line code.
         let top = stack[n - 1];
-        if top.mask.count_ones() >= 2 && self.rng.next() & 1 == 0 {
+        if top.mask.count_ones() >= 2 && self.rng.next_u64() & 1 == 0 {
             let end = self.plan.split_end[pc as usize];
-            let mut a = top.mask & self.rng.next();
+            let mut a = top.mask & self.rng.next_u64();
             if a == 0 || a == top.mask {
                 // Make both sides non-empty: one random lane goes alone.
                 let lanes = top.mask.count_ones() as usize;

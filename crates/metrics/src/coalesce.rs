@@ -340,15 +340,7 @@ pub(crate) mod tests {
         (0..32).map(f).collect()
     }
 
-    /// A xorshift64 generator from `seed` (not 0).
-    pub(crate) fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
-        move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        }
-    }
+    pub(crate) use warpsim_engine::rng::numbers;
 
     #[test]
     fn strides_of_4_byte_loads_give_the_corpus_sector_counts() {
@@ -415,7 +407,7 @@ pub(crate) mod tests {
 
     #[test]
     fn ascending_accesses_cost_as_the_general_count() {
-        let mut next = xorshift(0x2545_F491_4F6C_DD1Du64);
+        let mut next = numbers(0x2545_F491_4F6C_DD1Du64);
         for round in 0..4000 {
             let bytes = [1u32, 2, 4, 8, 16][round % 5];
             let step = [0u64, 1, 1, 2, 8, 33][round % 6] * bytes as u64;
@@ -449,7 +441,7 @@ pub(crate) mod tests {
     /// general count; a lane off the stride (or a misaligned base) is refused.
     #[test]
     fn unit_stride_accesses_cost_as_the_general_count() {
-        let mut next = xorshift(0x853C_49E6_748F_EA9Bu64);
+        let mut next = numbers(0x853C_49E6_748F_EA9Bu64);
         for round in 0..20000 {
             let bytes = [2u32, 4, 8, 16, 32][round % 5];
             let n = if round % 7 == 0 { 64 } else { 32 };
@@ -489,7 +481,7 @@ pub(crate) mod tests {
 
     #[test]
     fn one_word_phases_equal_gathering_the_words() {
-        let mut next = xorshift(0x9E37_79B9_7F4A_7C15u64);
+        let mut next = numbers(0x9E37_79B9_7F4A_7C15u64);
         for round in 0..4000 {
             let spread = [4u64, 128, 256, 8192, 1 << 20][round % 5];
             let a: Vec<u64> = (0..32).map(|_| next() % spread * 4).collect();

@@ -615,7 +615,7 @@ mod tests {
     /// does (random guarded pcs, masks, guards and branch outcomes); merging adds them.
     #[test]
     fn runs_and_guards_count_as_every_instruction() {
-        let mut next = crate::coalesce::tests::xorshift(0x2545_F491_4F6C_DD1D);
+        let mut next = warpsim_engine::rng::numbers(0x2545_F491_4F6C_DD1D);
         let len = 40usize;
         let flags: Vec<(bool, bool)> = (0..len).map(|_| (next().is_multiple_of(3), next().is_multiple_of(4))).collect();
         let shape = Arc::new(CodeShape::from_flags(flags.iter().copied()));
@@ -697,7 +697,7 @@ mod tests {
     /// equal the cost functions' on every access.
     #[test]
     fn memoised_costs_equal_the_cost_functions() {
-        let mut next = crate::coalesce::tests::xorshift(0x9E37_79B9_7F4A_7C15);
+        let mut next = warpsim_engine::rng::numbers(0x9E37_79B9_7F4A_7C15);
         let mut obs = plain(4);
         let mut want = vec![PcCounters::default(); 4];
         // Per pc, its last accesses (most recent last).

@@ -713,7 +713,7 @@ mod tests {
 
     #[test]
     fn mul_wide_s32_equals_the_signed_product() {
-        let mut rng = xorshift(0x51de);
+        let mut rng = numbers(0x51de);
         let edges = [0u32, 1, 2, 0x7fff_ffff, 0x8000_0000, 0x8000_0001, u32::MAX, u32::MAX - 1, 0xffff, 0x1_0000];
         let pairs = edges.iter().flat_map(|&a| edges.iter().map(move |&b| (a, b)));
         for (a, b) in pairs.chain((0..100_000).map(|_| (rng() as u32, (rng() >> 32) as u32))) {
@@ -726,7 +726,7 @@ mod tests {
     #[test]
     fn column_maps_equal_lane_by_lane() {
         fn check<const W: usize>() {
-            let mut next = xorshift(0x9E37_79B9_7F4A_7C15u64);
+            let mut next = numbers(0x9E37_79B9_7F4A_7C15u64);
             let f = |[x, y, z]: [u32; 3]| x.wrapping_mul(y) ^ z.rotate_left(5);
             for _ in 0..200 {
                 let mut r: Vec<u32> = (0..4 * W).map(|_| next() as u32).collect();
@@ -756,7 +756,7 @@ mod tests {
     /// full, partial and empty masks and a destination that is a source.
     #[test]
     fn f32_column_ops_equal_lane_by_lane() {
-        let mut next = xorshift(0x0F32_0F32);
+        let mut next = numbers(0x0F32_0F32);
         let special = [0x7FC0_0000u32, 0xFFC0_0001, 0x7F80_0001, 0x7F80_0000, 0xFF80_0000, 0, 0x8000_0000, 0x3F80_0000, 1];
         for round in 0..3000 {
             let mut w = bare(4, 0, 0);
@@ -798,7 +798,7 @@ mod tests {
     fn cvt_fast_paths_equal_the_general_conversion() {
         use num::Rounding::*;
         use ScalarType::{F32, S32, U32};
-        let mut next = xorshift(0xC0_FFEE);
+        let mut next = numbers(0xC0_FFEE);
         let special = [
             0x7FC0_0000u32,
             0xFF80_0000,
@@ -872,7 +872,7 @@ mod tests {
     fn compare_fast_path_equals_lane_by_lane() {
         use num::CmpOp::*;
         let mut w = bare(2, 2, 0);
-        let mut next = xorshift(0x2545_F491_4F6C_DD1Du64);
+        let mut next = numbers(0x2545_F491_4F6C_DD1Du64);
         let types = [
             (ScalarType::S32, 0u32),
             (ScalarType::U32, 0),

@@ -734,7 +734,7 @@ mod tests {
     /// observer sees the same hooks with the same lanes.
     #[test]
     fn whole_columns_over_dead_lanes_equal_blends() {
-        let mut rng = xorshift(0x05ee_d0fd_ead1_a9e5);
+        let mut rng = numbers(0x05ee_d0fd_ead1_a9e5);
         let mut dead_written = 0;
         for round in 0..400 {
             // Now and then a guarded forward branch that reconverges at its

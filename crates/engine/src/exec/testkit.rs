@@ -25,15 +25,7 @@ pub fn bare(n32: u32, n64: u32, npred: u32) -> Warp<32> {
     }
 }
 
-/// A xorshift64 generator for randomized tests.
-pub fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
-    move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    }
-}
+pub use crate::rng::numbers;
 
 /// Sets 32-bit register `slot` of every lane to `f(lane)`.
 pub fn fill32(w: &mut Warp<32>, slot: u32, f: impl Fn(usize) -> u32) {

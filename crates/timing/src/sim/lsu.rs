@@ -777,21 +777,13 @@ mod tests {
         (0..bytes / step).map(|i| spec.atomic_unit(base + i * step)).collect::<HashSet<_>>().len()
     }
 
-    /// A xorshift generator: the tests' random accesses, the same for every run.
-    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
-        move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        }
-    }
+    use warpsim_engine::rng::numbers;
 
     /// Sector lists against every pair collected, sorted and deduplicated:
     /// ascending, descending, repeated, scattered and overflowing requests.
     #[test]
     fn sector_lists_are_the_sorted_distinct_sectors_of_the_first_pairs() {
-        let mut rnd = xorshift(0x51_7cc1_b727_220au64);
+        let mut rnd = numbers(0x51_7cc1_b727_220au64);
         for _ in 0..50_000 {
             let r = rnd();
             let bytes = [1u32, 2, 4, 8, 16, 32, 64, 100][r as usize % 8];
@@ -845,7 +837,7 @@ mod tests {
     #[test]
     fn remembered_shared_costs_match_the_metrics_count() {
         let mut memo = Box::new([SharedMemo::EMPTY; SHARED_MEMO_SLOTS]);
-        let mut rnd = xorshift(0x2545_f491_4f6c_dd1du64);
+        let mut rnd = numbers(0x2545_f491_4f6c_dd1du64);
         for _ in 0..60_000 {
             let r = rnd();
             let pc = (r % 7) as u32;
@@ -883,7 +875,7 @@ mod tests {
     #[test]
     fn wrapping_shared_accesses_hit_modulo_the_period_and_match_the_metrics_count() {
         let mut memo = Box::new([SharedMemo::EMPTY; SHARED_MEMO_SLOTS]);
-        let mut rnd = xorshift(0x9e37_79b9_7f4a_7c15u64);
+        let mut rnd = numbers(0x9e37_79b9_7f4a_7c15u64);
         let mut period_hits = 0;
         for _ in 0..400 {
             let r = rnd();
