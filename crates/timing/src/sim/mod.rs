@@ -512,15 +512,22 @@ fn drive<'a, const W: usize, O: Observer + Send>(
 }
 
 impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
+    /// With no block resident the SM goes idle for good; says whether it did.
+    fn idle_if_empty(&mut self) -> bool {
+        if self.resident == 0 {
+            self.idle = true;
+            self.now = u64::MAX;
+        }
+        self.resident == 0
+    }
+
     /// Runs this SM up to (not including) cycle `end`.
     fn run_until(&mut self, end: u64, gg: &mut Gpu<'a, W>, make: &dyn Fn() -> O) -> Result<(), LaunchError> {
         while self.now < end {
             let t = self.now;
             // Blocks that finished: free their slots, start the next blocks.
             self.free_finished(t, gg, make)?;
-            if self.resident == 0 {
-                self.idle = true;
-                self.now = u64::MAX;
+            if self.idle_if_empty() {
                 return Ok(());
             }
             self.cycle(t, gg)?;
@@ -544,9 +551,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             let t = self.now;
             if frees_local {
                 self.free_drained(t, gg);
-                if self.resident == 0 {
-                    self.idle = true;
-                    self.now = u64::MAX;
+                if self.idle_if_empty() {
                     return Ok(());
                 }
             }
