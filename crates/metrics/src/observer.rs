@@ -242,7 +242,11 @@ struct Memos {
     next: u8,
     /// Each way's [`signature`], apart so that a miss scans one short array.
     sigs: [u64; MEMO_WAYS],
-    ways: [Memo; MEMO_WAYS],
+    /// The ways made so far, in the order they were first replaced (most
+    /// instructions use one or two of the `MEMO_WAYS`; a way is ~560 bytes,
+    /// so they are made on first use rather than zeroed for every pc of
+    /// every block chunk's observer).
+    ways: Vec<Memo>,
 }
 
 /// Ways per instruction: `smem_stride_33`'s loads go through 9 patterns per
@@ -251,7 +255,9 @@ struct Memos {
 const MEMO_WAYS: usize = 16;
 
 impl Memos {
-    const EMPTY: Memos = Memos { last: 0, next: 0, sigs: [0; MEMO_WAYS], ways: [Memo::EMPTY; MEMO_WAYS] };
+    fn new() -> Memos {
+        Memos { last: 0, next: 0, sigs: [0; MEMO_WAYS], ways: Vec::new() }
+    }
 
     /// The way that matched last, or else the way after it (the next pattern
     /// of a loop whose patterns were kept in turn), if `addrs` shift it; that
@@ -259,11 +265,12 @@ impl Memos {
     #[inline(always)]
     fn last_or_next(&mut self, addrs: &[u64], mask: u64, granule: u64) -> Option<&Memo> {
         let last = self.last as usize % MEMO_WAYS;
-        let w = if self.ways[last].shifted(addrs, mask, granule) {
+        let shifted = |w: usize| self.ways.get(w).is_some_and(|m| m.shifted(addrs, mask, granule));
+        let w = if shifted(last) {
             last
         } else {
             let next = (last + 1) % MEMO_WAYS;
-            if !self.ways[next].shifted(addrs, mask, granule) {
+            if !shifted(next) {
                 return None;
             }
             self.last = next as u8;
@@ -552,7 +559,7 @@ fn memo_slot<'a>(
     let i = memo_of.get_mut(pc as usize)?;
     if *i == u32::MAX {
         *i = memos.len() as u32;
-        memos.push(Memos::EMPTY);
+        memos.push(Memos::new());
     }
     let g = memos.get_mut(*i as usize)?;
     let sig = signature(addrs, mask);
@@ -577,6 +584,9 @@ fn memo_slot<'a>(
             g.next = ((w + 1) % MEMO_WAYS) as u8;
             // The caller keeps the access in this way.
             g.sigs[w] = sig;
+            if w == g.ways.len() {
+                g.ways.push(Memo::EMPTY);
+            }
             (w, false)
         }
     };
