@@ -109,12 +109,8 @@ pub struct TInst {
     pub alias_of: Option<u32>,
     /// Global loads with `.cg`/`.cs`/`.cv`/`.volatile`: not cached in L1.
     pub bypass_l1: bool,
-    /// For [`Class::Mem`]: a store, an atomic.
-    pub is_store: bool,
-    pub is_atomic: bool,
-    /// An asynchronous copy (`cp.async`, bulk copies): completes into the
-    /// warp's outstanding-memory time that fences wait for.
-    pub is_async: bool,
+    /// The op table's kind of memory access, if it accesses memory.
+    pub access: Option<AccessKind>,
     /// The issue queue it waits in: [`QUEUE_NONE`], [`QUEUE_MIO`] or [`QUEUE_LSU`].
     pub queue: u8,
     /// For atomics: how the L2 or the shared-memory unit serialises them.
@@ -130,6 +126,28 @@ pub struct TInst {
     /// memory: it picks the slot of an SM's remembered shared-memory cost,
     /// so that a kernel's first few such instructions never share one.
     pub shared_seq: u32,
+}
+
+impl TInst {
+    /// A store (atomics are not).
+    #[inline]
+    pub fn is_store(&self) -> bool {
+        self.access == Some(AccessKind::Store)
+    }
+
+    /// A read-modify-write (`atom`, `red`).
+    #[inline]
+    pub fn is_atomic(&self) -> bool {
+        self.access == Some(AccessKind::Atomic)
+    }
+
+    /// An asynchronous copy (`cp.async`, bulk copies): no register waits for
+    /// it; it completes into the warp's outstanding-memory time that fences
+    /// (and `cp.async.wait_group`) wait for.
+    #[inline]
+    pub fn is_async(&self) -> bool {
+        self.access == Some(AccessKind::AsyncCopy)
+    }
 }
 
 /// What the timing of an atomic depends on.
@@ -347,10 +365,6 @@ pub fn decode(k: &Kernel, gpu: &TimingGpu) -> Decoded {
             }
         }
         let access = inst.op.mem_access();
-        let is_store = access.is_some_and(|a| a.kind == AccessKind::Store);
-        let is_atomic = access.is_some_and(|a| a.kind == AccessKind::Atomic);
-        // Asynchronous copies: no register waits for them; `cp.async.wait_group` does.
-        let is_async = access.is_some_and(|a| a.kind == AccessKind::AsyncCopy);
         let queue = match (access, class) {
             (_, Class::Shfl) => QUEUE_MIO,
             (Some(MemAccess { kind: AccessKind::Load | AccessKind::Store | AccessKind::Atomic, space: Space::Shared, .. }), Class::Mem) => {
@@ -393,9 +407,7 @@ pub fn decode(k: &Kernel, gpu: &TimingGpu) -> Decoded {
             back_edge: false,
             alias_of: None,
             bypass_l1,
-            is_store,
-            is_atomic,
-            is_async,
+            access: access.map(|a| a.kind),
             queue,
             atom,
             call_edge: false,
@@ -440,7 +452,7 @@ fn issues_locally(ti: &TInst) -> bool {
         | Class::Unknown
         | Class::Barrier
         | Class::Exit => true,
-        Class::Mem => ti.queue == QUEUE_MIO && !ti.is_async,
+        Class::Mem => ti.queue == QUEUE_MIO && !ti.is_async(),
     }
 }
 
@@ -515,7 +527,7 @@ fn schedule(k: &Kernel, insts: &[TInst], start: usize, end: usize, gpu: &TimingG
     let est = |i: &TInst, op: &Op| -> u32 {
         match i.class {
             Class::Free => 0,
-            Class::Mem if i.is_store => 1,
+            Class::Mem if i.is_store() => 1,
             Class::Mem if matches!(op, Op::Ld { space: Space::Shared, .. }) => lat.shared,
             Class::Mem => lat.l1_hit,
             _ => i.latency.max(1),
@@ -534,7 +546,7 @@ fn schedule(k: &Kernel, insts: &[TInst], start: usize, end: usize, gpu: &TimingG
             let alias = ij.alias_of == Some((start + i) as u32);
             let memo = ii.class == Class::Mem
                 && ij.class == Class::Mem
-                && (ii.is_store || ij.is_store || ii.is_atomic || ij.is_atomic)
+                && (ii.is_store() || ij.is_store() || ii.is_atomic() || ij.is_atomic())
                 && may_alias(&k.code[start + i].op, oj);
             if raw || war || waw || alias || memo || last {
                 preds[j].push(i);

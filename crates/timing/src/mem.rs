@@ -557,6 +557,7 @@ impl Cache {
 
     /// A write of a whole or partial sector: allocates (write-back caches),
     /// marks it valid at `ready` and dirty.
+    #[inline]
     pub fn write(&mut self, sector: u64, ready: u64) {
         let i = self.line(sector);
         let k = (sector & 3) as usize;
@@ -569,6 +570,7 @@ impl Cache {
     }
 
     /// Drops a sector (write-through L1 on a store it does not keep).
+    #[inline]
     pub fn invalidate(&mut self, sector: u64) {
         if let Some(i) = self.find(sector >> 2) {
             let k = (sector & 3) as usize;

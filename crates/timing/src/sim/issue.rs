@@ -475,12 +475,12 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             done = done.max(at);
         }
         self.warps[wsu].cap_addrs = pool;
-        if ti.is_store {
+        if ti.is_store() {
             sb = Sb::Fixed;
         } else if shared_only {
             sb = Sb::Short;
         }
-        if ti.is_async {
+        if ti.is_async() {
             let w = &mut self.warps[wsu];
             w.store_ack = w.store_ack.max(done);
         }

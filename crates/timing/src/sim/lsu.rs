@@ -435,14 +435,14 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         gg: &mut Gpu<'a, W>,
     ) -> u64 {
         let mut done = t + 1;
-        let load = !(ti.is_store || ti.is_atomic);
+        let load = !(ti.is_store() || ti.is_atomic());
         let mut wf = shared_wavefronts(&mut self.mem.shared_memo, ti.shared_seq, pc, a, shared, bytes, load).max(1) as u64;
         let spec = &gg.memsys.spec;
         let mut busy = wf.div_ceil(spec.shared_wavefronts_per_cycle);
-        if ti.is_atomic && ti.atom.float {
+        if ti.is_atomic() && ti.atom.float {
             // A compare-and-swap loop: a round trip per wavefront, dearer when they conflict.
             busy = 4 * wf + (wf - 1) * spec.shared_cas_conflict_cycles;
-        } else if ti.is_atomic && ti.atom.returns && !ti.atom.aggregated {
+        } else if ti.is_atomic() && ti.atom.returns && !ti.atom.aggregated {
             // Lanes on the same word serialise when each needs its old value.
             wf = wf.max(same_address_degree(a, shared));
             busy = wf.div_ceil(spec.shared_wavefronts_per_cycle);
@@ -451,9 +451,9 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         let start = self.mem.mio_free.max(t);
         self.mem.mio_free = start + busy;
         self.smsp[s].q.mio.push_back(start);
-        let lat = if ti.is_atomic { spec.lat_shared_atomic + spec.lat_shared } else { spec.lat_shared };
+        let lat = if ti.is_atomic() { spec.lat_shared_atomic + spec.lat_shared } else { spec.lat_shared };
         done = done.max(self.mem.mio_free - 1 + lat);
-        if ti.is_atomic && ti.atom.float {
+        if ti.is_atomic() && ti.atom.float {
             // Lanes on one word get through one round each.
             let cas = spec.shared_cas_cycles;
             let block = self.warps[wsu].block;
@@ -549,7 +549,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             self.mem.l1_free = t1 + lines.div_ceil(per).max(data_cycles).max(1);
             self.smsp[s].q.lsu.push_back(t1);
             let half = gg.memsys.spec.lat_l2 / 2;
-            if ti.is_store {
+            if ti.is_store() {
                 let (a, b) = gg.memsys.spec.l2_store_centi;
                 self.mem.owe(a * lines + b * k as u64);
                 let mut ack = t1;
@@ -566,7 +566,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 done = done.max(t + 1);
             } else {
                 let mut ready = t1 + gg.memsys.spec.lat_l1;
-                let bypass = ti.bypass_l1 || ti.is_atomic;
+                let bypass = ti.bypass_l1 || ti.is_atomic();
                 let mut sec_ready: Vec<(u64, u64)> = Vec::new();
                 let (mut miss_secs, mut miss_lines, mut last_line) = (0u64, 0u64, u64::MAX);
                 for (i, &sec) in secs.iter().enumerate() {
@@ -603,13 +603,13 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                         }
                     };
                     ready = ready.max(r);
-                    if ti.is_atomic {
+                    if ti.is_atomic() {
                         sec_ready.push((sec, r));
                     }
                 }
                 let (a, b) = gg.memsys.spec.l2_load_centi;
                 self.mem.owe(a * miss_lines + b * miss_secs);
-                if ti.is_atomic {
+                if ti.is_atomic() {
                     // The L2's atomic units perform the operations (one per
                     // warp when ptxas aggregates them); the old values come back.
                     let mut words: Vec<(u64, u32)> = Vec::new();
