@@ -489,15 +489,14 @@ impl Checker {
             return false;
         }
         let stride = (affine && step >= 4 * nw && step < 4 * PAGE_WORDS).then_some(step / 4);
-        let (words, span) = ((mask.count_ones() as u64 * nw).min(hi - lo + 1) as usize, (hi - lo + 1) as usize);
         let first =
             Access { block: self.block32, tid: (base + mask.trailing_zeros()) as u16, bits: BYTES | op.bits, tau: op.tau, pc: op.pc };
         let wa = WarpAccess { first, base, mask, addrs, words: nw, write: op.write, stride };
         let idx = self.global.page(page);
-        if self.global.run(idx, &wa, words, span) {
+        if self.global.run(idx, &wa) {
             return true;
         }
-        self.global.reserve(idx, words, span);
+        self.global.reserve(idx, (mask.count_ones() as u64 * nw).min(hi - lo + 1) as usize, (hi - lo + 1) as usize);
         // The lanes' threads are one warp's: one record serves them all.
         let rec = self.global.rec(idx, &first);
         let (plan, diags, block) = (&self.plan, &mut self.diags, self.block);

@@ -79,10 +79,13 @@ enum Cells {
         w: Option<Slots>,
         r: Option<Slots>,
     },
-    /// A page so far touched by one warp instruction alone, its lanes at a
-    /// fixed stride (a strided pass over a large buffer touches each page
-    /// once): no allocation, turned sparse when touched again.
+    /// A page so far touched only by warp instructions whose lanes sit at
+    /// a fixed stride, over disjoint spans (a pass over a buffer, strided or
+    /// contiguous): the instructions, no slots. One inline (a strided pass
+    /// touches each page once: no allocation), more in a list; turned into
+    /// slots when touched otherwise.
     Run(Run),
+    Runs(Vec<Run>),
 }
 
 /// One warp instruction's accesses of a fresh page: lanes `lane0..lane0 +
@@ -100,10 +103,18 @@ struct Run {
     write: bool,
 }
 
+/// Runs a page may hold; the next access settles it.
+const RUNS_MAX: usize = 32;
+
 impl Run {
     /// The words the run spans, first to last.
     fn span(&self) -> usize {
         (self.lanes as usize - 1) * self.stride as usize + self.nw as usize
+    }
+
+    /// Its first word and the one past its last.
+    fn ends(&self) -> (usize, usize) {
+        (self.off as usize, self.off as usize + self.span())
     }
 }
 
@@ -254,7 +265,7 @@ impl Page {
     /// The record of `cur`, added when it is not the last one.
     #[inline(always)]
     fn rec(&mut self, cur: &Access, scratch: &mut Vec<u32>) -> RecId {
-        if let Cells::Run(_) = self.cells {
+        if let Cells::Run(_) | Cells::Runs(_) = self.cells {
             self.settle();
         }
         let r = Rec::of(cur);
@@ -296,29 +307,63 @@ impl Page {
         self.gc_at = (2 * live).max(GC_MIN);
     }
 
-    /// A run turned into the sparse cells it stands for (its record the
-    /// page's first), with room for as many words as its density predicts.
+    /// Runs turned into the slots they stand for, their records the
+    /// page's first (in order, as [`Page::rec`] adds them): sparse cells
+    /// with room for as many words as their density predicts, or slot
+    /// arrays where [`GlobalShadow::reserve`] would have made them.
     #[cold]
     #[inline(never)]
     fn settle(&mut self) {
-        let Cells::Run(run) = self.cells else { return };
-        self.recs.clear();
-        self.recs.push(run.rec);
-        let rec = 1u32 << REC_SHIFT;
-        let words = run.lanes as usize * run.nw as usize;
-        let mut v = Vec::with_capacity((words * PAGE_WORDS as usize / run.span()).min(DENSE_AFTER).max(words));
-        for k in 0..run.lanes as usize {
-            let enc = rec | ((run.lane0 as u32 + k as u32) & 63) << LANE_SHIFT | BYTES as u32;
-            let (w, r) = if run.write { (enc, 0) } else { (0, enc) };
-            let first = run.off as usize + k * run.stride as usize;
-            v.extend((first..first + run.nw as usize).map(|o| Sparse { off: o as u16, w, r }));
+        let cells = std::mem::replace(&mut self.cells, Cells::Sparse(Vec::new()));
+        let runs: &[Run] = match &cells {
+            Cells::Run(run) => std::slice::from_ref(run),
+            Cells::Runs(runs) => runs,
+            _ => {
+                self.cells = cells;
+                return;
+            }
+        };
+        let words = |r: &Run| r.lanes as usize * r.nw as usize;
+        let total: usize = runs.iter().map(words).sum();
+        let dense = total >= DENSE_AFTER || runs.iter().any(|r| words(r) >= DENSE_WARP && 4 * words(r) >= r.span());
+        let mut sparse = Vec::new();
+        let (mut w, mut r) = (None::<Slots>, None::<Slots>);
+        if !dense {
+            let (lo, hi) = runs.iter().fold((PAGE_WORDS as usize, 0), |(lo, hi), r| (lo.min(r.ends().0), hi.max(r.ends().1)));
+            sparse.reserve((total * PAGE_WORDS as usize / (hi - lo).max(1)).min(DENSE_AFTER).max(total));
         }
-        self.cells = Cells::Sparse(v);
+        self.recs.clear();
+        for run in runs {
+            if self.recs.last() != Some(&run.rec) {
+                self.recs.push(run.rec);
+            }
+            let rec = (self.recs.len() as u32) << REC_SHIFT;
+            for k in 0..run.lanes as usize {
+                let enc = rec | ((run.lane0 as u32 + k as u32) & 63) << LANE_SHIFT | BYTES as u32;
+                let first = run.off as usize + k * run.stride as usize;
+                let words = first..(first + run.nw as usize).min(PAGE_WORDS as usize);
+                if dense {
+                    if let Some(a) = if run.write { &mut w } else { &mut r }.get_or_insert_with(zeroed).get_mut(words) {
+                        a.fill(enc);
+                    }
+                } else {
+                    let (w, r) = if run.write { (enc, 0) } else { (0, enc) };
+                    sparse.extend(words.map(|o| Sparse { off: o as u16, w, r }));
+                }
+            }
+        }
+        self.cells = if dense {
+            Cells::Dense { w, r }
+        } else {
+            // Runs are disjoint: distinct words, sorted once.
+            sparse.sort_unstable_by_key(|e| e.off);
+            Cells::Sparse(sparse)
+        };
     }
 
     fn for_slots(&mut self, mut f: impl FnMut(&mut u32)) {
         match &mut self.cells {
-            Cells::Run(_) => {}
+            Cells::Run(_) | Cells::Runs(_) => {}
             Cells::Sparse(v) => v.iter_mut().for_each(|e| {
                 f(&mut e.w);
                 f(&mut e.r);
@@ -391,13 +436,18 @@ impl Page {
     /// The decoded cell at `off` (tests).
     #[cfg(test)]
     fn cell(&self, off: usize) -> Cell {
-        if let Cells::Run(run) = self.cells {
-            let mut p = Page { recs: Vec::new(), gc_at: GC_MIN, cells: Cells::Run(run) };
+        if let Cells::Run(_) | Cells::Runs(_) = self.cells {
+            let cells = match &self.cells {
+                Cells::Run(run) => Cells::Run(*run),
+                Cells::Runs(runs) => Cells::Runs(runs.clone()),
+                _ => unreachable!(),
+            };
+            let mut p = Page { recs: Vec::new(), gc_at: GC_MIN, cells };
             p.settle();
             return p.cell(off);
         }
         let (w, r) = match &self.cells {
-            Cells::Run(_) => (0, 0),
+            Cells::Run(_) | Cells::Runs(_) => (0, 0),
             Cells::Sparse(v) => v.iter().find(|e| e.off as usize == off).map_or((0, 0), |e| (e.w, e.r)),
             Cells::Dense { w, r } => (w.as_ref().map_or(0, |a| a[off]), r.as_ref().map_or(0, |a| a[off])),
         };
@@ -526,7 +576,7 @@ impl GlobalShadow {
     #[inline(always)]
     pub fn reserve(&mut self, idx: usize, words: usize, span: usize) {
         if let Some(p) = self.pages.get_mut(idx) {
-            if let Cells::Run(_) = p.cells {
+            if let Cells::Run(_) | Cells::Runs(_) = p.cells {
                 p.settle();
             }
             match &mut p.cells {
@@ -536,27 +586,23 @@ impl GlobalShadow {
                 // else room for the words at once, not by doublings.
                 Cells::Sparse(v) if v.capacity() == 0 => v.reserve((words * PAGE_WORDS as usize / span.max(1)).min(DENSE_AFTER).max(words)),
                 Cells::Sparse(v) => v.reserve(words),
-                Cells::Dense { .. } | Cells::Run(_) => {}
+                Cells::Dense { .. } | Cells::Run(_) | Cells::Runs(_) => {}
             }
         }
     }
 
-    /// Records `wa` (`words` words within `span`) as page `idx`'s run when
-    /// the page is fresh, the lanes are at a fixed stride ([`WarpAccess::stride`])
-    /// and the page would stay sparse ([`GlobalShadow::reserve`]): the
-    /// cells the sparse path would make, none of them touched before, so
-    /// nothing to report. False (nothing done) otherwise.
+    /// Records `wa` as a run of page `idx` ([`Cells::Run`]) when its lanes
+    /// sit at a fixed stride ([`WarpAccess::stride`]) and the page is fresh
+    /// or holds fewer than [`RUNS_MAX`] runs, none overlapping its span:
+    /// the slots the word-by-word path would fill, none of them touched
+    /// before, so nothing to report. False (nothing done) otherwise.
     #[inline(always)]
-    pub fn run(&mut self, idx: usize, wa: &WarpAccess<'_>, words: usize, span: usize) -> bool {
+    pub fn run(&mut self, idx: usize, wa: &WarpAccess<'_>) -> bool {
         let Some(stride) = wa.stride else { return false };
         let Some(p) = self.pages.get_mut(idx) else { return false };
-        let fresh = matches!(&p.cells, Cells::Sparse(v) if v.capacity() == 0) && p.recs.is_empty();
-        if !fresh || words >= DENSE_AFTER || (words >= DENSE_WARP && 4 * words >= span) {
-            return false;
-        }
         let l0 = wa.mask.trailing_zeros() as usize;
         let Some(&a0) = wa.addrs.get(l0) else { return false };
-        p.cells = Cells::Run(Run {
+        let run = Run {
             rec: Rec::of(&wa.first),
             off: ((a0 >> 2) % PAGE_WORDS) as u16,
             stride: stride as u16,
@@ -564,7 +610,20 @@ impl GlobalShadow {
             nw: wa.words as u8,
             lane0: (wa.first.tid & 63) as u8,
             write: wa.write,
-        });
+        };
+        let (lo, hi) = run.ends();
+        let apart = |r: &Run| r.ends().1 <= lo || hi <= r.ends().0;
+        match &mut p.cells {
+            Cells::Sparse(v) if v.capacity() == 0 && p.recs.is_empty() => p.cells = Cells::Run(run),
+            Cells::Run(first) if apart(first) => {
+                // Room for the runs of a pass like the first.
+                let mut v = Vec::with_capacity((PAGE_WORDS as usize / first.span()).clamp(2, RUNS_MAX));
+                v.extend([*first, run]);
+                p.cells = Cells::Runs(v);
+            }
+            Cells::Runs(v) if v.len() < RUNS_MAX && v.iter().all(apart) => v.push(run),
+            _ => return false,
+        }
         true
     }
 
@@ -707,7 +766,7 @@ mod tests {
         let (warps, w) = (4usize, 32usize);
         // Hits, dense pages, sparse pages, most records, warp-path accesses,
         // accesses of words whose every earlier access is their thread's.
-        let mut stats = [0usize; 7];
+        let mut stats = [0usize; 8];
         for seed in 1..=24u64 {
             let mut s = seed * 0x9E37_79B9;
             let mut hb = Hb::new(seed % 3 == 0);
@@ -799,8 +858,10 @@ mod tests {
                     let wa = WarpAccess { first, base, mask: (1 << lanes) - 1, addrs: &addrs, words: accesses[0].2, write, stride };
                     let words = accesses.len() * accesses[0].2 as usize;
                     let span = (accesses[accesses.len() - 1].0 + accesses[0].2 - accesses[0].0) as usize;
-                    if seed % 2 == 0 && shadow.run(idx, &wa, words, span) {
+                    let had_runs = matches!(shadow.pages[idx].cells, Cells::Run(_) | Cells::Runs(_));
+                    if seed % 2 == 0 && shadow.run(idx, &wa) {
                         stats[6] += 1;
+                        stats[7] += had_runs as usize;
                     } else {
                         if seed % 2 == 0 {
                             // As the checker does: sparse pages reserved for, or made dense by, the warp.
@@ -856,7 +917,7 @@ mod tests {
             for p in &shadow.pages {
                 match &p.cells {
                     Cells::Dense { .. } => stats[1] += 1,
-                    Cells::Sparse(_) | Cells::Run(_) => stats[2] += 1,
+                    Cells::Sparse(_) | Cells::Run(_) | Cells::Runs(_) => stats[2] += 1,
                 }
                 stats[3] = stats[3].max(p.recs.len());
             }
@@ -867,8 +928,9 @@ mod tests {
                 assert_eq!((got.w, got.r), (cell.w, cell.r), "seed {seed} word {word} at the end");
             }
         }
-        // Races found, pages of both kinds, both paths; records stay bounded.
-        assert!(stats[0] > 0 && stats[1] > 0 && stats[2] > 0 && stats[4] > 0 && stats[5] > 0 && stats[6] > 0, "{stats:?}");
+        // Races found, pages of both kinds, both paths, runs (on pages with
+        // runs too); records stay bounded.
+        assert!(stats[0] > 0 && stats[1] > 0 && stats[2] > 0 && stats[4] > 0 && stats[5] > 0 && stats[6] > 0 && stats[7] > 0, "{stats:?}");
         assert!(stats[3] <= 2 * 2 * PAGE_WORDS as usize, "{stats:?}");
     }
 
