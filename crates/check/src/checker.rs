@@ -471,23 +471,34 @@ impl Checker {
         }
         let nw = (bytes / 4) as u64;
         let (mut lo, mut hi, mut odd) = (u64::MAX, 0u64, 0u64);
+        // Whether the active lanes are consecutive and their addresses
+        // `step` bytes apart (the first two lanes' difference).
+        let l0 = mask.trailing_zeros() as usize;
+        let a0 = addrs[l0];
+        let step = if mask.count_ones() > 1 { addrs[l0 + 1].wrapping_sub(a0) } else { 4 * nw };
+        let mut affine = (mask >> l0) & (mask >> l0).wrapping_add(1) == 0;
         for l in warpsim_ir::set_bits(mask) {
             let a = addrs[l];
             odd |= a & 3;
             lo = lo.min(a >> 2);
             hi = hi.max((a >> 2) + nw - 1);
+            affine &= a == a0.wrapping_add((l - l0) as u64 * step);
         }
         let page = lo / PAGE_WORDS;
         if odd != 0 || hi / PAGE_WORDS != page || hi >= u64::MAX >> 3 {
             return false;
         }
-        let idx = self.global.page(page);
-        self.global.reserve(idx, (mask.count_ones() as u64 * nw).min(hi - lo + 1) as usize, (hi - lo + 1) as usize);
+        let stride = (affine && step >= 4 * nw && step < 4 * PAGE_WORDS).then_some(step / 4);
         let first =
             Access { block: self.block32, tid: (base + mask.trailing_zeros()) as u16, bits: BYTES | op.bits, tau: op.tau, pc: op.pc };
+        let wa = WarpAccess { first, base, mask, addrs, words: nw, write: op.write, stride };
+        let idx = self.global.page(page);
+        if self.global.run(idx, &wa) {
+            return true;
+        }
+        self.global.reserve(idx, (mask.count_ones() as u64 * nw).min(hi - lo + 1) as usize, (hi - lo + 1) as usize);
         // The lanes' threads are one warp's: one record serves them all.
         let rec = self.global.rec(idx, &first);
-        let wa = WarpAccess { first, base, mask, addrs, words: nw, write: op.write };
         let (plan, diags, block) = (&self.plan, &mut self.diags, self.block);
         let on_hit =
             |word: u64, cur: Access, hits: &mut Vec<Hit>| report_races(plan, diags, block, hits, "global", word << 2, cur, op.access);

@@ -75,7 +75,47 @@ type Slots = Box<[u32; PAGE_WORDS as usize]>;
 
 enum Cells {
     Sparse(Vec<Sparse>),
-    Dense { w: Option<Slots>, r: Option<Slots> },
+    Dense {
+        w: Option<Slots>,
+        r: Option<Slots>,
+    },
+    /// A page so far touched only by warp instructions whose lanes sit at
+    /// a fixed stride, over disjoint spans (a pass over a buffer, strided or
+    /// contiguous): the instructions, no slots. One inline (a strided pass
+    /// touches each page once: no allocation), more in a list; turned into
+    /// slots when touched otherwise.
+    Run(Run),
+    Runs(Vec<Run>),
+}
+
+/// One warp instruction's accesses of a fresh page: lanes `lane0..lane0 +
+/// lanes` (thread numbers within their group of 64) access `nw` whole words
+/// each, lane `k` from word `off + k * stride` (`stride >= nw`), recorded as
+/// `rec` (the page's first record) would in a sparse page.
+#[derive(Copy, Clone, Debug)]
+struct Run {
+    rec: Rec,
+    off: u16,
+    stride: u16,
+    lanes: u8,
+    nw: u8,
+    lane0: u8,
+    write: bool,
+}
+
+/// Runs a page may hold; the next access settles it.
+const RUNS_MAX: usize = 32;
+
+impl Run {
+    /// The words the run spans, first to last.
+    fn span(&self) -> usize {
+        (self.lanes as usize - 1) * self.stride as usize + self.nw as usize
+    }
+
+    /// Its first word and the one past its last.
+    fn ends(&self) -> (usize, usize) {
+        (self.off as usize, self.off as usize + self.span())
+    }
 }
 
 struct Page {
@@ -95,6 +135,10 @@ pub struct WarpAccess<'a> {
     pub addrs: &'a [u64],
     pub words: u64,
     pub write: bool,
+    /// Words from one active lane's first to the next's, when the active
+    /// lanes are consecutive and their words ascend without overlapping
+    /// (`words <= stride < PAGE_WORDS`).
+    pub stride: Option<u64>,
 }
 
 /// A record's slot bits (index + 1, shifted), for [`GlobalShadow::apply`].
@@ -188,6 +232,31 @@ fn zeroed() -> Slots {
     vec![0; PAGE_WORDS as usize].into_boxed_slice().try_into().unwrap_or_else(|_| Box::new([0; PAGE_WORDS as usize]))
 }
 
+/// A warp of consecutive lanes over consecutive words of a dense page
+/// (`wa.stride == Some(wa.words)`): when none of the words was touched (the
+/// common case), what the word-by-word path leaves, each slot the access's
+/// own, written as one slice; nothing to report. False (nothing done) when
+/// one was.
+#[inline(always)]
+fn fill_untouched(fill: &mut [u32; PAGE_WORDS as usize], other: &Option<Slots>, wa: &WarpAccess<'_>, rec: RecId) -> bool {
+    let l0 = wa.mask.trailing_zeros() as usize;
+    let Some(&a0) = wa.addrs.get(l0) else { return false };
+    let (o0, nw) = (((a0 >> 2) % PAGE_WORDS) as usize, wa.words as usize);
+    let len = wa.mask.count_ones() as usize * nw;
+    let Some(fs) = fill.get_mut(o0..o0 + len) else { return false };
+    // Or-reduced (vectorised) rather than stopping at the first touched word.
+    let untouched = |s: &[u32]| s.iter().fold(0, |a, &x| a | x) == 0;
+    if !untouched(fs) || other.as_ref().is_some_and(|o| o.get(o0..o0 + len).is_none_or(|os| !untouched(os))) {
+        return false;
+    }
+    let tid0 = wa.first.tid as u32;
+    let bytes = (wa.first.bits & BYTES) as u32;
+    for (k, c) in fs.chunks_exact_mut(nw.max(1)).enumerate() {
+        c.fill(rec.0 | ((tid0 + k as u32) & 63) << LANE_SHIFT | bytes);
+    }
+    true
+}
+
 impl Page {
     fn new() -> Page {
         Page { recs: Vec::new(), gc_at: GC_MIN, cells: Cells::Sparse(Vec::new()) }
@@ -196,6 +265,9 @@ impl Page {
     /// The record of `cur`, added when it is not the last one.
     #[inline(always)]
     fn rec(&mut self, cur: &Access, scratch: &mut Vec<u32>) -> RecId {
+        if let Cells::Run(_) | Cells::Runs(_) = self.cells {
+            self.settle();
+        }
         let r = Rec::of(cur);
         if self.recs.last() != Some(&r) {
             if self.recs.len() >= self.gc_at {
@@ -235,8 +307,63 @@ impl Page {
         self.gc_at = (2 * live).max(GC_MIN);
     }
 
+    /// Runs turned into the slots they stand for, their records the
+    /// page's first (in order, as [`Page::rec`] adds them): sparse cells
+    /// with room for as many words as their density predicts, or slot
+    /// arrays where [`GlobalShadow::reserve`] would have made them.
+    #[cold]
+    #[inline(never)]
+    fn settle(&mut self) {
+        let cells = std::mem::replace(&mut self.cells, Cells::Sparse(Vec::new()));
+        let runs: &[Run] = match &cells {
+            Cells::Run(run) => std::slice::from_ref(run),
+            Cells::Runs(runs) => runs,
+            _ => {
+                self.cells = cells;
+                return;
+            }
+        };
+        let words = |r: &Run| r.lanes as usize * r.nw as usize;
+        let total: usize = runs.iter().map(words).sum();
+        let dense = total >= DENSE_AFTER || runs.iter().any(|r| words(r) >= DENSE_WARP && 4 * words(r) >= r.span());
+        let mut sparse = Vec::new();
+        let (mut w, mut r) = (None::<Slots>, None::<Slots>);
+        if !dense {
+            let (lo, hi) = runs.iter().fold((PAGE_WORDS as usize, 0), |(lo, hi), r| (lo.min(r.ends().0), hi.max(r.ends().1)));
+            sparse.reserve((total * PAGE_WORDS as usize / (hi - lo).max(1)).min(DENSE_AFTER).max(total));
+        }
+        self.recs.clear();
+        for run in runs {
+            if self.recs.last() != Some(&run.rec) {
+                self.recs.push(run.rec);
+            }
+            let rec = (self.recs.len() as u32) << REC_SHIFT;
+            for k in 0..run.lanes as usize {
+                let enc = rec | ((run.lane0 as u32 + k as u32) & 63) << LANE_SHIFT | BYTES as u32;
+                let first = run.off as usize + k * run.stride as usize;
+                let words = first..(first + run.nw as usize).min(PAGE_WORDS as usize);
+                if dense {
+                    if let Some(a) = if run.write { &mut w } else { &mut r }.get_or_insert_with(zeroed).get_mut(words) {
+                        a.fill(enc);
+                    }
+                } else {
+                    let (w, r) = if run.write { (enc, 0) } else { (0, enc) };
+                    sparse.extend(words.map(|o| Sparse { off: o as u16, w, r }));
+                }
+            }
+        }
+        self.cells = if dense {
+            Cells::Dense { w, r }
+        } else {
+            // Runs are disjoint: distinct words, sorted once.
+            sparse.sort_unstable_by_key(|e| e.off);
+            Cells::Sparse(sparse)
+        };
+    }
+
     fn for_slots(&mut self, mut f: impl FnMut(&mut u32)) {
         match &mut self.cells {
+            Cells::Run(_) | Cells::Runs(_) => {}
             Cells::Sparse(v) => v.iter_mut().for_each(|e| {
                 f(&mut e.w);
                 f(&mut e.r);
@@ -309,7 +436,18 @@ impl Page {
     /// The decoded cell at `off` (tests).
     #[cfg(test)]
     fn cell(&self, off: usize) -> Cell {
+        if let Cells::Run(_) | Cells::Runs(_) = self.cells {
+            let cells = match &self.cells {
+                Cells::Run(run) => Cells::Run(*run),
+                Cells::Runs(runs) => Cells::Runs(runs.clone()),
+                _ => unreachable!(),
+            };
+            let mut p = Page { recs: Vec::new(), gc_at: GC_MIN, cells };
+            p.settle();
+            return p.cell(off);
+        }
         let (w, r) = match &self.cells {
+            Cells::Run(_) | Cells::Runs(_) => (0, 0),
             Cells::Sparse(v) => v.iter().find(|e| e.off as usize == off).map_or((0, 0), |e| (e.w, e.r)),
             Cells::Dense { w, r } => (w.as_ref().map_or(0, |a| a[off]), r.as_ref().map_or(0, |a| a[off])),
         };
@@ -438,6 +576,9 @@ impl GlobalShadow {
     #[inline(always)]
     pub fn reserve(&mut self, idx: usize, words: usize, span: usize) {
         if let Some(p) = self.pages.get_mut(idx) {
+            if let Cells::Run(_) | Cells::Runs(_) = p.cells {
+                p.settle();
+            }
             match &mut p.cells {
                 Cells::Sparse(v) if v.len() + words >= DENSE_AFTER || (words >= DENSE_WARP && 4 * words >= span) => p.make_dense(),
                 // A new page: room for as many words as the warp's density
@@ -445,9 +586,45 @@ impl GlobalShadow {
                 // else room for the words at once, not by doublings.
                 Cells::Sparse(v) if v.capacity() == 0 => v.reserve((words * PAGE_WORDS as usize / span.max(1)).min(DENSE_AFTER).max(words)),
                 Cells::Sparse(v) => v.reserve(words),
-                Cells::Dense { .. } => {}
+                Cells::Dense { .. } | Cells::Run(_) | Cells::Runs(_) => {}
             }
         }
+    }
+
+    /// Records `wa` as a run of page `idx` ([`Cells::Run`]) when its lanes
+    /// sit at a fixed stride ([`WarpAccess::stride`]) and the page is fresh
+    /// or holds fewer than [`RUNS_MAX`] runs, none overlapping its span:
+    /// the slots the word-by-word path would fill, none of them touched
+    /// before, so nothing to report. False (nothing done) otherwise.
+    #[inline(always)]
+    pub fn run(&mut self, idx: usize, wa: &WarpAccess<'_>) -> bool {
+        let Some(stride) = wa.stride else { return false };
+        let Some(p) = self.pages.get_mut(idx) else { return false };
+        let l0 = wa.mask.trailing_zeros() as usize;
+        let Some(&a0) = wa.addrs.get(l0) else { return false };
+        let run = Run {
+            rec: Rec::of(&wa.first),
+            off: ((a0 >> 2) % PAGE_WORDS) as u16,
+            stride: stride as u16,
+            lanes: wa.mask.count_ones() as u8,
+            nw: wa.words as u8,
+            lane0: (wa.first.tid & 63) as u8,
+            write: wa.write,
+        };
+        let (lo, hi) = run.ends();
+        let apart = |r: &Run| r.ends().1 <= lo || hi <= r.ends().0;
+        match &mut p.cells {
+            Cells::Sparse(v) if v.capacity() == 0 && p.recs.is_empty() => p.cells = Cells::Run(run),
+            Cells::Run(first) if apart(first) => {
+                // Room for the runs of a pass like the first.
+                let mut v = Vec::with_capacity((PAGE_WORDS as usize / first.span()).clamp(2, RUNS_MAX));
+                v.extend([*first, run]);
+                p.cells = Cells::Runs(v);
+            }
+            Cells::Runs(v) if v.len() < RUNS_MAX && v.iter().all(apart) => v.push(run),
+            _ => return false,
+        }
+        true
     }
 
     /// The record of page `idx` for `cur` and the accesses of its warp
@@ -507,6 +684,9 @@ impl GlobalShadow {
         // now; the other, when its array is missing, is empty and stays so.
         let (fill, other) = if write { (w, r) } else { (r, w) };
         let fill = fill.get_or_insert_with(zeroed);
+        if wa.stride == Some(nw) && fill_untouched(fill, other, wa, rec) {
+            return;
+        }
         let Some(other) = other else {
             // Only the filled kind of slot exists in the page (a page only
             // read, or only written, so far): a word whose slot is empty is
@@ -586,7 +766,7 @@ mod tests {
         let (warps, w) = (4usize, 32usize);
         // Hits, dense pages, sparse pages, most records, warp-path accesses,
         // accesses of words whose every earlier access is their thread's.
-        let mut stats = [0usize; 6];
+        let mut stats = [0usize; 8];
         for seed in 1..=24u64 {
             let mut s = seed * 0x9E37_79B9;
             let mut hb = Hb::new(seed % 3 == 0);
@@ -643,14 +823,18 @@ mod tests {
                 // (first word, access, words) per lane, in order.
                 let mut accesses = Vec::new();
                 let by_warp = (x >> 28).is_multiple_of(3);
+                let mut stride = 0;
                 if by_warp {
-                    // Whole words, one page, `nw` words a lane from `start`.
+                    // Whole words, one page, `nw` words a lane from `start`,
+                    // lanes `stride` words apart (consecutive or strided).
                     let nw = 1 + (x >> 48) % 4;
-                    let start = start.min(PAGE_WORDS - lanes * nw);
+                    let widest = (PAGE_WORDS - nw) / (lanes - 1).max(1);
+                    stride = if (x >> 50) & 1 == 0 { nw } else { nw + (x >> 51) % (widest - nw + 1) };
+                    let start = start.min(PAGE_WORDS - ((lanes - 1) * stride + nw));
                     for l in 0..lanes {
                         let tid = (wp * w) as u16 + l as u16;
                         let cur = Access { block, tid, bits: BYTES | op_bits, tau: tau[wp], pc };
-                        accesses.push((page * PAGE_WORDS + start + l * nw, cur, nw));
+                        accesses.push((page * PAGE_WORDS + start + l * stride, cur, nw));
                     }
                 } else {
                     let scattered = (x >> 29) & 1 != 0;
@@ -667,20 +851,28 @@ mod tests {
                 let mut hits_a = Vec::new();
                 if by_warp {
                     let idx = shadow.page(page);
-                    if seed % 2 == 0 {
-                        // As the checker does: sparse pages reserved for, or made dense by, the warp.
-                        let words = accesses.len() * accesses[0].2 as usize;
-                        let span = (accesses[accesses.len() - 1].0 + accesses[0].2 - accesses[0].0) as usize;
-                        shadow.reserve(idx, words, span);
-                    }
-                    let rec = shadow.rec(idx, &accesses[0].1);
                     let addrs: Vec<u64> = accesses.iter().map(|a| a.0 * 4).collect();
                     let (first, base) = (accesses[0].1, (wp * w) as u32);
-                    let wa = WarpAccess { first, base, mask: (1 << lanes) - 1, addrs: &addrs, words: accesses[0].2, write };
-                    shadow.warp(idx, rec, &wa, &hb, &mut sets_a, &mut hits_a, |word, cur, hits| {
-                        got.push((word, cur, hits.iter().map(|h| (h.prior, h.prior_write)).collect()));
-                        hits.clear();
-                    });
+                    // Half the seeds leave out the stride (the lane path for them).
+                    let stride = (seed % 4 < 2).then_some(stride);
+                    let wa = WarpAccess { first, base, mask: (1 << lanes) - 1, addrs: &addrs, words: accesses[0].2, write, stride };
+                    let words = accesses.len() * accesses[0].2 as usize;
+                    let span = (accesses[accesses.len() - 1].0 + accesses[0].2 - accesses[0].0) as usize;
+                    let had_runs = matches!(shadow.pages[idx].cells, Cells::Run(_) | Cells::Runs(_));
+                    if seed % 2 == 0 && shadow.run(idx, &wa) {
+                        stats[6] += 1;
+                        stats[7] += had_runs as usize;
+                    } else {
+                        if seed % 2 == 0 {
+                            // As the checker does: sparse pages reserved for, or made dense by, the warp.
+                            shadow.reserve(idx, words, span);
+                        }
+                        let rec = shadow.rec(idx, &accesses[0].1);
+                        shadow.warp(idx, rec, &wa, &hb, &mut sets_a, &mut hits_a, |word, cur, hits| {
+                            got.push((word, cur, hits.iter().map(|h| (h.prior, h.prior_write)).collect()));
+                            hits.clear();
+                        });
+                    }
                     stats[4] += accesses.len();
                 } else {
                     for &(word, cur, _) in &accesses {
@@ -725,7 +917,7 @@ mod tests {
             for p in &shadow.pages {
                 match &p.cells {
                     Cells::Dense { .. } => stats[1] += 1,
-                    Cells::Sparse(_) => stats[2] += 1,
+                    Cells::Sparse(_) | Cells::Run(_) | Cells::Runs(_) => stats[2] += 1,
                 }
                 stats[3] = stats[3].max(p.recs.len());
             }
@@ -736,8 +928,9 @@ mod tests {
                 assert_eq!((got.w, got.r), (cell.w, cell.r), "seed {seed} word {word} at the end");
             }
         }
-        // Races found, pages of both kinds, both paths; records stay bounded.
-        assert!(stats[0] > 0 && stats[1] > 0 && stats[2] > 0 && stats[4] > 0 && stats[5] > 0, "{stats:?}");
+        // Races found, pages of both kinds, both paths, runs (on pages with
+        // runs too); records stay bounded.
+        assert!(stats[0] > 0 && stats[1] > 0 && stats[2] > 0 && stats[4] > 0 && stats[5] > 0 && stats[6] > 0 && stats[7] > 0, "{stats:?}");
         assert!(stats[3] <= 2 * 2 * PAGE_WORDS as usize, "{stats:?}");
     }
 
