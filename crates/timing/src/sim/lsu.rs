@@ -392,27 +392,77 @@ impl SmMem {
     pub(super) fn shuffle(&mut self, q: &mut Queues, spec: &MemSpec, t: u64) -> u64 {
         let start = self.mio_free.max(t);
         self.mio_free = start + 1u64.div_ceil(spec.shared_wavefronts_per_cycle);
-        q.mio.push_back(start);
+        q.push_mio(start);
         start
     }
 }
 
-/// A sub-partition's MIO and LSU queues: start times of entries not yet started.
+/// A sub-partition's MIO and LSU queues: start times of entries not yet
+/// started, and a time before which none starts, so that dropping the
+/// started ones (every scan) is one compare while nothing has.
 #[derive(Default)]
 pub(super) struct Queues {
-    pub(super) mio: VecDeque<u64>,
-    pub(super) lsu: VecDeque<u64>,
+    mio: VecDeque<u64>,
+    lsu: VecDeque<u64>,
+    /// At most the earliest front of the two (a lower bound: a push lowers
+    /// it, [`Queues::pop_started`] makes it exact).
+    first: u64,
 }
 
 impl Queues {
-    /// Drops the entries that have started by `t`.
+    /// Entries in the MIO queue, in the LSU queue.
+    #[inline]
+    pub(super) fn mio_len(&self) -> usize {
+        self.mio.len()
+    }
+    #[inline]
+    pub(super) fn lsu_len(&self) -> usize {
+        self.lsu.len()
+    }
+
+    /// The first entry's start time in the MIO queue, in the LSU queue.
+    #[inline]
+    pub(super) fn mio_front(&self) -> Option<u64> {
+        self.mio.front().copied()
+    }
+    #[inline]
+    pub(super) fn lsu_front(&self) -> Option<u64> {
+        self.lsu.front().copied()
+    }
+
+    /// Queues an MIO entry that starts at `start`.
+    #[inline]
+    pub(super) fn push_mio(&mut self, start: u64) {
+        self.mio.push_back(start);
+        self.first = self.first.min(start);
+    }
+
+    /// Queues an LSU entry that starts at `start`.
+    #[inline]
+    pub(super) fn push_lsu(&mut self, start: u64) {
+        self.lsu.push_back(start);
+        self.first = self.first.min(start);
+    }
+
+    /// Drops the entries that have started by `t` (a front at or before
+    /// `t`, in turn).
+    #[inline(always)]
     pub(super) fn pop_started(&mut self, t: u64) {
+        if self.first <= t {
+            self.pop_fronts(t);
+        }
+    }
+
+    /// [`Queues::pop_started`] when a front may have started.
+    #[inline(never)]
+    fn pop_fronts(&mut self, t: u64) {
         while self.mio.front().is_some_and(|&x| x <= t) {
             self.mio.pop_front();
         }
         while self.lsu.front().is_some_and(|&x| x <= t) {
             self.lsu.pop_front();
         }
+        self.first = self.mio.front().copied().unwrap_or(u64::MAX).min(self.lsu.front().copied().unwrap_or(u64::MAX));
     }
 }
 
@@ -450,7 +500,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         gg.memsys.st.shared_wavefronts += wf;
         let start = self.mem.mio_free.max(t);
         self.mem.mio_free = start + busy;
-        self.smsp[s].q.mio.push_back(start);
+        self.smsp[s].q.push_mio(start);
         let lat = if ti.is_atomic() { spec.lat_shared_atomic + spec.lat_shared } else { spec.lat_shared };
         done = done.max(self.mem.mio_free - 1 + lat);
         if ti.is_atomic() && ti.atom.float {
@@ -547,7 +597,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             let data_cycles = (k as u64 * 32).div_ceil(gg.memsys.spec.l1_bytes_per_cycle);
             let t1 = self.mem.l1_free.max(t);
             self.mem.l1_free = t1 + lines.div_ceil(per).max(data_cycles).max(1);
-            self.smsp[s].q.lsu.push_back(t1);
+            self.smsp[s].q.push_lsu(t1);
             let half = gg.memsys.spec.lat_l2 / 2;
             if ti.is_store() {
                 let (a, b) = gg.memsys.spec.l2_store_centi;
@@ -769,15 +819,50 @@ fn same_address_degree(addrs: &[u64], mask: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{shared_wavefronts, MemSpec, SectorList, SharedMemo, SECTOR_PAIRS, SHARED_MEMO_SLOTS};
+    use super::{shared_wavefronts, MemSpec, Queues, SectorList, SharedMemo, SECTOR_PAIRS, SHARED_MEMO_SLOTS};
     use crate::TimingGpu;
-    use std::collections::HashSet;
+    use std::collections::{HashSet, VecDeque};
 
     fn units(spec: &MemSpec, base: u64, bytes: u64, step: u64) -> usize {
         (0..bytes / step).map(|i| spec.atomic_unit(base + i * step)).collect::<HashSet<_>>().len()
     }
 
     use warpsim_engine::rng::numbers;
+
+    /// Queues against two plain deques popped at every call: the same
+    /// lengths and fronts after random pushes (in order and not) and pops.
+    #[test]
+    fn queues_pop_what_plain_deques_pop() {
+        let mut rnd = numbers(0x1d8e_4e27_c47d_124fu64);
+        for _ in 0..200 {
+            let (mut q, mut mio, mut lsu) = (Queues::default(), VecDeque::new(), VecDeque::new());
+            let mut t = 0u64;
+            for _ in 0..500 {
+                let r = rnd();
+                t += r % 4;
+                let start = if r >> 8 & 3 == 0 { t.saturating_sub(r >> 16 & 7) } else { t + (r >> 16) % 40 };
+                match r >> 24 & 3 {
+                    0 => {
+                        q.push_mio(start);
+                        mio.push_back(start);
+                    }
+                    1 => {
+                        q.push_lsu(start);
+                        lsu.push_back(start);
+                    }
+                    _ => {}
+                }
+                q.pop_started(t);
+                for d in [&mut mio, &mut lsu] {
+                    while d.front().is_some_and(|&x| x <= t) {
+                        d.pop_front();
+                    }
+                }
+                assert_eq!((q.mio_len(), q.lsu_len()), (mio.len(), lsu.len()));
+                assert_eq!((q.mio_front(), q.lsu_front()), (mio.front().copied(), lsu.front().copied()));
+            }
+        }
+    }
 
     /// Sector lists against every pair collected, sorted and deduplicated:
     /// ascending, descending, repeated, scattered and overflowing requests.

@@ -565,17 +565,13 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     fn cycle(&mut self, t: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
         {
             let mut issued = false;
-            let mut next = u64::MAX;
-            for s in 0..self.smsp.len() {
-                // A sub-partition that cannot issue yet costs one load.
-                let not_before = self.smsp[s].not_before;
-                if not_before > t {
-                    next = next.min(not_before);
-                    continue;
-                }
+            // Sub-partitions that cannot issue yet are passed over in a
+            // tight loop (one load each); the others schedule in turn.
+            let (mut s, mut next) = sched::next_due(&self.smsp, 0, t, u64::MAX);
+            while s < self.smsp.len() {
                 let (did, nxt) = self.schedule(s, t, gg)?;
                 issued |= did;
-                next = next.min(nxt);
+                (s, next) = sched::next_due(&self.smsp, s + 1, t, next.min(nxt));
             }
             for &(ft, _) in &self.frees {
                 next = next.min(ft);

@@ -132,15 +132,31 @@ impl Smsp {
     #[inline]
     fn record_scan(&mut self, t: u64, spec: &SchedSpec) {
         let mut ctx = 0u16;
-        if self.q.mio.len() >= spec.mio_queue_depth {
+        if self.q.mio_len() >= spec.mio_queue_depth {
             ctx |= MIO_FULL;
         }
-        if self.q.lsu.len() >= spec.lsu_queue_depth {
+        if self.q.lsu_len() >= spec.lsu_queue_depth {
             ctx |= LSU_FULL;
         }
         self.scans += 1;
         self.recs[(self.scans & 1) as usize] = Scan { seq: self.scans, t, pipe_free: self.pipe_free, ctx };
     }
+}
+
+/// The first sub-partition from `from` on that may issue at `t` (each
+/// one's `not_before` read at its turn, as an issue may wake later ones),
+/// or `smsp.len()`; `next` lowered by the `not_before` of those passed over.
+#[inline(always)]
+pub(super) fn next_due(smsp: &[Smsp], from: usize, t: u64, mut next: u64) -> (usize, u64) {
+    let mut s = from;
+    while let Some(sp) = smsp.get(s) {
+        if sp.not_before <= t {
+            break;
+        }
+        next = next.min(sp.not_before);
+        s += 1;
+    }
+    (s, next)
 }
 
 /// Whether warp `w` of sub-partition `sp` can issue at `t`; otherwise the
@@ -161,8 +177,8 @@ fn check_warp(w: &WarpT, sp: &Smsp, t: u64, sched: &SchedSpec) -> Result<(), (u6
     }
     // Queues hold only entries that have not started (popped in `schedule`).
     match w.next_queue {
-        QUEUE_MIO if sp.q.mio.len() >= sched.mio_queue_depth => Err((sp.q.mio.front().copied().unwrap_or(t + 1), Reason::MioThrottle)),
-        QUEUE_LSU if sp.q.lsu.len() >= sched.lsu_queue_depth => Err((sp.q.lsu.front().copied().unwrap_or(t + 1), Reason::LgThrottle)),
+        QUEUE_MIO if sp.q.mio_len() >= sched.mio_queue_depth => Err((sp.q.mio_front().unwrap_or(t + 1), Reason::MioThrottle)),
+        QUEUE_LSU if sp.q.lsu_len() >= sched.lsu_queue_depth => Err((sp.q.lsu_front().unwrap_or(t + 1), Reason::LgThrottle)),
         _ => Ok(()),
     }
 }
