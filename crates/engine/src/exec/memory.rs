@@ -69,7 +69,16 @@ impl<const W: usize> Warp<W> {
     /// (kernel parameters are uniform: one read, broadcast). `false`, with
     /// nothing written, when one does not: `ld` then faults as it names.
     #[inline(always)]
-    pub(super) fn ld_param(&mut self, params: &[u8], size: u8, signed: bool, n: u8, d: &[Option<RegRef>; 4], offset: i64, lanes: u64) -> bool {
+    pub(super) fn ld_param(
+        &mut self,
+        params: &[u8],
+        size: u8,
+        signed: bool,
+        n: u8,
+        d: &[Option<RegRef>; 4],
+        offset: i64,
+        lanes: u64,
+    ) -> bool {
         let size = size as usize;
         if !matches!(size, 1 | 2 | 4 | 8) {
             return false;

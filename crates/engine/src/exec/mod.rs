@@ -581,22 +581,26 @@ impl<const W: usize> Warp<W> {
                     // Forward-only code (`FLAT`) also runs these here. In loops they would
                     // cost the arithmetic loop registers (LLVM spills), and they are seldom
                     // in a loop's body; in code that runs once a warp, every run saved counts.
-                    Op::MulWide32 { signed, d, a, b } if FLAT => {
-                        if lanes != 0 {
-                            self.mul_wide32(*signed, *d, *a, *b, lanes)
+                    // A match of their own, so that the other loop's match stays as it was.
+                    _ if FLAT => match &inst.op {
+                        Op::MulWide32 { signed, d, a, b } => {
+                            if lanes != 0 {
+                                self.mul_wide32(*signed, *d, *a, *b, lanes)
+                            }
+                            true
                         }
-                        true
-                    }
-                    // `ld.param` at a constant offset: a uniform value, one column fill per
-                    // element; one out of the parameters' bytes goes to `ld`, which names the fault.
-                    Op::Ld { space: Space::KernelParam, size, signed, n, d, addr: Addr { base: None, offset } } if FLAT => {
-                        lanes == 0 || self.ld_param(ctx.params, *size, *signed, *n, d, *offset, lanes)
-                    }
-                    // A branch no live lane takes: every lane falls through, the stack stays.
-                    Op::Bra { .. } if FLAT && lanes & !unread == 0 => {
-                        obs.branch(self.index, pc, 0, wide & !unread);
-                        true
-                    }
+                        // `ld.param` at a constant offset: a uniform value, one column fill per element;
+                        // one out of the parameters' bytes goes to `ld`, which names the fault.
+                        Op::Ld { space: Space::KernelParam, size, signed, n, d, addr: Addr { base: None, offset } } => {
+                            lanes == 0 || self.ld_param(ctx.params, *size, *signed, *n, d, *offset, lanes)
+                        }
+                        // A branch no live lane takes: every lane falls through, the stack stays.
+                        Op::Bra { .. } if lanes & !unread == 0 => {
+                            obs.branch(self.index, pc, 0, wide & !unread);
+                            true
+                        }
+                        _ => false,
+                    },
                     _ => false,
                 };
                 if !plain {
@@ -625,18 +629,12 @@ impl<const W: usize> Warp<W> {
             n.thread_insts += u64::from(active.count_ones()) * u64::from(ran);
             let Some((inst, exec, pc)) = inst else { continue };
             match &inst.op {
-                Op::Nop
-                | Op::Mov { .. }
-                | Op::Bin32 { .. }
-                | Op::Bin64 { .. }
-                | Op::Tern32 { .. }
-                | Op::Setp(_)
-                | Op::Selp { .. } => {}
-                Op::MulWide32 { signed, d, a, b } => self.mul_wide32(*signed, *d, *a, *b, exec),
+                Op::Nop | Op::Mov { .. } | Op::Bin32 { .. } | Op::Bin64 { .. } | Op::Tern32 { .. } | Op::Setp(_) | Op::Selp { .. } => {}
                 Op::Fence => obs.fence(self.index, pc, exec),
                 Op::Mma(m) => self.exec_mma(ctx, obs, pc, exec, m)?,
                 Op::FmaF64 { d, a, b, c } => self.fma_f64(*d, *a, *b, *c, exec),
                 Op::Shift64 { left: shl, signed, d, a, b } => self.shift64(*shl, *signed, *d, *a, *b, exec),
+                Op::MulWide32 { signed, d, a, b } => self.mul_wide32(*signed, *d, *a, *b, exec),
                 Op::Extend32To64 { signed, d, a } => self.extend32(*signed, *d, *a, exec),
                 Op::Trunc64To32 { d, a } => self.trunc64(*d, *a, exec),
                 Op::Int { op, ty, d, s } => self.int(*op, *ty, *d, s, exec),
@@ -799,11 +797,17 @@ mod tests {
                             let reg = |slot: u64| if bank == 0 { RegRef::r32(slot as u32 % N32) } else { RegRef::r64(slot as u32 % N64) };
                             let d = [Some(reg(rng())), (n == 2 && rng() % 4 != 0).then(|| reg(rng())), None, None];
                             let offset = (rng() % 18) as i64 & !(i64::from(size) - 1);
-                            let op = Op::Ld { space: Space::KernelParam, size, signed: rng() % 2 == 0, n, d, addr: Addr { base: None, offset } };
+                            let op =
+                                Op::Ld { space: Space::KernelParam, size, signed: rng() % 2 == 0, n, d, addr: Addr { base: None, offset } };
                             Inst::new(op, guard)
                         }
                         3 => {
-                            let op = Op::MulWide32 { signed: rng() % 2 == 0, d: rng() as u32 % N64, a: rng() as u32 % N32, b: rng() as u32 % N32 };
+                            let op = Op::MulWide32 {
+                                signed: rng() % 2 == 0,
+                                d: rng() as u32 % N64,
+                                a: rng() as u32 % N32,
+                                b: rng() as u32 % N32,
+                            };
                             Inst::new(op, guard)
                         }
                         _ => random_inst(&mut rng),
