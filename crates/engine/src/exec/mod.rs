@@ -783,7 +783,7 @@ mod tests {
             let len = 40;
             let code: Vec<Inst> = (0..len)
                 .map(|pc| {
-                    let guard = (rng() % 3 == 0).then(|| Guard { pred: rng() as u32 % NPRED, negate: rng() % 2 == 1 });
+                    let guard = rng().is_multiple_of(3).then(|| Guard { pred: rng() as u32 % NPRED, negate: rng() % 2 == 1 });
                     match rng() % 12 {
                         0 | 1 => {
                             let target = (pc + 1 + rng() as u32 % 6).min(len);
@@ -792,18 +792,24 @@ mod tests {
                         }
                         2 => {
                             // 16 parameter bytes: now and then an element past them (a fault).
-                            let (size, bank) = if rng() % 2 == 0 { (4u8, 0) } else { (8, 1) };
+                            let (size, bank) = if rng().is_multiple_of(2) { (4u8, 0) } else { (8, 1) };
                             let n = 1 + (rng() % 2) as u8;
                             let reg = |slot: u64| if bank == 0 { RegRef::r32(slot as u32 % N32) } else { RegRef::r64(slot as u32 % N64) };
-                            let d = [Some(reg(rng())), (n == 2 && rng() % 4 != 0).then(|| reg(rng())), None, None];
+                            let d = [Some(reg(rng())), (n == 2 && !rng().is_multiple_of(4)).then(|| reg(rng())), None, None];
                             let offset = (rng() % 18) as i64 & !(i64::from(size) - 1);
-                            let op =
-                                Op::Ld { space: Space::KernelParam, size, signed: rng() % 2 == 0, n, d, addr: Addr { base: None, offset } };
+                            let op = Op::Ld {
+                                space: Space::KernelParam,
+                                size,
+                                signed: rng().is_multiple_of(2),
+                                n,
+                                d,
+                                addr: Addr { base: None, offset },
+                            };
                             Inst::new(op, guard)
                         }
                         3 => {
                             let op = Op::MulWide32 {
-                                signed: rng() % 2 == 0,
+                                signed: rng().is_multiple_of(2),
                                 d: rng() as u32 % N64,
                                 a: rng() as u32 % N32,
                                 b: rng() as u32 % N32,
