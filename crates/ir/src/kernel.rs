@@ -96,6 +96,11 @@ pub struct Kernel {
     /// registers are seen by that lane alone, and the engine may write those of
     /// lanes that are absent or have exited (whole columns, no blend).
     pub lane_private: bool,
+    /// Whether every branch goes forward and no function is called, so that
+    /// a warp runs each instruction at most once: its time goes to the run
+    /// loop's per-run work more than to any instruction's, and the engine
+    /// runs more kinds of instruction without ending a run.
+    pub forward_only: bool,
 }
 
 /// Where function addresses (`mov.u64 %rd, f;`) live: a range no data

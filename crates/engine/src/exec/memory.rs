@@ -64,6 +64,37 @@ impl<const W: usize> Warp<W> {
         self.scatter(d, &o, exec);
     }
 
+    /// `ld.param` of `n` elements of `size` bytes at constant offset `offset`
+    /// into the `d` registers' `lanes`, when every element lies in `params`
+    /// (kernel parameters are uniform: one read, broadcast). `false`, with
+    /// nothing written, when one does not: `ld` then faults as it names.
+    #[inline(always)]
+    pub(super) fn ld_param(
+        &mut self,
+        params: &[u8],
+        size: u8,
+        signed: bool,
+        n: u8,
+        d: &[Option<RegRef>; 4],
+        offset: i64,
+        lanes: u64,
+    ) -> bool {
+        let size = size as usize;
+        if !matches!(size, 1 | 2 | 4 | 8) {
+            return false;
+        }
+        let Some(bytes) = usize::try_from(offset).ok().and_then(|o| params.get(o..)?.get(..size * n as usize)) else {
+            return false;
+        };
+        for (dk, b) in d.iter().zip(bytes.chunks_exact(size)) {
+            if let Some(dk) = *dk {
+                let raw = read_le(b);
+                self.broadcast(dk, if signed { sext(raw, size as u32 * 8) } else { raw }, lanes);
+            }
+        }
+        true
+    }
+
     #[inline(always)]
     pub(super) fn ld<O: Observer>(
         &mut self,

@@ -419,7 +419,27 @@ impl<const W: usize> Warp<W> {
     }
 
     /// [`Warp::run`] with the lane groups ordered by `sched`.
+    #[inline]
     pub fn run_scheduled<O: Observer, S: SchedulePolicy>(
+        &mut self,
+        ctx: &mut WarpCtx<'_>,
+        obs: &mut O,
+        sched: &mut S,
+        slice: u32,
+    ) -> Result<Stop, WarpFault> {
+        // Two loops, each its own function (neither moves the other's registers).
+        if ctx.kernel.forward_only {
+            self.run_counted::<O, S, true>(ctx, obs, sched, slice)
+        } else {
+            self.run_counted::<O, S, false>(ctx, obs, sched, slice)
+        }
+    }
+
+    /// [`Warp::run_scheduled`] with `FLAT` the kernel's
+    /// [`forward_only`](Kernel::forward_only): the run loop then also runs
+    /// `ld.param`, `mul.wide` and branches no lane takes without ending a run.
+    #[inline(never)]
+    fn run_counted<O: Observer, S: SchedulePolicy, const FLAT: bool>(
         &mut self,
         ctx: &mut WarpCtx<'_>,
         obs: &mut O,
@@ -428,7 +448,7 @@ impl<const W: usize> Warp<W> {
     ) -> Result<Stop, WarpFault> {
         // The counters live in locals (registers) while the warp runs.
         let mut n = Counters { clock: *ctx.clock, budget: *ctx.budget, warp_insts: 0, thread_insts: 0 };
-        let r = self.run_loop(ctx, obs, sched, slice, &mut n);
+        let r = self.run_loop::<O, S, FLAT>(ctx, obs, sched, slice, &mut n);
         *ctx.clock = n.clock;
         *ctx.budget = n.budget;
         *ctx.warp_instructions += n.warp_insts;
@@ -437,7 +457,7 @@ impl<const W: usize> Warp<W> {
     }
 
     #[inline(always)]
-    fn run_loop<O: Observer, S: SchedulePolicy>(
+    fn run_loop<O: Observer, S: SchedulePolicy, const FLAT: bool>(
         &mut self,
         ctx: &mut WarpCtx<'_>,
         obs: &mut O,
@@ -558,6 +578,29 @@ impl<const W: usize> Warp<W> {
                         }
                         true
                     }
+                    // Forward-only code (`FLAT`) also runs these here. In loops they would
+                    // cost the arithmetic loop registers (LLVM spills), and they are seldom
+                    // in a loop's body; in code that runs once a warp, every run saved counts.
+                    // A match of their own, so that the other loop's match stays as it was.
+                    _ if FLAT => match &inst.op {
+                        Op::MulWide32 { signed, d, a, b } => {
+                            if lanes != 0 {
+                                self.mul_wide32(*signed, *d, *a, *b, lanes)
+                            }
+                            true
+                        }
+                        // `ld.param` at a constant offset: a uniform value, one column fill per element;
+                        // one out of the parameters' bytes goes to `ld`, which names the fault.
+                        Op::Ld { space: Space::KernelParam, size, signed, n, d, addr: Addr { base: None, offset } } => {
+                            lanes == 0 || self.ld_param(ctx.params, *size, *signed, *n, d, *offset, lanes)
+                        }
+                        // A branch no live lane takes: every lane falls through, the stack stays.
+                        Op::Bra { .. } if lanes & !unread == 0 => {
+                            obs.branch(self.index, pc, 0, wide & !unread);
+                            true
+                        }
+                        _ => false,
+                    },
                     _ => false,
                 };
                 if !plain {
@@ -724,6 +767,130 @@ mod tests {
         fn branch(&mut self, _: u32, pc: u32, taken: u64, not_taken: u64) {
             self.0.push((4, pc, taken, not_taken));
         }
+    }
+
+    /// The forward-only loop (`ld.param`, `mul.wide` and branches no lane
+    /// takes inside runs) against the loop that ends a run at each: on random
+    /// forward programs (guards, guarded exits and forward branches, parameter
+    /// loads in and out of range, partial warps, exited lanes, short slices),
+    /// the same stops and faults, live registers and predicates, counters,
+    /// per-instruction and branch hooks and instructions counted by runs.
+    #[test]
+    fn forward_only_runs_equal_runs_that_end_at_each() {
+        let mut rng = xorshift(0x0f1a_7c0d_e5ee_d123);
+        let mut folded = 0;
+        for round in 0..600 {
+            let len = 40;
+            let code: Vec<Inst> = (0..len)
+                .map(|pc| {
+                    let guard = rng().is_multiple_of(3).then(|| Guard { pred: rng() as u32 % NPRED, negate: rng() % 2 == 1 });
+                    match rng() % 12 {
+                        0 | 1 => {
+                            let target = (pc + 1 + rng() as u32 % 6).min(len);
+                            let g = Guard { pred: rng() as u32 % NPRED, negate: rng() % 2 == 1 };
+                            Inst::new(Op::Bra { target, reconv: target }, Some(g))
+                        }
+                        2 => {
+                            // 16 parameter bytes: now and then an element past them (a fault).
+                            let (size, bank) = if rng().is_multiple_of(2) { (4u8, 0) } else { (8, 1) };
+                            let n = 1 + (rng() % 2) as u8;
+                            let reg = |slot: u64| if bank == 0 { RegRef::r32(slot as u32 % N32) } else { RegRef::r64(slot as u32 % N64) };
+                            let d = [Some(reg(rng())), (n == 2 && !rng().is_multiple_of(4)).then(|| reg(rng())), None, None];
+                            let offset = (rng() % 18) as i64 & !(i64::from(size) - 1);
+                            let op = Op::Ld {
+                                space: Space::KernelParam,
+                                size,
+                                signed: rng().is_multiple_of(2),
+                                n,
+                                d,
+                                addr: Addr { base: None, offset },
+                            };
+                            Inst::new(op, guard)
+                        }
+                        3 => {
+                            let op = Op::MulWide32 {
+                                signed: rng().is_multiple_of(2),
+                                d: rng() as u32 % N64,
+                                a: rng() as u32 % N32,
+                                b: rng() as u32 % N32,
+                            };
+                            Inst::new(op, guard)
+                        }
+                        _ => random_inst(&mut rng),
+                    }
+                })
+                .chain([Inst::new(Op::Bar { kind: BarKind::Sync, id: RegRef::r32(N32), count: None, pred: None, aligned: false }, None)])
+                .collect();
+            let present = if round % 3 == 0 { (rng() & FULL).max(1) } else { FULL };
+            let exited = if round % 8 == 7 { present & rng() } else { 0 };
+            let mut r32: Vec<u32> = (0..N32 * 32).map(|_| rng() as u32).collect();
+            r32.resize((N32 as usize + 1) * 32, 0);
+            let r64: Vec<u64> = (0..N64 * 32).map(|_| rng()).collect();
+            // Guards all off, all on or mixed.
+            let preds: Vec<u64> = (0..NPRED)
+                .map(|_| match rng() % 3 {
+                    0 => 0,
+                    1 => FULL,
+                    _ => rng(),
+                })
+                .collect();
+            let params: Vec<u8> = (0..16).map(|_| rng() as u8).collect();
+            let slice = if round % 3 == 0 { 1 + rng() as u32 % 16 } else { 1000 };
+            let private = round % 2 == 0;
+            let runs = [false, true].map(|flat| {
+                let mut b = Block::new(0);
+                b.kernel.code = code.clone();
+                b.kernel.lane_private = private;
+                b.kernel.forward_only = flat;
+                b.params.clone_from(&params);
+                let mut w = bare(N32 + 1, N64, NPRED);
+                w.r32.clone_from(&r32);
+                w.r64.clone_from(&r64);
+                w.preds.clone_from(&preds);
+                w.present = present;
+                w.exited = exited;
+                w.stack[0].mask = present & !exited;
+                let mut log = Log::default();
+                let end = loop {
+                    match w.run(&mut b.ctx(), &mut log, slice) {
+                        Ok(Stop::Yield) => continue,
+                        Ok(stop) => break Ok(stop),
+                        Err(f) => break Err(format!("{f:?}")),
+                    }
+                };
+                (w, end, b.counters(), log)
+            });
+            let [(ends, e0, c0, log0), (flat, e1, c1, log1)] = &runs;
+            assert_eq!((e0, c0, ends.exited, &ends.stack), (e1, c1, flat.exited, &flat.stack), "round {round}");
+            // The same instruction and branch hooks, and the same instructions counted by runs.
+            let hooks = |l: &Log, kind: u8| l.0.iter().filter(|h| h.0 == kind).copied().collect::<Vec<_>>();
+            assert_eq!((hooks(log0, 0), hooks(log0, 4)), (hooks(log1, 0), hooks(log1, 4)), "round {round}");
+            let counted = |l: &Log| {
+                let mut per_pc = vec![0u64; len as usize + 1];
+                for &(_, pc, count, active) in l.0.iter().filter(|h| h.0 == 3) {
+                    for p in pc..pc + count as u32 {
+                        per_pc[p as usize] += u64::from(active.count_ones());
+                    }
+                }
+                per_pc
+            };
+            assert_eq!(counted(log0), counted(log1), "round {round}");
+            folded += (hooks(log1, 3).len() < hooks(log0, 3).len()) as u32;
+            let live = present & !ends.exited;
+            for l in (0..32).filter(|l| live >> l & 1 != 0) {
+                for s in 0..N32 as usize {
+                    assert_eq!(ends.r32[s * 32 + l], flat.r32[s * 32 + l], "round {round} r32 {s} lane {l}");
+                }
+                for s in 0..N64 as usize {
+                    assert_eq!(ends.r64[s * 32 + l], flat.r64[s * 32 + l], "round {round} r64 {s} lane {l}");
+                }
+            }
+            for (p, (x, y)) in ends.preds.iter().zip(&flat.preds).enumerate() {
+                assert_eq!(x & live, y & live, "round {round} pred {p}");
+            }
+        }
+        // The forward-only loop ran longer runs.
+        assert!(folded > 300, "{folded}");
     }
 
     /// Register-to-register instructions that also write absent and exited

@@ -67,6 +67,11 @@ impl Block {
         }
     }
 
+    /// Clock, budget, warp and thread instructions so far.
+    pub fn counters(&self) -> [u64; 4] {
+        [self.clock, self.budget, self.warp_insts, self.thread_insts]
+    }
+
     pub fn ctx(&mut self) -> WarpCtx<'_> {
         WarpCtx {
             kernel: &self.kernel,

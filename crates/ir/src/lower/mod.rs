@@ -461,9 +461,16 @@ fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str, lines: &LineInd
         frame_regs: l.fp.map(|(a, b)| (a.slot, b.slot)),
         entry_reads: crate::entry_reads::EntryReads::All,
         lane_private: false,
+        forward_only: false,
     };
     kernel.entry_reads = crate::entry_reads::entry_reads(&kernel);
     kernel.lane_private = !kernel.code.iter().any(|i| i.op.reads_other_lanes());
+    kernel.forward_only = kernel.code.iter().enumerate().all(|(pc, i)| match &i.op {
+        Op::Bra { target, .. } => *target as usize > pc,
+        Op::BrxIdx { targets, .. } => targets.iter().all(|&t| t as usize > pc),
+        Op::Call(_) => false,
+        _ => true,
+    });
     Ok(kernel)
 }
 
