@@ -777,7 +777,7 @@ mod tests {
     /// per-instruction and branch hooks and instructions counted by runs.
     #[test]
     fn forward_only_runs_equal_runs_that_end_at_each() {
-        let mut rng = xorshift(0x0f1a_7c0d_e5ee_d123);
+        let mut rng = numbers(0x0f1a_7c0d_e5ee_d123);
         let mut folded = 0;
         for round in 0..600 {
             let len = 40;
