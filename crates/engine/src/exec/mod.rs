@@ -769,6 +769,19 @@ mod tests {
         }
     }
 
+    /// A bare warp with these register columns and predicate masks, lanes
+    /// `present`, of which `exited` have already exited.
+    fn warp_with(r32: &[u32], r64: &[u64], preds: &[u64], present: u64, exited: u64) -> Warp<32> {
+        let mut w = bare(N32 + 1, N64, NPRED);
+        w.r32 = r32.to_vec();
+        w.r64 = r64.to_vec();
+        w.preds = preds.to_vec();
+        w.present = present;
+        w.exited = exited;
+        w.stack[0].mask = present & !exited;
+        w
+    }
+
     /// The forward-only loop (`ld.param`, `mul.wide` and branches no lane
     /// takes inside runs) against the loop that ends a run at each: on random
     /// forward programs (guards, guarded exits and forward branches, parameter
@@ -843,13 +856,7 @@ mod tests {
                 b.kernel.lane_private = private;
                 b.kernel.forward_only = flat;
                 b.params.clone_from(&params);
-                let mut w = bare(N32 + 1, N64, NPRED);
-                w.r32.clone_from(&r32);
-                w.r64.clone_from(&r64);
-                w.preds.clone_from(&preds);
-                w.present = present;
-                w.exited = exited;
-                w.stack[0].mask = present & !exited;
+                let mut w = warp_with(&r32, &r64, &preds, present, exited);
                 let mut log = Log::default();
                 let end = loop {
                     match w.run(&mut b.ctx(), &mut log, slice) {
@@ -935,13 +942,7 @@ mod tests {
                 let mut b = Block::new(0);
                 b.kernel.code = code.clone();
                 b.kernel.lane_private = private;
-                let mut w = bare(N32 + 1, N64, NPRED);
-                w.r32.clone_from(&r32);
-                w.r64.clone_from(&r64);
-                w.preds.clone_from(&preds);
-                w.present = present;
-                w.exited = exited;
-                w.stack[0].mask = present & !exited;
+                let mut w = warp_with(&r32, &r64, &preds, present, exited);
                 let mut log = Log::default();
                 let stop = loop {
                     match w.run(&mut b.ctx(), &mut log, slice).unwrap() {
