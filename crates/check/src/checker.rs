@@ -394,35 +394,31 @@ impl Checker {
             return false;
         }
         let Some(vc) = self.hb.shared_snap(base as usize, mask) else { return false };
-        let mut words = [0u32; 64];
-        let mut k = 0;
         // Whether every lane's word holds at most one earlier read, ordered
         // before the lane (see `replaces`): then the reads are recorded at
         // once, when nothing waits in the log before them.
-        let mut direct = self.deferred.is_empty();
-        for l in warpsim_ir::set_bits(mask) {
-            let a = addrs[l];
-            let t = base + l as u32;
-            if a & 3 != 0 || a + 4 > limit {
+        let mut scan = WordScan { words: [0; 64], k: 0, direct: self.deferred.is_empty() };
+        let (blk, init) = (self.block32, if check_init { Some(&self.shared_init[..]) } else { None });
+        if addrs.len() <= 64 && mask == u64::MAX >> (64 - addrs.len()) {
+            // Every lane: alignment and bounds in one pass over the column.
+            let (odd, hi) = addrs.iter().fold((0, 0), |(o, h), &a| (o | a, h.max(a)));
+            if odd & 3 != 0 || hi.saturating_add(4) > limit {
                 return false;
             }
-            if check_init && (self.shared_init.get((a >> 6) as usize).is_none_or(|&b| (b >> (a & 63)) & 0xF != 0xF)) {
-                return false;
+            for (l, &a) in addrs.iter().enumerate() {
+                if !scan.lane(base + l as u32, a, init, &self.shared, blk, vc) {
+                    return false;
+                }
             }
-            let Some(c) = self.shared.get((a >> 2) as usize) else { return false };
-            let w = &c.w;
-            let known =
-                w.tau == 0 || (w.block == self.block32 && (w.tid as u32 == t || vc.get(w.tid as usize).is_some_and(|&x| x >= w.tau)));
-            if !known {
-                return false;
+        } else {
+            for l in warpsim_ir::set_bits(mask) {
+                let a = addrs[l];
+                if a & 3 != 0 || a + 4 > limit || !scan.lane(base + l as u32, a, init, &self.shared, blk, vc) {
+                    return false;
+                }
             }
-            let word = (a >> 2) as u32;
-            // A lane reading its neighbour's word (a broadcast) would find the
-            // neighbour's read in the slot: the log records those warp-wide.
-            direct = direct && replaces(&c.r, t, self.block32, vc) && (k == 0 || words[(k - 1) & 63] != word);
-            words[k & 63] = word;
-            k += 1;
         }
+        let WordScan { words, k, direct } = scan;
         if direct {
             // What `flush_reads` would do with this instruction, the first in
             // the log: each lane's read replaces the word's read slot, unless
@@ -911,6 +907,41 @@ fn sync_op(hb: &mut Hb, objs: &mut HashMap<u64, Foreign>, key: u64, t: u32, tau:
     if rel {
         let r = objs.entry(key).or_default();
         hb.release(t as usize, tau, block, r);
+    }
+}
+
+/// The words a one-word shared load's lanes read, in lane order, gathered by
+/// [`Checker::shared_read_words`] before anything is recorded.
+struct WordScan {
+    words: [u32; 64],
+    k: usize,
+    /// Whether every word so far holds at most one read that this one replaces.
+    direct: bool,
+}
+
+impl WordScan {
+    /// Lane thread `t`'s aligned, in-bounds word address `a`: notes the word,
+    /// or says false when the lane does not qualify (its bytes uninitialised
+    /// while `init` is given, or the word's write unknown to `t`).
+    #[inline(always)]
+    fn lane(&mut self, t: u32, a: u64, init: Option<&[u64]>, shared: &[Cell], blk: u32, vc: &[u32]) -> bool {
+        if init.is_some_and(|init| init.get((a >> 6) as usize).is_none_or(|&b| (b >> (a & 63)) & 0xF != 0xF)) {
+            return false;
+        }
+        let Some(c) = shared.get((a >> 2) as usize) else { return false };
+        let w = &c.w;
+        let known = w.tau == 0 || (w.block == blk && (w.tid as u32 == t || vc.get(w.tid as usize).is_some_and(|&x| x >= w.tau)));
+        if !known {
+            return false;
+        }
+        let word = (a >> 2) as u32;
+        // A lane reading its neighbour's word (a broadcast) would find the
+        // neighbour's read in the slot: the log records those warp-wide.
+        let k = self.k;
+        self.direct = self.direct && replaces(&c.r, t, blk, vc) && (k == 0 || self.words[(k - 1) & 63] != word);
+        self.words[k & 63] = word;
+        self.k = k + 1;
+        true
     }
 }
 
