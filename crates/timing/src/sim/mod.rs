@@ -530,7 +530,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             if self.idle_if_empty() {
                 return Ok(());
             }
-            self.cycle(t, gg)?;
+            self.cycles(end, false, gg)?;
         }
         Ok(())
     }
@@ -555,14 +555,32 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                     return Ok(());
                 }
             }
-            self.cycle(t, gg)?;
+            self.cycles(end, true, gg)?;
         }
         Ok(())
     }
 
+    /// Cycles from `now` on while `now` is before `end` (and, with `local`,
+    /// before the horizon) and no block's slot is due to be freed: the
+    /// callers' per-cycle loop without a call, its prologue and the frees'
+    /// look-up each cycle (a free is due only at the cycle its block drains,
+    /// which `cycle` never steps over).
+    #[inline(never)]
+    fn cycles(&mut self, end: u64, local: bool, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
+        loop {
+            let frees_due = self.cycle(self.now, gg)?;
+            let stop = if local { end.min(self.horizon) } else { end };
+            if self.now >= stop || frees_due <= self.now {
+                return Ok(());
+            }
+        }
+    }
+
     /// Cycle `t`: each sub-partition issues if it can; moves `now` on to
-    /// the next cycle at which one might.
-    fn cycle(&mut self, t: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
+    /// the next cycle at which one might. Returns when the first block
+    /// waiting to be freed drains (`u64::MAX`: none).
+    #[inline(always)]
+    fn cycle(&mut self, t: u64, gg: &mut Gpu<'a, W>) -> Result<u64, LaunchError> {
         {
             let mut issued = false;
             // Sub-partitions that cannot issue yet are passed over in a
@@ -573,9 +591,11 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 issued |= did;
                 (s, next) = sched::next_due(&self.smsp, s + 1, t, next.min(nxt));
             }
+            let mut frees_due = u64::MAX;
             for &(ft, _) in &self.frees {
-                next = next.min(ft);
+                frees_due = frees_due.min(ft);
             }
+            next = next.min(frees_due);
             if next == u64::MAX && !issued {
                 // Nothing can ever issue: every live warp waits at a barrier.
                 return Err(self.deadlock());
@@ -583,8 +603,8 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             let to = if issued { t + 1 } else { next.max(t + 1) };
             self.active_cycles += to - t;
             self.now = to;
+            Ok(frees_due)
         }
-        Ok(())
     }
 
     fn deadlock(&self) -> LaunchError {
