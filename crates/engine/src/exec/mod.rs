@@ -929,7 +929,7 @@ mod tests {
                         12..=14 => {
                             // Global at 16 bytes a lane (r64 N64) or shared at one address; now and
                             // then an offset past the buffer or not a multiple of the vector's size.
-                            let global = rng() % 3 != 0;
+                            let global = !rng().is_multiple_of(3);
                             let (size, bank) = if rng().is_multiple_of(2) { (4u8, 0) } else { (8, 1) };
                             let n = [1u8, 2, 4][rng() as usize % if size == 4 { 3 } else { 2 }];
                             let reg = |slot: u64| if bank == 0 { RegRef::r32(slot as u32 % N32) } else { RegRef::r64(slot as u32 % N64) };
