@@ -437,7 +437,7 @@ impl<const W: usize> Warp<W> {
 
     /// [`Warp::run_scheduled`] with `FLAT` the kernel's
     /// [`forward_only`](Kernel::forward_only): the run loop then also runs
-    /// `ld.param`, `mul.wide` and branches no lane takes without ending a run.
+    /// loads, stores, `mul.wide` and branches no lane takes without ending a run.
     #[inline(never)]
     fn run_counted<O: Observer, S: SchedulePolicy, const FLAT: bool>(
         &mut self,
@@ -454,6 +454,36 @@ impl<const W: usize> Warp<W> {
         *ctx.warp_instructions += n.warp_insts;
         *ctx.thread_instructions += n.thread_insts;
         r
+    }
+
+    /// A load or store that faults inside a forward-only run: the run ends
+    /// there as though the access had ended it (the stack top past it, its
+    /// guard told, the run's `ran` instructions counted), then the fault.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)] // the run's state, as the run loop holds it
+    fn fault_in_run<O: Observer>(
+        &mut self,
+        obs: &mut O,
+        n: &mut Counters,
+        inst: &Inst,
+        pc: u32,
+        start: u32,
+        ran: u32,
+        active: u64,
+        exec: u64,
+        f: WarpFault,
+    ) -> WarpFault {
+        self.top_pc(pc + 1);
+        if inst.guard.is_some() {
+            obs.guard(active, exec);
+        }
+        obs.straight_run(self.index, start, ran, active);
+        n.budget -= u64::from(ran);
+        n.clock += u64::from(ran);
+        n.warp_insts += u64::from(ran);
+        n.thread_insts += u64::from(active.count_ones()) * u64::from(ran);
+        f
     }
 
     #[inline(always)]
@@ -589,10 +619,52 @@ impl<const W: usize> Warp<W> {
                             }
                             true
                         }
-                        // `ld.param` at a constant offset: a uniform value, one column fill per element;
-                        // one out of the parameters' bytes goes to `ld`, which names the fault.
-                        Op::Ld { space: Space::KernelParam, size, signed, n, d, addr: Addr { base: None, offset } } => {
-                            lanes == 0 || self.ld_param(ctx.params, *size, *signed, *n, d, *offset, lanes)
+                        // Loads and stores leave the stack as it is. `ld.param` at a constant offset
+                        // is a uniform value, one column fill per element; any other access (or one
+                        // out of the parameters' bytes) is `ld`'s or `st`'s, which name a fault.
+                        Op::Ld { space, size, signed, n: count, d, addr } => {
+                            let param = *space == Space::KernelParam && addr.base.is_none();
+                            if !(lanes == 0 || param && self.ld_param(ctx.params, *size, *signed, *count, d, addr.offset, lanes)) {
+                                let exec = lanes & !unread;
+                                if exec != 0 {
+                                    // A served access past an allocation's end is noted at the stack top's pc.
+                                    self.top_pc(pc + 1);
+                                    if let Err(f) = self.ld(ctx, obs, pc, *space, *size, *signed, *count, d, addr, exec) {
+                                        return Err(self.fault_in_run(
+                                            obs,
+                                            n,
+                                            inst,
+                                            pc,
+                                            start,
+                                            stop - start - insts.len() as u32,
+                                            wide & !unread,
+                                            exec,
+                                            f,
+                                        ));
+                                    }
+                                }
+                            }
+                            true
+                        }
+                        Op::St { space, size, n: count, s, addr } => {
+                            let exec = lanes & !unread;
+                            if exec != 0 {
+                                self.top_pc(pc + 1);
+                                if let Err(f) = self.st(ctx, obs, pc, *space, *size, *count, s, addr, exec) {
+                                    return Err(self.fault_in_run(
+                                        obs,
+                                        n,
+                                        inst,
+                                        pc,
+                                        start,
+                                        stop - start - insts.len() as u32,
+                                        wide & !unread,
+                                        exec,
+                                        f,
+                                    ));
+                                }
+                            }
+                            true
                         }
                         // A branch no live lane takes: every lane falls through, the stack stays.
                         Op::Bra { .. } if lanes & !unread == 0 => {
@@ -655,6 +727,8 @@ impl<const W: usize> Warp<W> {
                 Op::Clock { kind, d } => self.clock(*kind, *d, n.clock, exec),
                 // Loads, stores, atomics and address conversion (memory.rs).
                 Op::Cvta { to_generic, window, d, a } => self.cvta(*to_generic, *window, *d, *a, exec),
+                // Forward-only code runs every load and store in the inner loop.
+                Op::Ld { .. } | Op::St { .. } if FLAT => {}
                 Op::Ld { space, size, signed, n, d, addr } => self.ld(ctx, obs, pc, *space, *size, *signed, *n, d, addr, exec)?,
                 Op::St { space, size, n, s, addr } => self.st(ctx, obs, pc, *space, *size, *n, s, addr, exec)?,
                 Op::Atom { space, op, ty, d, addr, b, c } => self.atom(ctx, obs, pc, *space, *op, *ty, *d, addr, *b, *c, exec)?,
@@ -752,6 +826,7 @@ mod tests {
     struct Log(Vec<(u8, u32, u64, u64)>);
 
     impl Observer for Log {
+        const WANTS_MEMORY: bool = true;
         fn instruction(&mut self, _: u32, pc: u32, active: u64, exec: u64) {
             self.0.push((0, pc, active, exec));
         }
@@ -767,14 +842,41 @@ mod tests {
         fn branch(&mut self, _: u32, pc: u32, taken: u64, not_taken: u64) {
             self.0.push((4, pc, taken, not_taken));
         }
+        fn memory(&mut self, _: u32, pc: u32, space: Space, kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) {
+            // The lanes' addresses folded into one word.
+            let sum = addrs.iter().fold(u64::from(bytes) << 8 | (kind as u64) << 4 | space as u64, |h, &a| h.rotate_left(7) ^ a);
+            self.0.push((5, pc, mask, sum));
+        }
+    }
+
+    /// Lanes each guarded pc turned off, paired as the metrics observer pairs
+    /// them: a run's `guard` calls with its guarded pcs in order, `guarded` by pc.
+    fn guard_offs(l: &Log, code: &[Inst]) -> Vec<u64> {
+        let mut off = vec![0u64; code.len()];
+        let mut pending = Vec::new();
+        for &(hook, pc, a, b) in &l.0 {
+            match hook {
+                1 => pending.push((a, b)),
+                2 => off[pc as usize] += u64::from((a & !b).count_ones()),
+                3 => {
+                    let guarded = (pc..pc + a as u32).filter(|&p| code[p as usize].guard.is_some());
+                    for (p, (active, exec)) in guarded.zip(pending.drain(..)) {
+                        off[p as usize] += u64::from((active & !exec).count_ones());
+                    }
+                }
+                _ => {}
+            }
+        }
+        off
     }
 
     /// A bare warp with these register columns and predicate masks, lanes
     /// `present`, of which `exited` have already exited.
     fn warp_with(r32: &[u32], r64: &[u64], preds: &[u64], present: u64, exited: u64) -> Warp<32> {
-        let mut w = bare(N32 + 1, N64, NPRED);
+        let mut w = bare(N32 + 1, N64 + 1, NPRED);
         w.r32 = r32.to_vec();
         w.r64 = r64.to_vec();
+        w.r64.resize((N64 as usize + 1) * 32, 0);
         w.preds = preds.to_vec();
         w.present = present;
         w.exited = exited;
@@ -782,22 +884,26 @@ mod tests {
         w
     }
 
-    /// The forward-only loop (`ld.param`, `mul.wide` and branches no lane
+    /// The forward-only loop (loads, stores, `mul.wide` and branches no lane
     /// takes inside runs) against the loop that ends a run at each: on random
     /// forward programs (guards, guarded exits and forward branches, parameter
-    /// loads in and out of range, partial warps, exited lanes, short slices),
-    /// the same stops and faults, live registers and predicates, counters,
-    /// per-instruction and branch hooks and instructions counted by runs.
+    /// loads in and out of range, global and shared loads and stores of
+    /// vectors, now and then out of bounds or misaligned, partial warps,
+    /// exited lanes, short slices), the same stops and faults, live registers
+    /// and predicates, memory, counters, per-instruction, branch and memory
+    /// hooks, instructions counted by runs and lanes turned off by guards.
     #[test]
     fn forward_only_runs_equal_runs_that_end_at_each() {
         let mut rng = numbers(0x0f1a_7c0d_e5ee_d123);
-        let mut folded = 0;
+        // The global buffer: 16 bytes a lane.
+        const GLOBAL: usize = 32 * 16;
+        let (mut folded, mut faults, mut accesses, mut served) = (0, 0, 0, 0);
         for round in 0..600 {
             let len = 40;
             let code: Vec<Inst> = (0..len)
                 .map(|pc| {
                     let guard = rng().is_multiple_of(3).then(|| Guard { pred: rng() as u32 % NPRED, negate: rng() % 2 == 1 });
-                    match rng() % 12 {
+                    match rng() % 15 {
                         0 | 1 => {
                             let target = (pc + 1 + rng() as u32 % 6).min(len);
                             let g = Guard { pred: rng() as u32 % NPRED, negate: rng() % 2 == 1 };
@@ -817,6 +923,29 @@ mod tests {
                                 n,
                                 d,
                                 addr: Addr { base: None, offset },
+                            };
+                            Inst::new(op, guard)
+                        }
+                        12..=14 => {
+                            // Global at 16 bytes a lane (r64 N64) or shared at one address; now and
+                            // then an offset past the buffer or not a multiple of the vector's size.
+                            let global = !rng().is_multiple_of(3);
+                            let (size, bank) = if rng().is_multiple_of(2) { (4u8, 0) } else { (8, 1) };
+                            let n = [1u8, 2, 4][rng() as usize % if size == 4 { 3 } else { 2 }];
+                            let reg = |slot: u64| if bank == 0 { RegRef::r32(slot as u32 % N32) } else { RegRef::r64(slot as u32 % N64) };
+                            let offset = match rng() % 24 {
+                                0 => 8,
+                                1 => 600,
+                                _ if global => 0,
+                                _ => (rng() % 3 * 16) as i64,
+                            };
+                            let (space, base) = if global { (Space::Global, Some(RegRef::r64(N64))) } else { (Space::Shared, None) };
+                            let addr = Addr { base, offset };
+                            let op = if rng() % 14 < 12 {
+                                let d = std::array::from_fn(|k| (k < n as usize && !rng().is_multiple_of(5)).then(|| reg(rng())));
+                                Op::Ld { space, size, signed: rng().is_multiple_of(2), n, d, addr }
+                            } else {
+                                Op::St { space, size, n, s: std::array::from_fn(|_| reg(rng())), addr }
                             };
                             Inst::new(op, guard)
                         }
@@ -850,13 +979,23 @@ mod tests {
             let params: Vec<u8> = (0..16).map(|_| rng() as u8).collect();
             let slice = if round % 3 == 0 { 1 + rng() as u32 % 16 } else { 1000 };
             let private = round % 2 == 0;
+            let data: Vec<u8> = (0..GLOBAL).map(|_| rng() as u8).collect();
+            let shared: Vec<u8> = (0..64).map(|_| rng() as u8).collect();
+            // Each lane's 16 bytes: in lane order or shuffled.
+            let slot_of: Vec<u64> = (0..32).map(|l| if round % 4 == 1 { l ^ (rng() % 32) } else { l }).collect();
             let runs = [false, true].map(|flat| {
                 let mut b = Block::new(0);
                 b.kernel.code = code.clone();
                 b.kernel.lane_private = private;
                 b.kernel.forward_only = flat;
                 b.params.clone_from(&params);
+                b.shared.clone_from(&shared);
+                let buf = b.gmem.alloc("g", GLOBAL as u64, None);
+                b.gmem.write(buf, &data).unwrap();
                 let mut w = warp_with(&r32, &r64, &preds, present, exited);
+                for (l, s) in slot_of.iter().enumerate() {
+                    w.r64[N64 as usize * 32 + l] = buf + s * 16;
+                }
                 let mut log = Log::default();
                 let end = loop {
                     match w.run(&mut b.ctx(), &mut log, slice) {
@@ -865,13 +1004,23 @@ mod tests {
                         Err(f) => break Err(format!("{f:?}")),
                     }
                 };
-                (w, end, b.counters(), log)
+                let mut mem = vec![0u8; GLOBAL];
+                b.gmem.read(buf, &mut mem).unwrap();
+                mem.extend_from_slice(&b.shared);
+                (w, end, b.counters(), log, mem)
             });
-            let [(ends, e0, c0, log0), (flat, e1, c1, log1)] = &runs;
+            let [(ends, e0, c0, log0, mem0), (flat, e1, c1, log1, mem1)] = &runs;
             assert_eq!((e0, c0, ends.exited, &ends.stack), (e1, c1, flat.exited, &flat.stack), "round {round}");
-            // The same instruction and branch hooks, and the same instructions counted by runs.
+            assert!(mem0 == mem1, "round {round}: memory differs");
+            assert_eq!(format!("{:?}", ends.past_end), format!("{:?}", flat.past_end), "round {round}: served past the end");
+            served += flat.past_end.len();
+            // The same instruction, branch and memory hooks, the same instructions
+            // counted by runs and the same lanes turned off by guards.
             let hooks = |l: &Log, kind: u8| l.0.iter().filter(|h| h.0 == kind).copied().collect::<Vec<_>>();
-            assert_eq!((hooks(log0, 0), hooks(log0, 4)), (hooks(log1, 0), hooks(log1, 4)), "round {round}");
+            assert_eq!((hooks(log0, 0), hooks(log0, 4), hooks(log0, 5)), (hooks(log1, 0), hooks(log1, 4), hooks(log1, 5)), "round {round}");
+            assert_eq!(guard_offs(log0, &code), guard_offs(log1, &code), "round {round}");
+            faults += e1.is_err() as u32;
+            accesses += hooks(log1, 5).len();
             let counted = |l: &Log| {
                 let mut per_pc = vec![0u64; len as usize + 1];
                 for &(_, pc, count, active) in l.0.iter().filter(|h| h.0 == 3) {
@@ -896,8 +1045,9 @@ mod tests {
                 assert_eq!(x & live, y & live, "round {round} pred {p}");
             }
         }
-        // The forward-only loop ran longer runs.
+        // The forward-only loop ran longer runs; accesses ran and some faulted.
         assert!(folded > 300, "{folded}");
+        assert!(faults > 30 && accesses > 1000 && served > 30, "{faults} {accesses} {served}");
     }
 
     /// Register-to-register instructions that also write absent and exited
