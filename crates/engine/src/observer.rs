@@ -39,26 +39,17 @@ pub trait Observer {
     #[inline(always)]
     fn instruction(&mut self, _warp: u32, _pc: u32, _active: u64, _exec: u64) {}
 
-    /// A register-to-register instruction with a guard predicate executed
-    /// with `active` lanes, of which `exec` passed the guard (after
-    /// `instruction`). An instruction without a guard executes all its
-    /// `active` lanes.
+    /// An instruction with a guard predicate is about to execute with `active`
+    /// lanes, of which `exec` passed the guard (before `instruction`). An
+    /// instruction without a guard executes all its `active` lanes.
     ///
     /// It takes no pc, so the run loop need not work one out per instruction:
-    /// the calls come in order, one per such instruction of the straight run
-    /// that [`Observer::straight_run`] reports next, so an observer that knows
-    /// which pcs are guarded finds each call's pc there. The run's last
-    /// instruction, if it is guarded and not register-to-register, is
-    /// [`Observer::guarded`]'s instead.
+    /// the calls come in order, one per guarded instruction of the straight run
+    /// that [`Observer::straight_run`] reports next (its last instruction
+    /// included), so an observer that knows which pcs are guarded finds each
+    /// call's pc there.
     #[inline(always)]
     fn guard(&mut self, _active: u64, _exec: u64) {}
-
-    /// The guarded instruction at `pc` that ends a straight run (a branch,
-    /// memory or other instruction that is not register-to-register): of
-    /// its `active` lanes, `exec` passed the guard. Called after `instruction`
-    /// and before [`Observer::straight_run`].
-    #[inline(always)]
-    fn guarded(&mut self, _warp: u32, _pc: u32, _active: u64, _exec: u64) {}
 
     /// The `count` instructions at `pc..pc + count` issued one after another
     /// with the same `active` lanes (a straight-line run, its last one possibly
@@ -168,7 +159,6 @@ macro_rules! with_hooks {
             block_begin(block: u64, warps: u32);
             instruction(warp: u32, pc: u32, active: u64, exec: u64);
             guard(active: u64, exec: u64);
-            guarded(warp: u32, pc: u32, active: u64, exec: u64);
             straight_run(warp: u32, pc: u32, count: u32, active: u64);
             memory(warp: u32, pc: u32, space: Space, kind: MemAccessKind, bytes: u32, addrs: &[u64], mask: u64) if WANTS_MEMORY;
             branch(warp: u32, pc: u32, taken: u64, not_taken: u64);

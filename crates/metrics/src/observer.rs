@@ -318,8 +318,8 @@ impl MetricsObserver {
     }
 
     /// The guarded pcs of the run `start..` (as many as [`Observer::guard`]
-    /// calls since the last run: every guarded pc of the run but a last one
-    /// that [`Observer::guarded`] counted): the lanes each one's guard turned off.
+    /// calls since the last run: every guarded pc of the run): the lanes each
+    /// one's guard turned off.
     #[inline(never)]
     fn count_guards(&mut self, start: u32, active: u64) {
         let calls = std::mem::take(&mut self.guards_in_run).min(self.guard_execs.len());
@@ -373,14 +373,6 @@ impl Observer for MetricsObserver {
             *e = exec;
         }
         self.guards_in_run += 1;
-    }
-
-    /// The lanes the guard of a run's last instruction turned off.
-    #[inline(always)]
-    fn guarded(&mut self, _warp: u32, pc: u32, active: u64, exec: u64) {
-        if let Some(r) = self.runs.get_mut(pc as usize) {
-            r[2] += (active & !exec).count_ones() as u64;
-        }
     }
 
     #[inline(always)]
@@ -639,18 +631,14 @@ mod tests {
             // A `bra` ends its run, as in the engine.
             let count = (start..start + count).position(|pc| flags[pc as usize].1).map_or(count, |i| i as u32 + 1);
             let active = if next().is_multiple_of(4) { u32::MAX as u64 } else { next() & u32::MAX as u64 };
-            // Whether the run ends at a guarded instruction that is not register-to-register.
-            let ends_guarded = next().is_multiple_of(2);
             let mut last_exec = active;
             for pc in start..start + count {
                 let (guarded, _) = flags[pc as usize];
                 let exec = if guarded && !next().is_multiple_of(4) { active & next() } else { active };
-                obs.instruction(0, pc, active, exec);
-                if guarded && ends_guarded && pc == start + count - 1 {
-                    obs.guarded(0, pc, active, exec);
-                } else if guarded {
+                if guarded {
                     obs.guard(active, exec);
                 }
+                obs.instruction(0, pc, active, exec);
                 let w = &mut want[pc as usize];
                 w.warp_insts += 1;
                 w.thread_insts += active.count_ones() as u64;

@@ -567,6 +567,11 @@ impl<const W: usize> Warp<W> {
                         wide & if g.negate { !p } else { p }
                     }
                 };
+                // Here, before the instruction, so that nothing about the guard is kept
+                // past it (the match above unchanged: the bare engine's loop stays as it was).
+                if inst.guard.is_some() {
+                    obs.guard(wide & !unread, lanes & !unread);
+                }
                 obs.instruction(self.index, pc, wide & !unread, lanes & !unread);
                 // Register-to-register instructions: they neither fault nor touch the stack.
                 let plain = match &inst.op {
@@ -679,16 +684,10 @@ impl<const W: usize> Warp<W> {
                     self.top_pc(pc + 1);
                     // `lanes & active` (`lanes` lies within `wide`).
                     let exec = lanes & !unread;
-                    if inst.guard.is_some() {
-                        obs.guarded(self.index, pc, wide & !unread, exec);
-                    }
                     if exec == 0 && !matches!(inst.op, Op::Bra { .. } | Op::BrxIdx { .. }) {
                         break None;
                     }
                     break Some((inst, exec, pc));
-                }
-                if inst.guard.is_some() {
-                    obs.guard(wide & !unread, lanes & !unread);
                 }
             };
             let active = wide & !unread;
@@ -832,9 +831,6 @@ mod tests {
         }
         fn guard(&mut self, active: u64, exec: u64) {
             self.0.push((1, 0, active, exec));
-        }
-        fn guarded(&mut self, _: u32, pc: u32, active: u64, exec: u64) {
-            self.0.push((2, pc, active, exec));
         }
         fn straight_run(&mut self, _: u32, pc: u32, count: u32, active: u64) {
             self.0.push((3, pc, u64::from(count), active));
