@@ -457,8 +457,9 @@ impl<const W: usize> Warp<W> {
     }
 
     /// A load or store that faults inside a forward-only run: the run ends
-    /// there as though the access had ended it (the stack top past it, its
-    /// guard told, the run's `ran` instructions counted), then the fault.
+    /// there as though the access had ended it (the stack top past it, the
+    /// run's `ran` instructions counted; its guard was told before it ran),
+    /// then the fault.
     #[cold]
     #[inline(never)]
     #[allow(clippy::too_many_arguments)] // the run's state, as the run loop holds it
@@ -466,18 +467,13 @@ impl<const W: usize> Warp<W> {
         &mut self,
         obs: &mut O,
         n: &mut Counters,
-        inst: &Inst,
         pc: u32,
         start: u32,
         ran: u32,
         active: u64,
-        exec: u64,
         f: WarpFault,
     ) -> WarpFault {
         self.top_pc(pc + 1);
-        if inst.guard.is_some() {
-            obs.guard(active, exec);
-        }
         obs.straight_run(self.index, start, ran, active);
         n.budget -= u64::from(ran);
         n.clock += u64::from(ran);
@@ -638,12 +634,10 @@ impl<const W: usize> Warp<W> {
                                         return Err(self.fault_in_run(
                                             obs,
                                             n,
-                                            inst,
                                             pc,
                                             start,
                                             stop - start - insts.len() as u32,
                                             wide & !unread,
-                                            exec,
                                             f,
                                         ));
                                     }
@@ -656,17 +650,7 @@ impl<const W: usize> Warp<W> {
                             if exec != 0 {
                                 self.top_pc(pc + 1);
                                 if let Err(f) = self.st(ctx, obs, pc, *space, *size, *count, s, addr, exec) {
-                                    return Err(self.fault_in_run(
-                                        obs,
-                                        n,
-                                        inst,
-                                        pc,
-                                        start,
-                                        stop - start - insts.len() as u32,
-                                        wide & !unread,
-                                        exec,
-                                        f,
-                                    ));
+                                    return Err(self.fault_in_run(obs, n, pc, start, stop - start - insts.len() as u32, wide & !unread, f));
                                 }
                             }
                             true
@@ -846,14 +830,13 @@ mod tests {
     }
 
     /// Lanes each guarded pc turned off, paired as the metrics observer pairs
-    /// them: a run's `guard` calls with its guarded pcs in order, `guarded` by pc.
+    /// them: a run's `guard` calls with its guarded pcs in order.
     fn guard_offs(l: &Log, code: &[Inst]) -> Vec<u64> {
         let mut off = vec![0u64; code.len()];
         let mut pending = Vec::new();
         for &(hook, pc, a, b) in &l.0 {
             match hook {
                 1 => pending.push((a, b)),
-                2 => off[pc as usize] += u64::from((a & !b).count_ones()),
                 3 => {
                     let guarded = (pc..pc + a as u32).filter(|&p| code[p as usize].guard.is_some());
                     for (p, (active, exec)) in guarded.zip(pending.drain(..)) {
