@@ -457,23 +457,12 @@ impl<const W: usize> Warp<W> {
     }
 
     /// A load or store that faults inside a forward-only run: the run ends
-    /// there as though the access had ended it (the stack top past it, the
-    /// run's `ran` instructions counted; its guard was told before it ran),
-    /// then the fault.
+    /// there as though the access had ended it (the run's `ran` instructions
+    /// counted; the caller moved the stack top past it and told its guard
+    /// before it ran), then the fault.
     #[cold]
     #[inline(never)]
-    #[allow(clippy::too_many_arguments)] // the run's state, as the run loop holds it
-    fn fault_in_run<O: Observer>(
-        &mut self,
-        obs: &mut O,
-        n: &mut Counters,
-        pc: u32,
-        start: u32,
-        ran: u32,
-        active: u64,
-        f: WarpFault,
-    ) -> WarpFault {
-        self.top_pc(pc + 1);
+    fn fault_in_run<O: Observer>(&mut self, obs: &mut O, n: &mut Counters, start: u32, ran: u32, active: u64, f: WarpFault) -> WarpFault {
         obs.straight_run(self.index, start, ran, active);
         n.budget -= u64::from(ran);
         n.clock += u64::from(ran);
@@ -620,7 +609,7 @@ impl<const W: usize> Warp<W> {
                             }
                             true
                         }
-                        // Loads and stores leave the stack as it is. `ld.param` at a constant offset
+                        // Loads and stores change no stack mask. `ld.param` at a constant offset
                         // is a uniform value, one column fill per element; any other access (or one
                         // out of the parameters' bytes) is `ld`'s or `st`'s, which name a fault.
                         Op::Ld { space, size, signed, n: count, d, addr } => {
@@ -631,15 +620,7 @@ impl<const W: usize> Warp<W> {
                                     // A served access past an allocation's end is noted at the stack top's pc.
                                     self.top_pc(pc + 1);
                                     if let Err(f) = self.ld(ctx, obs, pc, *space, *size, *signed, *count, d, addr, exec) {
-                                        return Err(self.fault_in_run(
-                                            obs,
-                                            n,
-                                            pc,
-                                            start,
-                                            stop - start - insts.len() as u32,
-                                            wide & !unread,
-                                            f,
-                                        ));
+                                        return Err(self.fault_in_run(obs, n, start, stop - start - insts.len() as u32, wide & !unread, f));
                                     }
                                 }
                             }
@@ -650,7 +631,7 @@ impl<const W: usize> Warp<W> {
                             if exec != 0 {
                                 self.top_pc(pc + 1);
                                 if let Err(f) = self.st(ctx, obs, pc, *space, *size, *count, s, addr, exec) {
-                                    return Err(self.fault_in_run(obs, n, pc, start, stop - start - insts.len() as u32, wide & !unread, f));
+                                    return Err(self.fault_in_run(obs, n, start, stop - start - insts.len() as u32, wide & !unread, f));
                                 }
                             }
                             true
