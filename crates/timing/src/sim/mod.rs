@@ -26,7 +26,9 @@
 //! to start); a pass in SM order then finishes the quantum as the one-thread
 //! model would. What an SM did before its horizon read and wrote only its
 //! own state, so the cycles are those of the one-thread model, for any
-//! thread count.
+//! thread count. Plain global stores, and regions whose only outside effect
+//! is writing global memory, run in local phases with their writes and L2
+//! bookings logged and replayed in SM order ([`defer`]).
 
 mod defer;
 mod issue;
