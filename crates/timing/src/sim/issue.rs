@@ -87,9 +87,6 @@ pub(super) struct WarpT {
     pub(super) age: u64,
     pub(super) start: u64,
     pub(super) store_ack: u64,
-    /// In a local phase: stores whose acknowledgement the in-order pass
-    /// works out are outstanding (see `defer`).
-    pub(super) ack_pending: bool,
     /// Results of an unknown instruction: nothing issues before this.
     pub(super) fence_until: u64,
     pub(super) loop_pc: u32,
@@ -102,6 +99,9 @@ pub(super) struct WarpT {
     pub(super) region: u32,
     pub(super) pos: u32,
     pub(super) executed: bool,
+    /// In a local phase: stores whose acknowledgement the in-order pass
+    /// works out are outstanding (see `defer`).
+    pub(super) ack_pending: bool,
     /// The engine reported the warp exited / at a barrier while executing the region.
     pub(super) stop: Stop,
     /// Memory accesses and the branch outcome captured while executing the
