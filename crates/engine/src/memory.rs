@@ -876,6 +876,26 @@ impl GlobalMemory {
         &self.allocs
     }
 
+    /// Memory with the same allocations (bases, sizes, names), zero-filled
+    /// and with no page materialised: code that only writes global memory
+    /// faults in it exactly where it would here (the timing model runs
+    /// such code in a scratch copy and applies the writes later, in order).
+    pub fn same_layout(&self) -> GlobalMemory {
+        let allocs = self
+            .allocs
+            .iter()
+            .map(|a| Allocation {
+                name: a.name.clone(),
+                base: a.base,
+                size: a.size,
+                pages: (0..a.pages.len()).map(|_| OnceLock::new()).collect(),
+                filler: None,
+                arena: PageArena::new(a.pages.len()),
+            })
+            .collect();
+        GlobalMemory { allocs, next: self.next }
+    }
+
     /// Where a warp's access lies when every active lane's `bytes` (at most
     /// `align`, a power of two) at `addr[l]` are aligned to `align` and inside
     /// one allocation: that allocation, and the page holding them all when

@@ -122,6 +122,10 @@ pub struct TInst {
     /// scheduler): all but global, local, constant and generic memory
     /// accesses and asynchronous copies. SMs may issue such instructions at once (see `sim`).
     pub issue_local: bool,
+    /// A plain `st.global`: in a local phase its L2 booking can wait for
+    /// the in-order pass (nothing but fences and the warp's exit needs its
+    /// acknowledgement; see `sim::defer`).
+    pub deferrable_store: bool,
     /// How many instructions before it (in pc order) may access shared
     /// memory: it picks the slot of an SM's remembered shared-memory cost,
     /// so that a kernel's first few such instructions never share one.
@@ -221,6 +225,11 @@ pub struct Region {
     /// One past the position in `order` of the last instruction that always
     /// issues (not folded, not loop control); 0 when none does.
     pub last_issuer: u32,
+    /// Running it touches nothing outside its block but the global memory
+    /// its plain `st.global`s write: it reads no global or constant memory,
+    /// so a local phase may run it against a scratch copy of the memory and
+    /// apply the writes in the in-order pass (see `sim::defer`).
+    pub writes_global_only: bool,
 }
 
 /// Most instructions in one region.
@@ -412,6 +421,8 @@ pub fn decode(k: &Kernel, gpu: &TimingGpu) -> Decoded {
             atom,
             call_edge: false,
             issue_local: false,
+            deferrable_store: matches!(inst.op, Op::St { .. })
+                && access.is_some_and(|a| a.kind == AccessKind::Store && a.space == Space::Global),
             shared_seq,
         });
     }
@@ -428,6 +439,10 @@ pub fn decode(k: &Kernel, gpu: &TimingGpu) -> Decoded {
     let (mut regions, region_at) = build_regions(k, &insts, gpu);
     for r in regions.iter_mut() {
         r.local = (r.start..r.start + r.len).all(|pc| k.code[pc as usize].op.stays_in_block());
+        r.writes_global_only = (r.start..r.start + r.len).all(|pc| {
+            let op = &k.code[pc as usize].op;
+            insts[pc as usize].deferrable_store || (op.stays_in_block() && op.mem_access().is_none_or(|a| a.space != Space::Const))
+        });
         r.last_issuer = r
             .order
             .iter()
@@ -505,13 +520,21 @@ fn build_regions(k: &Kernel, insts: &[TInst], gpu: &TimingGpu) -> (Vec<Region>, 
             order: schedule(k, insts, pc, end, gpu),
             local: false,
             last_issuer: 0,
+            writes_global_only: false,
         });
         pc = end;
     }
     for (pc, r) in region_at.iter_mut().enumerate() {
         if *r == u32::MAX {
             *r = regions.len() as u32;
-            regions.push(Region { start: pc as u32, len: 1, order: vec![pc as u32], local: false, last_issuer: 0 });
+            regions.push(Region {
+                start: pc as u32,
+                len: 1,
+                order: vec![pc as u32],
+                local: false,
+                last_issuer: 0,
+                writes_global_only: false,
+            });
         }
     }
     (regions, region_at)

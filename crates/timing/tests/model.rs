@@ -352,6 +352,45 @@ $L:
 "
 );
 
+/// Blocks race on global memory: after `n` FMAs and a barrier, each stores
+/// its own values into the same 128 words, waits at a fence and a barrier,
+/// then reads a word another warp stored (as some block left it) into its
+/// own row of `seen`. Local phases run the regions with the stores; the
+/// loads see them in the one-thread order only when the writes are deferred.
+fn racing_stores_kernel(n: usize) -> String {
+    let mut s = format!(
+        "{HEAD}.visible .entry race(.param .u64 out, .param .u64 seen)\n{{\n\t.reg .f32 %f<8>;\n\t.reg .b64 %rd<10>;\n\t.reg .b32 %r<8>;\n"
+    );
+    s += "\tld.param.u64 %rd1, [out];\n\tcvta.to.global.u64 %rd1, %rd1;\n\tld.param.u64 %rd4, [seen];\n\tcvta.to.global.u64 %rd4, %rd4;\n";
+    s += "\tmov.u32 %r1, %tid.x;\n\tmov.u32 %r2, %ctaid.x;\n\tcvt.rn.f32.u32 %f1, %r1;\n\tmad.lo.s32 %r3, %r2, 1000, %r1;\n";
+    let fmas = |s: &mut String| (0..n).for_each(|_| *s += "\tfma.rn.f32 %f1, %f1, 0f3F800347, 0f3F000000;\n");
+    fmas(&mut s);
+    s += "\tbar.sync 0;\n\tmul.wide.u32 %rd2, %r1, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\tst.global.u32 [%rd3], %r3;\n";
+    fmas(&mut s);
+    s += "\tst.global.f32 [%rd3+512], %f1;\n\tmembar.gl;\n";
+    fmas(&mut s);
+    s += "\tbar.sync 0;\n\tadd.s32 %r4, %r1, 37;\n\tand.b32 %r4, %r4, 127;\n\tmul.wide.u32 %rd5, %r4, 4;\n\tadd.s64 %rd6, %rd1, %rd5;\n\tld.global.u32 %r5, [%rd6];\n";
+    s += "\tmad.lo.s32 %r6, %r2, 128, %r1;\n\tmul.wide.u32 %rd7, %r6, 4;\n\tadd.s64 %rd8, %rd4, %rd7;\n\tst.global.u32 [%rd8], %r5;\n\tret;\n}\n";
+    s
+}
+
+/// Block b stores b + 1 into word b, then after `n` FMAs and a barrier
+/// reads word b + 1, which the next block (placed on the next SM) stores at
+/// about the same cycle: whether it sees it depends on the SMs' order in
+/// the quantum, which deferred writes must keep.
+fn neighbour_kernel(n: usize) -> String {
+    let mut s = format!(
+        "{HEAD}.visible .entry next(.param .u64 out, .param .u64 seen)\n{{\n\t.reg .f32 %f<8>;\n\t.reg .b64 %rd<10>;\n\t.reg .b32 %r<8>;\n"
+    );
+    s += "\tld.param.u64 %rd1, [out];\n\tcvta.to.global.u64 %rd1, %rd1;\n\tld.param.u64 %rd4, [seen];\n\tcvta.to.global.u64 %rd4, %rd4;\n";
+    s += "\tmov.u32 %r1, %tid.x;\n\tmov.u32 %r2, %ctaid.x;\n\tcvt.rn.f32.u32 %f1, %r1;\n\tadd.s32 %r3, %r2, 1;\n";
+    s += "\tbar.sync 0;\n\tmul.wide.u32 %rd2, %r2, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\tst.global.u32 [%rd3], %r3;\n";
+    (0..n).for_each(|_| s += "\tfma.rn.f32 %f1, %f1, 0f3F800347, 0f3F000000;\n");
+    s += "\tbar.sync 0;\n\tld.global.u32 %r5, [%rd3+4];\n\tcvt.rn.f32.u32 %f2, %r5;\n\tadd.f32 %f1, %f1, %f2;\n";
+    s += "\tmad.lo.s32 %r6, %r2, 128, %r1;\n\tmul.wide.u32 %rd7, %r6, 4;\n\tadd.s64 %rd8, %rd4, %rd7;\n\tst.global.f32 [%rd8], %f1;\n\tret;\n}\n";
+    s
+}
+
 #[test]
 fn any_thread_count_gives_the_one_thread_report_and_outputs() {
     let on =
@@ -359,6 +398,8 @@ fn any_thread_count_gives_the_one_thread_report_and_outputs() {
     let fmas = fma_kernel(4, 96);
     let long = fma_kernel(4, 1024);
     let sloop = format!("{HEAD}{SHARED_LOOP}");
+    let race = racing_stores_kernel(40);
+    let next = neighbour_kernel(8);
     let input: Vec<u8> = (0..600u32 * 128).flat_map(|i| (i as f32 * 0.25).to_le_bytes()).collect();
     let cases: Vec<Box<dyn Fn() -> Ran + Sync>> = vec![
         // Many short blocks per SM: blocks drain and refill inside quanta.
@@ -371,6 +412,10 @@ fn any_thread_count_gives_the_one_thread_report_and_outputs() {
             run(&format!("{HEAD}{LOADS}"), "loads", 300, 256, &[vec![0; 300 * 256 * 128], vec![0; 300 * 256 * 4]], &[], &h200(), &opts())
         }),
         Box::new(|| run(&sloop, "sloop", 600, 128, &[input.clone(), vec![0; 600 * 128 * 4]], &[40], &h200(), &opts())),
+        // A block reads what the block on the next SM stored a few cycles before.
+        Box::new(|| run(&next, "next", 264, 128, &[vec![0; 265 * 4], vec![0; 264 * 128 * 4]], &[], &h200(), &opts())),
+        // Blocks racing on global memory through stores that local phases defer.
+        Box::new(|| run(&race, "race", 3000, 128, &[vec![0; 256 * 4], vec![0; 3000 * 128 * 4]], &[], &h200(), &opts())),
     ];
     for (i, case) in cases.iter().enumerate() {
         let one = on(1, case);

@@ -99,6 +99,9 @@ pub(super) struct WarpT {
     pub(super) region: u32,
     pub(super) pos: u32,
     pub(super) executed: bool,
+    /// In a local phase: stores whose acknowledgement the in-order pass
+    /// works out are outstanding (see `defer`).
+    pub(super) ack_pending: bool,
     /// The engine reported the warp exited / at a barrier while executing the region.
     pub(super) stop: Stop,
     /// Memory accesses and the branch outcome captured while executing the
@@ -129,6 +132,7 @@ impl WarpT {
             seen_from: u64::MAX,
             start: 0,
             store_ack: 0,
+            ack_pending: false,
             fence_until: 0,
             loop_pc: u32::MAX,
             loop_iter: 0,
@@ -176,6 +180,7 @@ impl WarpT {
         w.acct = at;
         w.start = at;
         w.store_ack = 0;
+        w.ack_pending = false;
         w.fence_until = 0;
         w.loop_pc = u32::MAX;
         w.loop_iter = 0;
@@ -315,8 +320,15 @@ fn set_next<const W: usize>(w: &mut WarpT, horizon: &mut u64, gg: &Gpu<'_, W>, r
     // Local: the instruction itself, the region's run in the
     // engine (at the first issue), and what follows it (a warp
     // that may leave the region can start a quiet one, or exit).
+    // With deferred stores (see `defer`): a plain `st.global` and a region
+    // that only writes global memory too, but not a fence that needs a
+    // pending acknowledgement.
     if gg.local {
-        w.next_local = ti.issue_local && (w.executed || r.local) && (pos + 1 < r.last_issuer || gg.dec.quiet_regions_local);
+        let d = gg.defer_stores;
+        w.next_local = (ti.issue_local || (d && ti.deferrable_store))
+            && (w.executed || r.local || (d && r.writes_global_only))
+            && (pos + 1 < r.last_issuer || gg.dec.quiet_regions_local)
+            && !(w.ack_pending && ti.class == Class::Fence);
     }
     let mut at = w.fence_until;
     let mut why = Reason::Wait;
@@ -541,11 +553,19 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         b.eng.set_clock(t);
         let before = (b.eng.stats().warp_instructions, b.eng.stats().thread_instructions);
         let mut obs = (Cap { recs: &mut w.caps, pool: &mut w.cap_addrs, branch: (0, 0) }, &mut b.obs);
-        let r = b.eng.run_warp(widx, len, gg.mem, &mut obs);
+        // In a local phase, a region that writes global memory runs against the scratch copy (`defer`).
+        let scratch = gg.scratch.as_deref().filter(|_| !dec.regions[w.region as usize].local);
+        let r = b.eng.run_warp(widx, len, scratch.unwrap_or(gg.mem), &mut obs);
         w.branch = obs.0.branch;
+        if let (Some(s), Ok(_)) = (scratch, &r) {
+            for rec in w.caps.iter().filter(|c| dec.insts[c.pc as usize].deferrable_store) {
+                self.deferred.read_back(s, rec.addrs(&w.cap_addrs), rec.mask, rec.bytes);
+            }
+        }
         gg.st.warp_insts += b.eng.stats().warp_instructions - before.0;
         gg.st.thread_insts += b.eng.stats().thread_instructions - before.1;
-        b.eng.drain_output(&mut gg.output);
+        // Past-end notes of a deferred region join the launch's in order, with its writes.
+        b.eng.drain_output(if scratch.is_some() { &mut self.deferred.output } else { &mut gg.output });
         w.executed = true;
         w.stop = r.map_err(LaunchError::Fault)?;
         Ok(())
@@ -576,7 +596,15 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     /// maybe completes barriers (fewer live threads) and its block.
     fn retire(&mut self, s: usize, wsu: usize, t: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
         let done = (t + 1).max(self.warps[wsu].store_ack);
-        {
+        let pending = self.warps[wsu].ack_pending;
+        if pending {
+            // Its drain is worked out when its stores are acknowledged (`defer`).
+            let w = &mut self.warps[wsu];
+            w.state = WS::Done;
+            w.live = false;
+            self.deferred.retire(wsu, t);
+            self.blocks[w.block as usize].acks_pending += 1;
+        } else {
             let w = &mut self.warps[wsu];
             w.state = WS::Done;
             w.live = false;
@@ -599,15 +627,23 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         let bslot = self.warps[wsu].block as usize;
         {
             let b = &mut self.blocks[bslot];
-            b.end = b.end.max(done);
+            if !pending {
+                b.end = b.end.max(done);
+            }
             b.remaining -= 1;
             b.eng.exited(&mut b.obs);
         }
         let b = &self.blocks[bslot];
         if b.remaining == 0 {
-            self.frees.push((b.end, bslot as u16));
-            if !self.frees_local {
-                self.horizon = self.horizon.min(b.end);
+            if b.acks_pending > 0 {
+                // Its end is known in the in-order pass, which fills it in.
+                self.frees.push((u64::MAX, bslot as u16));
+                self.horizon = self.horizon.min(t + 1);
+            } else {
+                self.frees.push((b.end, bslot as u16));
+                if !self.frees_local {
+                    self.horizon = self.horizon.min(b.end);
+                }
             }
         }
         self.release(bslot, t, gg)

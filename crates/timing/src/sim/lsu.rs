@@ -603,13 +603,23 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 let (a, b) = gg.memsys.spec.l2_store_centi;
                 self.mem.owe(a * lines + b * k as u64);
                 let mut ack = t1;
+                // A local phase leaves the L2 bookings to the in-order pass (`defer`).
+                let defer = gg.scratch.is_some();
                 for &sec in secs {
                     self.mem.l1.invalidate(sec);
                     let arrive = self.mem.port.book(t1, 32) + half;
+                    gg.memsys.st.l2_write_sectors += 1;
+                    if defer {
+                        self.deferred.sector(sec, arrive);
+                        continue;
+                    }
                     let served = gg.memsys.l2_bw.book(arrive, 32);
                     gg.memsys.l2.write(sec, served);
-                    gg.memsys.st.l2_write_sectors += 1;
                     ack = ack.max(served + half);
+                }
+                if defer {
+                    self.deferred.store(wsu, t1);
+                    self.warps[wsu].ack_pending = true;
                 }
                 let w = &mut self.warps[wsu];
                 w.store_ack = w.store_ack.max(ack);

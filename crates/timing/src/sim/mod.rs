@@ -26,8 +26,11 @@
 //! to start); a pass in SM order then finishes the quantum as the one-thread
 //! model would. What an SM did before its horizon read and wrote only its
 //! own state, so the cycles are those of the one-thread model, for any
-//! thread count.
+//! thread count. Plain global stores, and regions whose only outside effect
+//! is writing global memory, run in local phases with their writes and L2
+//! bookings logged and replayed in SM order ([`defer`]).
 
+mod defer;
 mod issue;
 mod lsu;
 mod place;
@@ -118,6 +121,12 @@ struct Gpu<'a, const W: usize> {
     end: u64,
     /// Local phases run (more than one thread): warps track `next_local` and SMs their horizon.
     local: bool,
+    /// Local phases run plain global stores and regions that only write
+    /// global memory, deferring their effects on memory and the L2 ([`defer`]).
+    defer_stores: bool,
+    /// A worker's scratch copy of the memory, for the regions of
+    /// `defer_stores`; `Some` only in workers (so: in a local phase).
+    scratch: Option<Box<GlobalMemory>>,
 }
 
 /// One SM: its resident blocks and warps, sub-partitions, and memory pipes.
@@ -145,6 +154,8 @@ struct Sm<'a, const W: usize, O> {
     frees_local: bool,
     /// The error its local phase ended in, returned when the in-order pass reaches it.
     pending: Option<LaunchError>,
+    /// What its local phase left for the in-order pass ([`defer`]).
+    deferred: defer::Deferred,
 }
 
 /// Runs `kernel` on the timing model of `gpu`.
@@ -288,6 +299,8 @@ fn timed<const W: usize, O: Observer + Send>(
         output: LaunchStats::default(),
         end: 0,
         local: false,
+        defer_stores: false,
+        scratch: None,
     };
     let nsmsp = p.schedulers_per_sm as usize;
     let nsm = p.sm_count as usize;
@@ -308,11 +321,13 @@ fn timed<const W: usize, O: Observer + Send>(
             horizon: 0,
             frees_local: false,
             pending: None,
+            deferred: Default::default(),
         })
         .collect();
     // Workers for local phases: their counters are summed into the launch's.
     let threads = if opts.timeline || opts.serial { 1 } else { rayon::current_num_threads().min(nsm) };
     gg.local = threads > 1;
+    gg.defer_stores = gg.local;
     let mut workers: Vec<Gpu<W>> = if threads > 1 { (0..threads).map(|_| gg.worker()).collect() } else { Vec::new() };
     let r = drive(&mut sms, &mut gg, &mut workers, make);
     for w in &mut workers {
@@ -398,6 +413,7 @@ impl<'a, const W: usize> Gpu<'a, W> {
             st: IssueCounters::new(n),
             output: LaunchStats::default(),
             end: 0,
+            scratch: self.defer_stores.then(|| Box::new(self.mem.same_layout())),
             ..*self
         }
     }
@@ -476,6 +492,9 @@ fn drive<'a, const W: usize, O: Observer + Send>(
             }
         }
         for sm in sms.iter_mut() {
+            if !sm.deferred.is_empty() {
+                sm.replay(gg);
+            }
             if let Some(e) = sm.pending.take() {
                 return Err(e);
             }

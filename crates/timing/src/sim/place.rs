@@ -43,6 +43,8 @@ pub(super) struct BlockT<'a, const W: usize, O> {
     pub(super) remaining: u32,
     /// When its last warp drains.
     pub(super) end: u64,
+    /// Its warps that retired in a local phase with their drain not yet known (`defer`).
+    pub(super) acks_pending: u32,
 }
 
 /// First wave: round robin over SMs, as many blocks per SM as fit.
@@ -81,6 +83,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                     slots: Vec::new(),
                     remaining: 0,
                     end: 0,
+                    acks_pending: 0,
                 });
                 self.blocks.len() - 1
             }
