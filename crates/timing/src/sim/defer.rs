@@ -16,7 +16,10 @@
 //! warp's is pending; a warp that retires with one pending is logged and
 //! its drain (stall counts, active cycles, its block's end) worked out in
 //! the replay; a block whose last warp retires with a drain pending ends
-//! the SM's local phase (its end decides when its slot frees).
+//! the SM's local phase (its end decides when its slot frees) at its
+//! floor: a store's sectors reach the L2 at their logged arrivals, so none
+//! is acknowledged before its latest arrival plus half the L2 latency, and
+//! until then nothing the block's end does can happen.
 
 use super::issue::WS;
 use super::{Gpu, Sm};
@@ -139,5 +142,6 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             }
         }
         d.retires.clear();
+        self.drain_floor = u64::MAX;
     }
 }

@@ -603,7 +603,10 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             w.state = WS::Done;
             w.live = false;
             self.deferred.retire(wsu, t);
-            self.blocks[w.block as usize].acks_pending += 1;
+            let b = &mut self.blocks[w.block as usize];
+            b.acks_pending += 1;
+            // `store_ack` holds its pending stores' floors until the replay.
+            b.end_floor = b.end_floor.max(done);
         } else {
             let w = &mut self.warps[wsu];
             w.state = WS::Done;
@@ -636,9 +639,13 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         let b = &self.blocks[bslot];
         if b.remaining == 0 {
             if b.acks_pending > 0 {
-                // Its end is known in the in-order pass, which fills it in.
+                // Its end is known in the in-order pass, which fills it in;
+                // nothing it does happens before its floor, which the
+                // local phase runs up to (and `cycle` does not step over).
                 self.frees.push((u64::MAX, bslot as u16));
-                self.horizon = self.horizon.min(t + 1);
+                let floor = b.end.max(b.end_floor);
+                self.drain_floor = self.drain_floor.min(floor);
+                self.horizon = self.horizon.min(floor);
             } else {
                 self.frees.push((b.end, bslot as u16));
                 if !self.frees_local {

@@ -611,6 +611,9 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                     gg.memsys.st.l2_write_sectors += 1;
                     if defer {
                         self.deferred.sector(sec, arrive);
+                        // The L2 serves it at `arrive` or later: a floor of the
+                        // acknowledgement the replay works out (see `defer`).
+                        ack = ack.max(arrive + half);
                         continue;
                     }
                     let served = gg.memsys.l2_bw.book(arrive, 32);

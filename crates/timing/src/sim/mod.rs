@@ -156,6 +156,9 @@ struct Sm<'a, const W: usize, O> {
     pending: Option<LaunchError>,
     /// What its local phase left for the in-order pass ([`defer`]).
     deferred: defer::Deferred,
+    /// The earliest drain of a block whose end waits for the replay
+    /// (`u64::MAX`: none): `cycle` stops there as at a free.
+    drain_floor: u64,
 }
 
 /// Runs `kernel` on the timing model of `gpu`.
@@ -322,6 +325,7 @@ fn timed<const W: usize, O: Observer + Send>(
             frees_local: false,
             pending: None,
             deferred: Default::default(),
+            drain_floor: u64::MAX,
         })
         .collect();
     // Workers for local phases: their counters are summed into the launch's.
@@ -597,7 +601,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
 
     /// Cycle `t`: each sub-partition issues if it can; moves `now` on to
     /// the next cycle at which one might. Returns when the first block
-    /// waiting to be freed drains (`u64::MAX`: none).
+    /// waiting to be freed drains, or the drain floor (`u64::MAX`: none).
     #[inline(always)]
     fn cycle(&mut self, t: u64, gg: &mut Gpu<'a, W>) -> Result<u64, LaunchError> {
         {
@@ -610,7 +614,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 issued |= did;
                 (s, next) = sched::next_due(&self.smsp, s + 1, t, next.min(nxt));
             }
-            let mut frees_due = u64::MAX;
+            let mut frees_due = self.drain_floor;
             for &(ft, _) in &self.frees {
                 frees_due = frees_due.min(ft);
             }

@@ -45,6 +45,8 @@ pub(super) struct BlockT<'a, const W: usize, O> {
     pub(super) end: u64,
     /// Its warps that retired in a local phase with their drain not yet known (`defer`).
     pub(super) acks_pending: u32,
+    /// The earliest those warps can drain (their acknowledgements' floors).
+    pub(super) end_floor: u64,
 }
 
 /// First wave: round robin over SMs, as many blocks per SM as fit.
@@ -84,6 +86,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                     remaining: 0,
                     end: 0,
                     acks_pending: 0,
+                    end_floor: 0,
                 });
                 self.blocks.len() - 1
             }
@@ -101,6 +104,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             b.live = true;
             b.remaining = nw as u32;
             b.end = at;
+            b.end_floor = at;
             b.eng.begin(id, &mut b.obs);
             b.slots.clear();
         }
