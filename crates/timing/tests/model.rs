@@ -426,3 +426,45 @@ fn any_thread_count_gives_the_one_thread_report_and_outputs() {
         }
     }
 }
+
+/// Block `bad` of 2,000 writes past its shared array after a stretch of
+/// FMAs: a fault inside a local phase (block 0: in the first wave, block
+/// 1999: in the tail).
+fn shared_fault_kernel(bad: u32) -> String {
+    let mut s = format!(
+        "{HEAD}.visible .entry bad(.param .u64 out)\n{{\n\t.reg .f32 %f<4>;\n\t.reg .b32 %r<8>;\n\t.reg .pred %p<2>;\n\t.shared .align 4 .b32 buf[128];\n"
+    );
+    s += "\tmov.u32 %r1, %tid.x;\n\tmov.u32 %r2, %ctaid.x;\n\tcvt.rn.f32.u32 %f1, %r1;\n";
+    (0..200).for_each(|_| s += "\tfma.rn.f32 %f1, %f1, 0f3F800347, 0f3F000000;\n");
+    s += &format!("\tshl.b32 %r3, %r1, 2;\n\tsetp.eq.u32 %p1, %r2, {bad};\n\t@%p1 add.u32 %r3, %r3, 65536;\n");
+    s += "\tmov.u32 %r4, buf;\n\tadd.u32 %r5, %r4, %r3;\n\tst.shared.f32 [%r5], %f1;\n\tret;\n}\n";
+    s
+}
+
+#[test]
+fn any_thread_count_reports_the_one_thread_fault() {
+    use std::collections::HashMap;
+    use warpsim_engine::GlobalMemory;
+    use warpsim_timing::{simulate, LaunchShape};
+    for bad in [0, 437, 1999] {
+        let src = shared_fault_kernel(bad);
+        let program = warpsim_ir::compile_module("test.ptx", &src).unwrap_or_else(|e| panic!("{e}"));
+        let k = program.kernel("bad").unwrap();
+        let fault = |threads: usize| {
+            rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| {
+                let mut mem = GlobalMemory::new();
+                let base = mem.alloc("out", 64, None);
+                let shape = LaunchShape { grid: [2000, 1, 1], block: [128, 1, 1], dynamic_shared_bytes: 0 };
+                match simulate(&program, k, &mem, &HashMap::new(), &base.to_le_bytes(), &shape, &h200(), &opts()) {
+                    Ok(_) => panic!("block {bad} writes past its shared array, yet the launch ran"),
+                    Err(e) => e.to_string(),
+                }
+            })
+        };
+        let one = fault(1);
+        assert!(one.contains(&format!("in block ({bad},0,0)")), "{one}");
+        for threads in [2, 3] {
+            assert_eq!(fault(threads), one, "block {bad}, {threads} threads");
+        }
+    }
+}

@@ -18,19 +18,20 @@
 //!
 //! SMs are simulated in turn, one quantum of cycles at a time, in index
 //! order: the result depends only on the launch, never on the machine or the
-//! thread count. With more than one thread, each quantum starts with a
-//! local phase in which every SM runs at once up to its horizon, the first
-//! cycle at which it might touch anything outside itself (a warp may issue
-//! a global or local access, run a region that reads or writes global
-//! memory, reach a barrier or exit, or a block drains while blocks are left
-//! to start); a pass in SM order then finishes the quantum as the one-thread
-//! model would. What an SM did before its horizon read and wrote only its
+//! thread count. With more than one thread, an SM's quantum may start with
+//! a local phase, run by a worker beside that pass ([`drive`]), up to its
+//! horizon, the first cycle at which it might touch anything outside itself
+//! (a warp may issue a global or local access, run a region that reads or
+//! writes global memory, reach a barrier or exit, or a block drains while
+//! blocks are left to start); the pass in SM order then finishes the
+//! quantum as the one-thread model would. What an SM did before its horizon read and wrote only its
 //! own state, so the cycles are those of the one-thread model, for any
 //! thread count. Plain global stores, and regions whose only outside effect
 //! is writing global memory, run in local phases with their writes and L2
 //! bookings logged and replayed in SM order ([`defer`]).
 
 mod defer;
+mod drive;
 mod issue;
 mod lsu;
 mod place;
@@ -159,6 +160,10 @@ struct Sm<'a, const W: usize, O> {
     /// The earliest drain of a block whose end waits for the replay
     /// (`u64::MAX`: none): `cycle` stops there as at a free.
     drain_floor: u64,
+    /// Local phases it skips before trying one again, and the next such
+    /// count (see [`drive`]).
+    local_skip: u32,
+    local_backoff: u32,
 }
 
 /// Runs `kernel` on the timing model of `gpu`.
@@ -326,14 +331,16 @@ fn timed<const W: usize, O: Observer + Send>(
             pending: None,
             deferred: Default::default(),
             drain_floor: u64::MAX,
+            local_skip: 0,
+            local_backoff: 1,
         })
         .collect();
     // Workers for local phases: their counters are summed into the launch's.
     let threads = if opts.timeline || opts.serial { 1 } else { rayon::current_num_threads().min(nsm) };
     gg.local = threads > 1;
     gg.defer_stores = gg.local;
-    let mut workers: Vec<Gpu<W>> = if threads > 1 { (0..threads).map(|_| gg.worker()).collect() } else { Vec::new() };
-    let r = drive(&mut sms, &mut gg, &mut workers, make);
+    let mut workers: Vec<Gpu<W>> = if threads > 1 { (1..threads).map(|_| gg.worker()).collect() } else { Vec::new() };
+    let r = drive::drive(&mut sms, &mut gg, &mut workers, make);
     for w in &mut workers {
         gg.st.merge(&w.st);
         gg.memsys.st.merge(&w.memsys.st);
@@ -421,117 +428,6 @@ impl<'a, const W: usize> Gpu<'a, W> {
             ..*self
         }
     }
-}
-
-/// Every SM that is not idle runs its local phase up to `end`, spread over
-/// `workers` (one thread each); `frees_local`: no block is left to start.
-/// Returns the cycles the SMs covered and the cycles they had left before `end`.
-fn local_phase<'a, const W: usize, O: Observer + Send>(
-    sms: &mut [Sm<'a, W, O>],
-    workers: &mut [Gpu<'a, W>],
-    end: u64,
-    frees_local: bool,
-) -> (u64, u64) {
-    use rayon::prelude::*;
-    let per = sms.len().div_ceil(workers.len().max(1));
-    sms.par_chunks_mut(per)
-        .zip(workers.par_iter_mut())
-        .map(|(chunk, g)| {
-            let (mut covered, mut left) = (0, 0);
-            for sm in chunk.iter_mut().filter(|sm| !sm.idle && sm.pending.is_none() && sm.now < end) {
-                let from = sm.now;
-                if let Err(e) = sm.run_local(end, frees_local, g) {
-                    sm.pending = Some(e);
-                }
-                // (An SM that went idle covered the rest of the quantum.)
-                covered += sm.now.min(end) - from;
-                left += end - from;
-            }
-            (covered, left)
-        })
-        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
-}
-
-/// The first wave of blocks, then every SM in turn, one quantum of cycles at
-/// a time, until all are idle; with `workers`, each quantum starts with a
-/// local phase on them.
-fn drive<'a, const W: usize, O: Observer + Send>(
-    sms: &mut [Sm<'a, W, O>],
-    gg: &mut Gpu<'a, W>,
-    workers: &mut [Gpu<'a, W>],
-    make: &dyn Fn() -> O,
-) -> Result<(), LaunchError> {
-    place::first_wave(sms, gg, make)?;
-    let q = gg.timing.quantum_cycles as u64;
-    let mut t = 0u64;
-    // Local phases that do little (memory-bound stretches) cost more than
-    // they save (the dispatch, and SMs' state moving between cores): after
-    // one covers under a twentieth of the cycles, or issues under a fifth
-    // of the quantum's instructions, the next `backoff` quanta skip it
-    // (doubling up to 64, reset by one that pays). Skipping one changes
-    // nothing but the speed.
-    let (mut skip, mut backoff) = (0u32, 1u32);
-    loop {
-        let end = t + q;
-        let mut next = u64::MAX;
-        // Instructions the local phase issued (None: it did not run or covered
-        // too little), and the in-order pass's count before it runs.
-        let mut local_issues = None;
-        let in_order_from = gg.st.sass_insts;
-        if !workers.is_empty() {
-            if skip > 0 {
-                skip -= 1;
-            } else {
-                let before: u64 = workers.iter().map(|w| w.st.sass_insts).sum();
-                // The block scheduler only ever runs out: once no block is
-                // left, none is for the whole quantum.
-                let frees_local = gg.place.next_block >= gg.place.nblocks;
-                let (covered, left) = local_phase(sms, workers, end, frees_local);
-                if covered * 20 < left {
-                    skip = backoff;
-                    backoff = (backoff * 2).min(64);
-                } else {
-                    local_issues = Some(workers.iter().map(|w| w.st.sass_insts).sum::<u64>() - before);
-                }
-            }
-        }
-        for sm in sms.iter_mut() {
-            if !sm.deferred.is_empty() {
-                sm.replay(gg);
-            }
-            if let Some(e) = sm.pending.take() {
-                return Err(e);
-            }
-            if sm.idle {
-                continue;
-            }
-            sm.run_until(end, gg, make)?;
-            if !sm.idle {
-                next = next.min(sm.now);
-            }
-        }
-        if let Some(local) = local_issues {
-            if local * 4 < gg.st.sass_insts - in_order_from {
-                skip = backoff;
-                backoff = (backoff * 2).min(64);
-            } else {
-                backoff = 1;
-            }
-        }
-        if next == u64::MAX {
-            break;
-        }
-        if gg.opts.progress.as_ref().is_some_and(|p| p.stopped()) {
-            return Err(LaunchError::Stopped);
-        }
-        // Skip quanta in which nothing happens anywhere.
-        t = end.max(next - next % q);
-        gg.memsys.retire(t);
-        for sm in sms.iter_mut() {
-            sm.mem.port.retire(t);
-        }
-    }
-    Ok(())
 }
 
 impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
