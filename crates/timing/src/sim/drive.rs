@@ -111,7 +111,8 @@ fn in_order<'a, const W: usize, O: Observer>(
 }
 
 /// A worker: local phases of the ready SM the pass will reach last, until
-/// the pass is done. A phase that covers under a twentieth of its cycles
+/// the pass is done; when none is ready it spins, then yields, then sleeps
+/// 50 us at a time. A phase that covers under a twentieth of its cycles
 /// (memory-bound stretches: its cost, and the SM's state moving between
 /// cores, outweigh it) makes that SM skip its next `local_backoff` phases
 /// (doubling up to 64, reset by one that pays); skipping changes nothing
@@ -126,11 +127,15 @@ fn local_phases<'a, const W: usize, O: Observer + Send>(
     while !finished.load(Ordering::Acquire) {
         let claimed = slots.iter().rev().find(|s| s.ready.load(Ordering::Relaxed) && s.ready.swap(false, Ordering::AcqRel));
         let Some(slot) = claimed else {
+            // Spin briefly, then yield, then sleep: a pass in a long
+            // in-order stretch should not have a core taken from it.
             spins += 1;
             if spins < 64 {
                 std::hint::spin_loop();
-            } else {
+            } else if spins < 2048 {
                 std::thread::yield_now();
+            } else {
+                std::thread::sleep(std::time::Duration::from_micros(50));
             }
             continue;
         };
