@@ -23,7 +23,6 @@
 
 use super::issue::WS;
 use super::{Gpu, Sm};
-use crate::report::Reason;
 use warpsim_engine::launch::MAX_PAST_END_KEPT;
 use warpsim_engine::{GlobalMemory, LaunchStats, Observer};
 
@@ -114,26 +113,17 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             from = end as usize;
             let w = &mut self.warps[w as usize];
             w.store_ack = w.store_ack.max(ack);
-        }
-        for &(w, _, _) in &d.stores {
-            self.warps[w as usize].ack_pending = false;
+            w.ack_pending = false;
         }
         d.stores.clear();
         d.secs.clear();
-        for &(ws, t) in &d.retires {
-            let w = &mut self.warps[ws as usize];
+        let mut retires = std::mem::take(&mut d.retires);
+        for &(ws, t) in &retires {
+            let w = &self.warps[ws as usize];
             debug_assert!(w.state == WS::Done);
-            let done = (t + 1).max(w.store_ack);
-            if done > t + 1 {
-                gg.st.stall[Reason::Drain as usize] += done - t - 1;
-                if let Some(p) = gg.st.pc_stall.get_mut(w.next as usize) {
-                    p[Reason::Drain as usize] += done - t - 1;
-                }
-            }
-            self.warp_cycles += done - w.start;
-            let bslot = w.block as usize;
+            let (done, bslot) = ((t + 1).max(w.store_ack), w.block as usize);
+            self.drained(ws as usize, t, done, gg);
             let b = &mut self.blocks[bslot];
-            b.end = b.end.max(done);
             b.acks_pending -= 1;
             if b.remaining == 0 && b.acks_pending == 0 {
                 if let Some(f) = self.frees.iter_mut().find(|f| f.1 as usize == bslot) {
@@ -141,7 +131,8 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 }
             }
         }
-        d.retires.clear();
+        retires.clear();
+        self.deferred.retires = retires;
         self.drain_floor = u64::MAX;
     }
 }

@@ -592,32 +592,39 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         Ok(())
     }
 
+    /// Warp slot `wsu`, retired at `t`, drains at `done` (its stores
+    /// acknowledged): the wait counts as `Drain` stalls at its last pc, the
+    /// warp was active until then, and its block ends no earlier.
+    pub(super) fn drained(&mut self, wsu: usize, t: u64, done: u64, gg: &mut Gpu<'a, W>) {
+        let w = &self.warps[wsu];
+        if done > t + 1 {
+            gg.st.stall[Reason::Drain as usize] += done - t - 1;
+            if let Some(p) = gg.st.pc_stall.get_mut(w.next as usize) {
+                p[Reason::Drain as usize] += done - t - 1;
+            }
+        }
+        self.warp_cycles += done - w.start;
+        let b = &mut self.blocks[w.block as usize];
+        b.end = b.end.max(done);
+    }
+
     /// A warp exited: it drains its stores, leaves its sub-partition, and
     /// maybe completes barriers (fewer live threads) and its block.
     fn retire(&mut self, s: usize, wsu: usize, t: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
         let done = (t + 1).max(self.warps[wsu].store_ack);
-        let pending = self.warps[wsu].ack_pending;
+        let w = &mut self.warps[wsu];
+        w.state = WS::Done;
+        w.live = false;
+        let pending = w.ack_pending;
         if pending {
             // Its drain is worked out when its stores are acknowledged (`defer`).
-            let w = &mut self.warps[wsu];
-            w.state = WS::Done;
-            w.live = false;
             self.deferred.retire(wsu, t);
             let b = &mut self.blocks[w.block as usize];
             b.acks_pending += 1;
             // `store_ack` holds its pending stores' floors until the replay.
             b.end_floor = b.end_floor.max(done);
         } else {
-            let w = &mut self.warps[wsu];
-            w.state = WS::Done;
-            w.live = false;
-            if done > t + 1 {
-                gg.st.stall[Reason::Drain as usize] += done - t - 1;
-                if let Some(p) = gg.st.pc_stall.get_mut(w.next as usize) {
-                    p[Reason::Drain as usize] += done - t - 1;
-                }
-            }
-            self.warp_cycles += done - w.start;
+            self.drained(wsu, t, done, gg);
         }
         let sp = &mut self.smsp[s];
         sp.wake_now();
@@ -630,9 +637,6 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         let bslot = self.warps[wsu].block as usize;
         {
             let b = &mut self.blocks[bslot];
-            if !pending {
-                b.end = b.end.max(done);
-            }
             b.remaining -= 1;
             b.eng.exited(&mut b.obs);
         }
