@@ -391,6 +391,47 @@ fn neighbour_kernel(n: usize) -> String {
     s
 }
 
+/// Blocks of two warps whose lengths differ by block (1 to 11 times eight
+/// loop trips, then a barrier, then a tail for the second warp only):
+/// blocks drain at scattered cycles, several in one quantum on one SM.
+const UNEVEN: &str = ".visible .entry uneven(.param .u64 out)
+{
+	.reg .f32 %f<4>;
+	.reg .b64 %rd<4>;
+	.reg .b32 %r<8>;
+	.reg .pred %p<3>;
+	ld.param.u64 %rd1, [out];
+	cvta.to.global.u64 %rd1, %rd1;
+	mov.u32 %r1, %tid.x;
+	mov.u32 %r2, %ctaid.x;
+	cvt.rn.f32.u32 %f1, %r1;
+	mul.lo.u32 %r3, %r2, 7;
+	rem.u32 %r3, %r3, 11;
+	add.u32 %r3, %r3, 1;
+	shl.b32 %r3, %r3, 3;
+LOOP:
+	fma.rn.f32 %f1, %f1, 0f3F800347, 0f3F000000;
+	sub.u32 %r3, %r3, 1;
+	setp.ne.u32 %p1, %r3, 0;
+	@%p1 bra LOOP;
+	bar.sync 0;
+	setp.lt.u32 %p2, %r1, 32;
+	@%p2 bra DONE;
+	mov.u32 %r4, 40;
+TAIL:
+	fma.rn.f32 %f1, %f1, 0f3F800347, 0f3F000000;
+	sub.u32 %r4, %r4, 1;
+	setp.ne.u32 %p1, %r4, 0;
+	@%p1 bra TAIL;
+DONE:
+	mad.lo.s32 %r5, %r2, 64, %r1;
+	mul.wide.u32 %rd2, %r5, 4;
+	add.s64 %rd3, %rd1, %rd2;
+	st.global.f32 [%rd3], %f1;
+	ret;
+}
+";
+
 #[test]
 fn any_thread_count_gives_the_one_thread_report_and_outputs() {
     let on =
@@ -400,6 +441,8 @@ fn any_thread_count_gives_the_one_thread_report_and_outputs() {
     let sloop = format!("{HEAD}{SHARED_LOOP}");
     let race = racing_stores_kernel(40);
     let next = neighbour_kernel(8);
+    let uneven = format!("{HEAD}{UNEVEN}");
+    let dense_loads = format!("{HEAD}{}", LOADS.replace("%r4, 128;", "%r4, 4;"));
     let input: Vec<u8> = (0..600u32 * 128).flat_map(|i| (i as f32 * 0.25).to_le_bytes()).collect();
     let cases: Vec<Box<dyn Fn() -> Ran + Sync>> = vec![
         // Many short blocks per SM: blocks drain and refill inside quanta.
@@ -414,6 +457,12 @@ fn any_thread_count_gives_the_one_thread_report_and_outputs() {
         Box::new(|| run(&sloop, "sloop", 600, 128, &[input.clone(), vec![0; 600 * 128 * 4]], &[40], &h200(), &opts())),
         // A block reads what the block on the next SM stored a few cycles before.
         Box::new(|| run(&next, "next", 264, 128, &[vec![0; 265 * 4], vec![0; 264 * 128 * 4]], &[], &h200(), &opts())),
+        // Blocks that drain at scattered cycles: local phases keep their
+        // slots for the pass to start the next blocks in, then the tail.
+        Box::new(|| run(&uneven, "uneven", 6000, 64, &[vec![0; 6000 * 64 * 4]], &[], &h200(), &opts())),
+        // Many short blocks that wait on global loads: a local phase that
+        // kept slots must not skip past the cycle the next block may issue.
+        Box::new(|| run(&dense_loads, "loads", 4000, 128, &[vec![0; 4000 * 128 * 4], vec![0; 4000 * 128 * 4]], &[], &h200(), &opts())),
         // Blocks racing on global memory through stores that local phases defer.
         Box::new(|| run(&race, "race", 3000, 128, &[vec![0; 256 * 4], vec![0; 3000 * 128 * 4]], &[], &h200(), &opts())),
     ];

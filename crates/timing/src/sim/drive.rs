@@ -83,6 +83,7 @@ fn in_order<'a, const W: usize, O: Observer>(
             if let Some(e) = sm.pending.take() {
                 return Err(e);
             }
+            sm.launch_reserved(gg)?;
             if sm.idle {
                 continue;
             }

@@ -73,6 +73,8 @@ pub(super) struct WarpT {
     /// Issuing `next` touches nothing outside the SM (see [`Sm::horizon`]).
     pub(super) next_local: bool,
     pub(super) live: bool,
+    /// Kept for a block that a local phase saw replace a drained one (see [`Sm::free_reserving`]).
+    pub(super) reserved: bool,
     pub(super) smsp: u8,
     /// Earliest issue of `next` as far as its own dependences go.
     pub(super) ready_at: u64,
@@ -115,6 +117,7 @@ impl WarpT {
     pub(super) fn empty() -> Self {
         WarpT {
             live: false,
+            reserved: false,
             block: 0,
             widx: 0,
             smsp: 0,
@@ -651,10 +654,8 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 self.drain_floor = self.drain_floor.min(floor);
                 self.horizon = self.horizon.min(floor);
             } else {
+                // Freed at `b.end`, in a local phase too (`free_reserving`).
                 self.frees.push((b.end, bslot as u16));
-                if !self.frees_local {
-                    self.horizon = self.horizon.min(b.end);
-                }
             }
         }
         self.release(bslot, t, gg)

@@ -21,9 +21,11 @@
 //! thread count. With more than one thread, an SM's quantum may start with
 //! a local phase, run by a worker beside that pass ([`drive`]), up to its
 //! horizon, the first cycle at which it might touch anything outside itself
-//! (a warp may issue a global or local access, run a region that reads or
-//! writes global memory, reach a barrier or exit, or a block drains while
-//! blocks are left to start); the pass in SM order then finishes the
+//! (a warp may issue a global or local access, or run a region that reads
+//! or writes global memory), or a block that replaces one that drained may
+//! issue (the block scheduler, outside the SM, says which block that is:
+//! the phase frees the drained block's slots and keeps them for the pass,
+//! see [`Sm::free_reserving`]); the pass in SM order then finishes the
 //! quantum as the one-thread model would. What an SM did before its horizon read and wrote only its
 //! own state, so the cycles are those of the one-thread model, for any
 //! thread count. Plain global stores, and regions whose only outside effect
@@ -147,18 +149,21 @@ struct Sm<'a, const W: usize, O> {
     /// Set when the SM has nothing left to do.
     idle: bool,
     /// In a local phase: the first cycle at which a warp whose next issue
-    /// is not local may issue, or a block drains while blocks are left to
-    /// start (kept up to date by `issue`).
+    /// is not local may issue, or a block that replaces a drained one may
+    /// (kept up to date by `issue` and `free_reserving`).
     horizon: u64,
-    /// In a local phase: no block is left to start, so blocks that drain
-    /// free their slots in the phase (see [`Sm::free_drained`]).
-    frees_local: bool,
+    /// Blocks a local phase saw drain while blocks were left to start: when
+    /// their successors may issue and the block slot each takes; their
+    /// warps' slots, `nwarps` each, in `launch_slots` (see [`Sm::free_reserving`]).
+    launches: Vec<(u64, u16)>,
+    launch_slots: Vec<u16>,
     /// The error its local phase ended in, returned when the in-order pass reaches it.
     pending: Option<LaunchError>,
     /// What its local phase left for the in-order pass ([`defer`]).
     deferred: defer::Deferred,
-    /// The earliest drain of a block whose end waits for the replay
-    /// (`u64::MAX`: none): `cycle` stops there as at a free.
+    /// In a local phase, a cycle `cycle` stops at as at a free (`u64::MAX`:
+    /// none): the earliest drain of a block whose end waits for the replay,
+    /// or the first issue of a block that replaces a drained one.
     drain_floor: u64,
     /// Local phases it skips before trying one again, and the next such
     /// count (see [`drive`]).
@@ -327,7 +332,8 @@ fn timed<const W: usize, O: Observer + Send>(
             warp_cycles: 0,
             idle: true,
             horizon: 0,
-            frees_local: false,
+            launches: Vec::new(),
+            launch_slots: Vec::new(),
             pending: None,
             deferred: Default::default(),
             drain_floor: u64::MAX,
@@ -455,12 +461,13 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     }
 
     /// Runs this SM up to `end` or its horizon, whichever comes first,
-    /// touching nothing outside it but `gg`'s counters and end time. With
-    /// `frees_local` (no block left to start), blocks that drain free their
-    /// slots here as in [`Sm::run_until`], and the SM may go idle.
+    /// touching nothing outside it but `gg`'s counters and end time. Blocks
+    /// that drain free their slots here as in [`Sm::run_until`]: with
+    /// `frees_local` (no block left to start) the SM may go idle; otherwise
+    /// their successors' slots are kept for the in-order pass to start them
+    /// in, and the phase stops before they may issue, or when no block is left.
     fn run_local(&mut self, end: u64, frees_local: bool, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
-        self.frees_local = frees_local;
-        self.horizon = if frees_local { u64::MAX } else { self.frees.iter().map(|f| f.0).min().unwrap_or(u64::MAX) };
+        self.horizon = u64::MAX;
         for w in &self.warps {
             if w.live && w.is_ready() && !w.next_local {
                 self.horizon = self.horizon.min(w.ready_at);
@@ -471,6 +478,12 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             if frees_local {
                 self.free_drained(t, gg);
                 if self.idle_if_empty() {
+                    return Ok(());
+                }
+            } else {
+                self.free_reserving(t, gg);
+                if self.resident == 0 {
+                    // Idle or not: the pass knows whether a block is left.
                     return Ok(());
                 }
             }

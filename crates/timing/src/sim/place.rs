@@ -47,6 +47,8 @@ pub(super) struct BlockT<'a, const W: usize, O> {
     pub(super) acks_pending: u32,
     /// The earliest those warps can drain (their acknowledgements' floors).
     pub(super) end_floor: u64,
+    /// Kept for a block that a local phase saw replace a drained one (see [`Sm::free_reserving`]).
+    pub(super) reserved: bool,
 }
 
 /// First wave: round robin over SMs, as many blocks per SM as fit.
@@ -74,8 +76,7 @@ pub(super) fn first_wave<'a, const W: usize, O: Observer>(
 impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     /// Places block `id` on this SM; its warps may issue from `at`.
     pub(super) fn launch_block(&mut self, gg: &mut Gpu<'a, W>, make: &dyn Fn() -> O, id: u64, at: u64) -> Result<(), LaunchError> {
-        let dec = gg.dec;
-        let bslot = match self.blocks.iter().position(|b| !b.live) {
+        let bslot = match self.free_block_slot() {
             Some(i) => i,
             None => {
                 self.blocks.push(BlockT {
@@ -87,10 +88,31 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                     end: 0,
                     acks_pending: 0,
                     end_floor: 0,
+                    reserved: false,
                 });
                 self.blocks.len() - 1
             }
         };
+        self.start_block(gg, id, at, bslot, None)
+    }
+
+    /// The first block slot neither in use nor kept.
+    fn free_block_slot(&self) -> Option<usize> {
+        self.blocks.iter().position(|b| !b.live && !b.reserved)
+    }
+
+    /// The first warp slot from `from` on neither in use nor kept.
+    fn free_warp_slot(&self, mut from: usize) -> usize {
+        while self.warps[from].live || self.warps[from].reserved {
+            from += 1;
+        }
+        from
+    }
+
+    /// Starts block `id` in block slot `bslot`, its warps in the first free
+    /// warp slots, or those kept in `launch_slots` from `kept`; they may issue from `at`.
+    fn start_block(&mut self, gg: &mut Gpu<'a, W>, id: u64, at: u64, bslot: usize, kept: Option<usize>) -> Result<(), LaunchError> {
+        let dec = gg.dec;
         if self.resident == 0 {
             // The SM becomes active now (its idle time before is not counted).
             self.now = self.now.max(at.saturating_sub(gg.timing.block_replace_cycles as u64));
@@ -102,6 +124,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         {
             let b = &mut self.blocks[bslot];
             b.live = true;
+            b.reserved = false;
             b.remaining = nw as u32;
             b.end = at;
             b.end_floor = at;
@@ -114,22 +137,30 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         for wi in 0..nw {
             // Warps start one group of sub-partition-many at a time, the last group first.
             let at = at + gg.timing.warp_launch_cycles as u64 * ((wi % nsmsp) + (groups - 1 - wi / nsmsp)) as u64;
-            while self.warps[slot].live {
-                slot += 1;
-            }
+            slot = match kept {
+                Some(k) => self.launch_slots[k + wi] as usize,
+                None => self.free_warp_slot(slot),
+            };
+            self.warps[slot].reserved = false;
             let region = dec.region_at.first().copied().unwrap_or(0);
             self.warps[slot].start(bslot as u16, wi as u16, (slot % nsmsp) as u8, self.age, at, nregs, region);
             self.age += 1;
             self.blocks[bslot].slots.push(slot as u16);
-            self.smsp[slot % nsmsp].warps.push(slot as u16);
-            self.warps[slot].seen_from = self.smsp[slot % nsmsp].scans + 1;
-            self.smsp[slot % nsmsp].wake_now();
+            let sp = &mut self.smsp[slot % nsmsp];
+            let was_empty = sp.warps.is_empty();
+            sp.warps.push(slot as u16);
+            self.warps[slot].seen_from = sp.scans + 1;
             gg.st.warps_launched += 1;
             self.advance(gg, slot, at)?;
-            if self.warps[slot].ready_at < at {
-                self.warps[slot].ready_at = at;
+            let w = &mut self.warps[slot];
+            if w.ready_at < at {
+                w.ready_at = at;
             }
-            self.warps[slot].reason = Reason::NoInstruction;
+            w.reason = Reason::NoInstruction;
+            // Nothing changes for the warps already there: the sub-partition
+            // need not scan before the new one can issue (so a launch that
+            // the in-order pass makes late is the same as one made at once).
+            self.smsp[slot % nsmsp].wake_at(self.warps[slot].ready_at, was_empty);
         }
         Ok(())
     }
@@ -157,6 +188,60 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             *i += 1;
         }
         None
+    }
+
+    /// [`Sm::free_finished`] in a local phase with blocks left to start:
+    /// frees the slots of blocks that have drained by `t`, and keeps, for
+    /// each, the block and warp slots its successor takes, as
+    /// `launch_block` would pick them now; the in-order pass starts the
+    /// successors there ([`Sm::launch_reserved`]), or gives the slots back
+    /// if no block is left by then. A successor cannot issue before `at`,
+    /// and nothing else sees it before (a launch does not make its
+    /// sub-partitions scan sooner), so the phase runs on up to `at`.
+    pub(super) fn free_reserving(&mut self, t: u64, gg: &mut Gpu<'a, W>) {
+        let mut i = 0;
+        let nw = gg.nwarps as usize;
+        while let Some(ft) = self.next_drained(&mut i, t, gg) {
+            // The slot just freed, at least, is there.
+            let Some(bslot) = self.free_block_slot() else { return };
+            self.blocks[bslot].reserved = true;
+            let mut slot = 0;
+            for _ in 0..nw {
+                slot = self.free_warp_slot(slot);
+                self.warps[slot].reserved = true;
+                self.launch_slots.push(slot as u16);
+            }
+            let at = ft + gg.timing.block_replace_cycles as u64;
+            self.launches.push((at, bslot as u16));
+            self.horizon = self.horizon.min(at);
+            // (Not stepped over: the pass starts the block at `at` at the latest.)
+            self.drain_floor = self.drain_floor.min(at);
+        }
+    }
+
+    /// Starts the blocks a local phase kept slots for, in its order, while
+    /// blocks are left; gives back the slots of the others.
+    pub(super) fn launch_reserved(&mut self, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
+        let nw = gg.nwarps as usize;
+        for k in 0..self.launches.len() {
+            let (at, bslot) = self.launches[k];
+            match gg.place.take() {
+                Some(id) => self.start_block(gg, id, at, bslot as usize, Some(k * nw))?,
+                None => {
+                    self.blocks[bslot as usize].reserved = false;
+                    for &s in &self.launch_slots[k * nw..(k + 1) * nw] {
+                        self.warps[s as usize].reserved = false;
+                    }
+                }
+            }
+        }
+        if !self.launches.is_empty() {
+            // (The replay, which runs first, has cleared the floors of drains.)
+            self.drain_floor = u64::MAX;
+            self.launches.clear();
+            self.launch_slots.clear();
+        }
+        Ok(())
     }
 
     /// Frees the slots of blocks that have drained by `t` and starts the next blocks in them.

@@ -116,6 +116,14 @@ impl Smsp {
         self.not_before = 0;
     }
 
+    /// A warp that cannot issue before `at` joined (`alone`: the list was
+    /// empty, so what `wake` held no longer applies): scan again by then.
+    #[inline]
+    pub(super) fn wake_at(&mut self, at: u64, alone: bool) {
+        self.wake = if alone { at } else { self.wake.min(at) };
+        self.not_before = self.not_before.min(at);
+    }
+
     /// The last full scan.
     #[inline]
     pub(super) fn scan(&self) -> &Scan {
