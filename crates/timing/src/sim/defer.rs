@@ -133,6 +133,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         }
         retires.clear();
         self.deferred.retires = retires;
-        self.drain_floor = u64::MAX;
+        self.ack_floor = u64::MAX;
+        self.stop_at = self.launch_floor;
     }
 }

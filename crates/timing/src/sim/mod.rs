@@ -161,10 +161,15 @@ struct Sm<'a, const W: usize, O> {
     pending: Option<LaunchError>,
     /// What its local phase left for the in-order pass ([`defer`]).
     deferred: defer::Deferred,
-    /// In a local phase, a cycle `cycle` stops at as at a free (`u64::MAX`:
-    /// none): the earliest drain of a block whose end waits for the replay,
-    /// or the first issue of a block that replaces a drained one.
-    drain_floor: u64,
+    /// In a local phase, the cycle `cycle` stops at as at a free (`u64::MAX`:
+    /// none): the earlier of `ack_floor` and `launch_floor`.
+    stop_at: u64,
+    /// The earliest drain of a block whose end waits for the replay of
+    /// deferred acknowledgements (cleared by the replay).
+    ack_floor: u64,
+    /// The first issue of a block that replaces a drained one in slots a
+    /// local phase kept (cleared when the pass starts it).
+    launch_floor: u64,
     /// Local phases it skips before trying one again, and the next such
     /// count (see [`drive`]).
     local_skip: u32,
@@ -336,7 +341,9 @@ fn timed<const W: usize, O: Observer + Send>(
             launch_slots: Vec::new(),
             pending: None,
             deferred: Default::default(),
-            drain_floor: u64::MAX,
+            stop_at: u64::MAX,
+            ack_floor: u64::MAX,
+            launch_floor: u64::MAX,
             local_skip: 0,
             local_backoff: 1,
         })
@@ -510,7 +517,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
 
     /// Cycle `t`: each sub-partition issues if it can; moves `now` on to
     /// the next cycle at which one might. Returns when the first block
-    /// waiting to be freed drains, or the drain floor (`u64::MAX`: none).
+    /// waiting to be freed drains, or `stop_at` (`u64::MAX`: none).
     #[inline(always)]
     fn cycle(&mut self, t: u64, gg: &mut Gpu<'a, W>) -> Result<u64, LaunchError> {
         {
@@ -523,7 +530,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 issued |= did;
                 (s, next) = sched::next_due(&self.smsp, s + 1, t, next.min(nxt));
             }
-            let mut frees_due = self.drain_floor;
+            let mut frees_due = self.stop_at;
             for &(ft, _) in &self.frees {
                 frees_due = frees_due.min(ft);
             }

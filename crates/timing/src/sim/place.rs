@@ -124,7 +124,6 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         {
             let b = &mut self.blocks[bslot];
             b.live = true;
-            b.reserved = false;
             b.remaining = nw as u32;
             b.end = at;
             b.end_floor = at;
@@ -141,7 +140,6 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 Some(k) => self.launch_slots[k + wi] as usize,
                 None => self.free_warp_slot(slot),
             };
-            self.warps[slot].reserved = false;
             let region = dec.region_at.first().copied().unwrap_or(0);
             self.warps[slot].start(bslot as u16, wi as u16, (slot % nsmsp) as u8, self.age, at, nregs, region);
             self.age += 1;
@@ -202,8 +200,9 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         let mut i = 0;
         let nw = gg.nwarps as usize;
         while let Some(ft) = self.next_drained(&mut i, t, gg) {
-            // The slot just freed, at least, is there.
-            let Some(bslot) = self.free_block_slot() else { return };
+            // With blocks left to start, every freed slot is kept at once,
+            // so the first free one is the one just freed.
+            let bslot = self.free_block_slot().expect("the block slot just freed");
             self.blocks[bslot].reserved = true;
             let mut slot = 0;
             for _ in 0..nw {
@@ -215,7 +214,8 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             self.launches.push((at, bslot as u16));
             self.horizon = self.horizon.min(at);
             // (Not stepped over: the pass starts the block at `at` at the latest.)
-            self.drain_floor = self.drain_floor.min(at);
+            self.launch_floor = self.launch_floor.min(at);
+            self.stop_at = self.stop_at.min(at);
         }
     }
 
@@ -225,19 +225,17 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         let nw = gg.nwarps as usize;
         for k in 0..self.launches.len() {
             let (at, bslot) = self.launches[k];
-            match gg.place.take() {
-                Some(id) => self.start_block(gg, id, at, bslot as usize, Some(k * nw))?,
-                None => {
-                    self.blocks[bslot as usize].reserved = false;
-                    for &s in &self.launch_slots[k * nw..(k + 1) * nw] {
-                        self.warps[s as usize].reserved = false;
-                    }
-                }
+            self.blocks[bslot as usize].reserved = false;
+            for &s in &self.launch_slots[k * nw..(k + 1) * nw] {
+                self.warps[s as usize].reserved = false;
+            }
+            if let Some(id) = gg.place.take() {
+                self.start_block(gg, id, at, bslot as usize, Some(k * nw))?;
             }
         }
         if !self.launches.is_empty() {
-            // (The replay, which runs first, has cleared the floors of drains.)
-            self.drain_floor = u64::MAX;
+            self.launch_floor = u64::MAX;
+            self.stop_at = self.ack_floor;
             self.launches.clear();
             self.launch_slots.clear();
         }
