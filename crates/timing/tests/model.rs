@@ -432,46 +432,63 @@ DONE:
 }
 ";
 
+/// A launch of a test, run with the options given.
+type Case<'c> = Box<dyn Fn(&TimingOptions) -> Ran + Sync + 'c>;
+
 #[test]
-fn any_thread_count_gives_the_one_thread_report_and_outputs() {
-    let on =
-        |threads: usize, f: &(dyn Fn() -> Ran + Sync)| rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f);
+fn local_phases_on_any_thread_count_give_the_in_order_report_and_outputs() {
+    let on = |threads: usize, o: &TimingOptions, f: &(dyn Fn(&TimingOptions) -> Ran + Sync)| {
+        rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| f(o))
+    };
     let fmas = fma_kernel(4, 96);
     let long = fma_kernel(4, 1024);
     let sloop = format!("{HEAD}{SHARED_LOOP}");
     let race = racing_stores_kernel(40);
     let next = neighbour_kernel(8);
     let uneven = format!("{HEAD}{UNEVEN}");
+    // Only every sixteenth block stores: the others drain inside local
+    // phases that run ahead, and keep their successors' slots.
+    let quiet = format!(
+        "{HEAD}{}",
+        UNEVEN.replace(".reg .pred %p<3>;", ".reg .pred %p<4>;").replace(
+            "\tst.global.f32 [%rd3], %f1;",
+            "\trem.u32 %r6, %r2, 16;\n\tsetp.eq.u32 %p3, %r6, 0;\n\t@%p3 st.global.f32 [%rd3], %f1;"
+        )
+    );
     let dense_loads = format!("{HEAD}{}", LOADS.replace("%r4, 128;", "%r4, 4;"));
     let input: Vec<u8> = (0..600u32 * 128).flat_map(|i| (i as f32 * 0.25).to_le_bytes()).collect();
-    let cases: Vec<Box<dyn Fn() -> Ran + Sync>> = vec![
+    let cases: Vec<Case> = vec![
         // Many short blocks per SM: blocks drain and refill inside quanta.
-        Box::new(|| run(&fmas, "fmas", 700, 128, &[vec![0; 128 * 4]], &[], &h200(), &opts())),
+        Box::new(|o| run(&fmas, "fmas", 700, 128, &[vec![0; 128 * 4]], &[], &h200(), o)),
         // More blocks than slots, long enough that local phases reach
         // drains: refills while blocks are left, then a tail in which
         // drained blocks free their slots in local phases.
-        Box::new(|| run(&long, "fmas", 4500, 128, &[vec![0; 128 * 4]], &[], &h200(), &opts())),
-        Box::new(|| {
-            run(&format!("{HEAD}{LOADS}"), "loads", 300, 256, &[vec![0; 300 * 256 * 128], vec![0; 300 * 256 * 4]], &[], &h200(), &opts())
+        Box::new(|o| run(&long, "fmas", 4500, 128, &[vec![0; 128 * 4]], &[], &h200(), o)),
+        Box::new(|o| {
+            run(&format!("{HEAD}{LOADS}"), "loads", 300, 256, &[vec![0; 300 * 256 * 128], vec![0; 300 * 256 * 4]], &[], &h200(), o)
         }),
-        Box::new(|| run(&sloop, "sloop", 600, 128, &[input.clone(), vec![0; 600 * 128 * 4]], &[40], &h200(), &opts())),
+        Box::new(|o| run(&sloop, "sloop", 600, 128, &[input.clone(), vec![0; 600 * 128 * 4]], &[40], &h200(), o)),
         // A block reads what the block on the next SM stored a few cycles before.
-        Box::new(|| run(&next, "next", 264, 128, &[vec![0; 265 * 4], vec![0; 264 * 128 * 4]], &[], &h200(), &opts())),
+        Box::new(|o| run(&next, "next", 264, 128, &[vec![0; 265 * 4], vec![0; 264 * 128 * 4]], &[], &h200(), o)),
         // Blocks that drain at scattered cycles: local phases keep their
         // slots for the pass to start the next blocks in, then the tail.
-        Box::new(|| run(&uneven, "uneven", 6000, 64, &[vec![0; 6000 * 64 * 4]], &[], &h200(), &opts())),
+        Box::new(|o| run(&uneven, "uneven", 6000, 64, &[vec![0; 6000 * 64 * 4]], &[], &h200(), o)),
+        // Successors started at the pass's turn in the quantum their
+        // predecessors drained in, not at the SM's next turn.
+        Box::new(|o| run(&quiet, "uneven", 6000, 64, &[vec![0; 6000 * 64 * 4]], &[], &h200(), o)),
         // Many short blocks that wait on global loads: a local phase that
         // kept slots must not skip past the cycle the next block may issue.
-        Box::new(|| run(&dense_loads, "loads", 4000, 128, &[vec![0; 4000 * 128 * 4], vec![0; 4000 * 128 * 4]], &[], &h200(), &opts())),
+        Box::new(|o| run(&dense_loads, "loads", 4000, 128, &[vec![0; 4000 * 128 * 4], vec![0; 4000 * 128 * 4]], &[], &h200(), o)),
         // Blocks racing on global memory through stores that local phases defer.
-        Box::new(|| run(&race, "race", 3000, 128, &[vec![0; 256 * 4], vec![0; 3000 * 128 * 4]], &[], &h200(), &opts())),
+        Box::new(|o| run(&race, "race", 3000, 128, &[vec![0; 256 * 4], vec![0; 3000 * 128 * 4]], &[], &h200(), o)),
     ];
     for (i, case) in cases.iter().enumerate() {
-        let one = on(1, case);
-        for threads in [2, 3] {
-            let many = on(threads, case);
-            assert_eq!(format!("{:?}", many.report), format!("{:?}", one.report), "case {i}, {threads} threads: report");
-            assert_eq!(many.buffers, one.buffers, "case {i}, {threads} threads: outputs");
+        // The reference: every SM quantum by quantum in order, no local phases.
+        let in_order = on(1, &TimingOptions { local_phases: false, ..opts() }, case);
+        for threads in [1, 2, 3] {
+            let many = on(threads, &opts(), case);
+            assert_eq!(format!("{:?}", many.report), format!("{:?}", in_order.report), "case {i}, {threads} threads: report");
+            assert_eq!(many.buffers, in_order.buffers, "case {i}, {threads} threads: outputs");
         }
     }
 }
@@ -491,7 +508,7 @@ fn shared_fault_kernel(bad: u32) -> String {
 }
 
 #[test]
-fn any_thread_count_reports_the_one_thread_fault() {
+fn local_phases_on_any_thread_count_report_the_in_order_fault() {
     use std::collections::HashMap;
     use warpsim_engine::GlobalMemory;
     use warpsim_timing::{simulate, LaunchShape};
@@ -499,21 +516,22 @@ fn any_thread_count_reports_the_one_thread_fault() {
         let src = shared_fault_kernel(bad);
         let program = warpsim_ir::compile_module("test.ptx", &src).unwrap_or_else(|e| panic!("{e}"));
         let k = program.kernel("bad").unwrap();
-        let fault = |threads: usize| {
+        let fault = |threads: usize, o: &TimingOptions| {
             rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| {
                 let mut mem = GlobalMemory::new();
                 let base = mem.alloc("out", 64, None);
                 let shape = LaunchShape { grid: [2000, 1, 1], block: [128, 1, 1], dynamic_shared_bytes: 0 };
-                match simulate(&program, k, &mem, &HashMap::new(), &base.to_le_bytes(), &shape, &h200(), &opts()) {
+                match simulate(&program, k, &mem, &HashMap::new(), &base.to_le_bytes(), &shape, &h200(), o) {
                     Ok(_) => panic!("block {bad} writes past its shared array, yet the launch ran"),
                     Err(e) => e.to_string(),
                 }
             })
         };
-        let one = fault(1);
+        // The reference: every SM in order, no local phases.
+        let one = fault(1, &TimingOptions { local_phases: false, ..opts() });
         assert!(one.contains(&format!("in block ({bad},0,0)")), "{one}");
-        for threads in [2, 3] {
-            assert_eq!(fault(threads), one, "block {bad}, {threads} threads");
+        for threads in [1, 2, 3] {
+            assert_eq!(fault(threads, &opts()), one, "block {bad}, {threads} threads");
         }
     }
 }

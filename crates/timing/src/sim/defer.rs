@@ -6,11 +6,14 @@
 //! so it computes what it would against the real one); the bytes it wrote
 //! are read back at once and logged. Its stores' L2 bookings are logged
 //! too (sector and arrival), and the warp's store acknowledgement is
-//! unknown (`ack_pending`) until the in-order pass. When the in-order pass
-//! reaches the SM, before anything else of the SM runs, [`Sm::replay`]
-//! applies the writes and books the L2 in log order: every SM before it
-//! has finished the quantum and none after it has started its in-order
-//! work, so memory and the L2 see the one-thread model's sequence.
+//! unknown (`ack_pending`) until the in-order pass. Each quantum's phase
+//! keeps its own log. When the in-order pass reaches the SM in a quantum,
+//! before anything else of the SM runs, [`Sm::replay_until`] applies the
+//! writes of the logs of that quantum and earlier ones and books the L2 in
+//! log order: every SM before it has finished the quantum and none after it
+//! has started its in-order work, so memory and the L2 see the one-thread
+//! model's sequence. Logs of later quanta (an SM that ran ahead) wait for
+//! their own turns.
 //!
 //! What needs an acknowledgement waits: a fence is not local while its
 //! warp's is pending; a warp that retires with one pending is logged and
@@ -27,7 +30,6 @@ use warpsim_engine::launch::MAX_PAST_END_KEPT;
 use warpsim_engine::{GlobalMemory, LaunchStats, Observer};
 
 /// What an SM's local phase left for the in-order pass, in order.
-#[derive(Default)]
 pub(super) struct Deferred {
     /// Global memory written: (address, bytes, value), `bytes` 1, 2, 4 or 8.
     writes: Vec<(u64, u32, u64)>,
@@ -40,6 +42,25 @@ pub(super) struct Deferred {
     retires: Vec<(u16, u64)>,
     /// Past-end stores the regions noted (the launch keeps the first few, in order).
     pub(super) output: LaunchStats,
+    /// The end of the quantum whose local phase logged it: the pass replays
+    /// it at the SM's turn in that quantum.
+    pub(super) until: u64,
+    /// The earliest floor of the drains its retires leave pending (`u64::MAX`: none).
+    pub(super) floor: u64,
+}
+
+impl Default for Deferred {
+    fn default() -> Self {
+        Deferred {
+            writes: Vec::new(),
+            stores: Vec::new(),
+            secs: Vec::new(),
+            retires: Vec::new(),
+            output: LaunchStats::default(),
+            until: 0,
+            floor: u64::MAX,
+        }
+    }
 }
 
 impl Deferred {
@@ -85,9 +106,56 @@ impl Deferred {
 }
 
 impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
-    /// Applies what this SM's local phase deferred (see the module header).
-    pub(super) fn replay(&mut self, gg: &mut Gpu<'a, W>) {
-        let d = &mut self.deferred;
+    /// Logs what follows for the local phase of the quantum that ends at
+    /// `until`: the log of an earlier quantum is set aside for its own replay.
+    pub(super) fn log_quantum(&mut self, until: u64) {
+        if self.deferred.until == until {
+            return;
+        }
+        if !self.deferred.is_empty() {
+            let d = std::mem::take(&mut self.deferred);
+            self.logged.push_back(d);
+        }
+        self.deferred.until = until;
+    }
+
+    /// Whether a local phase left anything for the pass to replay.
+    pub(super) fn has_deferred(&self) -> bool {
+        !self.logged.is_empty() || !self.deferred.is_empty()
+    }
+
+    /// The end of the earliest quantum whose log waits for its replay (`u64::MAX`: none).
+    pub(super) fn deferred_until(&self) -> u64 {
+        match self.logged.front() {
+            Some(d) => d.until,
+            None if !self.deferred.is_empty() => self.deferred.until,
+            None => u64::MAX,
+        }
+    }
+
+    /// Replays, in order, the logs of local phases of quanta that end by
+    /// `end` (the pass is at this SM's turn in the quantum that ends at `end`).
+    pub(super) fn replay_until(&mut self, end: u64, gg: &mut Gpu<'a, W>) {
+        while self.logged.front().is_some_and(|d| d.until <= end) {
+            let mut d = self.logged.pop_front().expect("a log");
+            self.replay(&mut d, gg);
+        }
+        if self.deferred.until <= end && !self.deferred.is_empty() {
+            let until = self.deferred.until;
+            let mut d = std::mem::take(&mut self.deferred);
+            self.replay(&mut d, gg);
+            // (Keeps the log's buffers.)
+            d.until = until;
+            d.floor = u64::MAX;
+            self.deferred = d;
+        }
+        // The floors of drains in logs still waiting stand.
+        self.ack_floor = self.logged.iter().map(|d| d.floor).min().unwrap_or(u64::MAX).min(self.deferred.floor);
+        self.stop_at = self.ack_floor.min(self.launch_floor);
+    }
+
+    /// Applies one local phase's log (see the module header).
+    fn replay(&mut self, d: &mut Deferred, gg: &mut Gpu<'a, W>) {
         for &(a, n, v) in &d.writes {
             // The scratch copy has the same allocations: this cannot fault.
             if gg.mem.store(a, n, v).is_err() {
@@ -132,8 +200,6 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             }
         }
         retires.clear();
-        self.deferred.retires = retires;
-        self.ack_floor = u64::MAX;
-        self.stop_at = self.launch_floor;
+        d.retires = retires;
     }
 }

@@ -1,21 +1,28 @@
-//! The launch's quanta: the in-order pass on the calling thread, local
-//! phases on workers beside it.
+//! The launch's quanta: the in-order pass, and local phases beside it.
 //!
 //! The one-thread model runs SM 0 to the end of a quantum, then SM 1, and
-//! so on, then the next quantum. Here the calling thread runs exactly that
-//! pass, while each worker takes SMs the pass has not reached in this
-//! quantum, or has passed and released for the next, and runs their local
-//! phase (exact: see the module header of `sim`). Each SM-quantum's local
-//! phase is claimed once, by a worker or by the pass itself, which then
-//! simply runs the whole quantum in order; the pass waits only on an SM a
-//! worker holds. Workers take the SM the pass will reach last, so the two
-//! meet in the middle and the in-order work of one quantum overlaps the
-//! local phases of the next. Cycles are those of the one-thread model.
+//! so on, then the next quantum. The calling thread runs exactly that pass.
+//! After an SM's turn in a quantum, the SM may run on alone, in local
+//! phases (exact: see the module header of `sim`), through the next
+//! quanta up to [`AHEAD_QUANTA`] of them, while it touches nothing outside
+//! itself; what those phases left for the pass (deferred stores, kept
+//! block slots, an error) waits for the SM's turn in the quantum that left
+//! it, and a turn that finds the SM already past the quantum's end only
+//! replays. One SM's run ahead keeps its warps in the host's caches, which
+//! the pass's visit of a quantum, a few hundred cycles of each of 132 SMs,
+//! does not. With one thread the pass runs each SM's phases itself right
+//! after its turn; with workers, it hands the SM to an idle worker if there
+//! is one (workers take the SM the pass will reach last) and otherwise runs
+//! the phases itself, so the two share the local work. The pass waits only
+//! on an SM a worker holds. Cycles are those of the one-thread model.
 
 use super::{place, Gpu, Sm};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use warpsim_engine::{LaunchError, Observer};
+
+/// How many quanta past its turn an SM may run on in local phases.
+pub(super) const AHEAD_QUANTA: u64 = 16;
 
 /// One SM as the pass and the workers share it.
 struct Slot<'s, 'a, const W: usize, O> {
@@ -34,97 +41,159 @@ impl<'s, 'a, const W: usize, O> Slot<'s, 'a, W, O> {
 }
 
 /// The first wave of blocks, then every SM in turn, one quantum of cycles
-/// at a time, until all are idle; with `workers`, local phases on them.
+/// at a time, until all are idle. With `locals` (the pass's own context
+/// for local phases first, then one per worker), local phases run.
 pub(super) fn drive<'a, const W: usize, O: Observer + Send>(
     sms: &mut [Sm<'a, W, O>],
     gg: &mut Gpu<'a, W>,
-    workers: &mut [Gpu<'a, W>],
+    locals: &mut [Gpu<'a, W>],
     make: &dyn Fn() -> O,
 ) -> Result<(), LaunchError> {
     place::first_wave(sms, gg, make)?;
     let q = gg.timing.quantum_cycles as u64;
-    let local = !workers.is_empty();
-    let slots: Vec<Slot<W, O>> =
-        sms.iter_mut().map(|sm| Slot { ready: AtomicBool::new(local && !sm.idle), sm: Mutex::new((sm, q)) }).collect();
+    let (own, workers) = match locals.split_first_mut() {
+        Some((own, workers)) => (Some(own), workers),
+        None => (None, &mut [][..]),
+    };
+    // Workers may start on the first quanta at once.
+    let slots: Vec<Slot<W, O>> = sms
+        .iter_mut()
+        .map(|sm| Slot { ready: AtomicBool::new(!workers.is_empty() && !sm.idle), sm: Mutex::new((sm, AHEAD_QUANTA * q)) })
+        .collect();
     let exhausted = AtomicBool::new(gg.place.next_block >= gg.place.nblocks);
     let finished = AtomicBool::new(false);
+    let idle_workers = AtomicUsize::new(0);
     std::thread::scope(|s| {
         for g in workers.iter_mut() {
-            let (slots, exhausted, finished) = (&slots, &exhausted, &finished);
-            s.spawn(move || local_phases(slots, g, exhausted, finished));
+            let (slots, exhausted, finished, idle_workers) = (&slots, &exhausted, &finished, &idle_workers);
+            s.spawn(move || local_phases(slots, g, q, exhausted, finished, idle_workers));
         }
-        let r = in_order(&slots, gg, make, q, local, &exhausted);
+        let pass = Pass { q, exhausted: &exhausted, idle_workers: &idle_workers };
+        let r = pass.run(&slots, gg, own, make);
         finished.store(true, Ordering::Release);
         r
     })
 }
 
-/// The one-thread model's pass: each SM to the quantum's end in index order.
-fn in_order<'a, const W: usize, O: Observer>(
-    slots: &[Slot<'_, 'a, W, O>],
-    gg: &mut Gpu<'a, W>,
-    make: &dyn Fn() -> O,
+/// What the in-order pass shares with the workers.
+struct Pass<'p> {
     q: u64,
-    local: bool,
-    exhausted: &AtomicBool,
-) -> Result<(), LaunchError> {
-    let mut t = 0u64;
-    loop {
-        let end = t + q;
-        let mut next = u64::MAX;
-        for slot in slots {
-            // Unclaimed, the local phase is run here, in order.
-            slot.ready.store(false, Ordering::Release);
-            let mut guard = slot.lock();
-            let (sm, local_end) = &mut *guard;
-            if !sm.deferred.is_empty() {
-                sm.replay(gg);
+    exhausted: &'p AtomicBool,
+    idle_workers: &'p AtomicUsize,
+}
+
+impl Pass<'_> {
+    /// The one-thread model's pass: each SM to the quantum's end in index
+    /// order; with `own`, local phases ahead after each SM's turn.
+    fn run<'a, const W: usize, O: Observer>(
+        &self,
+        slots: &[Slot<'_, 'a, W, O>],
+        gg: &mut Gpu<'a, W>,
+        mut own: Option<&mut Gpu<'a, W>>,
+        make: &dyn Fn() -> O,
+    ) -> Result<(), LaunchError> {
+        let q = self.q;
+        let mut t = 0u64;
+        loop {
+            let end = t + q;
+            let mut next = u64::MAX;
+            for slot in slots {
+                // Unclaimed, its phases wait for this turn.
+                slot.ready.store(false, Ordering::Release);
+                let mut guard = slot.lock();
+                let (sm, local_end) = &mut *guard;
+                if sm.has_deferred() {
+                    sm.replay_until(end, gg);
+                }
+                if sm.pending.as_ref().is_some_and(|p| p.0 <= end) {
+                    return Err(sm.pending.take().expect("an error").1);
+                }
+                sm.launch_reserved(end, gg)?;
+                if !sm.idle {
+                    sm.mem.port.retire(t);
+                    sm.run_until(end, gg, make)?;
+                    // The block scheduler only ever runs out.
+                    self.exhausted.store(gg.place.next_block >= gg.place.nblocks, Ordering::Release);
+                }
+                if !sm.idle {
+                    if let Some(g) = own.as_deref_mut() {
+                        let to = end + AHEAD_QUANTA * q;
+                        if self.idle_workers.load(Ordering::Acquire) > 0 {
+                            // An idle worker runs them.
+                            *local_end = to;
+                            next = next.min(sm.next_visit(q));
+                            drop(guard);
+                            slot.ready.store(true, Ordering::Release);
+                            continue;
+                        }
+                        run_ahead(sm, to, q, self.exhausted, g);
+                    }
+                }
+                next = next.min(sm.next_visit(q));
             }
-            if let Some(e) = sm.pending.take() {
-                return Err(e);
+            if next == u64::MAX {
+                return Ok(());
             }
-            sm.launch_reserved(gg)?;
-            if sm.idle {
-                continue;
+            if gg.opts.progress.as_ref().is_some_and(|p| p.stopped()) {
+                return Err(LaunchError::Stopped);
             }
-            sm.mem.port.retire(t);
-            sm.run_until(end, gg, make)?;
-            // The block scheduler only ever runs out.
-            exhausted.store(gg.place.next_block >= gg.place.nblocks, Ordering::Release);
-            if sm.idle {
-                continue;
-            }
-            next = next.min(sm.now);
-            *local_end = end + q;
-            drop(guard);
-            slot.ready.store(local, Ordering::Release);
+            // Skip quanta in which nothing happens anywhere.
+            t = end.max(next - next % q);
+            gg.memsys.retire(t);
         }
-        if next == u64::MAX {
-            return Ok(());
-        }
-        if gg.opts.progress.as_ref().is_some_and(|p| p.stopped()) {
-            return Err(LaunchError::Stopped);
-        }
-        // Skip quanta in which nothing happens anywhere.
-        t = end.max(next - next % q);
-        gg.memsys.retire(t);
     }
 }
 
-/// A worker: local phases of the ready SM the pass will reach last, until
-/// the pass is done; when none is ready it spins, then yields, then sleeps
-/// 50 us at a time. A phase that covers under a twentieth of its cycles
-/// (memory-bound stretches: its cost, and the SM's state moving between
-/// cores, outweigh it) makes that SM skip its next `local_backoff` phases
+/// Local phases of `sm` through the quanta after its turn, up to the one
+/// that ends at `to`, while each covers its quantum. A phase that covers
+/// under a twentieth of its cycles (memory-bound stretches: its cost
+/// outweighs it) makes that SM skip its next `local_backoff` chances
 /// (doubling up to 64, reset by one that pays); skipping changes nothing
 /// but the speed.
+fn run_ahead<'a, const W: usize, O: Observer>(sm: &mut Sm<'a, W, O>, to: u64, q: u64, exhausted: &AtomicBool, g: &mut Gpu<'a, W>) {
+    let from = sm.now;
+    if sm.idle || sm.pending.is_some() || from >= to {
+        return;
+    }
+    if sm.local_skip > 0 {
+        sm.local_skip -= 1;
+        return;
+    }
+    // The quantum `now` is in: its turn has passed (the SM ran to its end).
+    let mut end = (from / q + 1) * q;
+    while end <= to && !sm.idle {
+        if let Err(e) = sm.run_local(end, exhausted.load(Ordering::Acquire), g) {
+            sm.pending = Some((end, e));
+            break;
+        }
+        if sm.now < end {
+            // At its horizon.
+            break;
+        }
+        end += q;
+    }
+    // (An SM that went idle covered the rest.)
+    if (sm.now.min(to) - from) * 20 < to - from {
+        sm.local_skip = sm.local_backoff;
+        sm.local_backoff = (sm.local_backoff * 2).min(64);
+    } else {
+        sm.local_backoff = 1;
+    }
+}
+
+/// A worker: local phases ahead of the ready SM the pass will reach last
+/// ([`run_ahead`]), until the pass is done; when none is ready it spins,
+/// then yields, then sleeps 50 us at a time, counted in `idle_workers`.
 fn local_phases<'a, const W: usize, O: Observer + Send>(
     slots: &[Slot<'_, 'a, W, O>],
     g: &mut Gpu<'a, W>,
+    q: u64,
     exhausted: &AtomicBool,
     finished: &AtomicBool,
+    idle_workers: &AtomicUsize,
 ) {
     let mut spins = 0u32;
+    idle_workers.fetch_add(1, Ordering::AcqRel);
     while !finished.load(Ordering::Acquire) {
         let claimed = slots.iter().rev().find(|s| s.ready.load(Ordering::Relaxed) && s.ready.swap(false, Ordering::AcqRel));
         let Some(slot) = claimed else {
@@ -141,26 +210,12 @@ fn local_phases<'a, const W: usize, O: Observer + Send>(
             continue;
         };
         spins = 0;
-        let mut guard = slot.lock();
-        let (sm, end) = &mut *guard;
-        let end = *end;
-        if sm.idle || sm.pending.is_some() || sm.now >= end {
-            continue;
+        idle_workers.fetch_sub(1, Ordering::AcqRel);
+        {
+            let mut guard = slot.lock();
+            let (sm, to) = &mut *guard;
+            run_ahead(sm, *to, q, exhausted, g);
         }
-        if sm.local_skip > 0 {
-            sm.local_skip -= 1;
-            continue;
-        }
-        let from = sm.now;
-        if let Err(e) = sm.run_local(end, exhausted.load(Ordering::Acquire), g) {
-            sm.pending = Some(e);
-        }
-        // (An SM that went idle covered the rest of the quantum.)
-        if (sm.now.min(end) - from) * 20 < end - from {
-            sm.local_skip = sm.local_backoff;
-            sm.local_backoff = (sm.local_backoff * 2).min(64);
-        } else {
-            sm.local_backoff = 1;
-        }
+        idle_workers.fetch_add(1, Ordering::AcqRel);
     }
 }

@@ -651,6 +651,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 // local phase runs up to (and `cycle` does not step over).
                 self.frees.push((u64::MAX, bslot as u16));
                 let floor = b.end.max(b.end_floor);
+                self.deferred.floor = self.deferred.floor.min(floor);
                 self.ack_floor = self.ack_floor.min(floor);
                 self.stop_at = self.stop_at.min(floor);
                 self.horizon = self.horizon.min(floor);

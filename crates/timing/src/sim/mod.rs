@@ -18,19 +18,20 @@
 //!
 //! SMs are simulated in turn, one quantum of cycles at a time, in index
 //! order: the result depends only on the launch, never on the machine or the
-//! thread count. With more than one thread, an SM's quantum may start with
-//! a local phase, run by a worker beside that pass ([`drive`]), up to its
-//! horizon, the first cycle at which it might touch anything outside itself
-//! (a warp may issue a global or local access, or run a region that reads
-//! or writes global memory), or a block that replaces one that drained may
-//! issue (the block scheduler, outside the SM, says which block that is:
-//! the phase frees the drained block's slots and keeps them for the pass,
-//! see [`Sm::free_reserving`]); the pass in SM order then finishes the
-//! quantum as the one-thread model would. What an SM did before its horizon read and wrote only its
-//! own state, so the cycles are those of the one-thread model, for any
-//! thread count. Plain global stores, and regions whose only outside effect
-//! is writing global memory, run in local phases with their writes and L2
-//! bookings logged and replayed in SM order ([`defer`]).
+//! thread count. After its turn, an SM may run on through the next quanta
+//! in local phases, run by the pass itself or by a worker beside it
+//! ([`drive`]), up to its horizon, the first cycle at which it might touch
+//! anything outside itself (a warp may issue a global or local access, or
+//! run a region that reads or writes global memory), or a block that
+//! replaces one that drained may issue (the block scheduler, outside the
+//! SM, says which block that is: the phase frees the drained block's slots
+//! and keeps them for the pass, see [`Sm::free_reserving`]); the pass in SM
+//! order then finishes each quantum as the one-thread model would. What an
+//! SM did before its horizon read and wrote only its own state, so the
+//! cycles are those of the one-thread model, for any thread count. Plain
+//! global stores, and regions whose only outside effect is writing global
+//! memory, run in local phases with their writes and L2 bookings logged
+//! per quantum and replayed at the SM's turn in that quantum ([`defer`]).
 
 mod defer;
 mod drive;
@@ -84,6 +85,10 @@ pub struct TimingOptions {
     /// Simulate on the calling thread only: no local phases on rayon's
     /// threads (`LaunchConfig::serial`; the cycles are the same either way).
     pub serial: bool,
+    /// Let an SM run on past its turn in local phases (the default). Off,
+    /// the pass runs every SM quantum by quantum in order: the same cycles,
+    /// slower; the reference the model's tests hold local phases to.
+    pub local_phases: bool,
 }
 
 impl Default for TimingOptions {
@@ -97,6 +102,7 @@ impl Default for TimingOptions {
             progress: None,
             serve_past_end: false,
             serial: false,
+            local_phases: true,
         }
     }
 }
@@ -153,14 +159,18 @@ struct Sm<'a, const W: usize, O> {
     /// (kept up to date by `issue` and `free_reserving`).
     horizon: u64,
     /// Blocks a local phase saw drain while blocks were left to start: when
-    /// their successors may issue and the block slot each takes; their
-    /// warps' slots, `nwarps` each, in `launch_slots` (see [`Sm::free_reserving`]).
-    launches: Vec<(u64, u16)>,
+    /// their successors may issue, the block slot each takes and the end of
+    /// the phase's quantum; their warps' slots, `nwarps` each, in
+    /// `launch_slots` (see [`Sm::free_reserving`]).
+    launches: Vec<(u64, u16, u64)>,
     launch_slots: Vec<u16>,
-    /// The error its local phase ended in, returned when the in-order pass reaches it.
-    pending: Option<LaunchError>,
-    /// What its local phase left for the in-order pass ([`defer`]).
+    /// The error a local phase ended in, and the end of that phase's
+    /// quantum: returned at the SM's turn in that quantum.
+    pending: Option<(u64, LaunchError)>,
+    /// What its local phase left for the in-order pass ([`defer`]): the
+    /// log being written, and those of earlier quanta waiting for the pass.
     deferred: defer::Deferred,
+    logged: std::collections::VecDeque<defer::Deferred>,
     /// In a local phase, the cycle `cycle` stops at as at a free (`u64::MAX`:
     /// none): the earlier of `ack_floor` and `launch_floor`.
     stop_at: u64,
@@ -341,6 +351,7 @@ fn timed<const W: usize, O: Observer + Send>(
             launch_slots: Vec::new(),
             pending: None,
             deferred: Default::default(),
+            logged: Default::default(),
             stop_at: u64::MAX,
             ack_floor: u64::MAX,
             launch_floor: u64::MAX,
@@ -348,13 +359,15 @@ fn timed<const W: usize, O: Observer + Send>(
             local_backoff: 1,
         })
         .collect();
-    // Workers for local phases: their counters are summed into the launch's.
+    // Contexts for local phases, the pass's own and one per worker: their
+    // counters are summed into the launch's. The timeline's spans are kept
+    // in issue order up to a cap, so a timeline runs in order only.
     let threads = if opts.timeline || opts.serial { 1 } else { rayon::current_num_threads().min(nsm) };
-    gg.local = threads > 1;
+    gg.local = opts.local_phases && !opts.timeline;
     gg.defer_stores = gg.local;
-    let mut workers: Vec<Gpu<W>> = if threads > 1 { (1..threads).map(|_| gg.worker()).collect() } else { Vec::new() };
-    let r = drive::drive(&mut sms, &mut gg, &mut workers, make);
-    for w in &mut workers {
+    let mut locals: Vec<Gpu<W>> = if gg.local { (0..threads).map(|_| gg.worker()).collect() } else { Vec::new() };
+    let r = drive::drive(&mut sms, &mut gg, &mut locals, make);
+    for w in &mut locals {
         gg.st.merge(&w.st);
         gg.memsys.st.merge(&w.memsys.st);
         gg.output.printf.push_str(&w.output.printf);
@@ -467,6 +480,19 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         Ok(())
     }
 
+    /// The first cycle the pass must visit this SM at (`u64::MAX`: never):
+    /// its own time, or the start of the earliest quantum whose local phase
+    /// left something for the pass.
+    fn next_visit(&self, q: u64) -> u64 {
+        let left = self.deferred_until().min(self.launches_until()).min(self.pending.as_ref().map_or(u64::MAX, |p| p.0));
+        let at = if self.idle { u64::MAX } else { self.now };
+        if left == u64::MAX {
+            at
+        } else {
+            at.min(left.saturating_sub(q))
+        }
+    }
+
     /// Runs this SM up to `end` or its horizon, whichever comes first,
     /// touching nothing outside it but `gg`'s counters and end time. Blocks
     /// that drain free their slots here as in [`Sm::run_until`]: with
@@ -474,7 +500,9 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     /// their successors' slots are kept for the in-order pass to start them
     /// in, and the phase stops before they may issue, or when no block is left.
     fn run_local(&mut self, end: u64, frees_local: bool, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
-        self.horizon = u64::MAX;
+        self.log_quantum(end);
+        // (Floors that earlier phases left stand until the pass clears them.)
+        self.horizon = self.stop_at;
         for w in &self.warps {
             if w.live && w.is_ready() && !w.next_local {
                 self.horizon = self.horizon.min(w.ready_at);
@@ -488,7 +516,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                     return Ok(());
                 }
             } else {
-                self.free_reserving(t, gg);
+                self.free_reserving(t, end, gg);
                 if self.resident == 0 {
                     // Idle or not: the pass knows whether a block is left.
                     return Ok(());

@@ -196,7 +196,9 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     /// if no block is left by then. A successor cannot issue before `at`,
     /// and nothing else sees it before (a launch does not make its
     /// sub-partitions scan sooner), so the phase runs on up to `at`.
-    pub(super) fn free_reserving(&mut self, t: u64, gg: &mut Gpu<'a, W>) {
+    /// `until` is the end of the quantum whose local phase this is: the pass
+    /// starts the successors at the SM's turn in that quantum.
+    pub(super) fn free_reserving(&mut self, t: u64, until: u64, gg: &mut Gpu<'a, W>) {
         let mut i = 0;
         let nw = gg.nwarps as usize;
         while let Some(ft) = self.next_drained(&mut i, t, gg) {
@@ -211,7 +213,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 self.launch_slots.push(slot as u16);
             }
             let at = ft + gg.timing.block_replace_cycles as u64;
-            self.launches.push((at, bslot as u16));
+            self.launches.push((at, bslot as u16, until));
             self.horizon = self.horizon.min(at);
             // (Not stepped over: the pass starts the block at `at` at the latest.)
             self.launch_floor = self.launch_floor.min(at);
@@ -219,12 +221,17 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         }
     }
 
-    /// Starts the blocks a local phase kept slots for, in its order, while
-    /// blocks are left; gives back the slots of the others.
-    pub(super) fn launch_reserved(&mut self, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
+    /// Starts the blocks that local phases of quanta ending by `end` kept
+    /// slots for, in their order, while blocks are left; gives back the
+    /// slots of the others.
+    pub(super) fn launch_reserved(&mut self, end: u64, gg: &mut Gpu<'a, W>) -> Result<(), LaunchError> {
         let nw = gg.nwarps as usize;
-        for k in 0..self.launches.len() {
-            let (at, bslot) = self.launches[k];
+        let n = self.launches.iter().take_while(|l| l.2 <= end).count();
+        if n == 0 {
+            return Ok(());
+        }
+        for k in 0..n {
+            let (at, bslot, _) = self.launches[k];
             self.blocks[bslot as usize].reserved = false;
             for &s in &self.launch_slots[k * nw..(k + 1) * nw] {
                 self.warps[s as usize].reserved = false;
@@ -233,13 +240,16 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 self.start_block(gg, id, at, bslot as usize, Some(k * nw))?;
             }
         }
-        if !self.launches.is_empty() {
-            self.launch_floor = u64::MAX;
-            self.stop_at = self.ack_floor;
-            self.launches.clear();
-            self.launch_slots.clear();
-        }
+        self.launches.drain(..n);
+        self.launch_slots.drain(..n * nw);
+        self.launch_floor = self.launches.iter().map(|l| l.0).min().unwrap_or(u64::MAX);
+        self.stop_at = self.ack_floor.min(self.launch_floor);
         Ok(())
+    }
+
+    /// The end of the earliest quantum whose kept slots wait for the pass (`u64::MAX`: none).
+    pub(super) fn launches_until(&self) -> u64 {
+        self.launches.first().map_or(u64::MAX, |l| l.2)
     }
 
     /// Frees the slots of blocks that have drained by `t` and starts the next blocks in them.
