@@ -1,28 +1,41 @@
-//! The launch's quanta: the in-order pass, and local phases beside it.
+//! The launch's quanta: the in-order pass, and local phases ahead of it.
 //!
 //! The one-thread model runs SM 0 to the end of a quantum, then SM 1, and
 //! so on, then the next quantum. The calling thread runs exactly that pass.
 //! After an SM's turn in a quantum, the SM may run on alone, in local
 //! phases (exact: see the module header of `sim`), through the next
-//! quanta up to [`AHEAD_QUANTA`] of them, while it touches nothing outside
-//! itself; what those phases left for the pass (deferred stores, kept
-//! block slots, an error) waits for the SM's turn in the quantum that left
-//! it, and a turn that finds the SM already past the quantum's end only
-//! replays. One SM's run ahead keeps its warps in the host's caches, which
-//! the pass's visit of a quantum, a few hundred cycles of each of 132 SMs,
-//! does not. With one thread the pass runs each SM's phases itself right
-//! after its turn; with workers, it hands the SM to an idle worker if there
-//! is one (workers take the SM the pass will reach last) and otherwise runs
-//! the phases itself, so the two share the local work. The pass waits only
-//! on an SM a worker holds. Cycles are those of the one-thread model.
+//! quanta, while it touches nothing outside itself; what those phases left
+//! for the pass (deferred stores, kept block slots, an error) waits for the
+//! SM's turn in the quantum that left it, and a turn that finds the SM
+//! already past the quantum's end only replays.
+//!
+//! With workers, each takes SMs the pass has passed and released, the one
+//! the pass will reach last first, and runs them one quantum ahead; the
+//! pass runs in order what no worker took and waits only on an SM a worker
+//! holds. So the pass's in-order work of one quantum overlaps the local
+//! phases of the next.
+//!
+//! On one thread, the pass itself runs an SM up to [`AHEAD_QUANTA`] ahead
+//! right after its turn, if that turn issued fewer than [`RUN_AHEAD_BELOW`]
+//! warp instructions. A visit of a quantum, a few hundred cycles of each of
+//! 132 SMs, evicts the SM's warps and shared memory from the host's caches
+//! before its next visit; an SM that issues little per visit (bank
+//! conflicts, long waits) pays that miss for little work, and running it
+//! ahead pays it once for several quanta. One that issues much has already
+//! paid it off, and the phases' bookkeeping would cost more than it saves.
+//! Either way the cycles are those of the one-thread model.
 
 use super::{place, Gpu, Sm};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use warpsim_engine::{LaunchError, Observer};
 
-/// How many quanta past its turn an SM may run on in local phases.
-pub(super) const AHEAD_QUANTA: u64 = 16;
+/// How many quanta past its turn the pass runs an SM on one thread.
+const AHEAD_QUANTA: u64 = 16;
+
+/// On one thread, an SM runs ahead after a turn that issued fewer warp
+/// instructions than this (its working set is the same either way).
+const RUN_AHEAD_BELOW: u64 = 300;
 
 /// One SM as the pass and the workers share it.
 struct Slot<'s, 'a, const W: usize, O> {
@@ -41,34 +54,33 @@ impl<'s, 'a, const W: usize, O> Slot<'s, 'a, W, O> {
 }
 
 /// The first wave of blocks, then every SM in turn, one quantum of cycles
-/// at a time, until all are idle. With `locals` (the pass's own context
-/// for local phases first, then one per worker), local phases run.
+/// at a time, until all are idle. With `locals`, local phases run: in
+/// workers, one per context, if `workers`, else in the pass's own context.
 pub(super) fn drive<'a, const W: usize, O: Observer + Send>(
     sms: &mut [Sm<'a, W, O>],
     gg: &mut Gpu<'a, W>,
     locals: &mut [Gpu<'a, W>],
+    workers: bool,
     make: &dyn Fn() -> O,
 ) -> Result<(), LaunchError> {
     place::first_wave(sms, gg, make)?;
     let q = gg.timing.quantum_cycles as u64;
-    let (own, workers) = match locals.split_first_mut() {
-        Some((own, workers)) => (Some(own), workers),
-        None => (None, &mut [][..]),
+    let (own, workers) = match locals {
+        [own] if !workers => (Some(own), &mut [][..]),
+        all => (None, all),
     };
-    // Workers may start on the first quanta at once.
-    let slots: Vec<Slot<W, O>> = sms
-        .iter_mut()
-        .map(|sm| Slot { ready: AtomicBool::new(!workers.is_empty() && !sm.idle), sm: Mutex::new((sm, AHEAD_QUANTA * q)) })
-        .collect();
+    let release = !workers.is_empty();
+    // Workers may start on the first quantum at once.
+    let slots: Vec<Slot<W, O>> =
+        sms.iter_mut().map(|sm| Slot { ready: AtomicBool::new(release && !sm.idle), sm: Mutex::new((sm, q)) }).collect();
     let exhausted = AtomicBool::new(gg.place.next_block >= gg.place.nblocks);
     let finished = AtomicBool::new(false);
-    let idle_workers = AtomicUsize::new(0);
     std::thread::scope(|s| {
         for g in workers.iter_mut() {
-            let (slots, exhausted, finished, idle_workers) = (&slots, &exhausted, &finished, &idle_workers);
-            s.spawn(move || local_phases(slots, g, q, exhausted, finished, idle_workers));
+            let (slots, exhausted, finished) = (&slots, &exhausted, &finished);
+            s.spawn(move || local_phases(slots, g, q, exhausted, finished));
         }
-        let pass = Pass { q, exhausted: &exhausted, idle_workers: &idle_workers };
+        let pass = Pass { q, exhausted: &exhausted, release };
         let r = pass.run(&slots, gg, own, make);
         finished.store(true, Ordering::Release);
         r
@@ -79,7 +91,8 @@ pub(super) fn drive<'a, const W: usize, O: Observer + Send>(
 struct Pass<'p> {
     q: u64,
     exhausted: &'p AtomicBool,
-    idle_workers: &'p AtomicUsize,
+    /// Release each SM to the workers after its turn.
+    release: bool,
 }
 
 impl Pass<'_> {
@@ -109,24 +122,23 @@ impl Pass<'_> {
                     return Err(sm.pending.take().expect("an error").1);
                 }
                 sm.launch_reserved(end, gg)?;
+                let before = gg.st.warp_insts;
                 if !sm.idle {
                     sm.mem.port.retire(t);
                     sm.run_until(end, gg, make)?;
                     // The block scheduler only ever runs out.
                     self.exhausted.store(gg.place.next_block >= gg.place.nblocks, Ordering::Release);
                 }
-                if !sm.idle {
-                    if let Some(g) = own.as_deref_mut() {
-                        let to = end + AHEAD_QUANTA * q;
-                        if self.idle_workers.load(Ordering::Acquire) > 0 {
-                            // An idle worker runs them.
-                            *local_end = to;
-                            next = next.min(sm.next_visit(q));
-                            drop(guard);
-                            slot.ready.store(true, Ordering::Release);
-                            continue;
-                        }
-                        run_ahead(sm, to, q, self.exhausted, g);
+                if !sm.idle && self.release {
+                    *local_end = end + q;
+                    next = next.min(sm.next_visit(q));
+                    drop(guard);
+                    slot.ready.store(true, Ordering::Release);
+                    continue;
+                }
+                if let Some(g) = own.as_deref_mut() {
+                    if gg.st.warp_insts - before < RUN_AHEAD_BELOW {
+                        run_ahead(sm, end + AHEAD_QUANTA * q, q, self.exhausted, g);
                     }
                 }
                 next = next.min(sm.next_visit(q));
@@ -183,17 +195,15 @@ fn run_ahead<'a, const W: usize, O: Observer>(sm: &mut Sm<'a, W, O>, to: u64, q:
 
 /// A worker: local phases ahead of the ready SM the pass will reach last
 /// ([`run_ahead`]), until the pass is done; when none is ready it spins,
-/// then yields, then sleeps 50 us at a time, counted in `idle_workers`.
+/// then yields, then sleeps 50 us at a time.
 fn local_phases<'a, const W: usize, O: Observer + Send>(
     slots: &[Slot<'_, 'a, W, O>],
     g: &mut Gpu<'a, W>,
     q: u64,
     exhausted: &AtomicBool,
     finished: &AtomicBool,
-    idle_workers: &AtomicUsize,
 ) {
     let mut spins = 0u32;
-    idle_workers.fetch_add(1, Ordering::AcqRel);
     while !finished.load(Ordering::Acquire) {
         let claimed = slots.iter().rev().find(|s| s.ready.load(Ordering::Relaxed) && s.ready.swap(false, Ordering::AcqRel));
         let Some(slot) = claimed else {
@@ -210,12 +220,8 @@ fn local_phases<'a, const W: usize, O: Observer + Send>(
             continue;
         };
         spins = 0;
-        idle_workers.fetch_sub(1, Ordering::AcqRel);
-        {
-            let mut guard = slot.lock();
-            let (sm, to) = &mut *guard;
-            run_ahead(sm, *to, q, exhausted, g);
-        }
-        idle_workers.fetch_add(1, Ordering::AcqRel);
+        let mut guard = slot.lock();
+        let (sm, to) = &mut *guard;
+        run_ahead(sm, *to, q, exhausted, g);
     }
 }

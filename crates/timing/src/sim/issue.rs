@@ -210,6 +210,17 @@ impl WarpT {
     }
 }
 
+/// Whether warp `w`'s next instruction `ti`, at `pos` in region `r`, may
+/// issue in a local phase (see [`set_next`]).
+#[inline(always)]
+pub(super) fn next_is_local<const W: usize>(w: &WarpT, gg: &Gpu<'_, W>, r: &Region, ti: &TInst, pos: u32) -> bool {
+    let d = gg.defer_stores;
+    (ti.issue_local || (d && ti.deferrable_store))
+        && (w.executed || r.local || (d && r.writes_global_only))
+        && (pos + 1 < r.last_issuer || gg.dec.quiet_regions_local)
+        && !(w.ack_pending && ti.class == Class::Fence)
+}
+
 /// One memory instruction's access, captured from the engine: its lanes'
 /// addresses are `len` entries of the warp's address pool from `off` (the
 /// first `n` the engine's, zeros up to the mask's highest lane).
@@ -327,11 +338,7 @@ fn set_next<const W: usize>(w: &mut WarpT, horizon: &mut u64, gg: &Gpu<'_, W>, r
     // that only writes global memory too, but not a fence that needs a
     // pending acknowledgement.
     if gg.local {
-        let d = gg.defer_stores;
-        w.next_local = (ti.issue_local || (d && ti.deferrable_store))
-            && (w.executed || r.local || (d && r.writes_global_only))
-            && (pos + 1 < r.last_issuer || gg.dec.quiet_regions_local)
-            && !(w.ack_pending && ti.class == Class::Fence);
+        w.next_local = next_is_local(w, gg, r, ti, pos);
     }
     let mut at = w.fence_until;
     let mut why = Reason::Wait;

@@ -128,8 +128,12 @@ struct Gpu<'a, const W: usize> {
     output: LaunchStats,
     /// When the last block finished.
     end: u64,
-    /// Local phases run (more than one thread): warps track `next_local` and SMs their horizon.
+    /// Warps track `next_local` and SMs their horizon: in local phases,
+    /// and in the pass when workers run them.
     local: bool,
+    /// A local phase works out its ready warps' `next_local` as it starts
+    /// (on one thread: the pass does not track it).
+    refresh_local: bool,
     /// Local phases run plain global stores and regions that only write
     /// global memory, deferring their effects on memory and the L2 ([`defer`]).
     defer_stores: bool,
@@ -327,6 +331,7 @@ fn timed<const W: usize, O: Observer + Send>(
         output: LaunchStats::default(),
         end: 0,
         local: false,
+        refresh_local: false,
         defer_stores: false,
         scratch: None,
     };
@@ -359,14 +364,19 @@ fn timed<const W: usize, O: Observer + Send>(
             local_backoff: 1,
         })
         .collect();
-    // Contexts for local phases, the pass's own and one per worker: their
-    // counters are summed into the launch's. The timeline's spans are kept
-    // in issue order up to a cap, so a timeline runs in order only.
+    // Contexts for local phases, the pass's own on one thread, else one per
+    // worker: their counters are summed into the launch's. The timeline's
+    // spans are kept in issue order up to a cap, so a timeline runs in order only.
     let threads = if opts.timeline || opts.serial { 1 } else { rayon::current_num_threads().min(nsm) };
-    gg.local = opts.local_phases && !opts.timeline;
-    gg.defer_stores = gg.local;
-    let mut locals: Vec<Gpu<W>> = if gg.local { (0..threads).map(|_| gg.worker()).collect() } else { Vec::new() };
-    let r = drive::drive(&mut sms, &mut gg, &mut locals, make);
+    let local = opts.local_phases && !opts.timeline;
+    gg.local = local && threads > 1;
+    gg.defer_stores = local;
+    let mut locals: Vec<Gpu<W>> = if local {
+        (0..threads.max(2) - 1).map(|_| Gpu { local: true, refresh_local: threads == 1, ..gg.worker() }).collect()
+    } else {
+        Vec::new()
+    };
+    let r = drive::drive(&mut sms, &mut gg, &mut locals, threads > 1, make);
     for w in &mut locals {
         gg.st.merge(&w.st);
         gg.memsys.st.merge(&w.memsys.st);
@@ -503,7 +513,12 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         self.log_quantum(end);
         // (Floors that earlier phases left stand until the pass clears them.)
         self.horizon = self.stop_at;
-        for w in &self.warps {
+        let dec = gg.dec;
+        for w in &mut self.warps {
+            if gg.refresh_local && w.live && w.is_ready() {
+                let r = &dec.regions[w.region as usize];
+                w.next_local = issue::next_is_local(w, gg, r, &dec.insts[w.next as usize], w.pos);
+            }
             if w.live && w.is_ready() && !w.next_local {
                 self.horizon = self.horizon.min(w.ready_at);
             }
