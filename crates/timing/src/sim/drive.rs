@@ -16,8 +16,9 @@
 //! phases of the next.
 //!
 //! On one thread, the pass itself runs an SM up to [`AHEAD_QUANTA`] ahead
-//! right after its turn, if that turn issued fewer than [`RUN_AHEAD_BELOW`]
-//! warp instructions. A visit of a quantum, a few hundred cycles of each of
+//! right after its turn, if that turn ran fewer than [`RUN_AHEAD_BELOW`]
+//! warp instructions (the engine's count: a warp's region runs at its
+//! first issue). A visit of a quantum, a few hundred cycles of each of
 //! 132 SMs, evicts the SM's warps and shared memory from the host's caches
 //! before its next visit; an SM that issues little per visit (bank
 //! conflicts, long waits) pays that miss for little work, and running it
@@ -33,8 +34,8 @@ use warpsim_engine::{LaunchError, Observer};
 /// How many quanta past its turn the pass runs an SM on one thread.
 const AHEAD_QUANTA: u64 = 16;
 
-/// On one thread, an SM runs ahead after a turn that issued fewer warp
-/// instructions than this (its working set is the same either way).
+/// On one thread, an SM runs ahead after a turn that ran fewer warp
+/// instructions than this in the engine.
 const RUN_AHEAD_BELOW: u64 = 300;
 
 /// One SM as the pass and the workers share it.
