@@ -98,7 +98,8 @@ struct Pass<'p> {
 
 impl Pass<'_> {
     /// The one-thread model's pass: each SM to the quantum's end in index
-    /// order; with `own`, local phases ahead after each SM's turn.
+    /// order; then, with workers, the SM is released to them, or, with
+    /// `own`, runs ahead in it after a thin turn (see the module header).
     fn run<'a, const W: usize, O: Observer>(
         &self,
         slots: &[Slot<'_, 'a, W, O>],

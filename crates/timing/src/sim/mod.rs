@@ -514,12 +514,12 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         // (Floors that earlier phases left stand until the pass clears them.)
         self.horizon = self.stop_at;
         let dec = gg.dec;
-        for w in &mut self.warps {
-            if gg.refresh_local && w.live && w.is_ready() {
+        for w in self.warps.iter_mut().filter(|w| w.live && w.is_ready()) {
+            if gg.refresh_local {
                 let r = &dec.regions[w.region as usize];
                 w.next_local = issue::next_is_local(w, gg, r, &dec.insts[w.next as usize], w.pos);
             }
-            if w.live && w.is_ready() && !w.next_local {
+            if !w.next_local {
                 self.horizon = self.horizon.min(w.ready_at);
             }
         }
