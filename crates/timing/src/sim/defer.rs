@@ -113,7 +113,8 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             return;
         }
         if !self.deferred.is_empty() {
-            let d = std::mem::take(&mut self.deferred);
+            let spare = self.spare_logs.pop().unwrap_or_default();
+            let d = std::mem::replace(&mut self.deferred, spare);
             self.logged.push_back(d);
         }
         self.deferred.until = until;
@@ -139,6 +140,8 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         while self.logged.front().is_some_and(|d| d.until <= end) {
             let mut d = self.logged.pop_front().expect("a log");
             self.replay(&mut d, gg);
+            d.floor = u64::MAX;
+            self.spare_logs.push(d);
         }
         if self.deferred.until <= end && !self.deferred.is_empty() {
             let until = self.deferred.until;

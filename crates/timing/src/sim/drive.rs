@@ -24,6 +24,10 @@
 //! conflicts, long waits) pays that miss for little work, and running it
 //! ahead pays it once for several quanta. One that issues much has already
 //! paid it off, and the phases' bookkeeping would cost more than it saves.
+//! The bound sits between the two: turns of 512-1,023 warp instructions
+//! (`smem_stride_4/8`, 4- and 8-way conflicts) run 1.5-1.9x faster ahead on
+//! the same host instructions; turns of 2,048 and more (`compute_bound_*`,
+//! `smem_stride_0`) run 3-5% slower ahead (docs/speed.md, twenty-ninth pass).
 //! Either way the cycles are those of the one-thread model.
 
 use super::{place, Gpu, Sm};
@@ -36,7 +40,7 @@ const AHEAD_QUANTA: u64 = 16;
 
 /// On one thread, an SM runs ahead after a turn that ran fewer warp
 /// instructions than this in the engine.
-const RUN_AHEAD_BELOW: u64 = 300;
+const RUN_AHEAD_BELOW: u64 = 1200;
 
 /// One SM as the pass and the workers share it.
 struct Slot<'s, 'a, const W: usize, O> {

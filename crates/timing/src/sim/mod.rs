@@ -175,6 +175,8 @@ struct Sm<'a, const W: usize, O> {
     /// log being written, and those of earlier quanta waiting for the pass.
     deferred: defer::Deferred,
     logged: std::collections::VecDeque<defer::Deferred>,
+    /// Replayed logs, emptied, for later quanta to fill (no allocation per quantum).
+    spare_logs: Vec<defer::Deferred>,
     /// In a local phase, the cycle `cycle` stops at as at a free (`u64::MAX`:
     /// none): the earlier of `ack_floor` and `launch_floor`.
     stop_at: u64,
@@ -357,6 +359,7 @@ fn timed<const W: usize, O: Observer + Send>(
             pending: None,
             deferred: Default::default(),
             logged: Default::default(),
+            spare_logs: Vec::new(),
             stop_at: u64::MAX,
             ack_floor: u64::MAX,
             launch_floor: u64::MAX,
