@@ -140,7 +140,6 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         while self.logged.front().is_some_and(|d| d.until <= end) {
             let mut d = self.logged.pop_front().expect("a log");
             self.replay(&mut d, gg);
-            d.floor = u64::MAX;
             self.spare_logs.push(d);
         }
         if self.deferred.until <= end && !self.deferred.is_empty() {
@@ -149,7 +148,6 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             self.replay(&mut d, gg);
             // (Keeps the log's buffers.)
             d.until = until;
-            d.floor = u64::MAX;
             self.deferred = d;
         }
         // The floors of drains in logs still waiting stand.
@@ -157,7 +155,8 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         self.stop_at = self.ack_floor.min(self.launch_floor);
     }
 
-    /// Applies one local phase's log (see the module header).
+    /// Applies one local phase's log (see the module header) and empties
+    /// it (its buffers kept), its floor included.
     fn replay(&mut self, d: &mut Deferred, gg: &mut Gpu<'a, W>) {
         for &(a, n, v) in &d.writes {
             // The scratch copy has the same allocations: this cannot fault.
@@ -204,5 +203,6 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
         }
         retires.clear();
         d.retires = retires;
+        d.floor = u64::MAX;
     }
 }

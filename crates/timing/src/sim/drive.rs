@@ -26,8 +26,9 @@
 //! paid it off, and the phases' bookkeeping would cost more than it saves.
 //! The bound sits between the two: turns of 512-1,023 warp instructions
 //! (`smem_stride_4/8`, 4- and 8-way conflicts) run 1.5-1.9x faster ahead on
-//! the same host instructions; turns of 2,048 and more (`compute_bound_*`,
-//! `smem_stride_0`) run 3-5% slower ahead (docs/speed.md, twenty-ninth pass).
+//! the same host instructions; busier turns (`smem_stride_0` 1,024-4,095,
+//! `compute_bound_*` 2,048-4,095) run 3-5% slower ahead (docs/speed.md,
+//! twenty-ninth pass).
 //! Either way the cycles are those of the one-thread model.
 
 use super::{place, Gpu, Sm};
