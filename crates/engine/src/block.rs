@@ -95,6 +95,10 @@ pub struct Block<'a, const W: usize> {
     stats: LaunchStats,
     /// Local memory bytes per lane (see [`WarpCtx::local_bytes`]).
     local_bytes: u32,
+    /// Warps (bit `w`) whose register columns `begin` left for their first run to set
+    /// ([`Block::init_registers`]): a cycle model starts many blocks' warps long before
+    /// each runs, and registers written then would have left the host's caches by then.
+    registers_pending: u64,
 }
 
 impl<'a, const W: usize> Block<'a, W> {
@@ -118,6 +122,7 @@ impl<'a, const W: usize> Block<'a, W> {
             stats: LaunchStats::default(),
             // Called functions' frames take up to the stack size past the kernel's own.
             local_bytes: kernel.local_bytes.saturating_add(if kernel.functions.is_empty() { 0 } else { cfg.stack_size }),
+            registers_pending: 0,
         }
     }
 
@@ -147,6 +152,11 @@ impl<'a, const W: usize> Block<'a, W> {
         }
         for w in 0..nwarps {
             self.init_warp(w as u32);
+        }
+        // (A block has at most 32 warps; any past 64 would start their registers now.)
+        self.registers_pending = if nwarps >= 64 { u64::MAX } else { (1 << nwarps) - 1 };
+        for w in 64..nwarps {
+            self.init_registers(w as u32);
         }
         obs.block_begin(id, nwarps as u32);
         let k = self.kernel;
@@ -230,6 +240,10 @@ impl<'a, const W: usize> Block<'a, W> {
         obs: &mut O,
         sched: &mut S,
     ) -> Result<Stop, Box<KernelFault>> {
+        if w < 64 && self.registers_pending >> w & 1 != 0 {
+            self.registers_pending &= !(1 << w);
+            self.init_registers(w as u32);
+        }
         let mut ctx = WarpCtx {
             kernel: self.kernel,
             gmem: mem,
@@ -436,14 +450,33 @@ impl<'a, const W: usize> Block<'a, W> {
         *bar = BarrierState::default();
     }
 
+    /// Warp `w`'s lanes, SIMT stack and state, as `begin` starts it (its
+    /// registers wait for [`Block::init_registers`]).
     fn init_warp(&mut self, w: u32) {
-        let (kernel, cfg, template) = (self.kernel, self.cfg, self.template);
-        let (ctaid, block_linear) = (self.ctaid, self.id);
+        let kernel = self.kernel;
         let warp = &mut self.warps[w as usize];
         let first = w * W as u32;
         let lanes = (self.nthreads - first).min(W as u32);
         let present = if lanes as usize >= 64 { u64::MAX } else { (1u64 << lanes) - 1 };
         warp.index = w;
+        warp.preds.clear();
+        warp.preds.resize(kernel.npred as usize, 0);
+        warp.stack.clear();
+        warp.stack.push(StackEntry { pc: 0, mask: present, rpc: warpsim_ir::cfg::NO_RECONV });
+        warp.present = present;
+        warp.exited = 0;
+        warp.local.clear();
+        warp.calls.clear();
+        warp.state = WarpState::Ready;
+    }
+
+    /// Warp `w`'s register columns at the start: the template's values, then the specials.
+    fn init_registers(&mut self, w: u32) {
+        let (kernel, cfg, template) = (self.kernel, self.cfg, self.template);
+        let (ctaid, block_linear) = (self.ctaid, self.id);
+        let warp = &mut self.warps[w as usize];
+        let first = w * W as u32;
+        let lanes = (self.nthreads - first).min(W as u32);
         match &kernel.entry_reads {
             // A full warp slot that ran this kernel before: only registers some thread may read
             // before writing them start again (a partial warp's absent lanes are never written,
@@ -465,15 +498,6 @@ impl<'a, const W: usize> Block<'a, W> {
                 warp.r64.clone_from(&template.r64);
             }
         }
-        warp.preds.clear();
-        warp.preds.resize(kernel.npred as usize, 0);
-        warp.stack.clear();
-        warp.stack.push(StackEntry { pc: 0, mask: present, rpc: warpsim_ir::cfg::NO_RECONV });
-        warp.present = present;
-        warp.exited = 0;
-        warp.local.clear();
-        warp.calls.clear();
-        warp.state = WarpState::Ready;
         let one_d = cfg.block[1] == 1 && cfg.block[2] == 1;
         for &(r, sp) in &kernel.specials {
             // One lane loop per kind of special, so that the loops hold no `match`.
@@ -833,5 +857,32 @@ DONE:
             run(&mut reused, 1, &mem);
             assert_eq!(read(&mem, out), want, "{body}");
         }
+    }
+
+    /// A warp's registers start at its first run, from the block begun last
+    /// (a cycle model may start a block and run its warps much later, in any order).
+    #[test]
+    fn registers_start_at_the_first_run_from_the_block_begun_last() {
+        let body = "    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r4, %ctaid.x;
+    mad.lo.s32 %r6, %r4, 1000, %r1;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r6;
+    ret;";
+        let mut mem = GlobalMemory::new();
+        let out = mem.alloc("out", 64 * 4, None);
+        let fx = Fixture::new(body, LaunchConfig { grid: [8, 1, 1], ..cfg(64) }, out);
+        let mut b = fx.block();
+        b.begin(5, &mut NoObserver);
+        b.begin(3, &mut NoObserver);
+        for w in [1, 0] {
+            b.run_warp(w, 1000, &mem, &mut NoObserver).unwrap();
+        }
+        let mut v = vec![0u8; 64 * 4];
+        mem.read(out, &mut v).unwrap();
+        let got: Vec<u32> = v.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(got, (0..64).map(|t| 3000 + t).collect::<Vec<u32>>());
     }
 }
