@@ -471,6 +471,9 @@ impl<'a, const W: usize> Block<'a, W> {
     }
 
     /// Warp `w`'s register columns at the start: the template's values, then the specials.
+    /// Out of line, so that the run loop inlined beside its call compiles as before.
+    #[cold]
+    #[inline(never)]
     fn init_registers(&mut self, w: u32) {
         let (kernel, cfg, template) = (self.kernel, self.cfg, self.template);
         let (ctaid, block_linear) = (self.ctaid, self.id);
