@@ -5,7 +5,9 @@
 //! Caches are set-associative with 128-byte lines of four 32-byte sectors;
 //! each sector remembers when its data arrives, so a second access to a
 //! sector still in flight waits for the same fill (hit under miss) instead of
-//! fetching again. Replacement is least recently used.
+//! fetching again. Replacement is least recently used. A launch's caches
+//! are kept for the next launch of the same shape and reset there
+//! ([`Cache::reused`]): up to 64 MB stays with the process between launches.
 //!
 //! A bandwidth resource serves a fixed number of bytes per cycle. Requests
 //! are booked into buckets of [`BUCKET`] cycles: a request arriving at `t`
@@ -431,10 +433,30 @@ pub struct Cache {
     hint: usize,
     /// Dirty sectors evicted (for write-back traffic).
     pub evicted_dirty_sectors: u64,
+    /// The sets that have held a line since the cache was made or reset
+    /// (a set's first line goes to way 0, so `tags[set * ways] != 0` marks them).
+    touched: Vec<u32>,
+    /// What it was made with ([`Cache::new`]'s arguments), to be reused for the same.
+    shape: (u64, u32),
 }
+
+/// Caches of finished launches, by shape, that [`Cache::reused`] starts the
+/// next launch's from: a launch's caches are a 12.8 MB L2 and 132 L1s of
+/// ~60 KB on the H200 preset, so making them anew (allocated, cleared and
+/// filled) is most of a small launch's time, while a reset clears only the
+/// sets a launch used. Small caches are not kept; nor is more than
+/// [`SPARE_BYTES`] in all.
+static SPARE: std::sync::Mutex<Vec<Cache>> = std::sync::Mutex::new(Vec::new());
+
+/// The most bytes of cache arrays [`SPARE`] keeps.
+const SPARE_BYTES: usize = 64 << 20;
+
+/// Caches with fewer lines are made anew each time.
+const SPARE_MIN_LINES: usize = 1024;
 
 impl Cache {
     pub fn new(bytes: u64, ways: u32) -> Self {
+        let shape = (bytes, ways);
         let ways = ways.max(1) as usize;
         let nlines = (bytes / 128).max(ways as u64) as usize;
         let sets = (nlines / ways).max(1);
@@ -447,7 +469,49 @@ impl Cache {
             clock: 0,
             hint: 0,
             evicted_dirty_sectors: 0,
+            touched: Vec::new(),
+            shape,
         }
+    }
+
+    /// [`Cache::new`], or a kept cache of that shape reset to what `new`
+    /// would give (the same lookups, fills and evictions follow).
+    pub fn reused(bytes: u64, ways: u32) -> Self {
+        let kept = SPARE.lock().ok().and_then(|mut v| {
+            let i = v.iter().rposition(|c| c.shape == (bytes, ways))?;
+            Some(v.swap_remove(i))
+        });
+        match kept {
+            Some(mut c) => {
+                c.reset();
+                c
+            }
+            None => Cache::new(bytes, ways),
+        }
+    }
+
+    /// Bytes of its arrays.
+    fn array_bytes(&self) -> usize {
+        self.tags.len() * (std::mem::size_of::<u64>() + std::mem::size_of::<u32>() + std::mem::size_of::<Meta>())
+    }
+
+    /// Every way empty, as [`Cache::new`] leaves them. Use stamps and
+    /// sector state stay behind in the emptied ways: a line's are written
+    /// when it is allocated, and an empty way's are never read.
+    fn reset(&mut self) {
+        let ways = self.ways;
+        if self.touched.len() * 4 > self.tags.len() / ways {
+            self.tags.fill(0);
+        } else {
+            for &set in &self.touched {
+                let s = set as usize * ways;
+                self.tags[s..s + ways].fill(0);
+            }
+        }
+        self.touched.clear();
+        self.clock = 0;
+        self.hint = 0;
+        self.evicted_dirty_sectors = 0;
     }
 
     #[inline]
@@ -498,6 +562,9 @@ impl Cache {
             if let Some(k) = tags.iter().position(|&t| t == line + 1) {
                 return s + k;
             }
+        }
+        if tags[0] == 0 {
+            self.touched.push((s / self.ways) as u32);
         }
         let v = victim(tags, &self.lru[s..s + self.ways]);
         self.replace(s + v, line)
@@ -578,6 +645,32 @@ impl Cache {
                 self.meta[i].valid &= !(1 << k);
             }
         }
+    }
+}
+
+/// A large cache goes back to [`SPARE`] for the next launch, if there is room.
+impl Drop for Cache {
+    fn drop(&mut self) {
+        if self.tags.len() < SPARE_MIN_LINES {
+            return;
+        }
+        let Ok(mut spare) = SPARE.lock() else { return };
+        let held: usize = spare.iter().map(Cache::array_bytes).sum();
+        if held + self.array_bytes() > SPARE_BYTES {
+            return;
+        }
+        spare.push(Cache {
+            set_mod: self.set_mod,
+            ways: self.ways,
+            tags: std::mem::take(&mut self.tags),
+            lru: std::mem::take(&mut self.lru),
+            meta: std::mem::take(&mut self.meta),
+            clock: 0,
+            hint: 0,
+            evicted_dirty_sectors: 0,
+            touched: std::mem::take(&mut self.touched),
+            shape: self.shape,
+        });
     }
 }
 
@@ -784,6 +877,47 @@ mod tests {
             assert_eq!(victim(&tags, &lru), victim_by_ways(&tags, &lru), "tags {tags:?} lru {lru:?}");
             let key = lcg(&mut x) % 6;
             assert_eq!(any_equal(&tags, key), tags.contains(&key));
+        }
+    }
+
+    /// Lookups, fills, writes and drops of sectors among `lines` lines from
+    /// seed `seed`: what each lookup found, and the dirty sectors evicted.
+    fn workload(c: &mut Cache, seed: u64, n: usize, lines: u64) -> (Vec<Lookup>, u64) {
+        let mut x = seed;
+        let mut seen = Vec::new();
+        for t in 0..n as u64 {
+            let sec = lcg(&mut x) % (lines * 4);
+            match lcg(&mut x) % 4 {
+                0 | 1 => {
+                    let (i, r) = c.access_line(sec);
+                    if r == Lookup::Miss {
+                        c.fill_line(i, sec, t + 100);
+                    }
+                    seen.push(r);
+                }
+                2 => c.write(sec, t + 50),
+                _ => c.invalidate(sec),
+            }
+        }
+        (seen, c.evicted_dirty_sectors)
+    }
+
+    #[test]
+    fn a_reset_or_reused_cache_behaves_as_a_new_one() {
+        let (bytes, ways) = (128 * 4096, 8);
+        // A few sets touched (cleared one by one) and most of them (cleared whole).
+        for (warm_lines, warm_n) in [(40, 2_000), (1 << 20, 60_000)] {
+            let mut warm = Cache::new(bytes, ways);
+            workload(&mut warm, 7, warm_n, warm_lines);
+            warm.reset();
+            let want = workload(&mut Cache::new(bytes, ways), 11, 30_000, 6_000);
+            assert_eq!(workload(&mut warm, 11, 30_000, 6_000), want);
+            // Through the pool: dropped, then taken again (or made anew, if
+            // another test took it first: the same either way).
+            let mut kept = Cache::reused(bytes, ways);
+            workload(&mut kept, 3, warm_n, warm_lines);
+            drop(kept);
+            assert_eq!(workload(&mut Cache::reused(bytes, ways), 11, 30_000, 6_000), want);
         }
     }
 

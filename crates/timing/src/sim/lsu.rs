@@ -159,7 +159,7 @@ impl MemSystem {
         let atomic_units = (0..spec.atomic_units).map(|_| Bandwidth::new(10_000.0 / spec.atomic_op_centi.max(1) as f64)).collect();
         MemSystem {
             spec,
-            l2: Cache::new(gpu.preset.l2_bytes, gpu.timing.l2_ways),
+            l2: Cache::reused(gpu.preset.l2_bytes, gpu.timing.l2_ways),
             l2_bw: Bandwidth::new(gpu.timing.l2_bytes_per_cycle),
             dram: Bandwidth::new(gpu.dram_bytes_per_cycle()),
             dram_load: LoadTracker::new(gpu.dram_bytes_per_cycle()),

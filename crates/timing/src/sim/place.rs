@@ -63,7 +63,7 @@ pub(super) fn first_wave<'a, const W: usize, O: Observer>(
                 break;
             }
             if sm.blocks.is_empty() {
-                sm.mem.l1 = Cache::new(gg.place.l1_bytes, gg.timing.l1_ways);
+                sm.mem.l1 = Cache::reused(gg.place.l1_bytes, gg.timing.l1_ways);
             }
             let Some(id) = gg.place.take() else { break };
             let at = gg.timing.block_launch_cycles as u64 + round as u64 * gg.timing.block_dispatch_cycles as u64;
