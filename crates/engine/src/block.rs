@@ -471,7 +471,7 @@ impl<'a, const W: usize> Block<'a, W> {
     }
 
     /// Warp `w`'s register columns at the start: the template's values, then the specials.
-    /// Out of line, so that the run loop inlined beside its call compiles as before.
+    /// Out of line: it runs once per warp per block, beside the run loop.
     #[cold]
     #[inline(never)]
     fn init_registers(&mut self, w: u32) {
