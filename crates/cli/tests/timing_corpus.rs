@@ -12,7 +12,7 @@
 //! * on the T4 preset, div_lane_parity costs about twice div_warp_split
 //!   (the seed measured 2.02x), within 15%.
 //!
-//! `cargo test --release -p warpsim --test timing_corpus -- --nocapture`
+//! `cargo test --profile quick-release -p warpsim --test timing_corpus -- --nocapture`
 //! prints the calibration table.
 //!
 //! The calibration as of this writing (H200 preset, `h200.num_regs` registers):

@@ -163,7 +163,7 @@ fn scattered_l2_traffic_costs_per_line_and_sector() {
 }
 
 /// The heavier configs of each mechanism (minutes at the test profile's
-/// optimisation): `cargo test --release -p warpsim-timing --test micro -- --ignored`.
+/// optimisation): `cargo test --profile quick-release -p warpsim-timing --test micro -- --ignored`.
 #[test]
 #[ignore]
 fn every_mechanism_on_its_full_configs() {
