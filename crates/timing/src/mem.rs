@@ -159,8 +159,10 @@ pub struct Bandwidth {
     /// The first bucket that may still be booked (everything earlier is retired).
     base: u64,
     /// Buckets at `b % RING`, each with its bucket index (`u64::MAX`: none);
-    /// a bucket not there is empty or in `far`.
-    ring: Box<[(u64, Slot); RING as usize]>,
+    /// a bucket not there is empty or in `far`. Made at the first booking:
+    /// a launch makes hundreds of these (an SM's port, the L2's atomic
+    /// units) and most small launches book few of them.
+    ring: Vec<(u64, Slot)>,
     /// Booked buckets written back from the ring.
     far: Chunks,
     /// Buckets known to be full (`run.0 .. run.1`): a booking arriving in
@@ -178,7 +180,7 @@ impl Bandwidth {
             cap,
             inv: if (2..1 << 28).contains(&cap) { u64::MAX / cap + 1 } else { 0 },
             base: 0,
-            ring: Box::new([(u64::MAX, (0, 0)); RING as usize]),
+            ring: Vec::new(),
             far: Chunks::default(),
             run: (0, 0),
             bytes: 0,
@@ -199,7 +201,7 @@ impl Bandwidth {
     #[inline(always)]
     fn slot(&mut self, b: u64) -> &mut Slot {
         let k = (b % RING) as usize;
-        if self.ring[k].0 != b {
+        if self.ring.get(k).is_none_or(|e| e.0 != b) {
             self.enter(b);
         }
         &mut self.ring[k].1
@@ -210,6 +212,9 @@ impl Bandwidth {
     /// `b` comes from `far` if booked there.
     #[inline(never)]
     fn enter(&mut self, b: u64) {
+        if self.ring.is_empty() {
+            self.ring = vec![(u64::MAX, (0, 0)); RING as usize];
+        }
         let k = (b % RING) as usize;
         let (old, s) = self.ring[k];
         if old != u64::MAX && old >= self.base && s != empty(old) {
@@ -474,6 +479,23 @@ impl Cache {
         }
     }
 
+    /// A cache of no lines, allocating nothing, for a field whose real cache
+    /// comes later: any lookup in it panics.
+    pub fn placeholder() -> Self {
+        Cache {
+            set_mod: FastMod::new(1),
+            ways: 1,
+            tags: Vec::new(),
+            lru: Vec::new(),
+            meta: Vec::new(),
+            clock: 0,
+            hint: 0,
+            evicted_dirty_sectors: 0,
+            touched: Vec::new(),
+            shape: (0, 0),
+        }
+    }
+
     /// [`Cache::new`], or a kept cache of that shape reset to what `new`
     /// would give (the same lookups, fills and evictions follow).
     pub fn reused(bytes: u64, ways: u32) -> Self {
@@ -659,8 +681,8 @@ impl Drop for Cache {
         if held + self.array_bytes() > SPARE_BYTES {
             return;
         }
-        // (The one-line cache left in its place is not kept: no recursion.)
-        spare.push(std::mem::replace(self, Cache::new(0, 1)));
+        // (The placeholder left in its place is not kept: no recursion.)
+        spare.push(std::mem::replace(self, Cache::placeholder()));
     }
 }
 

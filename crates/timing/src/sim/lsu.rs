@@ -175,7 +175,7 @@ impl MemSystem {
     pub(super) fn counters_only(spec: MemSpec, n: usize) -> Self {
         MemSystem {
             spec,
-            l2: Cache::new(0, 1),
+            l2: Cache::placeholder(),
             l2_bw: Bandwidth::new(1.0),
             dram: Bandwidth::new(1.0),
             dram_load: LoadTracker::new(1.0),
@@ -247,8 +247,9 @@ pub(super) struct SmMem {
     /// When each shared-memory word (block slot, address) lets the next
     /// lane of a compare-and-swap loop through.
     pub(super) cas_words: HashMap<(u16, u64), u64>,
-    /// The last shared-memory access costed, per slot of pcs ([`shared_wavefronts`]).
-    pub(super) shared_memo: Box<[SharedMemo; SHARED_MEMO_SLOTS]>,
+    /// The last shared-memory access costed, per slot of pcs ([`shared_wavefronts`]);
+    /// made at the SM's first shared-memory access.
+    pub(super) shared_memo: Option<Box<[SharedMemo; SHARED_MEMO_SLOTS]>>,
 }
 
 /// Slots of [`SmMem::shared_memo`] (an instruction's slot: its
@@ -369,15 +370,17 @@ pub(super) fn shared_wavefronts(
 }
 
 impl SmMem {
-    pub(super) fn new(gpu: &TimingGpu) -> Self {
+    /// An SM's memory pipes before any block runs there: no L1 yet
+    /// (its first block brings it, [`super::place::first_wave`]).
+    pub(super) fn unbuilt(gpu: &TimingGpu) -> Self {
         SmMem {
             mio_free: 0,
             l1_free: 0,
             l1_owed: 0,
-            l1: Cache::new(0, 1),
+            l1: Cache::placeholder(),
             port: Bandwidth::new(gpu.timing.l2_port_bytes_per_cycle),
             cas_words: HashMap::new(),
-            shared_memo: Box::new([SharedMemo::EMPTY; SHARED_MEMO_SLOTS]),
+            shared_memo: None,
         }
     }
 
@@ -486,7 +489,8 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
     ) -> u64 {
         let mut done = t + 1;
         let load = !(ti.is_store() || ti.is_atomic());
-        let mut wf = shared_wavefronts(&mut self.mem.shared_memo, ti.shared_seq, pc, a, shared, bytes, load).max(1) as u64;
+        let memo = self.mem.shared_memo.get_or_insert_with(|| Box::new([SharedMemo::EMPTY; SHARED_MEMO_SLOTS]));
+        let mut wf = shared_wavefronts(memo, ti.shared_seq, pc, a, shared, bytes, load).max(1) as u64;
         let spec = &gg.memsys.spec;
         let mut busy = wf.div_ceil(spec.shared_wavefronts_per_cycle);
         if ti.is_atomic() && ti.atom.float {

@@ -325,7 +325,7 @@ fn timed<const W: usize, O: Observer + Send>(
         template: &template,
         opts,
         nwarps,
-        place: Placer::new(occ.blocks_per_sm, l1_bytes, nblocks),
+        place: Placer::new(occ.blocks_per_sm, l1_bytes, nblocks, (p.max_warps_per_sm, p.schedulers_per_sm)),
         timing: &gpu.timing,
         sched: SchedSpec::new(gpu),
         memsys: MemSystem::new(MemSpec::new(gpu), gpu, n),
@@ -337,16 +337,16 @@ fn timed<const W: usize, O: Observer + Send>(
         defer_stores: false,
         scratch: None,
     };
-    let nsmsp = p.schedulers_per_sm as usize;
     let nsm = p.sm_count as usize;
     let mut sms: Vec<Sm<W, O>> = (0..nsm)
         .map(|i| Sm {
             id: i as u32,
             now: 0,
             blocks: Vec::new(),
-            warps: (0..p.max_warps_per_sm).map(|_| WarpT::empty()).collect(),
-            smsp: (0..nsmsp).map(|_| Smsp::new()).collect(),
-            mem: SmMem::new(gpu),
+            // Made when its first block is placed ([`place::first_wave`]).
+            warps: Vec::new(),
+            smsp: Vec::new(),
+            mem: SmMem::unbuilt(gpu),
             resident: 0,
             frees: Vec::new(),
             age: 0,
@@ -457,7 +457,7 @@ impl<'a, const W: usize> Gpu<'a, W> {
     fn worker(&self) -> Gpu<'a, W> {
         let n = self.kernel.code.len();
         Gpu {
-            place: Placer::new(self.place.blocks_per_sm, self.place.l1_bytes, 0),
+            place: Placer::new(self.place.blocks_per_sm, self.place.l1_bytes, 0, self.place.sm_shape),
             sched: self.sched.clone(),
             memsys: MemSystem::counters_only(self.memsys.spec.clone(), n),
             st: IssueCounters::new(n),

@@ -3,6 +3,8 @@
 //! block starts on an SM when one of its blocks has drained. Kept apart so
 //! the placement policy can change without touching issue or memory timing.
 
+use super::issue::WarpT;
+use super::sched::Smsp;
 use super::{Gpu, Sm};
 use crate::mem::Cache;
 use crate::report::Reason;
@@ -14,13 +16,15 @@ pub(super) struct Placer {
     /// Blocks per SM (occupancy), and the L1 left by the shared-memory carve-out.
     pub(super) blocks_per_sm: u32,
     pub(super) l1_bytes: u64,
+    /// An SM's warp slots and sub-partitions, made with its first block.
+    pub(super) sm_shape: (u32, u32),
     pub(super) nblocks: u64,
     pub(super) next_block: u64,
 }
 
 impl Placer {
-    pub(super) fn new(blocks_per_sm: u32, l1_bytes: u64, nblocks: u64) -> Self {
-        Placer { blocks_per_sm, l1_bytes, nblocks, next_block: 0 }
+    pub(super) fn new(blocks_per_sm: u32, l1_bytes: u64, nblocks: u64, sm_shape: (u32, u32)) -> Self {
+        Placer { blocks_per_sm, l1_bytes, sm_shape, nblocks, next_block: 0 }
     }
 
     /// The next block to start, if any is left.
@@ -63,6 +67,11 @@ pub(super) fn first_wave<'a, const W: usize, O: Observer>(
                 break;
             }
             if sm.blocks.is_empty() {
+                // An SM's state is made only if a block runs there: a small
+                // launch's SMs would otherwise be most of its time.
+                let (warp_slots, smsps) = gg.place.sm_shape;
+                sm.warps = (0..warp_slots).map(|_| WarpT::empty()).collect();
+                sm.smsp = (0..smsps).map(|_| Smsp::new()).collect();
                 sm.mem.l1 = Cache::reused(gg.place.l1_bytes, gg.timing.l1_ways);
             }
             let Some(id) = gg.place.take() else { break };
