@@ -370,7 +370,10 @@ fn timed<const W: usize, O: Observer + Send>(
     // Contexts for local phases, the pass's own on one thread, else one per
     // worker: their counters are summed into the launch's. The timeline's
     // spans are kept in issue order up to a cap, so a timeline runs in order only.
-    let threads = if opts.timeline || opts.serial { 1 } else { rayon::current_num_threads().min(nsm) };
+    // No more threads than SMs that get a block: a worker beside a one-block
+    // launch would only cost its start (tens of microseconds, more than such a launch).
+    let busy_sms = usize::try_from(nblocks).unwrap_or(usize::MAX).clamp(1, nsm.max(1));
+    let threads = if opts.timeline || opts.serial { 1 } else { rayon::current_num_threads().min(busy_sms) };
     let local = opts.local_phases && !opts.timeline;
     gg.local = local && threads > 1;
     gg.defer_stores = local;
