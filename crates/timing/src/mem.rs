@@ -471,11 +471,9 @@ impl Cache {
             tags: vec![0; sets * ways],
             lru: vec![0; sets * ways],
             meta: vec![Meta::default(); sets * ways],
-            clock: 0,
-            hint: 0,
-            evicted_dirty_sectors: 0,
             touched: Vec::new(),
             shape,
+            ..Cache::placeholder()
         }
     }
 
