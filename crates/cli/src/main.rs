@@ -12,6 +12,14 @@ use warpsim_host::corpus::{run_case, CaseStatus};
 use warpsim_host::{prepare, Dims, HostError, LaunchOptions, LaunchSummary, Module, ProgramCache};
 use warpsim_launch::{load_manifest, parse_param_arg, ParamSpec};
 
+/// mimalloc rather than the system allocator: a timing launch makes and drops
+/// the register columns of every resident warp. The binary's only: the Python
+/// extension compiles this file too (`warpsim_extension`), and what runs in
+/// someone else's process keeps that process's allocator.
+#[cfg(not(warpsim_extension))]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(name = "warpsim", version, about = "Run PTX kernels on a simulated SIMT GPU, warp by warp")]
 struct Cli {
