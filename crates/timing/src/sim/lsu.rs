@@ -250,6 +250,9 @@ pub(super) struct SmMem {
     /// The last shared-memory access costed, per slot of pcs ([`shared_wavefronts`]);
     /// made at the SM's first shared-memory access.
     pub(super) shared_memo: Option<Box<[SharedMemo; SHARED_MEMO_SLOTS]>>,
+    /// The sector list global and local accesses build, kept between them
+    /// (made at the first: a fresh one is 1.3 KB zeroed per instruction).
+    sectors: Option<Box<SectorList>>,
 }
 
 /// Slots of [`SmMem::shared_memo`] (an instruction's slot: its
@@ -381,6 +384,7 @@ impl SmMem {
             port: Bandwidth::new(gpu.timing.l2_port_bytes_per_cycle),
             cas_words: HashMap::new(),
             shared_memo: None,
+            sectors: None,
         }
     }
 
@@ -574,12 +578,15 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             done = done.max(self.shared_memory(s, wsu, t, ti, pc, a, shared, bytes, gg));
         }
         if local != 0 || global != 0 {
-            let mut list = SectorList::new();
-            let mut m = global;
-            while m != 0 {
-                let l = m.trailing_zeros() as usize;
-                m &= m - 1;
-                list.push(addrs[l], bytes);
+            let mut list = self.mem.sectors.take().unwrap_or_else(|| Box::new(SectorList::new()));
+            list.clear();
+            if !list.push_progression(&addrs[..n], global, bytes) {
+                let mut m = global;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    list.push(addrs[l], bytes);
+                }
             }
             if local != 0 {
                 // Local memory: per-warp interleaved, in its own address range.
@@ -699,6 +706,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 }
                 done = done.max(ready);
             }
+            self.mem.sectors = Some(list);
         }
         done
     }
@@ -772,11 +780,56 @@ impl SectorList {
         SectorList { sectors: [0; SECTOR_PAIRS], len: 0, pairs: 0, ascending: true }
     }
 
+    /// Empty, as [`SectorList::new`] makes it (the array's old entries are past `len`).
+    fn clear(&mut self) {
+        (self.len, self.pairs, self.ascending) = (0, 0, true);
+    }
+
+    /// Into an empty list, every lane of `addrs` (all in `mask`) when they
+    /// address consecutive aligned elements of a power-of-two size up to a
+    /// sector from lane 0's (a coalesced warp): each lane then adds one pair
+    /// and the sectors are one ascending range, as `push` lane by lane would
+    /// leave them. Returns false, pushing nothing, for any other request.
+    fn push_progression(&mut self, addrs: &[u64], mask: u64, bytes: u32) -> bool {
+        let (n, b) = (addrs.len(), bytes as u64);
+        let Some(&a0) = addrs.first() else { return false };
+        let whole = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+        if self.len != 0 || mask != whole || !b.is_power_of_two() || b > 32 || a0 % b != 0 || n > SECTOR_PAIRS {
+            return false;
+        }
+        let mut off = 0u64;
+        let mut steps = true;
+        for &a in addrs {
+            steps &= a.wrapping_sub(a0) == off;
+            off += b;
+        }
+        let Some(end) = a0.checked_add(off - 1).filter(|_| steps) else { return false };
+        for (i, x) in (a0 >> 5..=end >> 5).enumerate() {
+            self.sectors[i] = x;
+        }
+        self.len = ((end >> 5) - (a0 >> 5) + 1) as usize;
+        self.pairs = n;
+        true
+    }
+
     /// The sectors of `bytes` bytes from `a` (counted against [`SECTOR_PAIRS`]).
     #[inline]
     fn push(&mut self, a: u64, bytes: u32) {
         let last = (a + bytes as u64 - 1) >> 5;
         let mut x = a >> 5;
+        // One sector (an aligned word or vector), with room: the usual lane.
+        if x == last && self.pairs < SECTOR_PAIRS {
+            self.pairs += 1;
+            match self.len.checked_sub(1).map(|i| self.sectors[i]) {
+                Some(b) if b == x => {}
+                before => {
+                    self.ascending &= before.is_none_or(|b| b < x);
+                    self.sectors[self.len] = x;
+                    self.len += 1;
+                }
+            }
+            return;
+        }
         while x <= last && self.pairs < SECTOR_PAIRS {
             self.pairs += 1;
             let before = if self.len == 0 { None } else { Some(self.sectors[self.len - 1]) };
@@ -882,10 +935,13 @@ mod tests {
     }
 
     /// Sector lists against every pair collected, sorted and deduplicated:
-    /// ascending, descending, repeated, scattered and overflowing requests.
+    /// ascending, descending, repeated, scattered and overflowing requests,
+    /// in one list cleared between requests (as an SM reuses its own).
     #[test]
     fn sector_lists_are_the_sorted_distinct_sectors_of_the_first_pairs() {
         let mut rnd = numbers(0x51_7cc1_b727_220au64);
+        let mut list = SectorList::new();
+        let mut progressions = 0;
         for _ in 0..50_000 {
             let r = rnd();
             let bytes = [1u32, 2, 4, 8, 16, 32, 64, 100][r as usize % 8];
@@ -900,17 +956,25 @@ mod tests {
                     _ => base + (l * stride) % 256,
                 })
                 .collect();
-            let mut list = SectorList::new();
+            list.clear();
             let mut want = Vec::new();
             for &a in &addrs {
-                list.push(a, bytes);
                 want.extend((a >> 5..=(a + bytes as u64 - 1) >> 5).take(SECTOR_PAIRS - want.len().min(SECTOR_PAIRS)));
+            }
+            // A whole coalesced warp may take the one-range path: the same list.
+            let mask = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+            if list.push_progression(&addrs, mask, bytes) {
+                assert_eq!(list.pairs, n.min(SECTOR_PAIRS));
+                progressions += 1;
+            } else {
+                addrs.iter().for_each(|&a| list.push(a, bytes));
             }
             want.truncate(SECTOR_PAIRS);
             want.sort_unstable();
             want.dedup();
             assert_eq!(list.sorted(), &want[..], "bytes {bytes} addrs {addrs:?}");
         }
+        assert!(progressions > 100, "only {progressions} requests took the one-range path");
     }
 
     #[test]
