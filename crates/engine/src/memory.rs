@@ -49,7 +49,8 @@ const ALLOC_GAP: u64 = PAGE_SIZE;
 
 /// Produces an allocation's initial bytes on demand.
 pub trait Filler: Send + Sync {
-    /// Writes the bytes at `[byte_offset, byte_offset + out.len())` of the allocation.
+    /// Writes the bytes at `[byte_offset, byte_offset + out.len())` of the allocation:
+    /// every byte of `out` (a page may come from a freed allocation's memory, not zeroed).
     fn fill(&self, byte_offset: u64, out: &mut [u8]);
 
     /// The naturally aligned `size`-byte value (1, 2, 4 or 8 bytes, zero-extended)
@@ -211,7 +212,9 @@ const CHUNK_PAGES: usize = 32;
 /// fault per 2 MiB instead of one per 4 KiB, and no page is zeroed twice (the
 /// kernel zeroes it; a page allocated from the heap was zeroed again).
 /// Pages are handed out densely, so an allocation touched sparsely still
-/// holds only the pages it touched, rounded up to one chunk.
+/// holds only the pages it touched, rounded up to one chunk. Freed 2 MiB
+/// chunks wait in [`SPARE_CHUNKS`] for the next allocation, already faulted
+/// in: their pages are handed out dirty, for the caller to fill or zero.
 struct PageArena {
     /// The allocation's page count: chunks never hold more pages than are left to materialise.
     npages: usize,
@@ -224,14 +227,15 @@ impl PageArena {
         PageArena { npages, state: Mutex::new((Vec::new(), 0)) }
     }
 
-    /// A fresh zeroed page; at most `npages` are ever asked for.
-    fn take(&self) -> NonNull<AtomicU64> {
+    /// A fresh page, and whether it holds a freed allocation's bytes (else it
+    /// is zeroed); at most `npages` are ever asked for.
+    fn take(&self) -> (NonNull<AtomicU64>, bool) {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let (chunks, used) = &mut *st;
         if chunks.last().is_none_or(|&(_, n)| *used == n) {
             let given: usize = chunks.iter().map(|&(_, n)| n).sum();
             let n = self.npages.saturating_sub(given).clamp(1, CHUNK_PAGES);
-            let chunk = Chunk::zeroed(n * PAGE_SIZE as usize);
+            let chunk = Chunk::obtain(n * PAGE_SIZE as usize);
             let n = chunk.pages();
             chunks.push((chunk, n));
             *used = 0;
@@ -241,9 +245,20 @@ impl PageArena {
         let p = unsafe { chunk.at.as_ptr().add(*used * PAGE_SIZE as usize) };
         *used += 1;
         // SAFETY: a chunk's pointer is not null, nor is an offset into it; chunks are page-aligned.
-        unsafe { NonNull::new_unchecked(p as *mut AtomicU64) }
+        (unsafe { NonNull::new_unchecked(p as *mut AtomicU64) }, chunk.dirty)
     }
 }
+
+/// Freed 2 MiB chunks kept for the next allocation (at most [`SPARE_CHUNK_COUNT`]):
+/// a program or a benchmark that allocates and frees buffers launch after launch
+/// reuses memory already faulted in, instead of having the kernel zero fresh huge
+/// pages each time (a quarter of a functional `copy_f4` launch's time here).
+#[cfg(unix)]
+static SPARE_CHUNKS: Mutex<Vec<Chunk>> = Mutex::new(Vec::new());
+
+/// How many freed chunks [`SPARE_CHUNKS`] keeps: 64 MiB.
+#[cfg(unix)]
+const SPARE_CHUNK_COUNT: usize = 32;
 
 /// Zeroed memory from the operating system (or, where mapping fails, the
 /// heap), freed on drop.
@@ -252,6 +267,8 @@ struct Chunk {
     len: usize,
     /// Mapped with `mmap` (unmapped on drop), or allocated from the heap.
     mapped: bool,
+    /// Taken from [`SPARE_CHUNKS`]: it holds a freed allocation's bytes.
+    dirty: bool,
 }
 
 // SAFETY: a chunk is plain memory owned by its arena.
@@ -264,12 +281,19 @@ unsafe impl Sync for Chunk {}
 const HUGE_PAGE: usize = 2 << 20;
 
 impl Chunk {
-    /// `len` zeroed bytes (a multiple of [`PAGE_SIZE`], not 0), page-aligned.
+    /// `len` bytes (a multiple of [`PAGE_SIZE`], not 0), page-aligned: a
+    /// spare 2 MiB chunk (`dirty`) when one is kept, else zeroed memory.
     /// The simulator runs inside users' processes (the driver library,
     /// Python), so a failed mapping is no reason to abort: the heap is tried
     /// next, then a single page. Only a heap that cannot give one page ends
     /// the process, as any allocation of the same size would.
-    fn zeroed(len: usize) -> Chunk {
+    fn obtain(len: usize) -> Chunk {
+        #[cfg(unix)]
+        if len == HUGE_PAGE {
+            if let Some(c) = SPARE_CHUNKS.lock().ok().and_then(|mut v| v.pop()) {
+                return c;
+            }
+        }
         #[cfg(unix)]
         if let Some(c) = Chunk::mapped(len) {
             return c;
@@ -291,7 +315,7 @@ impl Chunk {
             Some(got) => got,
             None => (zeroed(page).unwrap_or_else(|| std::alloc::handle_alloc_error(page)), page),
         };
-        Chunk { at: p, len: layout.size(), mapped: false }
+        Chunk { at: p, len: layout.size(), mapped: false, dirty: false }
     }
 
     /// `len` zeroed bytes mapped from the operating system, aligned to 2 MiB
@@ -328,7 +352,7 @@ impl Chunk {
                 libc::madvise(at as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
             };
         }
-        Some(Chunk { at: NonNull::new(at as *mut u8)?, len, mapped: true })
+        Some(Chunk { at: NonNull::new(at as *mut u8)?, len, mapped: true, dirty: false })
     }
 
     /// Pages in the chunk (a heap fallback may hold fewer than asked for).
@@ -339,11 +363,20 @@ impl Chunk {
 
 impl Drop for Chunk {
     fn drop(&mut self) {
-        // SAFETY: the chunk's memory came from `zeroed` with this length (mapped or from the heap with
+        // SAFETY: the chunk's memory came from `obtain` with this length (mapped or from the heap with
         // page alignment), and the pages carved from it die with their arena, which owns the chunk.
         unsafe {
             #[cfg(unix)]
             if self.mapped {
+                if self.len == HUGE_PAGE {
+                    if let Ok(mut spare) = SPARE_CHUNKS.lock() {
+                        if spare.len() < SPARE_CHUNK_COUNT {
+                            // The memory moves to a chunk in the list; this one lets go of it.
+                            spare.push(Chunk { at: self.at, len: self.len, mapped: true, dirty: true });
+                            return;
+                        }
+                    }
+                }
                 libc::munmap(self.at.as_ptr() as *mut libc::c_void, self.len);
                 return;
             }
@@ -365,14 +398,22 @@ impl Allocation {
     /// Page `index`'s words, materialising it (from the filler, or zeroed) on first use.
     fn page(&self, index: usize) -> &[AtomicU64] {
         let p = *self.pages[index].get_or_init(|| {
-            let words = self.arena.take();
-            if let Some(f) = &self.filler {
-                let start = index as u64 * PAGE_SIZE;
-                let len = (self.size - start).min(PAGE_SIZE) as usize;
-                // SAFETY: the page is fresh from the arena and not yet published, so these bytes are
-                // this closure's alone; the words are read as atomics only after `OnceLock` publishes it.
-                let bytes = unsafe { std::slice::from_raw_parts_mut(words.as_ptr() as *mut u8, len) };
-                f.fill(start, bytes);
+            let (words, dirty) = self.arena.take();
+            // SAFETY: the page is fresh from the arena and not yet published, so its bytes are
+            // this closure's alone; the words are read as atomics only after `OnceLock` publishes it.
+            let page = unsafe { std::slice::from_raw_parts_mut(words.as_ptr() as *mut u8, PAGE_SIZE as usize) };
+            // What the filler writes (all of it), then zeros past it on a reused page.
+            let filled = match &self.filler {
+                Some(f) => {
+                    let start = index as u64 * PAGE_SIZE;
+                    let len = (self.size - start).min(PAGE_SIZE) as usize;
+                    f.fill(start, &mut page[..len]);
+                    len
+                }
+                None => 0,
+            };
+            if dirty {
+                page[filled..].fill(0);
             }
             Page(words)
         });
@@ -1199,6 +1240,42 @@ mod tests {
         assert_eq!(m.load(t, 8).unwrap(), 0);
         assert!(m.free(z) && m.free(f));
         assert_eq!(m.load(t + 8, 8).unwrap(), 7);
+    }
+
+    /// Pages carved from freed allocations' chunks read as fresh memory: zero where
+    /// nothing fills them; the filler's bytes, and zeros past the allocation's end,
+    /// where one does.
+    #[test]
+    fn reused_chunks_read_as_fresh_memory() {
+        let n = CHUNK_PAGES as u64;
+        let mut reused = 0;
+        for _ in 0..3 {
+            let mut m = GlobalMemory::new();
+            let (a, b) = (m.alloc("a", n * PAGE_SIZE, None), m.alloc("b", n * PAGE_SIZE, Some(Arc::new(Iota))));
+            for base in [a, b] {
+                for w in 0..n * PAGE_SIZE / 8 {
+                    m.store(base + w * 8, 8, u64::MAX).unwrap();
+                }
+            }
+            let freed: Vec<*const AtomicU64> = (0..2).map(|i| m.allocations()[i].page(0).as_ptr()).collect();
+            assert!(m.free(a) && m.free(b));
+            let end = n * PAGE_SIZE - 20;
+            m.alloc("z", n * PAGE_SIZE, None);
+            m.alloc("f", end, Some(Arc::new(Iota)));
+            for p in 0..n as usize {
+                let z = m.allocations()[0].page(p);
+                assert!(z.iter().all(|w| w.load(Relaxed) == 0), "z page {p}");
+                let f = m.allocations()[1].page(p);
+                for (i, w) in f.iter().enumerate() {
+                    let at = (p * PAGE_SIZE as usize + i * 8) as u64;
+                    let want = u64::from_le_bytes(std::array::from_fn(|k| if at + (k as u64) < end { (at + k as u64) as u8 } else { 0 }));
+                    assert_eq!(w.load(Relaxed), want, "f page {p} word {i}");
+                }
+            }
+            // (Other tests running beside this one may take a freed chunk first.)
+            reused += (0..2).filter(|&i| freed.contains(&m.allocations()[i].page(0).as_ptr())).count();
+        }
+        assert!(reused > 0, "no freed chunk was reused");
     }
 
     /// `load_vectors`/`store_vectors` (one progression for a full warp's back-to-back
