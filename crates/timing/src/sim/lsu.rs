@@ -817,19 +817,6 @@ impl SectorList {
     fn push(&mut self, a: u64, bytes: u32) {
         let last = (a + bytes as u64 - 1) >> 5;
         let mut x = a >> 5;
-        // One sector (an aligned word or vector), with room: the usual lane.
-        if x == last && self.pairs < SECTOR_PAIRS {
-            self.pairs += 1;
-            match self.len.checked_sub(1).map(|i| self.sectors[i]) {
-                Some(b) if b == x => {}
-                before => {
-                    self.ascending &= before.is_none_or(|b| b < x);
-                    self.sectors[self.len] = x;
-                    self.len += 1;
-                }
-            }
-            return;
-        }
         while x <= last && self.pairs < SECTOR_PAIRS {
             self.pairs += 1;
             let before = if self.len == 0 { None } else { Some(self.sectors[self.len - 1]) };
