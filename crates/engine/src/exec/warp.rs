@@ -213,17 +213,23 @@ impl<const W: usize> Warp<W> {
             }
             pbits = if same { u64::MAX } else { 0 };
         } else {
-            for l in 0..W {
-                if exec >> l & 1 == 0 {
-                    continue;
-                }
+            // The lanes of one value share its mask: one pass over the warp
+            // a distinct value (a branch-free compare the compiler vectorises).
+            let mut left = exec;
+            while left != 0 {
+                let x = v[left.trailing_zeros() as usize];
                 let mut mm = 0u64;
-                for k in 0..W {
-                    if exec >> k & 1 != 0 && v[k] == v[l] {
-                        mm |= 1 << k;
-                    }
+                for (k, &y) in v.iter().enumerate() {
+                    mm |= ((y == x) as u64) << k;
                 }
-                o[l] = (mm >> (l & !31)) as u32;
+                mm &= exec;
+                left &= !mm;
+                let mut m = mm;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    o[l] = (mm >> (l & !31)) as u32;
+                }
             }
         }
         write32::<W>(&mut self.r32, d, &o, exec);
@@ -434,6 +440,51 @@ mod tests {
             ];
             assert_eq!(out[l as usize * 12..][..10], want, "lane {l}");
         }
+    }
+
+    /// `match.any` on `W` lanes of random values (few distinct, or many),
+    /// under random masks, against its definition: each lane gets the
+    /// executing lanes of its value (its 32-lane half's bits), others keep theirs.
+    fn match_any_is_the_lanes_of_each_value<const W: usize>() {
+        let mut next = numbers(W as u64);
+        for round in 0..400 {
+            let mut w = Warp::<W> {
+                index: 0,
+                r32: vec![0; 3 * W],
+                r64: Vec::new(),
+                preds: Vec::new(),
+                stack: Vec::new(),
+                present: u64::MAX,
+                exited: 0,
+                local: Vec::new(),
+                state: WarpState::Ready,
+                past_end: Vec::new(),
+                printed: String::new(),
+                calls: Vec::new(),
+            };
+            let distinct = if round % 4 == 3 { 1 << 20 } else { 1 + round % 5 };
+            let v: Vec<u32> = (0..W).map(|_| (next() % distinct) as u32).collect();
+            w.r32[..W].copy_from_slice(&v);
+            w.r32[W..2 * W].fill(0xDEAD_BEEF);
+            w.r32[2 * W..].fill(u32::MAX);
+            let exec = next() & (u64::MAX >> (64 - W));
+            w.match_sync(&mut NoObserver, 0, exec, false, 1, None, RegRef::r32(0), 2);
+            for l in 0..W {
+                let want = if exec >> l & 1 == 0 {
+                    0xDEAD_BEEF
+                } else {
+                    let same = (0..W).filter(|&k| exec >> k & 1 != 0 && v[k] == v[l]).fold(0u64, |m, k| m | 1 << k);
+                    (same >> (l & !31)) as u32
+                };
+                assert_eq!(w.r32[W + l], want, "W {W} round {round} lane {l}");
+            }
+        }
+    }
+
+    #[test]
+    fn match_any_on_32_and_64_lanes() {
+        match_any_is_the_lanes_of_each_value::<32>();
+        match_any_is_the_lanes_of_each_value::<64>();
     }
 
     #[test]
