@@ -75,6 +75,68 @@ struct BarrierState {
     used: bool,
 }
 
+/// Warps of dropped blocks, for the blocks made next: a launch that makes
+/// a block for each of an SM's slots (the cycle model) would otherwise
+/// allocate, and fault in, every warp's register columns, stack and local
+/// memory anew. Kept warps hold no values: their columns are emptied, so a
+/// new block copies the whole register template into them as into a new
+/// warp (nothing depends on what ran before). One list per warp width; at
+/// most [`SPARE_WARP_BYTES`] in each.
+static SPARE_WARPS: [std::sync::Mutex<SpareWarps>; 2] =
+    [std::sync::Mutex::new(SpareWarps { lists: Vec::new(), bytes: 0 }), std::sync::Mutex::new(SpareWarps { lists: Vec::new(), bytes: 0 })];
+
+/// The most bytes of register columns and local memory [`SPARE_WARPS`] keeps per warp width.
+const SPARE_WARP_BYTES: usize = 32 << 20;
+
+/// Kept warp lists (each a dropped block's `Vec<Warp<W>>`) and their bytes.
+struct SpareWarps {
+    lists: Vec<(Box<dyn std::any::Any + Send>, usize)>,
+    bytes: usize,
+}
+
+/// The kept-warp list for warps of `W` lanes (32 or 64; none for others).
+fn spare_warps<const W: usize>() -> Option<&'static std::sync::Mutex<SpareWarps>> {
+    match W {
+        32 => Some(&SPARE_WARPS[0]),
+        64 => Some(&SPARE_WARPS[1]),
+        _ => None,
+    }
+}
+
+/// Bytes a warp's buffers hold.
+fn warp_bytes<const W: usize>(w: &Warp<W>) -> usize {
+    w.r32.capacity() * 4 + w.r64.capacity() * 8 + w.local.capacity() + w.preds.capacity() * 8
+}
+
+/// A dropped block's warps, if any are kept.
+fn take_spare_warps<const W: usize>() -> Vec<Warp<W>> {
+    let Some(mut spare) = spare_warps::<W>().and_then(|m| m.lock().ok()) else { return Vec::new() };
+    let Some((list, bytes)) = spare.lists.pop() else { return Vec::new() };
+    spare.bytes -= bytes;
+    list.downcast::<Vec<Warp<W>>>().map(|b| *b).unwrap_or_default()
+}
+
+/// Keeps `warps` (emptied of values) for a later block, if there is room.
+fn keep_spare_warps<const W: usize>(mut warps: Vec<Warp<W>>) {
+    if warps.is_empty() {
+        return;
+    }
+    for w in warps.iter_mut() {
+        w.r32.clear();
+        w.r64.clear();
+        w.local.clear();
+        w.past_end.clear();
+        w.printed.clear();
+        w.calls.clear();
+    }
+    let bytes: usize = warps.iter().map(warp_bytes).sum();
+    let Some(mut spare) = spare_warps::<W>().and_then(|m| m.lock().ok()) else { return };
+    if spare.bytes + bytes <= SPARE_WARP_BYTES {
+        spare.bytes += bytes;
+        spare.lists.push((Box::new(warps), bytes));
+    }
+}
+
 /// One block of a launch; reused from block to block (`begin`) to keep its buffers.
 pub struct Block<'a, const W: usize> {
     kernel: &'a Kernel,
@@ -101,6 +163,13 @@ pub struct Block<'a, const W: usize> {
     registers_pending: u64,
 }
 
+/// The block's warps go back to [`SPARE_WARPS`] for the next block made.
+impl<const W: usize> Drop for Block<'_, W> {
+    fn drop(&mut self) {
+        keep_spare_warps(std::mem::take(&mut self.warps));
+    }
+}
+
 impl<'a, const W: usize> Block<'a, W> {
     /// A block of `kernel` launched as `cfg` says with parameter bytes `params`; [`Block::begin`] starts it.
     pub fn new(kernel: &'a Kernel, cfg: &'a LaunchConfig, template: &'a RegisterTemplate<W>, params: &'a [u8]) -> Self {
@@ -113,7 +182,7 @@ impl<'a, const W: usize> Block<'a, W> {
             id: 0,
             ctaid: [0; 3],
             nthreads,
-            warps: Vec::new(),
+            warps: take_spare_warps::<W>(),
             barriers: vec![BarrierState::default(); BARRIERS],
             arrivals: false,
             shared: Vec::new(),
@@ -703,6 +772,41 @@ mod tests {
         let mut bytes = vec![0u8; 64 * 4];
         mem.read(out, &mut bytes).unwrap();
         assert_eq!(u32::from_le_bytes(bytes[63 * 4..].try_into().unwrap()), 63);
+    }
+
+    /// Runs every warp of `b` to its exit.
+    fn run_to_exit(b: &mut Block<'_, 32>, mem: &GlobalMemory) {
+        for w in 0..b.warp_count() {
+            while !matches!(b.step(w, mem, &mut NoObserver).unwrap(), Step::Exited { .. } | Step::Done) {}
+        }
+    }
+
+    #[test]
+    fn a_dropped_blocks_warps_come_back_holding_no_values() {
+        let mut mem = GlobalMemory::new();
+        let out = mem.alloc("out", 64 * 4, None);
+        let fx = Fixture::new(STORE_TID, cfg(64), out);
+        {
+            let mut b = fx.block();
+            b.begin(0, &mut NoObserver);
+            run_to_exit(&mut b, &mem);
+            assert!(b.warps.iter().all(|w| !w.r32.is_empty()));
+        }
+        // This block's warps or another test's: none holds a value.
+        for _ in 0..4 {
+            let kept = take_spare_warps::<32>();
+            assert!(kept.iter().all(|w| w.r32.is_empty() && w.r64.is_empty() && w.local.is_empty() && w.calls.is_empty()));
+            keep_spare_warps(kept);
+        }
+        // A block made from kept warps runs as a new one.
+        mem.write(out, &[0xFF; 64 * 4]).unwrap();
+        let mut b = fx.block();
+        b.begin(1, &mut NoObserver);
+        run_to_exit(&mut b, &mem);
+        let mut bytes = vec![0u8; 64 * 4];
+        mem.read(out, &mut bytes).unwrap();
+        let got: Vec<u32> = bytes.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(got, (0..64).collect::<Vec<u32>>());
     }
 
     #[test]

@@ -150,6 +150,15 @@ impl WarpT {
         }
     }
 
+    /// [`WarpT::empty`], keeping `w`'s buffers (emptied) for the warps it will hold.
+    pub(super) fn emptied(w: WarpT) -> Self {
+        let WarpT { mut ready, mut caps, mut cap_addrs, .. } = w;
+        ready.clear();
+        caps.clear();
+        cap_addrs.clear();
+        WarpT { ready, caps, cap_addrs, ..WarpT::empty() }
+    }
+
     /// Moves past `ti` (issued or folded): its results are ready at `at`, from a `kind` unit.
     fn advance(&mut self, ti: &TInst, at: u64, kind: Sb) {
         self.advance_packed(ti, pack(at, kind));

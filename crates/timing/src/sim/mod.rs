@@ -391,6 +391,7 @@ fn timed<const W: usize, O: Observer + Send>(
     }
     for sm in sms.iter_mut() {
         observers.extend(sm.blocks.drain(..).map(|b| b.obs));
+        place::keep_warp_slots(std::mem::take(&mut sm.warps));
     }
     if let Err(LaunchError::Fault(mut f)) = r {
         // What ran before the fault: counts and device printf output.

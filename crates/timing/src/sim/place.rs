@@ -70,7 +70,7 @@ pub(super) fn first_wave<'a, const W: usize, O: Observer>(
                 // An SM's state is made only if a block runs there: a small
                 // launch's SMs would otherwise be most of its time.
                 let (warp_slots, smsps) = gg.place.sm_shape;
-                sm.warps = (0..warp_slots).map(|_| WarpT::empty()).collect();
+                sm.warps = spare_warp_slots(warp_slots as usize);
                 sm.smsp = (0..smsps).map(|_| Smsp::new()).collect();
                 sm.mem.l1 = Cache::reused(gg.place.l1_bytes, gg.timing.l1_ways);
             }
@@ -80,6 +80,48 @@ pub(super) fn first_wave<'a, const W: usize, O: Observer>(
         }
     }
     Ok(())
+}
+
+/// The warp slots of finished launches' SMs, for the next launch's SMs:
+/// each slot's scoreboard and capture buffers keep their capacity (a
+/// slot's first warp would otherwise allocate them). At most
+/// [`SPARE_SLOT_BYTES`] in all.
+static SPARE_SLOTS: std::sync::Mutex<(Vec<Vec<WarpT>>, usize)> = std::sync::Mutex::new((Vec::new(), 0));
+
+/// The most bytes of buffers [`SPARE_SLOTS`] keeps.
+const SPARE_SLOT_BYTES: usize = 16 << 20;
+
+/// Bytes of an SM's warp slots' buffers.
+fn slot_bytes(warps: &[WarpT]) -> usize {
+    warps
+        .iter()
+        .map(|w| w.ready.capacity() * 8 + w.cap_addrs.capacity() * 8 + w.caps.capacity() * std::mem::size_of::<super::issue::MemRec>())
+        .sum()
+}
+
+/// `n` empty warp slots, from a finished launch's SM if one is kept.
+fn spare_warp_slots(n: usize) -> Vec<WarpT> {
+    let kept = SPARE_SLOTS.lock().ok().and_then(|mut s| {
+        let v = s.0.pop()?;
+        s.1 -= slot_bytes(&v);
+        Some(v)
+    });
+    let mut warps: Vec<WarpT> = kept.unwrap_or_default().into_iter().take(n).map(WarpT::emptied).collect();
+    warps.resize_with(n, WarpT::empty);
+    warps
+}
+
+/// Keeps a finished launch's SM's warp slots for a later launch, if there is room.
+pub(super) fn keep_warp_slots(warps: Vec<WarpT>) {
+    if warps.is_empty() {
+        return;
+    }
+    let bytes = slot_bytes(&warps);
+    let Ok(mut s) = SPARE_SLOTS.lock() else { return };
+    if s.1 + bytes <= SPARE_SLOT_BYTES {
+        s.1 += bytes;
+        s.0.push(warps);
+    }
 }
 
 impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
@@ -270,5 +312,30 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_warp_slots_come_back_empty_with_their_buffers() {
+        let mut warps: Vec<WarpT> = (0..8).map(|_| WarpT::empty()).collect();
+        for (i, w) in warps.iter_mut().enumerate() {
+            w.start(0, i as u16, 0, 1, 5, 12, 0);
+            w.cap_addrs.extend([1, 2, 3]);
+        }
+        keep_warp_slots(warps);
+        // These slots or another test's: each comes back as `WarpT::empty` would make it.
+        for n in [4, 8, 16] {
+            let got = spare_warp_slots(n);
+            assert_eq!(got.len(), n);
+            for w in &got {
+                assert!(!w.live && !w.reserved && !w.is_ready() && w.ready_at == 0 && w.next == 0);
+                assert!(w.ready.is_empty() && w.caps.is_empty() && w.cap_addrs.is_empty());
+            }
+            keep_warp_slots(got);
+        }
     }
 }
