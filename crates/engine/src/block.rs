@@ -161,12 +161,16 @@ pub struct Block<'a, const W: usize> {
     /// ([`Block::init_registers`]): a cycle model starts many blocks' warps long before
     /// each runs, and registers written then would have left the host's caches by then.
     registers_pending: u64,
+    /// Kept warps ([`SPARE_WARPS`]) that `begin` takes before making new ones.
+    spare: Vec<Warp<W>>,
 }
 
 /// The block's warps go back to [`SPARE_WARPS`] for the next block made.
 impl<const W: usize> Drop for Block<'_, W> {
     fn drop(&mut self) {
-        keep_spare_warps(std::mem::take(&mut self.warps));
+        let mut warps = std::mem::take(&mut self.warps);
+        warps.append(&mut self.spare);
+        keep_spare_warps(warps);
     }
 }
 
@@ -182,7 +186,7 @@ impl<'a, const W: usize> Block<'a, W> {
             id: 0,
             ctaid: [0; 3],
             nthreads,
-            warps: take_spare_warps::<W>(),
+            warps: Vec::new(),
             barriers: vec![BarrierState::default(); BARRIERS],
             arrivals: false,
             shared: Vec::new(),
@@ -192,6 +196,7 @@ impl<'a, const W: usize> Block<'a, W> {
             // Called functions' frames take up to the stack size past the kernel's own.
             local_bytes: kernel.local_bytes.saturating_add(if kernel.functions.is_empty() { 0 } else { cfg.stack_size }),
             registers_pending: 0,
+            spare: take_spare_warps::<W>(),
         }
     }
 
@@ -204,6 +209,10 @@ impl<'a, const W: usize> Block<'a, W> {
         self.ctaid = block_coords(id, cfg.grid);
         self.warps.truncate(nwarps);
         while self.warps.len() < nwarps {
+            if let Some(w) = self.spare.pop() {
+                self.warps.push(w);
+                continue;
+            }
             self.warps.push(Warp::<W> {
                 index: 0,
                 r32: Vec::new(),
