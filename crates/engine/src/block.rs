@@ -750,11 +750,17 @@ mod tests {
     st.global.u32 [%rd3], %r1;
     ret;";
 
-    #[test]
-    fn steps_one_instruction_at_a_time_and_exits() {
+    /// Memory with a 64-word `out`, its address, and [`STORE_TID`] in a 64-thread block.
+    fn store_tid_64() -> (GlobalMemory, u64, Fixture) {
         let mut mem = GlobalMemory::new();
         let out = mem.alloc("out", 64 * 4, None);
         let fx = Fixture::new(STORE_TID, cfg(64), out);
+        (mem, out, fx)
+    }
+
+    #[test]
+    fn steps_one_instruction_at_a_time_and_exits() {
+        let (mem, out, fx) = store_tid_64();
         let mut b = fx.block();
         let mut seen = Seen::default();
         b.begin(0, &mut seen);
@@ -792,9 +798,7 @@ mod tests {
 
     #[test]
     fn a_dropped_blocks_warps_come_back_holding_no_values() {
-        let mut mem = GlobalMemory::new();
-        let out = mem.alloc("out", 64 * 4, None);
-        let fx = Fixture::new(STORE_TID, cfg(64), out);
+        let (mem, out, fx) = store_tid_64();
         {
             let mut b = fx.block();
             b.begin(0, &mut NoObserver);
@@ -814,8 +818,7 @@ mod tests {
         run_to_exit(&mut b, &mem);
         let mut bytes = vec![0u8; 64 * 4];
         mem.read(out, &mut bytes).unwrap();
-        let got: Vec<u32> = bytes.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
-        assert_eq!(got, (0..64).collect::<Vec<u32>>());
+        assert!(bytes.chunks(4).enumerate().all(|(i, c)| c == (i as u32).to_le_bytes()));
     }
 
     #[test]

@@ -9,13 +9,19 @@ pub const FULL: u64 = 0xFFFF_FFFF;
 
 /// A 32-lane warp with zeroed registers, all lanes present, one stack entry at pc 0.
 pub fn bare(n32: u32, n64: u32, npred: u32) -> Warp<32> {
+    bare_of::<32>(n32, n64, npred)
+}
+
+/// [`bare`] with `W` lanes.
+pub fn bare_of<const W: usize>(n32: u32, n64: u32, npred: u32) -> Warp<W> {
+    let all = u64::MAX >> (64 - W);
     Warp {
         index: 0,
-        r32: vec![0; n32 as usize * 32],
-        r64: vec![0; n64 as usize * 32],
+        r32: vec![0; n32 as usize * W],
+        r64: vec![0; n64 as usize * W],
         preds: vec![0; npred as usize],
-        stack: vec![StackEntry { pc: 0, mask: FULL, rpc: NO_RECONV }],
-        present: FULL,
+        stack: vec![StackEntry { pc: 0, mask: all, rpc: NO_RECONV }],
+        present: all,
         exited: 0,
         local: Vec::new(),
         state: WarpState::Ready,

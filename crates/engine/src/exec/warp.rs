@@ -448,20 +448,7 @@ mod tests {
     fn match_any_is_the_lanes_of_each_value<const W: usize>() {
         let mut next = numbers(W as u64);
         for round in 0..400 {
-            let mut w = Warp::<W> {
-                index: 0,
-                r32: vec![0; 3 * W],
-                r64: Vec::new(),
-                preds: Vec::new(),
-                stack: Vec::new(),
-                present: u64::MAX,
-                exited: 0,
-                local: Vec::new(),
-                state: WarpState::Ready,
-                past_end: Vec::new(),
-                printed: String::new(),
-                calls: Vec::new(),
-            };
+            let mut w = bare_of::<W>(3, 0, 0);
             let distinct = if round % 4 == 3 { 1 << 20 } else { 1 + round % 5 };
             let v: Vec<u32> = (0..W).map(|_| (next() % distinct) as u32).collect();
             w.r32[..W].copy_from_slice(&v);
