@@ -14,6 +14,7 @@ use crate::launch::{LaunchConfig, LaunchStats};
 use crate::memory::GlobalMemory;
 use crate::observer::{NoObserver, Observer};
 use crate::schedule::{SchedulePolicy, Simt};
+use crate::spare::Spare;
 use warpsim_ir::entry_reads::EntryReads;
 use warpsim_ir::{BarRed, Kernel, RegRef, Special};
 
@@ -80,22 +81,12 @@ struct BarrierState {
 /// allocate, and fault in, every warp's register columns, stack and local
 /// memory anew. Kept warps hold no values: their columns are emptied, so a
 /// new block copies the whole register template into them as into a new
-/// warp (nothing depends on what ran before). One list per warp width; at
-/// most [`SPARE_WARP_BYTES`] in each.
-static SPARE_WARPS: [std::sync::Mutex<SpareWarps>; 2] =
-    [std::sync::Mutex::new(SpareWarps { lists: Vec::new(), bytes: 0 }), std::sync::Mutex::new(SpareWarps { lists: Vec::new(), bytes: 0 })];
-
-/// The most bytes of register columns and local memory [`SPARE_WARPS`] keeps per warp width.
-const SPARE_WARP_BYTES: usize = 32 << 20;
-
-/// Kept warp lists (each a dropped block's `Vec<Warp<W>>`) and their bytes.
-struct SpareWarps {
-    lists: Vec<(Box<dyn std::any::Any + Send>, usize)>,
-    bytes: usize,
-}
+/// warp (nothing depends on what ran before). One list per warp width
+/// (each a dropped block's `Vec<Warp<W>>`), of at most 32 MiB.
+static SPARE_WARPS: [Spare<Box<dyn std::any::Any + Send>>; 2] = [Spare::new(32 << 20), Spare::new(32 << 20)];
 
 /// The kept-warp list for warps of `W` lanes (32 or 64; none for others).
-fn spare_warps<const W: usize>() -> Option<&'static std::sync::Mutex<SpareWarps>> {
+fn spare_warps<const W: usize>() -> Option<&'static Spare<Box<dyn std::any::Any + Send>>> {
     match W {
         32 => Some(&SPARE_WARPS[0]),
         64 => Some(&SPARE_WARPS[1]),
@@ -110,17 +101,12 @@ fn warp_bytes<const W: usize>(w: &Warp<W>) -> usize {
 
 /// A dropped block's warps, if any are kept.
 fn take_spare_warps<const W: usize>() -> Vec<Warp<W>> {
-    let Some(mut spare) = spare_warps::<W>().and_then(|m| m.lock().ok()) else { return Vec::new() };
-    let Some((list, bytes)) = spare.lists.pop() else { return Vec::new() };
-    spare.bytes -= bytes;
-    list.downcast::<Vec<Warp<W>>>().map(|b| *b).unwrap_or_default()
+    spare_warps::<W>().and_then(Spare::take).and_then(|list| list.downcast::<Vec<Warp<W>>>().ok()).map(|b| *b).unwrap_or_default()
 }
 
 /// Keeps `warps` (emptied of values) for a later block, if there is room.
 fn keep_spare_warps<const W: usize>(mut warps: Vec<Warp<W>>) {
-    if warps.is_empty() {
-        return;
-    }
+    let Some(spare) = spare_warps::<W>().filter(|_| !warps.is_empty()) else { return };
     for w in warps.iter_mut() {
         w.r32.clear();
         w.r64.clear();
@@ -129,12 +115,8 @@ fn keep_spare_warps<const W: usize>(mut warps: Vec<Warp<W>>) {
         w.printed.clear();
         w.calls.clear();
     }
-    let bytes: usize = warps.iter().map(warp_bytes).sum();
-    let Some(mut spare) = spare_warps::<W>().and_then(|m| m.lock().ok()) else { return };
-    if spare.bytes + bytes <= SPARE_WARP_BYTES {
-        spare.bytes += bytes;
-        spare.lists.push((Box::new(warps), bytes));
-    }
+    let bytes = warps.iter().map(warp_bytes).sum();
+    spare.keep(Box::new(warps), bytes);
 }
 
 /// One block of a launch; reused from block to block (`begin`) to keep its buffers.

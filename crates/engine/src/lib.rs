@@ -24,6 +24,7 @@ pub mod memory;
 pub mod observer;
 pub mod rng;
 pub mod schedule;
+pub mod spare;
 
 pub use block::{Block, RegisterTemplate, Step};
 pub use fault::{FaultKind, KernelFault};

@@ -9,6 +9,7 @@ use super::{Gpu, Sm};
 use crate::mem::Cache;
 use crate::report::Reason;
 use warpsim_engine::block::Block;
+use warpsim_engine::spare::Spare;
 use warpsim_engine::{LaunchError, Observer};
 
 /// The block scheduler: which block starts next.
@@ -84,12 +85,8 @@ pub(super) fn first_wave<'a, const W: usize, O: Observer>(
 
 /// The warp slots of finished launches' SMs, for the next launch's SMs:
 /// each slot's scoreboard and capture buffers keep their capacity (a
-/// slot's first warp would otherwise allocate them). At most
-/// [`SPARE_SLOT_BYTES`] in all.
-static SPARE_SLOTS: std::sync::Mutex<(Vec<Vec<WarpT>>, usize)> = std::sync::Mutex::new((Vec::new(), 0));
-
-/// The most bytes of buffers [`SPARE_SLOTS`] keeps.
-const SPARE_SLOT_BYTES: usize = 16 << 20;
+/// slot's first warp would otherwise allocate them). At most 16 MiB.
+static SPARE_SLOTS: Spare<Vec<WarpT>> = Spare::new(16 << 20);
 
 /// Bytes of an SM's warp slots' buffers.
 fn slot_bytes(warps: &[WarpT]) -> usize {
@@ -101,26 +98,16 @@ fn slot_bytes(warps: &[WarpT]) -> usize {
 
 /// `n` empty warp slots, from a finished launch's SM if one is kept.
 fn spare_warp_slots(n: usize) -> Vec<WarpT> {
-    let kept = SPARE_SLOTS.lock().ok().and_then(|mut s| {
-        let v = s.0.pop()?;
-        s.1 -= slot_bytes(&v);
-        Some(v)
-    });
-    let mut warps: Vec<WarpT> = kept.unwrap_or_default().into_iter().take(n).map(WarpT::emptied).collect();
+    let mut warps: Vec<WarpT> = SPARE_SLOTS.take().unwrap_or_default().into_iter().take(n).map(WarpT::emptied).collect();
     warps.resize_with(n, WarpT::empty);
     warps
 }
 
 /// Keeps a finished launch's SM's warp slots for a later launch, if there is room.
 pub(super) fn keep_warp_slots(warps: Vec<WarpT>) {
-    if warps.is_empty() {
-        return;
-    }
-    let bytes = slot_bytes(&warps);
-    let Ok(mut s) = SPARE_SLOTS.lock() else { return };
-    if s.1 + bytes <= SPARE_SLOT_BYTES {
-        s.1 += bytes;
-        s.0.push(warps);
+    if !warps.is_empty() {
+        let bytes = slot_bytes(&warps);
+        SPARE_SLOTS.keep(warps, bytes);
     }
 }
 
