@@ -249,16 +249,12 @@ impl PageArena {
     }
 }
 
-/// Freed 2 MiB chunks kept for the next allocation (at most [`SPARE_CHUNK_COUNT`]):
+/// Freed 2 MiB chunks kept for the next allocation (at most 64 MiB):
 /// a program or a benchmark that allocates and frees buffers launch after launch
 /// reuses memory already faulted in, instead of having the kernel zero fresh huge
 /// pages each time (a quarter of a functional `copy_f4` launch's time here).
 #[cfg(unix)]
-static SPARE_CHUNKS: Mutex<Vec<Chunk>> = Mutex::new(Vec::new());
-
-/// How many freed chunks [`SPARE_CHUNKS`] keeps: 64 MiB.
-#[cfg(unix)]
-const SPARE_CHUNK_COUNT: usize = 32;
+static SPARE_CHUNKS: crate::spare::Spare<Chunk> = crate::spare::Spare::new(64 << 20);
 
 /// Zeroed memory from the operating system (or, where mapping fails, the
 /// heap), freed on drop.
@@ -290,7 +286,7 @@ impl Chunk {
     fn obtain(len: usize) -> Chunk {
         #[cfg(unix)]
         if len == HUGE_PAGE {
-            if let Some(c) = SPARE_CHUNKS.lock().ok().and_then(|mut v| v.pop()) {
+            if let Some(c) = SPARE_CHUNKS.take() {
                 return c;
             }
         }
@@ -369,12 +365,11 @@ impl Drop for Chunk {
             #[cfg(unix)]
             if self.mapped {
                 if self.len == HUGE_PAGE {
-                    if let Ok(mut spare) = SPARE_CHUNKS.lock() {
-                        if spare.len() < SPARE_CHUNK_COUNT {
-                            // The memory moves to a chunk in the list; this one lets go of it.
-                            spare.push(Chunk { at: self.at, len: self.len, mapped: true, dirty: true });
-                            return;
-                        }
+                    // The memory moves to a chunk in the list; this one lets go of it.
+                    match SPARE_CHUNKS.keep(Chunk { at: self.at, len: self.len, mapped: true, dirty: true }, HUGE_PAGE) {
+                        Ok(()) => return,
+                        // No room: unmapped below, once (not by the copy's own drop).
+                        Err(copy) => std::mem::forget(copy),
                     }
                 }
                 libc::munmap(self.at.as_ptr() as *mut libc::c_void, self.len);

@@ -15,6 +15,8 @@
 //! saturated resource delays requests by its backlog, in arrival order,
 //! and an idle one adds nothing.
 
+use warpsim_engine::spare::Spare;
+
 /// Cycles per bandwidth bucket.
 pub const BUCKET: u64 = 16;
 
@@ -449,12 +451,9 @@ pub struct Cache {
 /// next launch's from: a launch's caches are a 12.8 MB L2 and 132 L1s of
 /// ~60 KB on the H200 preset, so making them anew (allocated, cleared and
 /// filled) is most of a small launch's time, while a reset clears only the
-/// sets a launch used. Small caches are not kept; nor is more than
-/// [`SPARE_BYTES`] in all.
-static SPARE: std::sync::Mutex<Vec<Cache>> = std::sync::Mutex::new(Vec::new());
-
-/// The most bytes of cache arrays [`SPARE`] keeps.
-const SPARE_BYTES: usize = 64 << 20;
+/// sets a launch used. Small caches are not kept; nor is more than 64 MiB
+/// of arrays in all.
+static SPARE: Spare<Cache> = Spare::new(64 << 20);
 
 /// Caches with fewer lines are made anew each time.
 const SPARE_MIN_LINES: usize = 1024;
@@ -497,11 +496,7 @@ impl Cache {
     /// [`Cache::new`], or a kept cache of that shape reset to what `new`
     /// would give (the same lookups, fills and evictions follow).
     pub fn reused(bytes: u64, ways: u32) -> Self {
-        let kept = SPARE.lock().ok().and_then(|mut v| {
-            let i = v.iter().rposition(|c| c.shape == (bytes, ways))?;
-            Some(v.swap_remove(i))
-        });
-        match kept {
+        match SPARE.take_if(|c| c.shape == (bytes, ways)) {
             Some(mut c) => {
                 c.reset();
                 c
@@ -674,13 +669,12 @@ impl Drop for Cache {
         if self.tags.len() < SPARE_MIN_LINES {
             return;
         }
-        let Ok(mut spare) = SPARE.lock() else { return };
-        let held: usize = spare.iter().map(Cache::array_bytes).sum();
-        if held + self.array_bytes() > SPARE_BYTES {
-            return;
-        }
+        let bytes = self.array_bytes();
         // (The placeholder left in its place is not kept: no recursion.)
-        spare.push(std::mem::replace(self, Cache::placeholder()));
+        if let Err(mut no_room) = SPARE.keep(std::mem::replace(self, Cache::placeholder()), bytes) {
+            // Freed, and not offered again by its own drop.
+            no_room.tags = Vec::new();
+        }
     }
 }
 
