@@ -176,9 +176,10 @@ impl WarpT {
         self.pos += 1;
     }
 
-    /// Starts warp `widx` of the block in slot `block` on sub-partition `smsp` at `at`, in region `region`.
+    /// Starts warp `widx` of the block in slot `block` on sub-partition `smsp` at `at`, in region `region`;
+    /// its warps have `lanes` lanes.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn start(&mut self, block: u16, widx: u16, smsp: u8, age: u64, at: u64, nregs: usize, region: u32) {
+    pub(super) fn start(&mut self, block: u16, widx: u16, smsp: u8, age: u64, at: u64, nregs: usize, region: u32, lanes: usize) {
         let w = self;
         w.live = true;
         w.block = block;
@@ -206,9 +207,10 @@ impl WarpT {
         w.cap_addrs.clear();
         if w.cap_addrs.capacity() == 0 {
             // A slot's first warp: room for a few accesses at once, not a
-            // vector grown access by access (small launches use each slot once).
+            // vector grown access by access (small launches use each slot
+            // once), but no more: an H200 launch has 8,448 slots to fill.
             w.caps.reserve(4);
-            w.cap_addrs.reserve(4 * 64);
+            w.cap_addrs.reserve(2 * lanes);
         }
     }
 

@@ -180,7 +180,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
                 None => self.free_warp_slot(slot),
             };
             let region = dec.region_at.first().copied().unwrap_or(0);
-            self.warps[slot].start(bslot as u16, wi as u16, (slot % nsmsp) as u8, self.age, at, nregs, region);
+            self.warps[slot].start(bslot as u16, wi as u16, (slot % nsmsp) as u8, self.age, at, nregs, region, W);
             self.age += 1;
             self.blocks[bslot].slots.push(slot as u16);
             let sp = &mut self.smsp[slot % nsmsp];
@@ -311,7 +311,7 @@ mod tests {
     fn kept_warp_slots_come_back_empty_with_their_buffers() {
         let mut warps: Vec<WarpT> = (0..8).map(|_| WarpT::empty()).collect();
         for (i, w) in warps.iter_mut().enumerate() {
-            w.start(0, i as u16, 0, 1, 5, 12, 0);
+            w.start(0, i as u16, 0, 1, 5, 12, 0, 32);
             w.cap_addrs.extend([1, 2, 3]);
         }
         keep_warp_slots(warps);
