@@ -1,7 +1,8 @@
-//! Buffers kept between launches: a launch's warps (and, in the timing
-//! model, its warp slots) would otherwise be allocated, and faulted in,
-//! anew each time. Each kind has one bounded, process-wide list behind a
-//! lock held only for a push or a pop.
+//! Buffers kept between launches: a launch's warps, its buffers' 2 MiB
+//! memory chunks (and, in the timing model, its warp slots and caches)
+//! would otherwise be allocated, and faulted in, anew each time. Each kind
+//! has one bounded, process-wide list behind a lock held only for a push or
+//! a take.
 
 use std::sync::Mutex;
 
