@@ -1,6 +1,7 @@
 //! The op table: every fact about a decoded instruction that more than one
 //! consumer needs, declared once per [`Op`] variant (and [`MmaOp`] form) in
-//! exhaustive matches. Liveness (`regs`), the SASS-folding model (metrics),
+//! exhaustive matches. Liveness (`regs`), register packing (`pack`, which
+//! renames through [`Op::visit_slots_mut`]), the SASS-folding model (metrics),
 //! the timing decoder, the checker's plan and the engine's schedule points
 //! derive from these answers, so adding an op fails to compile here until
 //! its registers, latency class, memory access and collective nature are
@@ -12,7 +13,7 @@
 //! re-parses opcode text downstream.
 
 use crate::inst::{
-    Addr, BarKind, BarRed, Bin32, Bin64, CallSlot, CallTarget, CarryKind, Inst, Op, Pc, RegRef, Set, Setp, Shfl, Space, Tern32,
+    Addr, Bank, BarKind, BarRed, Bin32, Bin64, CallSlot, CallTarget, CarryKind, Inst, Op, Pc, RegRef, Set, Setp, Shfl, Space, Tern32,
 };
 use crate::mma::{BulkDir, MbarKind, MmaOp, SyncKind, WgmmaA};
 use warpsim_numerics::float::FloatOp;
@@ -28,181 +29,411 @@ pub enum RegRole {
     Write,
 }
 
+/// A `RegRef` operand given to the visitor `$f` as its bank and a reference
+/// to its slot (`&mut` when `$m` is `mut`).
+macro_rules! reg {
+    ($f:ident, $role:expr, $r:expr $(, $m:tt)?) => {
+        $f($role, $r.bank, &$($m)? $r.slot)
+    };
+}
+
 /// The base register of an address, read.
-fn addr<F: FnMut(RegRole, RegRef)>(f: &mut F, a: &Addr) {
-    if let Some(b) = a.base {
-        f(RegRole::Read, b);
-    }
+macro_rules! addr_base {
+    ($f:ident, $a:expr $(, $m:tt)?) => {
+        if let Some(b) = &$($m)? $a.base {
+            reg!($f, RegRole::Read, b $(, $m)?)
+        }
+    };
 }
 
-fn reads<F: FnMut(RegRole, RegRef)>(f: &mut F, rs: &[RegRef]) {
-    rs.iter().for_each(|&r| f(RegRole::Read, r));
-}
-
-/// Reads `rs`, then writes `d`: most ops.
-fn rw<F: FnMut(RegRole, RegRef)>(f: &mut F, rs: &[RegRef], d: RegRef) {
-    reads(f, rs);
-    f(RegRole::Write, d);
-}
-
-fn writes<F: FnMut(RegRole, RegRef)>(f: &mut F, rs: &[RegRef]) {
-    rs.iter().for_each(|&r| f(RegRole::Write, r));
-}
-
-impl Op {
-    /// Calls `f` for every register the op reads and writes (guard not
-    /// included: see [`Inst::visit_regs`]). Reads come first, in operand
-    /// order, then writes; no allocation.
-    pub fn visit_regs(&self, mut f: impl FnMut(RegRole, RegRef)) {
+/// Every register slot of an [`Op`], reads first (in operand order), then
+/// writes: the one declaration behind [`Op::visit_slots`] and
+/// [`Op::visit_slots_mut`] (`$m` is `mut` for the latter). Fields that are
+/// slots of a fixed bank bind as references to `u32`; `RegRef` fields give
+/// their bank and slot. The guard is not included (see [`Inst::visit_regs`]).
+macro_rules! op_slots {
+    ($op:expr, $f:ident $(, $m:tt)?) => {{
+        use Bank::{Pred as P, R32 as B32, R64 as B64};
         use RegRole::{Read as R, Write as W};
-        let r32 = RegRef::r32;
-        let r64 = RegRef::r64;
-        let pr = RegRef::pred;
-        match self {
+        match $op {
             Op::Nop | Op::Fence | Op::Exit | Op::Trap | Op::Bra { .. } | Op::AssertFail { .. } | Op::Ret => {}
             Op::Printf { d, .. } => {
                 if let Some(d) = d {
-                    f(W, r32(*d));
+                    $f(W, B32, d);
                 }
             }
             // The callee's own registers are its business (saved and restored per call).
             Op::Call(c) => {
-                if let CallTarget::Indirect(r) = c.target {
-                    f(R, r);
+                if let CallTarget::Indirect(r) = &$($m)? c.target {
+                    reg!($f, R, r $(, $m)?);
                 }
-                c.args.iter().for_each(|a| {
+                for a in &$($m)? c.args {
                     if let CallSlot::Reg(r) = a {
-                        f(R, *r)
+                        reg!($f, R, r $(, $m)?);
                     }
-                });
-                c.rets.iter().for_each(|a| {
+                }
+                for a in &$($m)? c.rets {
                     if let CallSlot::Reg(r) = a {
-                        f(W, *r)
+                        reg!($f, W, r $(, $m)?);
                     }
-                });
+                }
             }
-            Op::Mov { d, a } => rw(&mut f, &[*a], *d),
-            Op::Bin32 { d, a, b, .. } => rw(&mut f, &[r32(*a), r32(*b)], r32(*d)),
-            Op::Bin64 { d, a, b, .. } => rw(&mut f, &[r64(*a), r64(*b)], r64(*d)),
-            Op::Tern32 { d, a, b, c, .. } => rw(&mut f, &[r32(*a), r32(*b), r32(*c)], r32(*d)),
-            Op::FmaF64 { d, a, b, c } => rw(&mut f, &[r64(*a), r64(*b), r64(*c)], r64(*d)),
-            Op::Shift64 { d, a, b, .. } => rw(&mut f, &[r64(*a), r32(*b)], r64(*d)),
-            Op::MulWide32 { d, a, b, .. } => rw(&mut f, &[r32(*a), r32(*b)], r64(*d)),
-            Op::Extend32To64 { d, a, .. } => rw(&mut f, &[r32(*a)], r64(*d)),
-            Op::Trunc64To32 { d, a } => rw(&mut f, &[r64(*a)], r32(*d)),
+            Op::Mov { d, a } | Op::Cvt { d, a, .. } | Op::Cvta { d, a, .. } => {
+                reg!($f, R, a $(, $m)?);
+                reg!($f, W, d $(, $m)?);
+            }
+            Op::Bin32 { d, a, b, .. } | Op::CvtPack { d, a, b, .. } | Op::CvtToF8x2 { d, a, b, .. } => {
+                $f(R, B32, a);
+                $f(R, B32, b);
+                $f(W, B32, d);
+            }
+            Op::Bin64 { d, a, b, .. } => {
+                $f(R, B64, a);
+                $f(R, B64, b);
+                $f(W, B64, d);
+            }
+            Op::Tern32 { d, a, b, c, .. } => {
+                $f(R, B32, a);
+                $f(R, B32, b);
+                $f(R, B32, c);
+                $f(W, B32, d);
+            }
+            Op::FmaF64 { d, a, b, c } => {
+                $f(R, B64, a);
+                $f(R, B64, b);
+                $f(R, B64, c);
+                $f(W, B64, d);
+            }
+            Op::Shift64 { d, a, b, .. } => {
+                $f(R, B64, a);
+                $f(R, B32, b);
+                $f(W, B64, d);
+            }
+            Op::MulWide32 { d, a, b, .. } => {
+                $f(R, B32, a);
+                $f(R, B32, b);
+                $f(W, B64, d);
+            }
+            Op::Extend32To64 { d, a, .. } => {
+                $f(R, B32, a);
+                $f(W, B64, d);
+            }
+            Op::Trunc64To32 { d, a } => {
+                $f(R, B64, a);
+                $f(W, B32, d);
+            }
+            Op::CvtF8x2ToF16x2 { d, a, .. } => {
+                $f(R, B32, a);
+                $f(W, B32, d);
+            }
             Op::Int { d, s, .. } => {
-                s.iter().for_each(|&s| f(R, s));
-                f(W, *d);
+                for s in s {
+                    reg!($f, R, s $(, $m)?);
+                }
+                reg!($f, W, d $(, $m)?);
             }
             Op::IntCarry { d, s, cc, carry_in, carry_out, .. } => {
-                s.iter().for_each(|&s| f(R, s));
-                if *carry_in {
-                    f(R, pr(*cc));
+                for s in s {
+                    reg!($f, R, s $(, $m)?);
                 }
-                f(W, *d);
+                if *carry_in {
+                    $f(R, P, &$($m)? *cc);
+                }
+                reg!($f, W, d $(, $m)?);
                 if *carry_out {
-                    f(W, pr(*cc));
+                    $f(W, P, cc);
                 }
             }
             Op::Float { d, s, .. } => {
-                s.iter().for_each(|&s| f(R, s));
-                f(W, *d);
+                for s in s {
+                    reg!($f, R, s $(, $m)?);
+                }
+                reg!($f, W, d $(, $m)?);
             }
             Op::Setp(Setp { p, q, a, b, combine, .. }) => {
-                f(R, *a);
-                f(R, *b);
+                reg!($f, R, a $(, $m)?);
+                reg!($f, R, b $(, $m)?);
                 if let Some((_, c, _)) = combine {
-                    f(R, pr(*c));
+                    $f(R, P, c);
                 }
-                f(W, pr(*p));
+                $f(W, P, p);
                 if let Some(q) = q {
-                    f(W, pr(*q));
+                    $f(W, P, q);
                 }
             }
             Op::Set(Set { d, a, b, combine, .. }) => {
-                f(R, *a);
-                f(R, *b);
+                reg!($f, R, a $(, $m)?);
+                reg!($f, R, b $(, $m)?);
                 if let Some((_, c, _)) = combine {
-                    f(R, pr(*c));
+                    $f(R, P, c);
                 }
-                f(W, *d);
+                reg!($f, W, d $(, $m)?);
             }
-            Op::Selp { d, a, b, c, .. } => rw(&mut f, &[*a, *b, pr(*c)], *d),
-            Op::Slct { d, a, b, c, .. } => rw(&mut f, &[*a, *b, *c], *d),
-            Op::Testp { p, a, .. } => rw(&mut f, &[*a], pr(*p)),
-            Op::PredLogic { d, a, b, .. } => rw(&mut f, &[pr(*a), pr(*b)], pr(*d)),
-            Op::Cvt { d, a, .. } | Op::Cvta { d, a, .. } => rw(&mut f, &[*a], *d),
-            Op::CvtPack { d, a, b, .. } | Op::CvtToF8x2 { d, a, b, .. } => rw(&mut f, &[r32(*a), r32(*b)], r32(*d)),
-            Op::CvtF8x2ToF16x2 { d, a, .. } => rw(&mut f, &[r32(*a)], r32(*d)),
+            Op::Selp { d, a, b, c, .. } => {
+                reg!($f, R, a $(, $m)?);
+                reg!($f, R, b $(, $m)?);
+                $f(R, P, c);
+                reg!($f, W, d $(, $m)?);
+            }
+            Op::Slct { d, a, b, c, .. } => {
+                reg!($f, R, a $(, $m)?);
+                reg!($f, R, b $(, $m)?);
+                reg!($f, R, c $(, $m)?);
+                reg!($f, W, d $(, $m)?);
+            }
+            Op::Testp { p, a, .. } => {
+                reg!($f, R, a $(, $m)?);
+                $f(W, P, p);
+            }
+            Op::PredLogic { d, a, b, .. } => {
+                $f(R, P, a);
+                $f(R, P, b);
+                $f(W, P, d);
+            }
             Op::Pack { d, parts, n, .. } => {
-                parts[..(*n as usize).min(4)].iter().for_each(|&s| f(R, s));
-                f(W, *d);
+                let n = (*n as usize).min(4);
+                for s in &$($m)? parts[..n] {
+                    reg!($f, R, s $(, $m)?);
+                }
+                reg!($f, W, d $(, $m)?);
             }
             Op::Unpack { ds, a, .. } => {
-                f(R, *a);
-                ds.iter().flatten().for_each(|&d| f(W, d));
+                reg!($f, R, a $(, $m)?);
+                for d in ds {
+                    if let Some(d) = d {
+                        reg!($f, W, d $(, $m)?);
+                    }
+                }
             }
             Op::Ld { d, addr: a, .. } => {
-                addr(&mut f, a);
-                d.iter().flatten().for_each(|&d| f(W, d));
+                addr_base!($f, a $(, $m)?);
+                for d in d {
+                    if let Some(d) = d {
+                        reg!($f, W, d $(, $m)?);
+                    }
+                }
             }
             Op::St { s, n, addr: a, .. } => {
-                addr(&mut f, a);
-                s[..(*n as usize).min(4)].iter().for_each(|&s| f(R, s));
+                addr_base!($f, a $(, $m)?);
+                let n = (*n as usize).min(4);
+                for s in &$($m)? s[..n] {
+                    reg!($f, R, s $(, $m)?);
+                }
             }
             Op::Atom { d, addr: a, b, c, .. } => {
-                addr(&mut f, a);
-                f(R, *b);
-                f(R, *c);
+                addr_base!($f, a $(, $m)?);
+                reg!($f, R, b $(, $m)?);
+                reg!($f, R, c $(, $m)?);
                 if let Some(d) = d {
-                    f(W, *d);
+                    reg!($f, W, d $(, $m)?);
                 }
             }
-            Op::BrxIdx { index, .. } => f(R, *index),
+            Op::BrxIdx { index, .. } => reg!($f, R, index $(, $m)?),
             Op::Bar { kind, id, count, pred, .. } => {
-                f(R, *id);
+                reg!($f, R, id $(, $m)?);
                 if let Some(c) = count {
-                    f(R, *c);
+                    reg!($f, R, c $(, $m)?);
                 }
                 if let Some((p, _)) = pred {
-                    f(R, pr(*p));
+                    $f(R, P, p);
                 }
                 match kind {
-                    BarKind::Red(BarRed::Popc { d } | BarRed::And { d } | BarRed::Or { d }) => f(W, *d),
+                    BarKind::Red(BarRed::Popc { d } | BarRed::And { d } | BarRed::Or { d }) => reg!($f, W, d $(, $m)?),
                     BarKind::Sync | BarKind::Arrive => {}
                 }
             }
-            Op::BarWarpSync { mask } => f(R, *mask),
+            Op::BarWarpSync { mask } => reg!($f, R, mask $(, $m)?),
             Op::Shfl(Shfl { d, p, a, b, c, mask, .. }) => {
                 for s in [a, b, c, mask] {
-                    f(R, r32(*s));
+                    $f(R, B32, s);
                 }
-                f(W, r32(*d));
+                $f(W, B32, d);
                 if let Some(p) = p {
-                    f(W, pr(*p));
+                    $f(W, P, p);
                 }
             }
-            Op::Vote { d, a, mask, .. } => rw(&mut f, &[pr(*a), r32(*mask)], *d),
+            Op::Vote { d, a, mask, .. } => {
+                $f(R, P, a);
+                $f(R, B32, mask);
+                reg!($f, W, d $(, $m)?);
+            }
             Op::Match { d, p, a, mask, .. } => {
-                f(R, *a);
-                f(R, r32(*mask));
-                f(W, r32(*d));
+                reg!($f, R, a $(, $m)?);
+                $f(R, B32, mask);
+                $f(W, B32, d);
                 if let Some(p) = p {
-                    f(W, pr(*p));
+                    $f(W, P, p);
                 }
             }
-            Op::Activemask { d } => f(W, r32(*d)),
-            Op::Redux { d, a, mask, .. } => rw(&mut f, &[r32(*a), r32(*mask)], r32(*d)),
+            Op::Activemask { d } => $f(W, B32, d),
+            Op::Redux { d, a, mask, .. } => {
+                $f(R, B32, a);
+                $f(R, B32, mask);
+                $f(W, B32, d);
+            }
             Op::ElectSync { d, p, mask } => {
-                f(R, r32(*mask));
+                $f(R, B32, mask);
                 if let Some(d) = d {
-                    f(W, r32(*d));
+                    $f(W, B32, d);
                 }
-                f(W, pr(*p));
+                $f(W, P, p);
             }
-            Op::Clock { d, .. } => f(W, *d),
-            Op::Mma(m) => m.visit_regs(f),
+            Op::Clock { d, .. } => reg!($f, W, d $(, $m)?),
+            Op::Mma(mma) => mma_slots!(&$($m)? **mma, $f $(, $m)?),
         }
+    }};
+}
+
+/// [`op_slots`] for the tensor-core and asynchronous-copy forms.
+macro_rules! mma_slots {
+    ($op:expr, $f:ident $(, $m:tt)?) => {{
+        use RegRole::{Read as R, Write as W};
+        match $op {
+            MmaOp::Mma(mma) => {
+                for r in &$($m)? mma.a {
+                    reg!($f, R, r $(, $m)?);
+                }
+                for r in &$($m)? mma.b {
+                    reg!($f, R, r $(, $m)?);
+                }
+                for r in &$($m)? mma.c {
+                    reg!($f, R, r $(, $m)?);
+                }
+                for r in &$($m)? mma.d {
+                    reg!($f, W, r $(, $m)?);
+                }
+            }
+            MmaOp::WmmaLoad { addr: a, stride, d, .. } => {
+                addr_base!($f, a $(, $m)?);
+                if let Some(s) = stride {
+                    reg!($f, R, s $(, $m)?);
+                }
+                for r in d {
+                    reg!($f, W, r $(, $m)?);
+                }
+            }
+            MmaOp::WmmaStore { addr: a, stride, s, .. } => {
+                addr_base!($f, a $(, $m)?);
+                if let Some(st) = stride {
+                    reg!($f, R, st $(, $m)?);
+                }
+                for r in s {
+                    reg!($f, R, r $(, $m)?);
+                }
+            }
+            MmaOp::LdMatrix { addr: a, d, .. } => {
+                addr_base!($f, a $(, $m)?);
+                for r in d {
+                    reg!($f, W, r $(, $m)?);
+                }
+            }
+            MmaOp::StMatrix { addr: a, s, .. } => {
+                addr_base!($f, a $(, $m)?);
+                for r in s {
+                    reg!($f, R, r $(, $m)?);
+                }
+            }
+            MmaOp::MovMatrix { d, a } => {
+                reg!($f, R, a $(, $m)?);
+                reg!($f, W, d $(, $m)?);
+            }
+            MmaOp::CpAsync { dst, src, src_size, ignore_src, .. } => {
+                addr_base!($f, dst $(, $m)?);
+                addr_base!($f, src $(, $m)?);
+                if let Some(s) = src_size {
+                    reg!($f, R, s $(, $m)?);
+                }
+                if let Some((p, _)) = ignore_src {
+                    $f(R, Bank::Pred, p);
+                }
+            }
+            MmaOp::CpAsyncMbarrierArrive { addr: a, .. } => addr_base!($f, a $(, $m)?),
+            MmaOp::Mbarrier { kind, addr: a, .. } => {
+                addr_base!($f, a $(, $m)?);
+                match kind {
+                    MbarKind::Init { count } => reg!($f, R, count $(, $m)?),
+                    MbarKind::Arrive { state, count, expect_tx, .. } => {
+                        if let Some(c) = count {
+                            reg!($f, R, c $(, $m)?);
+                        }
+                        if let Some(t) = expect_tx {
+                            reg!($f, R, t $(, $m)?);
+                        }
+                        if let Some(s) = state {
+                            reg!($f, W, s $(, $m)?);
+                        }
+                    }
+                    MbarKind::ExpectTx { tx } | MbarKind::CompleteTx { tx } => reg!($f, R, tx $(, $m)?),
+                    MbarKind::Wait { p, arg, .. } => {
+                        reg!($f, R, arg $(, $m)?);
+                        $f(W, Bank::Pred, p);
+                    }
+                    MbarKind::Inval => {}
+                }
+            }
+            MmaOp::MbarPendingCount { d, state } => {
+                reg!($f, R, state $(, $m)?);
+                reg!($f, W, d $(, $m)?);
+            }
+            MmaOp::Bulk { dst, src, size, mbar, .. } => {
+                addr_base!($f, dst $(, $m)?);
+                addr_base!($f, src $(, $m)?);
+                reg!($f, R, size $(, $m)?);
+                if let Some(mb) = mbar {
+                    addr_base!($f, mb $(, $m)?);
+                }
+            }
+            MmaOp::BulkTensor { smem, tmap, coords, mbar, .. } => {
+                addr_base!($f, smem $(, $m)?);
+                reg!($f, R, tmap $(, $m)?);
+                for r in coords {
+                    reg!($f, R, r $(, $m)?);
+                }
+                if let Some(mb) = mbar {
+                    addr_base!($f, mb $(, $m)?);
+                }
+            }
+            MmaOp::Wgmma(w) => {
+                for r in &$($m)? w.d {
+                    reg!($f, R, r $(, $m)?);
+                }
+                match &$($m)? w.a {
+                    WgmmaA::Desc(r) => reg!($f, R, r $(, $m)?),
+                    WgmmaA::Regs(rs) => {
+                        for r in rs {
+                            reg!($f, R, r $(, $m)?);
+                        }
+                    }
+                }
+                reg!($f, R, w.b_desc $(, $m)?);
+                if let Ok((p, _)) = &$($m)? w.scale_d {
+                    $f(R, Bank::Pred, p);
+                }
+                for r in &$($m)? w.d {
+                    reg!($f, W, r $(, $m)?);
+                }
+            }
+            MmaOp::Sync(_) => {}
+        }
+    }};
+}
+
+impl Op {
+    /// Calls `f` with the role, bank and slot of every register the op reads
+    /// and writes (guard not included: see [`Inst::visit_regs`]). Reads come
+    /// first, in operand order, then writes; no allocation.
+    pub fn visit_slots(&self, mut f: impl FnMut(RegRole, Bank, &u32)) {
+        op_slots!(self, f)
+    }
+
+    /// [`Op::visit_slots`] with each slot writable: renaming registers.
+    pub fn visit_slots_mut(&mut self, mut f: impl FnMut(RegRole, Bank, &mut u32)) {
+        op_slots!(self, f, mut)
+    }
+
+    /// [`Op::visit_slots`] as registers.
+    pub fn visit_regs(&self, mut f: impl FnMut(RegRole, RegRef)) {
+        self.visit_slots(|role, bank, &slot| f(role, RegRef { bank, slot }))
     }
 
     /// Calls `f` for every register the op reads.
@@ -237,87 +468,8 @@ impl Inst {
 impl MmaOp {
     /// Registers read and written (reads first), as [`Op::visit_regs`].
     pub fn visit_regs(&self, mut f: impl FnMut(RegRole, RegRef)) {
-        use RegRole::Read as R;
-        match self {
-            MmaOp::Mma(m) => {
-                reads(&mut f, &m.a);
-                reads(&mut f, &m.b);
-                reads(&mut f, &m.c);
-                writes(&mut f, &m.d);
-            }
-            MmaOp::WmmaLoad { addr: a, stride, d, .. } => {
-                addr(&mut f, a);
-                reads(&mut f, stride.as_slice());
-                writes(&mut f, d);
-            }
-            MmaOp::WmmaStore { addr: a, stride, s, .. } => {
-                addr(&mut f, a);
-                reads(&mut f, stride.as_slice());
-                reads(&mut f, s);
-            }
-            MmaOp::LdMatrix { addr: a, d, .. } => {
-                addr(&mut f, a);
-                writes(&mut f, d);
-            }
-            MmaOp::StMatrix { addr: a, s, .. } => {
-                addr(&mut f, a);
-                reads(&mut f, s);
-            }
-            MmaOp::MovMatrix { d, a } => rw(&mut f, &[*a], *d),
-            MmaOp::CpAsync { dst, src, src_size, ignore_src, .. } => {
-                addr(&mut f, dst);
-                addr(&mut f, src);
-                reads(&mut f, src_size.as_slice());
-                if let Some((p, _)) = ignore_src {
-                    f(R, RegRef::pred(*p));
-                }
-            }
-            MmaOp::CpAsyncMbarrierArrive { addr: a, .. } => addr(&mut f, a),
-            MmaOp::Mbarrier { kind, addr: a, .. } => {
-                addr(&mut f, a);
-                match kind {
-                    MbarKind::Init { count } => f(R, *count),
-                    MbarKind::Arrive { state, count, expect_tx, .. } => {
-                        reads(&mut f, count.as_slice());
-                        reads(&mut f, expect_tx.as_slice());
-                        writes(&mut f, state.as_slice());
-                    }
-                    MbarKind::ExpectTx { tx } | MbarKind::CompleteTx { tx } => f(R, *tx),
-                    MbarKind::Wait { p, arg, .. } => rw(&mut f, &[*arg], RegRef::pred(*p)),
-                    MbarKind::Inval => {}
-                }
-            }
-            MmaOp::MbarPendingCount { d, state } => rw(&mut f, &[*state], *d),
-            MmaOp::Bulk { dst, src, size, mbar, .. } => {
-                addr(&mut f, dst);
-                addr(&mut f, src);
-                f(R, *size);
-                if let Some(m) = mbar {
-                    addr(&mut f, m);
-                }
-            }
-            MmaOp::BulkTensor { smem, tmap, coords, mbar, .. } => {
-                addr(&mut f, smem);
-                f(R, *tmap);
-                reads(&mut f, coords);
-                if let Some(m) = mbar {
-                    addr(&mut f, m);
-                }
-            }
-            MmaOp::Wgmma(w) => {
-                reads(&mut f, &w.d);
-                match &w.a {
-                    WgmmaA::Desc(r) => f(R, *r),
-                    WgmmaA::Regs(r) => reads(&mut f, r),
-                }
-                f(R, w.b_desc);
-                if let Ok((p, _)) = w.scale_d {
-                    f(R, RegRef::pred(p));
-                }
-                writes(&mut f, &w.d);
-            }
-            MmaOp::Sync(_) => {}
-        }
+        let mut g = |role, bank, &slot: &u32| f(role, RegRef { bank, slot });
+        mma_slots!(self, g)
     }
 }
 
