@@ -216,15 +216,17 @@ pub fn launch_observed_partial<O: Observer + Send>(
     if let Err(e) = validate(kernel, params, cfg) {
         return (Err(e), make());
     }
-    let symbols = match resolve_symbols(kernel, globals) {
+    // The engine runs the packed form; pcs, and so every observer's view, are the same.
+    let run = kernel.for_engine();
+    let symbols = match resolve_symbols(run, globals) {
         Ok(s) => s,
         Err(e) => return (Err(e), make()),
     };
     let (r, obs) = match cfg.schedule {
-        Schedule::Simt => run_sized(kernel, mem, &symbols, params, cfg, make, merge, &Simt),
+        Schedule::Simt => run_sized(run, mem, &symbols, params, cfg, make, merge, &Simt),
         Schedule::Random { seed } => {
-            let policy = RandomSchedule::new(seed, Arc::new(SchedulePlan::new(kernel)));
-            run_sized(kernel, mem, &symbols, params, cfg, make, merge, &policy)
+            let policy = RandomSchedule::new(seed, Arc::new(SchedulePlan::new(run)));
+            run_sized(run, mem, &symbols, params, cfg, make, merge, &policy)
         }
     };
     let r = r.map(|mut s| {

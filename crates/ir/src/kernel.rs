@@ -101,6 +101,18 @@ pub struct Kernel {
     /// loop's per-run work more than to any instruction's, and the engine
     /// runs more kinds of instruction without ending a run.
     pub forward_only: bool,
+    /// This kernel with registers whose values are never live together
+    /// sharing one column ([`crate::pack`]): what the engine runs. The same
+    /// code and pcs; only register slots, counts and initial values differ.
+    /// `None` where packing does not apply or saves nothing.
+    pub packed: Option<Box<Kernel>>,
+}
+
+impl Kernel {
+    /// The form the engine runs: [`Kernel::packed`] where there is one.
+    pub fn for_engine(&self) -> &Kernel {
+        self.packed.as_deref().unwrap_or(self)
+    }
 }
 
 /// Where function addresses (`mov.u64 %rd, f;`) live: a range no data

@@ -13,6 +13,7 @@ pub mod kernel;
 pub mod lower;
 pub mod mma;
 pub mod op_table;
+pub mod pack;
 pub mod regs;
 pub mod window;
 

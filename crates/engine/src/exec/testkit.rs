@@ -156,7 +156,15 @@ pub fn run(body: &str, threads: u32, bufs: &[u64], init: &[u32]) -> Run {
 
 /// [`run`] of a whole module `src` whose kernel `k` takes one `.u64` buffer address per entry of `bufs`.
 pub fn run_src(src: &str, threads: u32, bufs: &[u64], init: &[u32]) -> Run {
-    let prog = warpsim_ir::compile_kernel("t.ptx", src, "k").unwrap_or_else(|e| panic!("{e}"));
+    run_src_edited(src, threads, bufs, init, |_| {})
+}
+
+/// [`run_src`] with kernel `k` changed by `edit` after lowering.
+pub fn run_src_edited(src: &str, threads: u32, bufs: &[u64], init: &[u32], edit: impl FnOnce(&mut Kernel)) -> Run {
+    let mut prog = warpsim_ir::compile_kernel("t.ptx", src, "k").unwrap_or_else(|e| panic!("{e}"));
+    if let Some(k) = prog.kernels.iter_mut().find(|k| k.name == "k") {
+        edit(k);
+    }
     let k = prog.kernel("k").unwrap();
     let mut mem = GlobalMemory::new();
     let globals = alloc_module_globals(&prog, &mut mem);

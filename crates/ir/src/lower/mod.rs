@@ -462,6 +462,7 @@ fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str, lines: &LineInd
         entry_reads: crate::entry_reads::EntryReads::All,
         lane_private: false,
         forward_only: false,
+        packed: None,
     };
     kernel.entry_reads = crate::entry_reads::entry_reads(&kernel);
     kernel.lane_private = !kernel.code.iter().any(|i| i.op.reads_other_lanes());
@@ -471,6 +472,7 @@ fn lower_kernel(m: &Module, f: &Function, file: &str, src: &str, lines: &LineInd
         Op::Call(_) => false,
         _ => true,
     });
+    kernel.packed = crate::pack::pack_registers(&kernel).map(Box::new);
     Ok(kernel)
 }
 

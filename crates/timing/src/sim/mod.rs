@@ -283,8 +283,9 @@ fn timed<const W: usize, O: Observer + Send>(
         ..Default::default()
     };
     validate(kernel, params, &cfg)?;
-    let symbols = resolve_symbols(kernel, globals)?;
-    let template = RegisterTemplate::<W>::new(kernel, &symbols);
+    // The engine's blocks run the packed form; decoding and the register estimate keep PTX numbering.
+    let symbols = resolve_symbols(kernel.for_engine(), globals)?;
+    let template = RegisterTemplate::<W>::new(kernel.for_engine(), &symbols);
     let nthreads: u32 = shape.block.iter().product();
     let nwarps = nthreads.div_ceil(W as u32);
     let regs = opts.regs_per_thread.unwrap_or_else(|| estimate_registers(kernel));

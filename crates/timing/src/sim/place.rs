@@ -120,7 +120,7 @@ impl<'a, const W: usize, O: Observer> Sm<'a, W, O> {
             None => {
                 self.blocks.push(BlockT {
                     live: false,
-                    eng: Block::new(gg.kernel, gg.cfg, gg.template, gg.params),
+                    eng: Block::new(gg.kernel.for_engine(), gg.cfg, gg.template, gg.params),
                     obs: make(),
                     slots: Vec::new(),
                     remaining: 0,
