@@ -46,6 +46,14 @@ macro_rules! addr_base {
     };
 }
 
+/// Slots of fixed banks: the reads, then the one write.
+macro_rules! fixed {
+    ($f:ident, $($rb:ident $r:ident),* => $wb:ident $w:ident) => {{
+        $($f(RegRole::Read, Bank::$rb, $r);)*
+        $f(RegRole::Write, Bank::$wb, $w)
+    }};
+}
+
 /// Every register slot of an [`Op`], reads first (in operand order), then
 /// writes: the one declaration behind [`Op::visit_slots`] and
 /// [`Op::visit_slots_mut`] (`$m` is `mut` for the latter). Fields that are
@@ -53,7 +61,7 @@ macro_rules! addr_base {
 /// their bank and slot. The guard is not included (see [`Inst::visit_regs`]).
 macro_rules! op_slots {
     ($op:expr, $f:ident $(, $m:tt)?) => {{
-        use Bank::{Pred as P, R32 as B32, R64 as B64};
+        use Bank::{Pred as P, R32 as B32};
         use RegRole::{Read as R, Write as W};
         match $op {
             Op::Nop | Op::Fence | Op::Exit | Op::Trap | Op::Bra { .. } | Op::AssertFail { .. } | Op::Ret => {}
@@ -82,50 +90,15 @@ macro_rules! op_slots {
                 reg!($f, R, a $(, $m)?);
                 reg!($f, W, d $(, $m)?);
             }
-            Op::Bin32 { d, a, b, .. } | Op::CvtPack { d, a, b, .. } | Op::CvtToF8x2 { d, a, b, .. } => {
-                $f(R, B32, a);
-                $f(R, B32, b);
-                $f(W, B32, d);
-            }
-            Op::Bin64 { d, a, b, .. } => {
-                $f(R, B64, a);
-                $f(R, B64, b);
-                $f(W, B64, d);
-            }
-            Op::Tern32 { d, a, b, c, .. } => {
-                $f(R, B32, a);
-                $f(R, B32, b);
-                $f(R, B32, c);
-                $f(W, B32, d);
-            }
-            Op::FmaF64 { d, a, b, c } => {
-                $f(R, B64, a);
-                $f(R, B64, b);
-                $f(R, B64, c);
-                $f(W, B64, d);
-            }
-            Op::Shift64 { d, a, b, .. } => {
-                $f(R, B64, a);
-                $f(R, B32, b);
-                $f(W, B64, d);
-            }
-            Op::MulWide32 { d, a, b, .. } => {
-                $f(R, B32, a);
-                $f(R, B32, b);
-                $f(W, B64, d);
-            }
-            Op::Extend32To64 { d, a, .. } => {
-                $f(R, B32, a);
-                $f(W, B64, d);
-            }
-            Op::Trunc64To32 { d, a } => {
-                $f(R, B64, a);
-                $f(W, B32, d);
-            }
-            Op::CvtF8x2ToF16x2 { d, a, .. } => {
-                $f(R, B32, a);
-                $f(W, B32, d);
-            }
+            Op::Bin32 { d, a, b, .. } | Op::CvtPack { d, a, b, .. } | Op::CvtToF8x2 { d, a, b, .. } => fixed!($f, R32 a, R32 b => R32 d),
+            Op::Bin64 { d, a, b, .. } => fixed!($f, R64 a, R64 b => R64 d),
+            Op::Tern32 { d, a, b, c, .. } => fixed!($f, R32 a, R32 b, R32 c => R32 d),
+            Op::FmaF64 { d, a, b, c } => fixed!($f, R64 a, R64 b, R64 c => R64 d),
+            Op::Shift64 { d, a, b, .. } => fixed!($f, R64 a, R32 b => R64 d),
+            Op::MulWide32 { d, a, b, .. } => fixed!($f, R32 a, R32 b => R64 d),
+            Op::Extend32To64 { d, a, .. } => fixed!($f, R32 a => R64 d),
+            Op::Trunc64To32 { d, a } => fixed!($f, R64 a => R32 d),
+            Op::CvtF8x2ToF16x2 { d, a, .. } => fixed!($f, R32 a => R32 d),
             Op::Int { d, s, .. } => {
                 for s in s {
                     reg!($f, R, s $(, $m)?);
@@ -185,11 +158,7 @@ macro_rules! op_slots {
                 reg!($f, R, a $(, $m)?);
                 $f(W, P, p);
             }
-            Op::PredLogic { d, a, b, .. } => {
-                $f(R, P, a);
-                $f(R, P, b);
-                $f(W, P, d);
-            }
+            Op::PredLogic { d, a, b, .. } => fixed!($f, Pred a, Pred b => Pred d),
             Op::Pack { d, parts, n, .. } => {
                 let n = (*n as usize).min(4);
                 for s in &$($m)? parts[..n] {
@@ -266,11 +235,7 @@ macro_rules! op_slots {
                 }
             }
             Op::Activemask { d } => $f(W, B32, d),
-            Op::Redux { d, a, mask, .. } => {
-                $f(R, B32, a);
-                $f(R, B32, mask);
-                $f(W, B32, d);
-            }
+            Op::Redux { d, a, mask, .. } => fixed!($f, R32 a, R32 mask => R32 d),
             Op::ElectSync { d, p, mask } => {
                 $f(R, B32, mask);
                 if let Some(d) = d {
