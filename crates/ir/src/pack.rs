@@ -25,9 +25,10 @@
 //!
 //! Not packed: registers read by instructions that read other lanes
 //! (shuffles, votes, matches: an undefined read of a lane that has not
-//! written keeps seeing what it saw before), and whole kernels with calls of
-//! their own functions (a frame per call) or tensor-core and asynchronous
-//! copy ops (fragments spread over lanes, results written later).
+//! written keeps seeing what it saw before), every register a tensor-core,
+//! matrix-movement, asynchronous-copy or mbarrier op reads or writes
+//! (fragments spread over lanes and warps; each keeps a column of its own),
+//! and whole kernels with calls of their own functions (a frame per call).
 
 use crate::cfg::successors;
 use crate::inst::{Bank, Op};
@@ -49,7 +50,7 @@ pub fn pack_registers(k: &Kernel) -> Option<Kernel> {
         || n > MAX_REGS
         || !k.functions.is_empty()
         || k.frame_regs.is_some()
-        || code.iter().any(|i| matches!(i.op, Op::Mma(_) | Op::Call(_)))
+        || code.iter().any(|i| matches!(i.op, Op::Call(_)))
         || code.len().saturating_mul(words * 64) > MAX_STATE_BITS
     {
         return None;
@@ -73,6 +74,7 @@ pub fn pack_registers(k: &Kernel) -> Option<Kernel> {
     let mut seen = vec![0u64; words];
     for (pc, inst) in code.iter().enumerate() {
         let cross_lane = inst.op.reads_other_lanes();
+        let tensor = matches!(inst.op, Op::Mma(_));
         let row = pc * words..(pc + 1) * words;
         inst.op.visit_slots(|role, bank, &slot| {
             let Some(i) = index(bank, slot) else { return };
@@ -86,6 +88,9 @@ pub fn pack_registers(k: &Kernel) -> Option<Kernel> {
                 }
                 RegRole::Write => {
                     set(&mut defs[row.clone()], i);
+                    if tensor {
+                        set(&mut pinned, i);
+                    }
                     if inst.guard.is_none() {
                         set(&mut kills[row.clone()], i);
                     }
@@ -195,9 +200,19 @@ pub fn pack_registers(k: &Kernel) -> Option<Kernel> {
         }
     };
 
+    // Each slot's new number from the original op, so that a field visited
+    // twice (wgmma's accumulators, read then written) is renamed once.
     let mut p = k.clone();
-    for inst in &mut p.code {
-        inst.op.visit_slots_mut(|_, bank, slot| *slot = map(bank, *slot));
+    let mut renamed = Vec::new();
+    for (inst, orig) in p.code.iter_mut().zip(&k.code) {
+        renamed.clear();
+        orig.op.visit_slots(|_, bank, &slot| renamed.push(map(bank, slot)));
+        let mut next = renamed.iter();
+        inst.op.visit_slots_mut(|_, _, slot| {
+            if let Some(&s) = next.next() {
+                *slot = s;
+            }
+        });
     }
     // Initial values (constants, symbol addresses, special registers) only
     // of the registers live at entry: one column holds one of those.
@@ -288,6 +303,28 @@ mod tests {
         // Only the `add` that makes the source writes its column.
         let writers: Vec<usize> = (0..p.code.len()).filter(|&pc| slots32(p, pc).1.contains(&src)).collect();
         assert_eq!(writers, vec![shfl - 1]);
+    }
+
+    #[test]
+    fn tensor_core_operands_are_written_only_where_they_were() {
+        let body = "mov.u32 %r1, %tid.x;\nadd.u32 %r2, %r1, 1;\nadd.u32 %r3, %r2, 2;\nmul.lo.u32 %r4, %r3, 3;\n\
+                    mov.b32 %f5, 0f3F800000;\nmov.b32 %f6, %f5;\nmov.b32 %f7, %f5;\nmov.b32 %f8, %f5;\n\
+                    mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r2,%r3}, {%r4}, {%f5,%f6,%f7,%f8};\n\
+                    add.f32 %f9, %f1, %f2;\nadd.f32 %f10, %f9, %f3;\nadd.f32 %f11, %f10, %f4;\n\
+                    ld.param.u64 %rd1, [p];\nst.global.f32 [%rd1], %f11;\nret;";
+        let k = kernel(body, ".reg .b32 %r<6>;\n.reg .f32 %f<12>;\n.reg .b64 %rd<2>;");
+        let p = k.packed.as_deref().expect("packs");
+        let mma = pcs(p, "mma")[0];
+        let (reads, writes) = slots32(p, mma);
+        for col in reads.iter().chain(&writes) {
+            // Where the packed kernel writes this column, the original wrote the same register.
+            let before = (0..k.code.len()).filter(|&pc| slots32(p, pc).1.contains(col)).collect::<Vec<_>>();
+            let orig = slots32(&k, mma);
+            let i = reads.iter().chain(&writes).position(|c| c == col).unwrap();
+            let reg = *orig.0.iter().chain(&orig.1).nth(i).unwrap();
+            let writers = (0..k.code.len()).filter(|&pc| slots32(&k, pc).1.contains(&reg)).collect::<Vec<_>>();
+            assert_eq!(before, writers, "column {col}");
+        }
     }
 
     #[test]
