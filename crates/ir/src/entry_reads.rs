@@ -15,10 +15,8 @@
 //! every register those read is reset too. Kernels with calls of their own
 //! functions (a frame per call) are not analysed: everything is reset.
 
-use crate::cfg::successors;
-use crate::inst::{Bank, RegRef};
+use crate::dataflow::{has, RegFlow};
 use crate::kernel::Kernel;
-use crate::op_table::RegRole;
 
 /// What a warp slot must reset before it runs a new block's warp.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,90 +27,23 @@ pub enum EntryReads {
     Slots { r32: Vec<u32>, r64: Vec<u32> },
 }
 
-/// Beyond this many bits of dataflow state (instructions × registers), reset everything.
-const MAX_STATE_BITS: usize = 1 << 26;
-
 /// The registers of `k` some thread may read before writing them, among
 /// those the kernel writes at all (one it never writes keeps its initial
 /// value: constants, symbol addresses, special registers set at warp start).
 pub fn entry_reads(k: &Kernel) -> EntryReads {
-    let code = &k.code;
-    let (n32, n) = (k.n32 as usize, k.n32 as usize + k.n64 as usize);
-    let words = n.div_ceil(64).max(1);
-    if !k.functions.is_empty() || k.frame_regs.is_some() || code.len().saturating_mul(words * 64) > MAX_STATE_BITS {
-        return EntryReads::All;
-    }
-    let index = |r: RegRef| -> Option<usize> {
-        let i = match r.bank {
-            Bank::R32 => r.slot as usize,
-            Bank::R64 => n32 + r.slot as usize,
-            Bank::Pred => return None,
-        };
-        (i < n).then_some(i)
-    };
-    let set = |row: &mut [u64], i: usize| row[i / 64] |= 1 << (i % 64);
-    let has = |row: &[u64], i: usize| row[i / 64] >> (i % 64) & 1 == 1;
-
-    let mut written = vec![0u64; words];
-    let mut reset = vec![0u64; words];
-    // Per instruction, the registers it writes whatever its guard (none when guarded).
-    let mut kills = vec![0u64; words * code.len()];
-    for (pc, inst) in code.iter().enumerate() {
-        let cross_lane = inst.op.reads_other_lanes();
-        inst.op.visit_regs(|role, r| {
-            let Some(i) = index(r) else { return };
-            match role {
-                RegRole::Write => {
-                    set(&mut written, i);
-                    if inst.guard.is_none() {
-                        set(&mut kills[pc * words..][..words], i);
-                    }
-                }
-                RegRole::Read if cross_lane => set(&mut reset, i),
-                RegRole::Read => {}
-            }
-        });
-    }
-
-    // `ins[pc]`: registers written on every path from the entry to `pc`
-    // (all ones until a path reaches it); the entry starts with none.
-    let mut ins = vec![u64::MAX; words * code.len()];
-    if !code.is_empty() {
-        ins[..words].fill(0);
-    }
-    let mut out = vec![0u64; words];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for pc in 0..code.len() {
-            for w in 0..words {
-                out[w] = ins[pc * words + w] | kills[pc * words + w];
-            }
-            for s in successors(code, pc) {
-                if s >= code.len() {
-                    continue;
-                }
-                for w in 0..words {
-                    let v = ins[s * words + w] & out[w];
-                    changed |= v != ins[s * words + w];
-                    ins[s * words + w] = v;
-                }
-            }
+    let Some(f) = RegFlow::new(k) else { return EntryReads::All };
+    // Read where some path has not written them, or read from other lanes.
+    let written_before = f.written_before();
+    let mut reset = f.cross_lane_reads.clone();
+    for pc in 0..k.code.len() {
+        for ((r, &u), &w) in reset.iter_mut().zip(f.uses(pc)).zip(f.row(&written_before, pc)) {
+            *r |= u & !w;
         }
     }
-    for (pc, inst) in code.iter().enumerate() {
-        let row = &ins[pc * words..][..words];
-        inst.op.visit_regs(|role, r| {
-            if let (RegRole::Read, Some(i)) = (role, index(r)) {
-                if !has(row, i) {
-                    set(&mut reset, i);
-                }
-            }
-        });
-    }
-    let slots =
-        |lo: usize, hi: usize| -> Vec<u32> { (lo..hi).filter(|&i| has(&reset, i) && has(&written, i)).map(|i| (i - lo) as u32).collect() };
-    EntryReads::Slots { r32: slots(0, n32), r64: slots(n32, n) }
+    let slots = |lo: usize, hi: usize| -> Vec<u32> {
+        (lo..hi).filter(|&i| has(&reset, i) && has(&f.written, i)).map(|i| (i - lo) as u32).collect()
+    };
+    EntryReads::Slots { r32: slots(0, f.n32()), r64: slots(f.n32(), f.len()) }
 }
 
 #[cfg(test)]

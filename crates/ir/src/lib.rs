@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cfg;
+mod dataflow;
 pub mod entry_names;
 pub mod entry_reads;
 pub mod error;

@@ -30,96 +30,26 @@
 //! (fragments spread over lanes and warps; each keeps a column of its own),
 //! and whole kernels with calls of their own functions (a frame per call).
 
-use crate::cfg::successors;
+use crate::dataflow::{bits, has, set, RegFlow};
 use crate::inst::{Bank, Op};
 use crate::kernel::Kernel;
-use crate::op_table::RegRole;
 
-/// Beyond this many bits of liveness state (instructions × registers), or
-/// registers in the interference matrix, the kernel is not packed.
-const MAX_STATE_BITS: usize = 1 << 26;
+/// Beyond this many registers (the interference matrix), the kernel is not packed.
 const MAX_REGS: usize = 1 << 13;
 
 /// `k` with its 32- and 64-bit registers packed onto fewer columns, or
 /// `None` where packing does not apply or would save no column.
 pub fn pack_registers(k: &Kernel) -> Option<Kernel> {
     let code = &k.code;
-    let (n32, n) = (k.n32 as usize, k.n32 as usize + k.n64 as usize);
-    let words = n.div_ceil(64).max(1);
-    if n == 0
-        || n > MAX_REGS
-        || !k.functions.is_empty()
-        || k.frame_regs.is_some()
-        || code.iter().any(|i| matches!(i.op, Op::Call(_)))
-        || code.len().saturating_mul(words * 64) > MAX_STATE_BITS
-    {
+    let n = k.n32 as usize + k.n64 as usize;
+    if n == 0 || n > MAX_REGS || code.iter().any(|i| matches!(i.op, Op::Call(_))) {
         return None;
     }
-    let index = |bank: Bank, slot: u32| -> Option<usize> {
-        let i = match bank {
-            Bank::R32 => slot as usize,
-            Bank::R64 => n32 + slot as usize,
-            Bank::Pred => return None,
-        };
-        (i < n).then_some(i)
-    };
-    let set = |row: &mut [u64], i: usize| row[i / 64] |= 1 << (i % 64);
-    let has = |row: &[u64], i: usize| row[i / 64] >> (i % 64) & 1 == 1;
-
-    // Per instruction: registers read, written, and written whatever the guard.
-    let mut uses = vec![0u64; words * code.len()];
-    let mut defs = vec![0u64; words * code.len()];
-    let mut kills = vec![0u64; words * code.len()];
-    let mut pinned = vec![0u64; words];
-    let mut seen = vec![0u64; words];
-    for (pc, inst) in code.iter().enumerate() {
-        let cross_lane = inst.op.reads_other_lanes();
-        let tensor = matches!(inst.op, Op::Mma(_));
-        let row = pc * words..(pc + 1) * words;
-        inst.op.visit_slots(|role, bank, &slot| {
-            let Some(i) = index(bank, slot) else { return };
-            set(&mut seen, i);
-            match role {
-                RegRole::Read => {
-                    set(&mut uses[row.clone()], i);
-                    if cross_lane {
-                        set(&mut pinned, i);
-                    }
-                }
-                RegRole::Write => {
-                    set(&mut defs[row.clone()], i);
-                    if tensor {
-                        set(&mut pinned, i);
-                    }
-                    if inst.guard.is_none() {
-                        set(&mut kills[row.clone()], i);
-                    }
-                }
-            }
-        });
-    }
-
-    // Backward liveness to a fixpoint: `live_in[pc] = uses | (live_out & !kills)`.
-    let succ: Vec<Vec<usize>> = (0..code.len()).map(|pc| successors(code, pc).into_iter().filter(|&s| s < code.len()).collect()).collect();
-    let mut live_in = vec![0u64; words * code.len()];
-    let mut out = vec![0u64; words];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for pc in (0..code.len()).rev() {
-            out.fill(0);
-            for &s in &succ[pc] {
-                for w in 0..words {
-                    out[w] |= live_in[s * words + w];
-                }
-            }
-            for w in 0..words {
-                let v = uses[pc * words + w] | (out[w] & !kills[pc * words + w]);
-                changed |= v != live_in[pc * words + w];
-                live_in[pc * words + w] = v;
-            }
-        }
-    }
+    let f = RegFlow::new(k)?;
+    let (n32, words) = (f.n32(), f.words());
+    // Registers other lanes read, and tensor-core results: a column each.
+    let pinned: Vec<u64> = f.cross_lane_reads.iter().zip(&f.tensor_writes).map(|(a, b)| a | b).collect();
+    let live_in = f.live_in();
 
     // Interference, one row per register (both directions set).
     let mut clash = vec![0u64; words * n];
@@ -129,23 +59,16 @@ pub fn pack_registers(k: &Kernel) -> Option<Kernel> {
             set(&mut clash[b * words..][..words], a);
         }
     };
-    let bits = |row: &[u64]| -> Vec<usize> {
-        row.iter().enumerate().flat_map(|(w, &x)| (0..64).filter(move |b| x >> b & 1 == 1).map(move |b| w * 64 + b)).collect()
-    };
+    let mut out = vec![0u64; words];
     for pc in 0..code.len() {
-        let d = &defs[pc * words..][..words];
+        let d = f.defs(pc);
         if d.iter().all(|&x| x == 0) {
             continue;
         }
         // Live after this instruction, and its own reads and writes.
-        out.fill(0);
-        for &s in &succ[pc] {
-            for w in 0..words {
-                out[w] |= live_in[s * words + w];
-            }
-        }
-        for w in 0..words {
-            out[w] |= uses[pc * words + w] | d[w];
+        f.live_out(&live_in, pc, &mut out);
+        for ((o, &u), &x) in out.iter_mut().zip(f.uses(pc)).zip(d) {
+            *o |= u | x;
         }
         let others = bits(&out);
         for a in bits(d) {
@@ -175,7 +98,7 @@ pub fn pack_registers(k: &Kernel) -> Option<Kernel> {
     }
     let own = columns;
     let mut taken: Vec<bool> = Vec::new();
-    for i in (0..n).filter(|&i| has(&seen, i) && !has(&pinned, i)) {
+    for i in (0..n).filter(|&i| has(&f.named, i) && !has(&pinned, i)) {
         taken.clear();
         taken.resize(columns[bank_of(i)] as usize + 1, false);
         taken[..own[bank_of(i)] as usize].fill(true);
@@ -193,7 +116,7 @@ pub fn pack_registers(k: &Kernel) -> Option<Kernel> {
     }
     // Registers no instruction names keep no column; any slot will do.
     let map = |bank: Bank, slot: u32| -> u32 {
-        match index(bank, slot) {
+        match f.index(bank, slot) {
             Some(i) if column[i] != UNSET => column[i],
             Some(_) => 0,
             None => slot,
@@ -216,7 +139,7 @@ pub fn pack_registers(k: &Kernel) -> Option<Kernel> {
     }
     // Initial values (constants, symbol addresses, special registers) only
     // of the registers live at entry: one column holds one of those.
-    let live_at_entry = |bank: Bank, slot: u32| index(bank, slot).is_some_and(|i| live_in.get(..words).is_some_and(|e| has(e, i)));
+    let live_at_entry = |bank: Bank, slot: u32| f.index(bank, slot).is_some_and(|i| live_in.get(..words).is_some_and(|e| has(e, i)));
     p.const32 = k.const32.iter().filter(|&&(s, _)| live_at_entry(Bank::R32, s)).map(|&(s, v)| (map(Bank::R32, s), v)).collect();
     p.const64 = k.const64.iter().filter(|&&(s, _)| live_at_entry(Bank::R64, s)).map(|&(s, v)| (map(Bank::R64, s), v)).collect();
     p.symbol_addrs =
@@ -240,6 +163,7 @@ pub fn pack_registers(k: &Kernel) -> Option<Kernel> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::op_table::RegRole;
 
     fn kernel(body: &str, regs: &str) -> Kernel {
         let src = format!(".version 7.8\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n{regs}\n{body}\n}}\n");
