@@ -370,6 +370,15 @@ impl<'a, const W: usize> Block<'a, W> {
     /// The pc warp `w` issues next, after popping the SIMT stack entries that
     /// are done and retiring lanes that ran off the end; `None` once every lane has exited.
     pub fn next_pc(&mut self, w: usize, mem: &GlobalMemory) -> Option<u32> {
+        // Nothing to settle: the stack top has lanes, is not at its
+        // reconvergence point and is inside the code (what the run loop
+        // tests before it would run an instruction).
+        if let Some(t) = self.warps[w].stack.last() {
+            let settled = t.mask != 0 && !(t.pc == t.rpc && t.rpc != warpsim_ir::cfg::NO_RECONV);
+            if settled && (t.pc as usize) < self.kernel.code.len() && (w >= 64 || self.registers_pending >> w & 1 == 0) {
+                return Some(t.pc);
+            }
+        }
         // A zero-instruction slice does exactly that settling.
         let _ = self.run_warp(w, 0, mem, &mut NoObserver);
         self.warps[w].stack.last().map(|e| e.pc)
