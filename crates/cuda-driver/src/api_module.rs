@@ -201,7 +201,7 @@ impl Driver {
         let k = self.kernel(f)?;
         let ir = k.ir();
         let func = &self.funcs[&f];
-        let regs = k.regs_per_thread().unwrap_or_else(|| warpsim_ir::regs::estimate_registers(ir).regs_per_thread);
+        let regs = k.regs_or_estimate();
         let threads = |d: Option<[u32; 3]>| d.map(|d| d.iter().product::<u32>());
         Ok(match attrib {
             0 => threads(ir.tuning.reqntid).or(threads(ir.tuning.maxntid)).unwrap_or(self.preset.max_threads_per_block) as c_int,
@@ -226,7 +226,7 @@ impl Driver {
     fn occupancy_blocks(&mut self, f: usize, block: c_int, dynamic: usize) -> Result<c_int, CUresult> {
         let k = self.kernel(f)?;
         let ir = k.ir();
-        let regs = k.regs_per_thread().unwrap_or_else(|| warpsim_ir::regs::estimate_registers(ir).regs_per_thread);
+        let regs = k.regs_or_estimate();
         let opt_in = self.funcs[&f].max_dynamic_shared as u32 > self.preset.shared_per_block_default;
         let input =
             warpsim_gpu::OccupancyInput::new(block.max(1) as u32, regs).shared(ir.shared_static_bytes, dynamic as u32).opt_in(opt_in);

@@ -229,15 +229,32 @@ impl GpuPreset {
 
     /// All built-in presets.
     pub fn builtin() -> Vec<GpuPreset> {
-        BUILTIN.iter().map(|(k, src)| Self::from_json_str(src, &format!("presets/{k}.json")).expect("built-in presets are valid")).collect()
+        Self::parsed().to_vec()
+    }
+
+    /// The built-in presets, parsed once per process (a launch checks its
+    /// limits against one, and parsing them all costs far more than a small launch).
+    fn parsed() -> &'static [GpuPreset] {
+        static PARSED: std::sync::OnceLock<Vec<GpuPreset>> = std::sync::OnceLock::new();
+        PARSED.get_or_init(|| {
+            BUILTIN
+                .iter()
+                .map(|(k, src)| Self::from_json_str(src, &format!("presets/{k}.json")).expect("built-in presets are valid"))
+                .collect()
+        })
     }
 
     /// A built-in preset by key or alias, case-insensitively: `h200`, `H200`,
     /// `h100`, `a100`, `t4`, `mi300x`, `cdna3`, `gfx942`, ...
     pub fn by_name(name: &str) -> Result<GpuPreset, PresetError> {
+        Self::named(name).cloned()
+    }
+
+    /// [`GpuPreset::by_name`], borrowed from the parsed built-ins.
+    pub fn named(name: &str) -> Result<&'static GpuPreset, PresetError> {
         let want = name.trim().to_ascii_lowercase();
-        Self::builtin()
-            .into_iter()
+        Self::parsed()
+            .iter()
             .find(|p| p.key == want || p.aliases.iter().any(|a| a.to_ascii_lowercase() == want))
             .ok_or_else(|| PresetError::Unknown { name: name.to_string(), known: Self::names().join(", ") })
     }
@@ -405,5 +422,16 @@ mod tests {
         p.sm_count = 1 << 20;
         assert!(p.validate("mine.json").unwrap_err().to_string().contains("sm_count"));
         assert!(GpuPreset::builtin().iter().all(|p| p.validate("builtin").is_ok()));
+    }
+
+    #[test]
+    fn built_in_presets_are_parsed_once() {
+        let (a, b) = (GpuPreset::named("h200").unwrap(), GpuPreset::named(" H200 ").unwrap());
+        assert!(std::ptr::eq(a, b), "a second look-up parsed the presets again");
+        assert_eq!(GpuPreset::by_name("h200").unwrap(), *a);
+        // A changed copy leaves the built-in as it was.
+        let mut mine = GpuPreset::by_name("h200").unwrap();
+        mine.sm_count = 1;
+        assert_eq!(GpuPreset::named("h200").unwrap().sm_count, 132);
     }
 }

@@ -103,14 +103,10 @@ impl Default for LaunchOptions {
 impl LaunchOptions {
     /// `Err` when the GPU's driver would refuse this launch of `kernel`.
     pub fn check_limits(&self, kernel: &Kernel, dims: &Dims) -> Result<(), HostError> {
-        let builtin;
         let preset = match (&self.timing, &self.limits) {
             (Some(t), _) => &t.gpu.preset,
             (None, Some(p)) => &**p,
-            (None, None) => {
-                builtin = GpuPreset::by_name(if self.warp_size == 64 { "mi300x" } else { "h200" })?;
-                &builtin
-            }
+            (None, None) => GpuPreset::named(if self.warp_size == 64 { "mi300x" } else { "h200" })?,
         };
         let request = LaunchRequest {
             grid: dims.grid,
@@ -194,10 +190,13 @@ fn launch_inner(
     opts.check_limits(kernel, dims)?;
     let k = kernel.ir();
     let program = kernel.program();
-    let merged: std::sync::Arc<[warpsim_metrics::sass::Merged]> =
-        if opts.metrics { warpsim_metrics::sass::merged_shared_loads(k).into() } else { std::sync::Arc::from(Vec::new()) };
-    let shape = std::sync::Arc::new(if opts.metrics { warpsim_metrics::CodeShape::of(k) } else { Default::default() });
-    let metrics = |obs: MetricsObserver| LaunchMetrics::build(program, k, obs.into_per_pc(), opts.warp_size, None);
+    let (shape, merged) = if opts.metrics {
+        let m = kernel.metrics_model();
+        (m.shape.clone(), m.merged.clone())
+    } else {
+        (Default::default(), std::sync::Arc::from(Vec::new()))
+    };
+    let metrics = |obs: MetricsObserver| LaunchMetrics::build(program, k, kernel.metrics_model(), obs.into_per_pc(), opts.warp_size, None);
     let merge_metrics = |a: &mut MetricsObserver, b| a.merge(b);
     let mut out = LaunchSummary::default();
     let run = Run { kernel, dims, params, opts };
@@ -278,7 +277,7 @@ fn observe<O: Observer + Send>(
         Some(mode) => {
             let shape = warpsim_timing::LaunchShape { grid: dims.grid, block: dims.block, dynamic_shared_bytes: dims.dynamic_shared_bytes };
             let topts = warpsim_timing::TimingOptions {
-                regs_per_thread: kernel.regs_per_thread(),
+                regs_per_thread: Some(kernel.regs_or_estimate()),
                 timeline: mode.timeline,
                 max_warp_instructions_per_block: opts.max_warp_instructions_per_block,
                 stack_size: opts.stack_size,

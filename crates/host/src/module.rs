@@ -3,8 +3,9 @@
 use crate::HostError;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use warpsim_ir::Program;
+use warpsim_metrics::KernelModel;
 
 /// A PTX module: its text and the kernels compiled from it so far.
 pub struct Module {
@@ -46,7 +47,14 @@ impl Module {
             return Ok(k.clone());
         }
         let (program, mangled) = warpsim_ir::compile_kernel_resolved(&self.name, &self.source, name)?;
-        let k = Kernel { program: Arc::new(program), name: mangled, source: Some(self.source.clone()), regs_per_thread: None };
+        let k = Kernel {
+            program: Arc::new(program),
+            name: mangled,
+            source: Some(self.source.clone()),
+            regs_per_thread: None,
+            metrics_model: Default::default(),
+            estimated_regs: Default::default(),
+        };
         self.kernels.insert(name.to_string(), k.clone());
         Ok(k)
     }
@@ -61,13 +69,25 @@ pub struct Kernel {
     source: Option<Arc<str>>,
     /// Registers per thread as ptxas allocated them, where known.
     regs_per_thread: Option<u32>,
+    /// What metrics need of the code, worked out at the first launch that
+    /// counts them and shared by this kernel's clones.
+    metrics_model: Arc<OnceLock<KernelModel>>,
+    /// The register estimate from the PTX, worked out at the first launch that needs it.
+    estimated_regs: Arc<OnceLock<u32>>,
 }
 
 impl Kernel {
     /// Kernel `name` of an already compiled program.
     pub fn from_program(program: Arc<Program>, name: &str) -> Result<Kernel, HostError> {
         program.kernel(name).ok_or_else(|| HostError::NoKernel(name.to_string()))?;
-        Ok(Kernel { program, name: name.to_string(), source: None, regs_per_thread: None })
+        Ok(Kernel {
+            program,
+            name: name.to_string(),
+            source: None,
+            regs_per_thread: None,
+            metrics_model: Default::default(),
+            estimated_regs: Default::default(),
+        })
     }
 
     /// The same kernel with the PTX text it was compiled from attached.
@@ -96,6 +116,18 @@ impl Kernel {
 
     pub fn regs_per_thread(&self) -> Option<u32> {
         self.regs_per_thread
+    }
+
+    /// Registers per thread: ptxas' figure where known, else the estimate
+    /// from the PTX ([`warpsim_ir::regs`], worked out once).
+    pub fn regs_or_estimate(&self) -> u32 {
+        self.regs_per_thread
+            .unwrap_or_else(|| *self.estimated_regs.get_or_init(|| warpsim_ir::regs::estimate_registers(self.ir()).regs_per_thread))
+    }
+
+    /// What a launch's metrics need of the code (worked out once).
+    pub fn metrics_model(&self) -> &KernelModel {
+        self.metrics_model.get_or_init(|| KernelModel::of(self.ir()))
     }
 
     /// The decoded kernel.
@@ -136,5 +168,16 @@ mod tests {
         assert!(k.program().kernel(k.name()).is_some());
         let e = m.kernel("fill<double>").err().map(|e| e.to_string()).unwrap_or_default();
         assert!(e.contains("_Z4fillIfEvPT_ (fill<float>(float*))"), "{e}");
+    }
+
+    #[test]
+    fn what_launches_derive_from_the_code_is_worked_out_once_per_kernel() {
+        let mut m = Module::from_ptx("t.ptx", PTX);
+        let k = m.kernel("fill<float>").unwrap_or_else(|e| panic!("{e}"));
+        let again = m.kernel("_Z4fillIfEvPT_").unwrap_or_else(|e| panic!("{e}"));
+        assert!(std::ptr::eq(k.metrics_model(), k.clone().metrics_model()));
+        assert!(std::ptr::eq(k.metrics_model(), k.clone().with_regs_per_thread(Some(40)).metrics_model()));
+        assert_eq!(k.regs_or_estimate(), warpsim_ir::regs::estimate_registers(k.ir()).regs_per_thread);
+        assert_eq!(again.with_regs_per_thread(Some(40)).regs_or_estimate(), 40);
     }
 }

@@ -12,4 +12,4 @@ pub mod report;
 pub mod sass;
 
 pub use observer::{CodeShape, InstCounts, MemCounts, MetricsObserver, PcCounters};
-pub use report::{LaunchMetrics, LineReport, SummaryRow, Totals};
+pub use report::{KernelModel, LaunchMetrics, LineReport, SummaryRow, Totals};

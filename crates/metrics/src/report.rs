@@ -1,10 +1,11 @@
 //! Turning per-instruction counters into what users read: launch totals
 //! under Nsight Compute's metric names, and per-source-line costs.
 
-use crate::observer::{InstCounts, MemCounts, PcCounters};
+use crate::observer::{CodeShape, InstCounts, MemCounts, PcCounters};
 use crate::sass::{folded_instructions, merged_shared_loads, reduction_atomics, Folded, Merged};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 use warpsim_ir::op_table::{AccessKind, Collective, LatencyClass, MemAccess};
 use warpsim_ir::{Kernel, Op, Program, SourceLoc, Space};
 
@@ -301,19 +302,61 @@ pub struct LaunchMetrics {
     pub per_pc: Vec<PcCounters>,
 }
 
+/// What a launch's metrics need of its kernel's code, worked out once per
+/// kernel: the observer's view of the code ([`CodeShape`]), the SASS model
+/// (folded instructions, merged shared loads, reduction atomics), each
+/// instruction's kind, and the source files `.loc` names, read on first use.
+/// A program of many small launches pays for these once, not per launch.
+pub struct KernelModel {
+    pub shape: Arc<CodeShape>,
+    pub merged: Arc<[Merged]>,
+    folded: Vec<Folded>,
+    reductions: Vec<bool>,
+    kinds: Vec<InstKind>,
+    /// Source files by `.loc` file number, their lines (`None`: unreadable).
+    sources: Mutex<BTreeMap<u32, Option<Arc<Vec<String>>>>>,
+}
+
+impl KernelModel {
+    pub fn of(kernel: &Kernel) -> KernelModel {
+        let merged = merged_shared_loads(kernel);
+        let folded = folded_instructions(kernel);
+        KernelModel {
+            shape: Arc::new(CodeShape::of(kernel)),
+            folded: folded.iter().zip(&merged).map(|(&f, &m)| if m == Merged::Follows { Folded::MergedLoad } else { f }).collect(),
+            merged: merged.into(),
+            reductions: reduction_atomics(kernel),
+            kinds: kernel.code.iter().map(|i| inst_kind(&i.op)).collect(),
+            sources: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// The lines of source file `file` of `program`, read once.
+    fn source(&self, program: &Program, file: u32) -> Option<Arc<Vec<String>>> {
+        let mut sources = self.sources.lock().unwrap_or_else(|e| e.into_inner());
+        sources
+            .entry(file)
+            .or_insert_with(|| program.files.get(&file).and_then(|n| read_source(n, &program.source_name)).map(Arc::new))
+            .clone()
+    }
+}
+
 impl LaunchMetrics {
-    pub fn build(program: &Program, kernel: &Kernel, per_pc: Vec<PcCounters>, warp_size: u32, ptx_source: Option<&str>) -> Self {
+    /// The metrics of a launch of `kernel` (whose [`KernelModel`] is `model`)
+    /// from its observer's counters.
+    pub fn build(
+        program: &Program,
+        kernel: &Kernel,
+        model: &KernelModel,
+        per_pc: Vec<PcCounters>,
+        warp_size: u32,
+        ptx_source: Option<&str>,
+    ) -> Self {
         let mut totals = Totals { warp_size, ..Default::default() };
         let mut by_line: BTreeMap<(Option<u32>, u32), LineReport> = BTreeMap::new();
-        let mut sources: BTreeMap<u32, Option<Vec<String>>> = BTreeMap::new();
         let ptx_lines: Option<Vec<&str>> = ptx_source.map(|s| s.lines().collect());
-        let folded = folded_instructions(kernel);
-        let merged = merged_shared_loads(kernel);
-        let reductions = reduction_atomics(kernel);
         for (pc, c) in per_pc.iter().enumerate() {
-            let kind = inst_kind(&kernel.code[pc].op);
-            let f = if merged[pc] == Merged::Follows { Folded::MergedLoad } else { folded[pc] };
-            totals.add_pc(kind, f, reductions[pc], c);
+            totals.add_pc(model.kinds[pc], model.folded[pc], model.reductions[pc], c);
             if c.insts.warp_insts == 0 {
                 continue;
             }
@@ -326,7 +369,7 @@ impl LaunchMetrics {
                 let (file, text) = match key.0 {
                     Some(f) => {
                         let name = program.files.get(&f).cloned();
-                        let lines = sources.entry(f).or_insert_with(|| name.as_deref().and_then(|n| read_source(n, &program.source_name)));
+                        let lines = model.source(program, f);
                         (name, lines.as_ref().and_then(|l| l.get(key.1 as usize - 1).map(|s| s.trim().to_string())))
                     }
                     None => (None, ptx_lines.as_ref().and_then(|l| l.get(key.1 as usize - 1).map(|s| s.trim().to_string()))),
