@@ -286,7 +286,8 @@ fn observe<O: Observer + Send>(
                 serial: opts.serial,
                 ..Default::default()
             };
-            let l = warpsim_timing::TimedLaunch { input, shape: &shape, gpu: &mode.gpu, opts: &topts };
+            let l =
+                warpsim_timing::TimedLaunch { input, shape: &shape, gpu: &mode.gpu, opts: &topts, decode: Some(kernel.timing_decode()) };
             let (r, o) = warpsim_timing::simulate_observed(&l, make, merge);
             (r.map(|(s, t)| (s, Some(t))), o)
         }

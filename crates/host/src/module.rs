@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use warpsim_ir::Program;
 use warpsim_metrics::KernelModel;
+use warpsim_timing::DecodeCache;
 
 /// A PTX module: its text and the kernels compiled from it so far.
 pub struct Module {
@@ -54,6 +55,7 @@ impl Module {
             regs_per_thread: None,
             metrics_model: Default::default(),
             estimated_regs: Default::default(),
+            timing_decode: Default::default(),
         };
         self.kernels.insert(name.to_string(), k.clone());
         Ok(k)
@@ -74,6 +76,8 @@ pub struct Kernel {
     metrics_model: Arc<OnceLock<KernelModel>>,
     /// The register estimate from the PTX, worked out at the first launch that needs it.
     estimated_regs: Arc<OnceLock<u32>>,
+    /// The timing model's decode of the code for the GPU parameters of the last timed launch.
+    timing_decode: Arc<DecodeCache>,
 }
 
 impl Kernel {
@@ -87,6 +91,7 @@ impl Kernel {
             regs_per_thread: None,
             metrics_model: Default::default(),
             estimated_regs: Default::default(),
+            timing_decode: Default::default(),
         })
     }
 
@@ -128,6 +133,11 @@ impl Kernel {
     /// What a launch's metrics need of the code (worked out once).
     pub fn metrics_model(&self) -> &KernelModel {
         self.metrics_model.get_or_init(|| KernelModel::of(self.ir()))
+    }
+
+    /// The timing model's decode, kept between timed launches (shared by clones).
+    pub fn timing_decode(&self) -> &DecodeCache {
+        &self.timing_decode
     }
 
     /// The decoded kernel.
@@ -177,6 +187,7 @@ mod tests {
         let again = m.kernel("_Z4fillIfEvPT_").unwrap_or_else(|e| panic!("{e}"));
         assert!(std::ptr::eq(k.metrics_model(), k.clone().metrics_model()));
         assert!(std::ptr::eq(k.metrics_model(), k.clone().with_regs_per_thread(Some(40)).metrics_model()));
+        assert!(std::ptr::eq(k.timing_decode(), k.clone().with_regs_per_thread(Some(40)).timing_decode()));
         assert_eq!(k.regs_or_estimate(), warpsim_ir::regs::estimate_registers(k.ir()).regs_per_thread);
         assert_eq!(again.with_regs_per_thread(Some(40)).regs_or_estimate(), 40);
     }

@@ -27,6 +27,7 @@
 
 use crate::preset::TimingGpu;
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use warpsim_ir::op_table::{AccessKind, CacheOp, Flow, LatencyClass as L, MemAccess, MemOrder, RegRole};
 use warpsim_ir::{AtomOp, Bank, Bin32, Bin64, Kernel, Op, RegRef, Space, Special};
 use warpsim_metrics::sass::{folded_instructions, Folded};
@@ -248,6 +249,42 @@ fn special_is_constant(s: Special) -> bool {
             | Special::DynamicSmemSize
             | Special::TotalSmemSize
     )
+}
+
+/// A kernel's decode kept between its launches: a sweep or a notebook
+/// launches one kernel many times, mostly on the same GPU parameters, and a
+/// small launch would otherwise spend a fifth of its time decoding. It keeps
+/// the decode for the last `TimingGpu` it was asked about, and only for the
+/// kernel it first saw (another kernel is decoded afresh, not kept).
+#[derive(Default)]
+pub struct DecodeCache {
+    last: Mutex<Option<Kept>>,
+}
+
+struct Kept {
+    /// The kernel's address: the cache belongs to one kernel, which its
+    /// owner keeps alive beside it.
+    kernel: usize,
+    gpu: TimingGpu,
+    decoded: Arc<Decoded>,
+}
+
+impl DecodeCache {
+    /// `k` decoded for `gpu`, from the cache when it was decoded for the same GPU parameters.
+    pub fn decoded(&self, k: &Kernel, gpu: &TimingGpu) -> Arc<Decoded> {
+        let at = k as *const Kernel as usize;
+        // A poisoned lock only means a decode panicked: decode afresh.
+        let Ok(mut last) = self.last.lock() else { return Arc::new(decode(k, gpu)) };
+        match &*last {
+            Some(kept) if kept.kernel == at && kept.gpu == *gpu => kept.decoded.clone(),
+            Some(kept) if kept.kernel != at => Arc::new(decode(k, gpu)),
+            _ => {
+                let decoded = Arc::new(decode(k, gpu));
+                *last = Some(Kept { kernel: at, gpu: gpu.clone(), decoded: decoded.clone() });
+                decoded
+            }
+        }
+    }
 }
 
 /// Decodes every instruction of `k` for `gpu`.
@@ -879,3 +916,32 @@ fn fold_call_parameters(k: &Kernel, insts: &mut [TInst], regs: &RegIds) {
 /// PTX lines between two consecutive instructions of one function body
 /// beyond which the second is taken to be in another function.
 const CALL_LINE_GAP: u32 = 48;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PTX: &str = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry a(.param .u64 p)\n{\n.reg .b32 %r<3>;\nmov.u32 %r1, %tid.x;\nadd.s32 %r2, %r1, 1;\nret;\n}\n.visible .entry b()\n{\nret;\n}\n";
+
+    #[test]
+    fn a_kernel_is_decoded_once_per_gpu_parameters() {
+        let program = warpsim_ir::compile_module("t.ptx", PTX).unwrap();
+        let (a, b) = (program.kernel("a").unwrap(), program.kernel("b").unwrap());
+        let h200 = TimingGpu::by_name("h200").unwrap();
+        let cache = DecodeCache::default();
+        let first = cache.decoded(a, &h200);
+        assert_eq!(first.insts.len(), a.code.len());
+        assert!(Arc::ptr_eq(&first, &cache.decoded(a, &h200.clone())), "same parameters: kept");
+        // A sweep that changes a parameter gets a decode for it, and keeps that one.
+        let mut slower = h200.clone();
+        slower.timing.alu_latency += 2;
+        let changed = cache.decoded(a, &slower);
+        assert!(!Arc::ptr_eq(&first, &changed));
+        let latencies = |d: &Decoded| d.insts.iter().map(|i| i.latency).collect::<Vec<_>>();
+        assert_ne!(latencies(&changed), latencies(&first), "the add's latency follows the parameter");
+        assert!(Arc::ptr_eq(&changed, &cache.decoded(a, &slower)));
+        // Another kernel is decoded for itself and does not displace the kept one.
+        assert_eq!(cache.decoded(b, &slower).insts.len(), b.code.len());
+        assert!(Arc::ptr_eq(&changed, &cache.decoded(a, &slower)));
+    }
+}

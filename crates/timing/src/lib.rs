@@ -40,6 +40,7 @@ pub mod preset;
 pub mod report;
 pub mod sim;
 
+pub use decode::DecodeCache;
 pub use preset::{SchedulerPolicy, TimingGpu, TimingParams};
 pub use report::{LineTiming, Reason, Span, TimingReport};
 pub use sim::{estimate_registers, simulate, simulate_observed, LaunchShape, TimedLaunch, TimingOptions};

@@ -301,7 +301,7 @@ fn a_user_observer_sees_in_timing_mode_what_it_sees_functionally() {
     let (gpu, opts) = (h200(), TimingOptions::default());
     let globals = HashMap::new();
     let input = warpsim_engine::LaunchInput { program: &program, kernel: k, mem: &mem, globals: &globals, params: &params };
-    let launch = warpsim_timing::TimedLaunch { input, shape: &shape, gpu: &gpu, opts: &opts };
+    let launch = warpsim_timing::TimedLaunch { input, shape: &shape, gpu: &gpu, opts: &opts, decode: None };
     let (r, mut timed) = warpsim_timing::simulate_observed(&launch, &Seen::default, &merge);
     let (_, report) = r.unwrap();
     let plain = warpsim_timing::simulate(&program, k, &mem, &HashMap::new(), &params, &shape, &gpu, &opts).unwrap().1;

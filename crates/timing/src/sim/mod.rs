@@ -40,7 +40,7 @@ mod lsu;
 mod place;
 mod sched;
 
-use crate::decode::{decode, Decoded};
+use crate::decode::{decode, DecodeCache, Decoded};
 use crate::preset::{TimingGpu, TimingParams};
 use crate::report::{Reason, TimingReport};
 use issue::{IssueCounters, WarpT};
@@ -204,7 +204,7 @@ pub fn simulate(
     gpu: &TimingGpu,
     opts: &TimingOptions,
 ) -> Result<(LaunchStats, TimingReport), LaunchError> {
-    let launch = TimedLaunch { input: LaunchInput { program, kernel, mem, globals, params }, shape, gpu, opts };
+    let launch = TimedLaunch { input: LaunchInput { program, kernel, mem, globals, params }, shape, gpu, opts, decode: None };
     simulate_observed(&launch, &|| NoObserver, &|_, _| {}).0
 }
 
@@ -215,6 +215,8 @@ pub struct TimedLaunch<'a> {
     pub shape: &'a LaunchShape,
     pub gpu: &'a TimingGpu,
     pub opts: &'a TimingOptions,
+    /// The kernel's decode kept from earlier launches (`None`: decode it for this one).
+    pub decode: Option<&'a DecodeCache>,
 }
 
 /// [`simulate`] with user observers that see the same events as in a
@@ -267,7 +269,7 @@ fn timed<const W: usize, O: Observer + Send>(
     make: &dyn Fn() -> O,
     observers: &mut Vec<O>,
 ) -> Result<(LaunchStats, TimingReport), LaunchError> {
-    let TimedLaunch { input: LaunchInput { kernel, mem, globals, params, .. }, shape, gpu, opts } = *l;
+    let TimedLaunch { input: LaunchInput { kernel, mem, globals, params, .. }, shape, gpu, opts, decode: kept } = *l;
     let p = &gpu.preset;
     let cfg = LaunchConfig {
         grid: shape.grid,
@@ -313,8 +315,11 @@ fn timed<const W: usize, O: Observer + Send>(
     let carve = p.shared_carveouts.iter().map(|&c| c as u64).find(|&c| c >= need).unwrap_or(p.shared_per_sm_max as u64);
     let l1_bytes = p.l1_bytes.saturating_sub(carve).max(gpu.timing.l1_min_bytes);
 
-    let dec = decode(kernel, gpu);
-    let dec = &dec;
+    let dec = match kept {
+        Some(cache) => cache.decoded(kernel, gpu),
+        None => std::sync::Arc::new(decode(kernel, gpu)),
+    };
+    let dec = &*dec;
     let nblocks = shape.grid.iter().map(|&d| d as u64).product::<u64>();
     let n = kernel.code.len();
     let mut gg = Gpu {
