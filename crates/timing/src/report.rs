@@ -262,32 +262,65 @@ impl TimingReport {
 
     /// Sums per-pc figures into source lines (heaviest first).
     pub(crate) fn fill_lines(&mut self, program: &Program, k: &Kernel) {
-        let mut by: Vec<(String, u64, [u64; NREASONS], u64, u64)> = Vec::new();
+        type Sums = (u64, [u64; NREASONS], u64, u64);
+        let add = |to: &mut Sums, from: &Sums| {
+            to.0 += from.0;
+            to.2 += from.2;
+            to.3 += from.3;
+            for r in 0..NREASONS {
+                to.1[r] += from.1[r];
+            }
+        };
+        // By the line as the code names it (a file's id and line, or the
+        // PTX line), in the order of each one's first pc; named after.
+        let mut groups: Vec<((bool, u32, u32), Sums)> = Vec::new();
         let mut index = std::collections::HashMap::new();
+        let mut last = 0;
         for pc in 0..self.pc_issue.len().min(k.info.len()) {
             let info = &k.info[pc];
             let key = match info.loc {
-                Some(l) if l.line > 0 => {
-                    let name = program.files.get(&l.file).map(String::as_str).unwrap_or("?");
-                    format!("{}:{}", name.rsplit('/').next().unwrap_or(name), l.line)
-                }
-                _ => format!("ptx:{}", info.ptx_line),
+                Some(l) if l.line > 0 => (true, l.file, l.line),
+                _ => (false, 0, info.ptx_line),
             };
-            let i = *index.entry(key.clone()).or_insert_with(|| {
-                by.push((key, 0, [0; NREASONS], 0, 0));
-                by.len() - 1
-            });
-            by[i].1 += self.pc_issue[pc];
-            by[i].3 += self.pc_l2.get(pc).copied().unwrap_or(0);
-            by[i].4 += self.pc_dram.get(pc).copied().unwrap_or(0);
-            for r in 0..NREASONS {
-                by[i].2[r] += self.pc_stall[pc][r];
+            // Runs of pcs share a line: look the key up once a run.
+            let i = match groups.get(last) {
+                Some(g) if g.0 == key => last,
+                _ => *index.entry(key).or_insert_with(|| {
+                    groups.push((key, (0, [0; NREASONS], 0, 0)));
+                    groups.len() - 1
+                }),
+            };
+            last = i;
+            let pc_sums = (
+                self.pc_issue[pc],
+                self.pc_stall[pc],
+                self.pc_l2.get(pc).copied().unwrap_or(0),
+                self.pc_dram.get(pc).copied().unwrap_or(0),
+            );
+            add(&mut groups[i].1, &pc_sums);
+        }
+        // Files of one name in different folders share a line's name, and its row.
+        let mut by: Vec<(String, Sums)> = Vec::with_capacity(groups.len());
+        let mut named: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        for ((from_loc, file, line), sums) in groups {
+            let key = if from_loc {
+                let name = program.files.get(&file).map(String::as_str).unwrap_or("?");
+                format!("{}:{}", name.rsplit('/').next().unwrap_or(name), line)
+            } else {
+                format!("ptx:{line}")
+            };
+            match named.get(&key) {
+                Some(&i) => add(&mut by[i].1, &sums),
+                None => {
+                    named.insert(key.clone(), by.len());
+                    by.push((key, sums));
+                }
             }
         }
         let mut lines: Vec<LineTiming> = by
             .into_iter()
-            .filter(|(_, issued, st, _, _)| *issued > 0 || st.iter().any(|&x| x > 0))
-            .map(|(line, issued, st, l2_sectors, dram_bytes)| {
+            .filter(|(_, (issued, st, _, _))| *issued > 0 || st.iter().any(|&x| x > 0))
+            .map(|(line, (issued, st, l2_sectors, dram_bytes))| {
                 let mut stalls: Vec<(String, u64)> = Reason::ALL
                     .iter()
                     .filter(|r| **r != Reason::Selected && st[**r as usize] > 0)
