@@ -344,7 +344,11 @@ fn timed<const W: usize, O: Observer + Send>(
         scratch: None,
     };
     let nsm = p.sm_count as usize;
-    let mut sms: Vec<Sm<W, O>> = (0..nsm)
+    // SMs that get a block: the first wave goes round the SMs in order, and
+    // later blocks go where one finished, so with fewer blocks than SMs the
+    // rest never get one (and would be most of a small launch's time).
+    let busy_sms = usize::try_from(nblocks).unwrap_or(usize::MAX).clamp(1, nsm.max(1));
+    let mut sms: Vec<Sm<W, O>> = (0..busy_sms)
         .map(|i| Sm {
             id: i as u32,
             now: 0,
@@ -378,7 +382,6 @@ fn timed<const W: usize, O: Observer + Send>(
     // spans are kept in issue order up to a cap, so a timeline runs in order only.
     // No more threads than SMs that get a block: a worker beside a one-block
     // launch would only cost its start (tens of microseconds, more than such a launch).
-    let busy_sms = usize::try_from(nblocks).unwrap_or(usize::MAX).clamp(1, nsm.max(1));
     let threads = if opts.timeline || opts.serial { 1 } else { rayon::current_num_threads().min(busy_sms) };
     let local = opts.local_phases && !opts.timeline;
     gg.local = local && threads > 1;
