@@ -343,7 +343,9 @@ impl KernelModel {
 
 impl LaunchMetrics {
     /// The metrics of a launch of `kernel` (whose [`KernelModel`] is `model`)
-    /// from its observer's counters.
+    /// from its observer's counters. A model that cannot be `kernel`'s (made
+    /// for code of another length) is not used: the kernel's own is made.
+    /// Counters past the kernel's last pc are left out.
     pub fn build(
         program: &Program,
         kernel: &Kernel,
@@ -352,10 +354,17 @@ impl LaunchMetrics {
         warp_size: u32,
         ptx_source: Option<&str>,
     ) -> Self {
+        let own;
+        let model = if model.kinds.len() == kernel.code.len() {
+            model
+        } else {
+            own = KernelModel::of(kernel);
+            &own
+        };
         let mut totals = Totals { warp_size, ..Default::default() };
         let mut by_line: BTreeMap<(Option<u32>, u32), LineReport> = BTreeMap::new();
         let ptx_lines: Option<Vec<&str>> = ptx_source.map(|s| s.lines().collect());
-        for (pc, c) in per_pc.iter().enumerate() {
+        for (pc, c) in per_pc.iter().enumerate().take(kernel.code.len().min(kernel.info.len())) {
             totals.add_pc(model.kinds[pc], model.folded[pc], model.reductions[pc], c);
             if c.insts.warp_insts == 0 {
                 continue;
@@ -456,4 +465,27 @@ fn read_source(name: &str, ptx_path: &str) -> Option<Vec<String>> {
         std::fs::read_to_string(dir.join(short_name(name))).ok()
     };
     direct.or_else(beside).map(|t| t.lines().map(str::to_string).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn another_kernels_model_or_extra_counters_do_not_break_the_metrics() {
+        // Kernel `a` stores a value; `b` only returns.
+        let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry a(.param .u64 p)\n{\n.reg .b32 %r<3>;\n.reg .b64 %rd<3>;\nld.param.u64 %rd1, [p];\ncvta.to.global.u64 %rd2, %rd1;\nmov.u32 %r1, %tid.x;\nadd.s32 %r2, %r1, 1;\nst.global.u32 [%rd2], %r2;\nret;\n}\n.visible .entry b()\n{\nret;\n}\n";
+        let program = warpsim_ir::compile_module("t.ptx", ptx).unwrap();
+        let ran = |n: usize| {
+            let mut c = PcCounters::default();
+            (c.insts.warp_insts, c.insts.thread_insts, c.insts.pred_on_threads) = (1, 32, 32);
+            vec![c; n]
+        };
+        let (a, b) = (program.kernel("a").unwrap(), program.kernel("b").unwrap());
+        let right = LaunchMetrics::build(&program, a, &KernelModel::of(a), ran(a.code.len()), 32, None);
+        assert!(right.totals.ptx_warp_insts > 0);
+        let wrong = LaunchMetrics::build(&program, a, &KernelModel::of(b), ran(a.code.len() + 3), 32, None);
+        assert_eq!(wrong.totals, right.totals);
+        assert_eq!(wrong.lines.len(), right.lines.len());
+    }
 }
