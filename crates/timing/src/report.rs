@@ -271,56 +271,52 @@ impl TimingReport {
                 to.1[r] += from.1[r];
             }
         };
-        // By the line as the code names it (a file's id and line, or the
-        // PTX line), in the order of each one's first pc; named after.
-        let mut groups: Vec<((bool, u32, u32), Sums)> = Vec::new();
-        let mut index = std::collections::HashMap::new();
-        let mut last = 0;
-        for pc in 0..self.pc_issue.len().min(k.info.len()) {
-            let info = &k.info[pc];
-            let key = match info.loc {
-                Some(l) if l.line > 0 => (true, l.file, l.line),
-                _ => (false, 0, info.ptx_line),
+        // Each pc's row: its line's name, a file's base name (or `ptx`, for
+        // pcs without a source line) and the line, so that files of one
+        // name in different folders share a row. Rows are made by sorting
+        // pcs by name, then put in the order of each row's first pc.
+        let n = self.pc_issue.len().min(k.info.len());
+        let mut last_file: Option<(u32, &str)> = None;
+        let mut named: Vec<((&str, u32), u32)> = Vec::with_capacity(n);
+        for (pc, info) in k.info[..n].iter().enumerate() {
+            let name = match info.loc {
+                Some(l) if l.line > 0 => {
+                    let base = match last_file {
+                        Some((f, base)) if f == l.file => base,
+                        _ => {
+                            let name = program.files.get(&l.file).map(String::as_str).unwrap_or("?");
+                            let base = name.rsplit('/').next().unwrap_or(name);
+                            last_file = Some((l.file, base));
+                            base
+                        }
+                    };
+                    (base, l.line)
+                }
+                _ => ("ptx", info.ptx_line),
             };
-            // Runs of pcs share a line: look the key up once a run.
-            let i = match groups.get(last) {
-                Some(g) if g.0 == key => last,
-                _ => *index.entry(key).or_insert_with(|| {
-                    groups.push((key, (0, [0; NREASONS], 0, 0)));
-                    groups.len() - 1
-                }),
-            };
-            last = i;
-            let pc_sums = (
+            named.push((name, pc as u32));
+        }
+        named.sort_unstable();
+        let mut rows: Vec<(u32, (&str, u32), Sums)> = Vec::new();
+        for &(name, pc) in &named {
+            let pc = pc as usize;
+            let sums = (
                 self.pc_issue[pc],
                 self.pc_stall[pc],
                 self.pc_l2.get(pc).copied().unwrap_or(0),
                 self.pc_dram.get(pc).copied().unwrap_or(0),
             );
-            add(&mut groups[i].1, &pc_sums);
-        }
-        // Files of one name in different folders share a line's name, and its row.
-        let mut by: Vec<(String, Sums)> = Vec::with_capacity(groups.len());
-        let mut named: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-        for ((from_loc, file, line), sums) in groups {
-            let key = if from_loc {
-                let name = program.files.get(&file).map(String::as_str).unwrap_or("?");
-                format!("{}:{}", name.rsplit('/').next().unwrap_or(name), line)
-            } else {
-                format!("ptx:{line}")
-            };
-            match named.get(&key) {
-                Some(&i) => add(&mut by[i].1, &sums),
-                None => {
-                    named.insert(key.clone(), by.len());
-                    by.push((key, sums));
-                }
+            match rows.last_mut() {
+                Some(row) if row.1 == name => add(&mut row.2, &sums),
+                _ => rows.push((pc as u32, name, sums)),
             }
         }
-        let mut lines: Vec<LineTiming> = by
+        rows.sort_unstable_by_key(|row| row.0);
+        let mut lines: Vec<LineTiming> = rows
             .into_iter()
-            .filter(|(_, (issued, st, _, _))| *issued > 0 || st.iter().any(|&x| x > 0))
-            .map(|(line, (issued, st, l2_sectors, dram_bytes))| {
+            .filter(|(_, _, (issued, st, _, _))| *issued > 0 || st.iter().any(|&x| x > 0))
+            .map(|(_, (base, line), (issued, st, l2_sectors, dram_bytes))| {
+                let line = format!("{base}:{line}");
                 let mut stalls: Vec<(String, u64)> = Reason::ALL
                     .iter()
                     .filter(|r| **r != Reason::Selected && st[**r as usize] > 0)
@@ -413,5 +409,47 @@ fn pct(a: u64, b: u64) -> f64 {
         0.0
     } else {
         a as f64 * 100.0 / b as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_of_one_file_name_share_a_row_in_first_pc_order() {
+        // Two files named x.cu in two folders, a line of a.cu, and PTX without `.loc`.
+        let src = ".version 8.0\n.target sm_90\n.address_size 64\n.file 1 \"/p/x.cu\"\n.file 2 \"/q/x.cu\"\n.file 3 \"/p/a.cu\"\n\
+                   .visible .entry k()\n{\n.reg .b32 %r<6>;\n\
+                   .loc 3 7 0\nadd.s32 %r1, %r0, 3;\n.loc 1 5 0\nadd.s32 %r2, %r1, 1;\n.loc 3 7 0\nadd.s32 %r3, %r2, 1;\n\
+                   .loc 2 5 0\nadd.s32 %r4, %r3, 1;\n.loc 1 0 0\nadd.s32 %r5, %r4, 1;\nret;\n}\n";
+        let program = warpsim_ir::compile_module("t.ptx", src).unwrap();
+        let k = program.kernel("k").unwrap();
+        let gpu = TimingGpu::by_name("h200").unwrap();
+        let input = warpsim_gpu::OccupancyInput {
+            block_threads: 32,
+            regs_per_thread: 8,
+            static_shared_bytes: 0,
+            dynamic_shared_bytes: 0,
+            barriers_per_block: 1,
+            opt_in_shared: false,
+            shared_carveout_percent: None,
+        };
+        let mut rep = TimingReport::new(&gpu, warpsim_gpu::occupancy(&gpu.preset, &input).unwrap(), 0);
+        let n = k.code.len();
+        // Every pc issued once, no stalls: rows in the order of their first pc.
+        rep.pc_issue = vec![1; n];
+        rep.pc_stall = vec![[0; NREASONS]; n];
+        rep.fill_lines(&program, k);
+        let rows: Vec<(&str, u64)> = rep.lines.iter().map(|l| (l.line.as_str(), l.issued)).collect();
+        assert_eq!(rows[..2], [("a.cu:7", 2), ("x.cu:5", 2)], "{rows:?}");
+        assert!(rows[2..].iter().all(|r| r.0.starts_with("ptx:")), "{rows:?}");
+        assert_eq!(rows.iter().map(|r| r.1).sum::<u64>(), n as u64);
+        // Pc p stalled p+1 cycles: heaviest first.
+        rep.pc_stall = (0..n).map(|pc| std::array::from_fn(|r| if r == Reason::Wait as usize { pc as u64 + 1 } else { 0 })).collect();
+        rep.fill_lines(&program, k);
+        let cycles: Vec<(&str, u64)> = rep.lines.iter().map(|l| (l.line.as_str(), l.warp_cycles)).collect();
+        assert_eq!(cycles.iter().find(|r| r.0 == "x.cu:5").map(|r| r.1), Some(2 + 4), "{cycles:?}");
+        assert!(cycles.windows(2).all(|w| w[0].1 >= w[1].1), "{cycles:?}");
     }
 }
