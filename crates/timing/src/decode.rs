@@ -255,7 +255,9 @@ fn special_is_constant(s: Special) -> bool {
 /// launches one kernel many times, mostly on the same GPU parameters, and a
 /// small launch would otherwise spend a fifth of its time decoding. It keeps
 /// the decode for the last `TimingGpu` it was asked about, and only for the
-/// kernel it first saw (another kernel is decoded afresh, not kept).
+/// kernel it first saw (another kernel is decoded afresh, not kept). It knows
+/// that kernel by its address, so it must not outlive it: keep it beside the
+/// kernel (the host library's `Kernel` holds both).
 #[derive(Default)]
 pub struct DecodeCache {
     last: Mutex<Option<Kept>>,
