@@ -301,7 +301,7 @@ impl<'a, const W: usize> Block<'a, W> {
         obs: &mut O,
         sched: &mut S,
     ) -> Result<Stop, Box<KernelFault>> {
-        if w < 64 && self.registers_pending >> w & 1 != 0 {
+        if self.registers_pending_for(w) {
             self.registers_pending &= !(1 << w);
             self.init_registers(w as u32);
         }
@@ -367,6 +367,12 @@ impl<'a, const W: usize> Block<'a, W> {
         })
     }
 
+    /// Warp `w`'s registers are still to be set (at its first run).
+    #[inline(always)]
+    fn registers_pending_for(&self, w: usize) -> bool {
+        w < 64 && self.registers_pending >> w & 1 != 0
+    }
+
     /// The pc warp `w` issues next, after popping the SIMT stack entries that
     /// are done and retiring lanes that ran off the end; `None` once every lane has exited.
     pub fn next_pc(&mut self, w: usize, mem: &GlobalMemory) -> Option<u32> {
@@ -374,8 +380,7 @@ impl<'a, const W: usize> Block<'a, W> {
         // reconvergence point and is inside the code (what the run loop
         // tests before it would run an instruction).
         if let Some(t) = self.warps[w].stack.last() {
-            let settled = t.mask != 0 && !(t.pc == t.rpc && t.rpc != warpsim_ir::cfg::NO_RECONV);
-            if settled && (t.pc as usize) < self.kernel.code.len() && (w >= 64 || self.registers_pending >> w & 1 == 0) {
+            if !t.is_done() && (t.pc as usize) < self.kernel.code.len() && !self.registers_pending_for(w) {
                 return Some(t.pc);
             }
         }

@@ -48,6 +48,15 @@ pub struct StackEntry {
     pub rpc: u32,
 }
 
+impl StackEntry {
+    /// Nothing left to run here: no lanes, or at its reconvergence point
+    /// (the run loop pops such an entry before it runs an instruction).
+    #[inline(always)]
+    pub fn is_done(&self) -> bool {
+        self.mask == 0 || (self.pc == self.rpc && self.rpc != NO_RECONV)
+    }
+}
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum WarpState {
     Ready,
@@ -502,7 +511,7 @@ impl<const W: usize> Warp<W> {
                 self.state = WarpState::Done;
                 return Ok(Stop::Exited);
             };
-            if top.mask == 0 || (top.pc == top.rpc && top.rpc != NO_RECONV) {
+            if top.is_done() {
                 self.stack.pop();
                 continue;
             }
