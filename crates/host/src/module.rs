@@ -53,9 +53,7 @@ impl Module {
             name: mangled,
             source: Some(self.source.clone()),
             regs_per_thread: None,
-            metrics_model: Default::default(),
-            estimated_regs: Default::default(),
-            timing_decode: Default::default(),
+            derived: Default::default(),
         };
         self.kernels.insert(name.to_string(), k.clone());
         Ok(k)
@@ -71,28 +69,27 @@ pub struct Kernel {
     source: Option<Arc<str>>,
     /// Registers per thread as ptxas allocated them, where known.
     regs_per_thread: Option<u32>,
-    /// What metrics need of the code, worked out at the first launch that
-    /// counts them and shared by this kernel's clones.
-    metrics_model: Arc<OnceLock<KernelModel>>,
-    /// The register estimate from the PTX, worked out at the first launch that needs it.
-    estimated_regs: Arc<OnceLock<u32>>,
-    /// The timing model's decode of the code for the GPU parameters of the last timed launch.
-    timing_decode: Arc<DecodeCache>,
+    /// What launches derive from the code, shared by this kernel's clones.
+    derived: Arc<Derived>,
+}
+
+/// What launches of one kernel derive from its code, each worked out at the
+/// first launch that needs it.
+#[derive(Default)]
+struct Derived {
+    /// What metrics need of the code.
+    metrics_model: OnceLock<KernelModel>,
+    /// The register estimate from the PTX.
+    estimated_regs: OnceLock<u32>,
+    /// The timing model's decode for the GPU parameters of the last timed launch.
+    timing_decode: DecodeCache,
 }
 
 impl Kernel {
     /// Kernel `name` of an already compiled program.
     pub fn from_program(program: Arc<Program>, name: &str) -> Result<Kernel, HostError> {
         program.kernel(name).ok_or_else(|| HostError::NoKernel(name.to_string()))?;
-        Ok(Kernel {
-            program,
-            name: name.to_string(),
-            source: None,
-            regs_per_thread: None,
-            metrics_model: Default::default(),
-            estimated_regs: Default::default(),
-            timing_decode: Default::default(),
-        })
+        Ok(Kernel { program, name: name.to_string(), source: None, regs_per_thread: None, derived: Default::default() })
     }
 
     /// The same kernel with the PTX text it was compiled from attached.
@@ -127,17 +124,17 @@ impl Kernel {
     /// from the PTX ([`warpsim_ir::regs`], worked out once).
     pub fn regs_or_estimate(&self) -> u32 {
         self.regs_per_thread
-            .unwrap_or_else(|| *self.estimated_regs.get_or_init(|| warpsim_ir::regs::estimate_registers(self.ir()).regs_per_thread))
+            .unwrap_or_else(|| *self.derived.estimated_regs.get_or_init(|| warpsim_ir::regs::estimate_registers(self.ir()).regs_per_thread))
     }
 
     /// What a launch's metrics need of the code (worked out once).
     pub fn metrics_model(&self) -> &KernelModel {
-        self.metrics_model.get_or_init(|| KernelModel::of(self.ir()))
+        self.derived.metrics_model.get_or_init(|| KernelModel::of(self.ir()))
     }
 
     /// The timing model's decode, kept between timed launches (shared by clones).
     pub fn timing_decode(&self) -> &DecodeCache {
-        &self.timing_decode
+        &self.derived.timing_decode
     }
 
     /// The decoded kernel.
